@@ -1,0 +1,82 @@
+"""vectordb.connector: the batched, concurrent upsert client every executor process runs.
+
+    from vectordb.connector import connect
+    with connect("pinecone+grpc://my-index-abc.svc.pinecone.io", api_key=...) as client:
+        report = client.upsert(table)
+
+Everything here loads lazily (PEP 562), so ``import vectordb.connector`` stays in the
+low milliseconds and pulls in neither grpcio, pyarrow, numpy, pyspark nor apache_beam.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import Client, connect
+    from .errors import (
+        AuthError,
+        ConfigError,
+        ConnectError,
+        ConnectorError,
+        DeadlineExceeded,
+        MissingExtra,
+        NotFound,
+        Rejected,
+        ServerError,
+        Throttled,
+        TransportError,
+        Unavailable,
+        WriteFailed,
+    )
+    from .options import BackendOptions, parse_options
+    from .records import SparseVector, VectorRecord
+    from .report import BatchFailure, WriteReport
+
+__all__ = [
+    "AuthError",
+    "BackendOptions",
+    "BatchFailure",
+    "Client",
+    "ConfigError",
+    "ConnectError",
+    "ConnectorError",
+    "DeadlineExceeded",
+    "MissingExtra",
+    "NotFound",
+    "Rejected",
+    "ServerError",
+    "SparseVector",
+    "Throttled",
+    "TransportError",
+    "Unavailable",
+    "VectorRecord",
+    "WriteFailed",
+    "WriteReport",
+    "connect",
+    "parse_options",
+]
+
+_WHERE = {
+    "Client": "client",
+    "connect": "client",
+    "BackendOptions": "options",
+    "parse_options": "options",
+    "SparseVector": "records",
+    "VectorRecord": "records",
+    "BatchFailure": "report",
+    "WriteReport": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        value = getattr(import_module(f".{_WHERE.get(name, 'errors')}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

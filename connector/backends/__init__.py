@@ -1,0 +1,1 @@
+"""One module per database; each turns ``RowBatch``es into its wire format and reads its replies."""

@@ -1,0 +1,167 @@
+"""Pinecone data plane: ``pinecone://host`` (REST, JSON) and ``pinecone+grpc://host`` (gRPC, protobuf).
+
+The index is the host (as shown in the Pinecone console); no control-plane call is made.
+REST: ``POST /vectors/upsert`` with an orjson body whose vectors are float32 numpy rows, so
+each float is written in its shortest float32 form, never as a double. gRPC:
+``/VectorService/Upsert`` with ``UpsertRequest`` encoded by hand (field numbers in
+proto/pinecone_upsert.proto), vectors copied straight from the matrix buffer.
+Pinecone applies or rejects a request whole; the engine bisects rejections to the rows at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import orjson
+
+from .. import protowire as pw
+from ..errors import ConfigError
+from ..options import BackendOptions, parse_uri
+from ..rows import RowBatch, RowRules
+from ..transports.base import Transport, WireReply, WireRequest
+from .base import BatchOutcome, RequestLimits
+
+__all__ = ["PineconeBackend", "PineconeOptions"]
+
+API_VERSION = "2025-10"
+GRPC_METHOD = "/VectorService/Upsert"
+REST_METHOD = "POST /vectors/upsert"
+
+
+class PineconeOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    api_version: str = API_VERSION
+
+
+class PineconeBackend:
+    name: ClassVar[str] = "pinecone"
+    options_type: ClassVar[type[BackendOptions]] = PineconeOptions
+    bisect_rejections: ClassVar[bool] = True
+
+    # Pinecone: ≤ 1000 vectors and ≤ 2 MB per upsert request, ids ≤ 512 chars, metadata ≤ 40 KB per vector
+    limits = RequestLimits(max_rows=1000, max_bytes=2_000_000, default_rows=100, default_bytes=2_000_000)
+    rules = RowRules(max_id_length=512, max_metadata_bytes=40_960, allow_sparse_only=True)
+
+    def __init__(self, options: BackendOptions) -> None:
+        uri = parse_uri(options.uri)
+        if uri.transport not in (None, "grpc", "rest", "http", "https"):
+            raise ConfigError(f"option uri: pinecone has no transport {uri.transport!r}; use pinecone:// or pinecone+grpc://")
+        if not uri.host:
+            raise ConfigError("option uri: pinecone needs the index host, e.g. pinecone+grpc://my-index-abc123.svc.pinecone.io")
+        if uri.path:
+            raise ConfigError(
+                f"option uri: pinecone names the index by its host; {uri.path!r} after the host is not allowed "
+                "(use option namespace for a namespace)"
+            )
+        self.options = options
+        self.grpc = uri.transport == "grpc"
+        self.tls = options.tls if options.tls is not None else not uri.is_loopback
+        self.port = uri.port or 443
+        self.host = uri.host
+        if options.api_key is None and not uri.is_loopback:
+            raise ConfigError("option api_key (or api_key_env) is required for pinecone")
+        self._api_version = getattr(options, "api_version", API_VERSION)
+
+    def describe(self) -> str:
+        return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
+
+    def open_transport(self) -> Transport:
+        key = self.options.api_key or ""
+        if self.grpc:
+            from ..transports.grpc import GrpcTransport
+
+            metadata = (("api-key", key), ("x-pinecone-api-version", self._api_version))
+            return GrpcTransport(f"{self.host}:{self.port}", tls=self.tls, metadata=metadata, label=self.describe())
+        from ..transports.http import HttpTransport
+
+        scheme = "https" if self.tls else "http"
+        headers = (
+            ("Api-Key", key),
+            ("X-Pinecone-API-Version", self._api_version),
+            ("Content-Type", "application/json"),
+        )
+        return HttpTransport(
+            f"{scheme}://{self.host}:{self.port}",
+            headers=headers,
+            max_connections=max(8, self.options.max_concurrency),
+            label=self.describe(),
+        )
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Nothing to check without a control-plane call; the first upsert reports auth and dimension errors."""
+
+    # -- sizes ----------------------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Estimated encoded size per row: exact for gRPC vectors, an upper bound for JSON."""
+        n = len(batch)
+        per_float = 4 if self.grpc else 15  # "-1.2345678e-12," is the longest float32 in JSON
+        dense = 0 if batch.vectors is None else batch.vectors.shape[1] * per_float
+        sizes = np.full(n, dense + 16, dtype=np.int64)
+        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        if batch.sparse is not None:
+            per_entry = 9 if self.grpc else 27
+            sizes += np.fromiter((0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n)
+        if batch.metadata is not None:
+            factor = 2 if self.grpc else 1  # Struct framing can double small values
+            sizes += np.fromiter((_json_len(m) * factor for m in batch.metadata), np.int64, n)
+        return sizes
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        return WireRequest(GRPC_METHOD, encode_grpc(batch)) if self.grpc else WireRequest(REST_METHOD, encode_json(batch))
+
+    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+        # A reply is all-or-nothing: it arrived, so every row is in the index.
+        return BatchOutcome(written=len(batch))
+
+
+def _json_len(metadata: dict[str, Any] | None) -> int:
+    return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
+
+
+def encode_json(batch: RowBatch) -> bytes:
+    """The REST body: ``{"vectors": [{id, values, sparseValues?, metadata?}], "namespace"?}``."""
+    vectors: list[dict[str, Any]] = []
+    matrix = batch.vectors
+    for i, row_id in enumerate(batch.ids):
+        item: dict[str, Any] = {"id": str(row_id)}
+        if matrix is not None:
+            item["values"] = matrix[i]  # a float32 view: orjson writes shortest float32 reprs
+        if batch.sparse is not None and batch.sparse[i] is not None:
+            indices, values = batch.sparse[i]  # type: ignore[misc]
+            item["sparseValues"] = {"indices": indices, "values": values}
+        if batch.metadata is not None and batch.metadata[i]:
+            item["metadata"] = batch.metadata[i]
+        vectors.append(item)
+    body: dict[str, Any] = {"vectors": vectors}
+    if batch.namespace:
+        body["namespace"] = batch.namespace
+    return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def encode_grpc(batch: RowBatch) -> bytes:
+    """``UpsertRequest{vectors=1: Vector{id=1, values=2, metadata=3, sparse_values=4}, namespace=2}``."""
+    matrix = batch.vectors
+    parts: list[Any] = []
+    if matrix is not None:
+        dim = matrix.shape[1]
+        raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4").tobytes())
+        row_len = 4 * dim
+        values_head = b"\x12" + pw.varint(row_len)
+    for i, row_id in enumerate(batch.ids):
+        id_bytes = str(row_id).encode()
+        fields: list[Any] = [b"\x0a", pw.varint(len(id_bytes)), id_bytes]
+        if matrix is not None:
+            fields += [values_head, raw[i * row_len : (i + 1) * row_len]]
+        if batch.metadata is not None and batch.metadata[i]:
+            fields.append(pw.len_field(3, pw.encode_struct(batch.metadata[i])))  # type: ignore[arg-type]
+        if batch.sparse is not None and batch.sparse[i] is not None:
+            indices, values = batch.sparse[i]  # type: ignore[misc]
+            fields.append(pw.len_field(4, pw.packed_uint32(1, indices) + pw.packed_floats(2, values)))
+        size = sum(len(f) for f in fields)
+        parts += [b"\x0a", pw.varint(size), *fields]
+    if batch.namespace:
+        parts.append(pw.string_field(2, batch.namespace))
+    return b"".join(parts)

@@ -1,0 +1,202 @@
+"""``connect(uri, **options) -> Client``: the one-process client every Spark task and Beam DoFn runs.
+
+``Client.write`` sends everything and returns the ``WriteReport`` (per-row failures are
+data); ``Client.upsert`` is ``write`` plus the ``on_error`` policy (``"fail"``, the
+default, raises ``WriteFailed`` carrying the report). Options are validated when the
+client is made; the transport (a process-shared gRPC channel or HTTP pool) opens on the
+first write.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .backends.base import Backend
+from .backends.registry import backend_class
+from .batching import split_rows
+from .errors import ConfigError, WriteFailed
+from .options import BackendOptions, parse_options, parse_uri
+from .records import VectorRecord
+from .report import BatchFailure, WriteReport
+from .rows import ColumnSpec, DimensionState, Prepared, RowBatch, prepare_arrow, prepare_dicts
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["Client", "connect", "load_backend", "resolve_options"]
+
+DICT_CHUNK_ROWS = 4096
+
+
+def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
+    """Parse raw options (strings or values) into the backend's options Struct; ``ConfigError`` if bad."""
+    uri = raw.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
+    cls = backend_class(parse_uri(uri).database)
+    return parse_options(raw, cls.options_type)
+
+
+def load_backend(options: BackendOptions) -> Backend:
+    """The backend for parsed options; its constructor checks what only it knows (hosts, keys, limits)."""
+    backend: Backend = backend_class(parse_uri(options.uri).database)(options)
+    return backend
+
+
+def connect(uri: str, **options: Any) -> Client:
+    """A client for ``uri``; see DESIGN.md §2 for the options. Use it as a context manager."""
+    return Client(resolve_options({"uri": uri, **options}))
+
+
+class Client:
+    """Batched, concurrent, retrying upserts to one target. Thread-compatible: one write at a time."""
+
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+        self.backend = load_backend(options)
+        self.spec = ColumnSpec(
+            id_column=options.id_column,
+            id_from=tuple(options.id_from or ()),
+            vector_column=options.vector_column,
+            sparse_column=options.sparse_column,
+            metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
+            namespace_column=options.namespace_column,
+        )
+        limits = self.backend.limits
+        self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
+        self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)
+        if options.batch_size and options.batch_size > limits.max_rows:
+            raise ConfigError(f"option batch_size: {self.backend.name} takes at most {limits.max_rows} rows per request")
+        if options.max_batch_bytes and options.max_batch_bytes > limits.max_bytes:
+            raise ConfigError(f"option max_batch_bytes: {self.backend.name} takes at most {limits.max_bytes} bytes per request")
+        self.dimension = DimensionState(options.dimension)
+        self._engine: Engine | None = None
+
+    def __repr__(self) -> str:
+        return f"Client({self.backend.describe()})"
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from .engine import Engine
+
+            self._engine = Engine(self.backend, self.backend.open_transport(), self.options)
+        return self._engine
+
+    def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
+        """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.
+
+        Args:
+            data: a ``pyarrow.Table`` or ``RecordBatch``, an iterable of them, or an iterable of dicts
+                ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}`` / ``VectorRecord``s.
+            namespace: overrides option ``namespace`` for this call.
+        """
+        report = self.write(data, namespace)
+        if not report.ok and self.options.on_error == "fail":
+            raise WriteFailed(f"{self.backend.describe()}: {report!r}", report)
+        return report
+
+    def write(self, data: Any, namespace: str | None = None) -> WriteReport:
+        """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise."""
+        report = WriteReport()
+        refused: list[BatchFailure] = []
+        ns = namespace if namespace is not None else self.options.namespace
+        try:
+            self.engine.run(self._batches(data, ns, refused), report)
+        finally:
+            for failure in refused:
+                report.failed += len(failure.ids)
+                report.failures.append(failure)
+        return report
+
+    # -- input → sized batches ------------------------------------------------------------------
+
+    def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        for prepared in self._prepare(data, namespace):
+            refused.extend(prepared.failures)
+            for batch in prepared.batches:
+                yield from self._split(batch, refused)
+
+    def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
+        rules = self.backend.rules
+        for chunk in _chunks(data):
+            if isinstance(chunk, list):
+                yield prepare_dicts(chunk, self.spec, rules, self.dimension, namespace)
+            else:
+                yield prepare_arrow(chunk, self.spec, rules, self.dimension, namespace)
+
+    def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        sizes = self.backend.row_bytes(batch)
+        for piece in split_rows(sizes, self.max_rows, self.max_bytes, self.backend.limits.overhead_bytes):
+            if isinstance(piece, int):
+                refused.append(
+                    BatchFailure(
+                        ids=(str(batch.ids[piece]),),
+                        error=f"row is about {int(sizes[piece])} bytes encoded; a request takes at most {self.max_bytes}",
+                        error_type="Invalid",
+                    )
+                )
+            else:
+                yield batch.slice(*piece)
+
+
+def _chunks(data: Any) -> Iterator[Any]:
+    """Arrow record batches as they are; dicts and records in lists of ``DICT_CHUNK_ROWS``."""
+    if _is_arrow(data):
+        yield from _arrow_batches(data)
+        return
+    if isinstance(data, Mapping | VectorRecord):
+        raise ConfigError("upsert() takes an iterable of rows, not a single row: wrap it in a list")
+    if _is_pandas(data):
+        import pyarrow as pa
+
+        yield from _arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
+        return
+    if not isinstance(data, Iterable):
+        raise ConfigError(f"upsert() cannot read {type(data).__name__}: give a pyarrow Table/RecordBatch or dicts")
+    rows: list[Mapping[str, Any]] = []
+    for item in data:
+        if _is_arrow(item):
+            if rows:
+                yield rows
+                rows = []
+            yield from _arrow_batches(item)
+            continue
+        if isinstance(item, VectorRecord):
+            item = item.to_dict()
+        elif not isinstance(item, Mapping):
+            raise ConfigError(f"upsert() rows must be dicts, VectorRecords or Arrow batches, not {type(item).__name__}")
+        rows.append(item)
+        if len(rows) >= DICT_CHUNK_ROWS:
+            yield rows
+            rows = []
+    if rows:
+        yield rows
+
+
+def _is_arrow(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pyarrow") and type(obj).__name__ in ("Table", "RecordBatch")
+
+
+def _is_pandas(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pandas") and type(obj).__name__ == "DataFrame"
+
+
+def _arrow_batches(obj: Any) -> Iterator[Any]:
+    if type(obj).__name__ == "RecordBatch":
+        yield obj
+    else:
+        yield from itertools.chain(obj.to_batches())

@@ -1,0 +1,196 @@
+"""The engine: the thin shell of threads and clocks around the pure rules in limits.py.
+
+The caller's thread pulls a batch only when a send slot is free (so memory stays bounded
+whatever the input size), encodes it while earlier requests are on the wire, and hands it
+to a sender thread. At most ``limit`` requests are in flight, where ``limit`` adapts
+(AIMD) below ``max_concurrency``. Sender threads retry what is retryable, with backoff
+and under a retry budget, and bisect whole-batch rejections so only the rows the server
+refuses fail. Every row ends in the report as written or failed, with its reason.
+
+A fatal error (bad credentials, no such index, a host that never answered) stops the
+pulling, lets the requests in flight finish, and is raised: nothing later could succeed.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
+
+from .backends.base import Backend
+from .errors import ConnectError, ConnectorError, Rejected, ServerError, Throttled, TransportError
+from .limits import AimdLimit, Backoff, RateBudget, RetryBudget
+from .options import BackendOptions
+from .report import BatchFailure, WriteReport
+from .rows import RowBatch
+from .transports.base import Transport, WireRequest
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """Bounded, adaptive, retrying dispatch of batches through one transport."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        transport: Transport,
+        options: BackendOptions,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.backend, self.transport, self.options = backend, transport, options
+        self.limit = AimdLimit(options.max_concurrency)
+        self._retry_budget = RetryBudget()
+        self._backoff = Backoff(rand=rand)
+        self._clock, self._sleep = clock, sleep
+        self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
+        self._pool = ThreadPoolExecutor(max_workers=options.max_concurrency, thread_name_prefix="vectordb-send")
+        self._cond = threading.Condition()
+        self._in_flight = 0
+        self._fatal: BaseException | None = None
+        self._reached_server = False
+        self._target_checked = False
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def run(self, batches: Iterable[RowBatch], report: WriteReport) -> None:
+        """Send every batch, accounting for each row in ``report``; raise a fatal error after draining."""
+        started = self._clock()
+        self._fatal = None
+        futures: list[Future[None]] = []
+        source = iter(batches)
+        try:
+            while self._take_slot():
+                batch = next(source, None)
+                if batch is None:
+                    self._give_slot()
+                    break
+                if not self._target_checked:
+                    self.backend.check_target(self.transport, batch.dimension)
+                    self._target_checked = True
+                request = self.backend.request_for(batch)
+                self._pace(len(batch), len(request.body))
+                future = self._pool.submit(self._deliver, batch, request, report)
+                # release in the done-callback: it runs however the sender ends
+                future.add_done_callback(lambda _f: self._give_slot())
+                futures.append(future)
+                if len(futures) > 4 * self.options.max_concurrency:
+                    futures = [f for f in futures if not f.done()]
+        except BaseException as exc:
+            self._set_fatal(exc)
+            raise
+        finally:
+            wait_all(futures)
+            report.elapsed_s += self._clock() - started
+        for future in futures:
+            if future.exception() is not None:  # a bug in a sender thread: never swallow it
+                raise future.exception()  # type: ignore[misc]
+        if self._fatal is not None:
+            raise self._fatal
+
+    # -- slots ------------------------------------------------------------------------------------
+
+    def _take_slot(self) -> bool:
+        with self._cond:
+            while self._fatal is None:
+                now = self._clock()
+                if self.limit.can_start(self._in_flight, now):
+                    self._in_flight += 1
+                    return True
+                hold = self.limit.wait_s(now)
+                self._cond.wait(timeout=hold if hold > 0 else None)
+            return False
+
+    def _give_slot(self) -> None:
+        with self._cond:
+            self._in_flight -= 1
+            self._cond.notify_all()
+
+    def _pace(self, rows: int, nbytes: int) -> None:
+        if self._rate.unbounded:
+            return
+        with self._cond:
+            delay = self._rate.delay_for(rows, nbytes, self._clock())
+        if delay > 0:
+            self._sleep(delay)
+
+    def _set_fatal(self, exc: BaseException) -> None:
+        with self._cond:
+            if self._fatal is None:
+                self._fatal = exc
+            self._cond.notify_all()
+
+    # -- one batch, on a sender thread ------------------------------------------------------------
+
+    def _deliver(self, batch: RowBatch, request: WireRequest, report: WriteReport) -> None:
+        attempts = 0
+        while True:
+            attempts += 1
+            with self._cond:
+                epoch = self.limit.epoch
+                report.requests += 1
+                report.bytes_sent += len(request.body)
+            try:
+                reply = self.transport.send(request, timeout_s=self.options.timeout_s)
+                outcome = self.backend.outcome_of(batch, reply)
+            except (ServerError, TransportError) as exc:
+                if self._fatal is not None:
+                    self._fail(report, batch, exc, attempts, note="not retried: the write stopped")
+                    return
+                if not self._should_retry(exc, attempts, epoch, report):
+                    self._give_up(batch, exc, attempts, report)
+                    return
+                self._sleep(self._backoff.delay_s(attempts, exc.retry_after_s if isinstance(exc, ServerError) else None))
+                continue
+            with self._cond:
+                self._reached_server = True
+                self.limit.on_success()
+                self._retry_budget.on_success()
+                report.written += outcome.written
+                for failure in outcome.failures:
+                    report.failed += len(failure.ids)
+                    report.failures.append(failure)
+                self._cond.notify_all()
+            return
+
+    def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int, report: WriteReport) -> bool:
+        with self._cond:
+            if isinstance(exc, Throttled):
+                report.throttled += 1
+                self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
+            if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
+                return False
+            if not self._retry_budget.try_spend():
+                return False
+            report.retries += 1
+            return True
+
+    def _give_up(self, batch: RowBatch, exc: ConnectorError, attempts: int, report: WriteReport) -> None:
+        """Account for a batch that will not be retried: bisect a rejection, stop on a fatal error."""
+        if exc.fatal or (isinstance(exc, ConnectError) and not self._reached_server):
+            self._set_fatal(exc)
+        elif isinstance(exc, Rejected) and self.backend.bisect_rejections and len(batch) > 1:
+            mid = len(batch) // 2
+            for part in (batch.slice(0, mid), batch.slice(mid, len(batch))):
+                self._deliver(part, self.backend.request_for(part), report)
+            return
+        self._fail(report, batch, exc, attempts)
+
+    def _fail(self, report: WriteReport, batch: RowBatch, exc: ConnectorError, attempts: int, note: str = "") -> None:
+        failure = BatchFailure(
+            ids=batch.str_ids(),
+            error=f"{exc} ({note})" if note else str(exc),
+            error_type=type(exc).__name__,
+            retryable=exc.retryable,
+            attempts=attempts,
+        )
+        with self._cond:
+            report.failed += len(batch)
+            report.failures.append(failure)

@@ -1,0 +1,125 @@
+"""The connector's exception tree.
+
+::
+
+    ConnectorError
+    ├── ConfigError(ValueError)              bad options, URI or schema; raised before anything is sent
+    ├── MissingExtra(ImportError)            a backend's optional dependency is not installed
+    ├── TransportError                       no usable answer from the server
+    │   ├── ConnectError                     could not connect (refused, DNS, TLS handshake)
+    │   └── DeadlineExceeded(TimeoutError)   no answer within ``timeout_s``
+    ├── ServerError                          the server said no: .status .retryable .retry_after_s
+    │   ├── Throttled                        retryable; halves the in-flight limit
+    │   ├── Unavailable                      retryable (5xx, UNAVAILABLE)
+    │   ├── Rejected                         not retryable: the request (or some of its rows) is invalid
+    │   ├── AuthError                        fatal: credentials or permissions (401/403)
+    │   └── NotFound                         fatal: no such index/collection/endpoint (404)
+    └── WriteFailed                          raised by ``on_error="fail"``; carries ``.report``
+
+Rule: raise for misuse and for "nothing can work" (bad options, bad credentials, missing
+extra); failures of some rows are data and go into a ``WriteReport``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .report import WriteReport
+
+__all__ = [
+    "AuthError",
+    "ConfigError",
+    "ConnectError",
+    "ConnectorError",
+    "DeadlineExceeded",
+    "MissingExtra",
+    "NotFound",
+    "Rejected",
+    "ServerError",
+    "Throttled",
+    "TransportError",
+    "Unavailable",
+    "WriteFailed",
+]
+
+
+class ConnectorError(Exception):
+    """Base of every error the connector raises on purpose."""
+
+    retryable: bool = False
+    fatal: bool = False  # True: no later request can succeed either, so the write stops at once
+
+
+class ConfigError(ConnectorError, ValueError):
+    """Bad options, URI or input schema. The message names the option or column at fault."""
+
+
+class MissingExtra(ConnectorError, ImportError):
+    """A backend's optional dependency is missing; the message says what to install."""
+
+
+class TransportError(ConnectorError):
+    """The request got no usable answer. Retryable: the server may not have seen it."""
+
+    retryable = True
+
+
+class ConnectError(TransportError):
+    """Could not reach the server at all."""
+
+
+class DeadlineExceeded(TransportError, TimeoutError):
+    """No answer within the per-request timeout."""
+
+
+class ServerError(ConnectorError):
+    """The server answered with an error status.
+
+    Attributes:
+        status: the HTTP status or gRPC status name, e.g. ``429`` or ``"RESOURCE_EXHAUSTED"``.
+        retry_after_s: the server's hint (``Retry-After``, ``grpc-retry-pushback-ms``), if any.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: Any = None, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+class Throttled(ServerError):
+    """429 / RESOURCE_EXHAUSTED: retried after backoff, and halves the in-flight limit."""
+
+    retryable = True
+
+
+class Unavailable(ServerError):
+    """5xx / UNAVAILABLE / ABORTED: retried after backoff."""
+
+    retryable = True
+
+
+class Rejected(ServerError):
+    """400 / INVALID_ARGUMENT and kin: the request is invalid; a whole-batch rejection is bisected."""
+
+
+class AuthError(ServerError):
+    """401 / 403: nothing can work with these credentials; the write stops at once."""
+
+    fatal = True
+
+
+class NotFound(ServerError):
+    """404 / NOT_FOUND: the index, collection or endpoint does not exist; the write stops at once."""
+
+    fatal = True
+
+
+class WriteFailed(ConnectorError):
+    """Raised by the ``on_error="fail"`` policy when any row failed; ``.report`` has the details."""
+
+    def __init__(self, message: str, report: WriteReport) -> None:
+        super().__init__(message)
+        self.report = report

@@ -1,0 +1,123 @@
+"""Pure decision state for the engine: the in-flight limit, backoff delays, retry and rate budgets.
+
+No clocks and no threads here: every method takes ``now`` (monotonic seconds) where time
+matters, so the rules can be tested exactly.
+
+AIMD. The engine may start a request while fewer than ``limit`` are in flight. A throttled
+reply halves the limit (floor 1) and holds new starts until the server's ``retry_after_s``
+has passed; at most one decrease per "epoch" (until a request started after the decrease
+comes back), so one burst of throttled replies halves the limit once, not once per reply.
+After ``limit`` successes in a row the limit grows by one, up to ``ceiling``.
+
+Backoff. Capped full jitter: a delay drawn uniformly from [0, min(cap, base · 2^attempt)],
+but never less than the server's hint.
+
+Retry budget. A token bucket shared by all requests of a client: each success deposits
+one token (up to ``max_tokens``), each retry withdraws one. When a server is down, retries
+stop after the bucket is empty instead of multiplying the load by ``max_retries``.
+
+Rate budget. A token bucket for rows and bytes per second (the job-wide budget divided by
+the tasks that run at once); ``delay_for`` says how long to wait before sending a batch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+__all__ = ["AimdLimit", "Backoff", "RateBudget", "RetryBudget"]
+
+
+class AimdLimit:
+    """Halve on throttle (floor 1), at most once per epoch; +1 after ``limit`` successes in a row."""
+
+    def __init__(self, ceiling: int) -> None:
+        if ceiling < 1:
+            raise ValueError("ceiling must be at least 1")
+        self.ceiling = self.limit = ceiling
+        self._streak = 0
+        self._hold_until = 0.0
+        self._epoch = 0  # bumped on each decrease; requests remember the epoch they started in
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def can_start(self, in_flight: int, now: float) -> bool:
+        return now >= self._hold_until and in_flight < self.limit
+
+    def wait_s(self, now: float) -> float:
+        """Seconds until the server's hold expires (0 if none)."""
+        return max(0.0, self._hold_until - now)
+
+    def on_success(self) -> None:
+        self._streak += 1
+        if self._streak >= self.limit:
+            self._streak, self.limit = 0, min(self.ceiling, self.limit + 1)
+
+    def on_throttle(self, now: float, retry_after_s: float | None, started_epoch: int | None = None) -> None:
+        self._streak = 0
+        if retry_after_s:
+            self._hold_until = max(self._hold_until, now + retry_after_s)
+        if started_epoch is not None and started_epoch != self._epoch:
+            return  # this request started before the last decrease: that decrease already counted it
+        self.limit = max(1, self.limit // 2)
+        self._epoch += 1
+
+
+class Backoff:
+    """Capped full-jitter exponential backoff that honours the server's hint."""
+
+    def __init__(self, base_s: float = 0.05, cap_s: float = 10.0, rand: Callable[[], float] = random.random) -> None:
+        self.base_s, self.cap_s, self._rand = base_s, cap_s, rand
+
+    def delay_s(self, attempt: int, retry_after_s: float | None = None) -> float:
+        """Delay before retry number ``attempt`` (1 = the first retry)."""
+        ceiling = min(self.cap_s, self.base_s * (2 ** max(0, attempt)))
+        delay = self._rand() * ceiling
+        if retry_after_s is not None:
+            delay = max(delay, min(retry_after_s, 60.0 * 5))
+        return delay
+
+
+class RetryBudget:
+    """Token bucket: retries spend a token, successes earn one; starts with ``initial`` tokens."""
+
+    def __init__(self, initial: float = 20.0, max_tokens: float = 100.0, per_success: float = 1.0) -> None:
+        self.tokens, self.max_tokens, self.per_success = initial, max_tokens, per_success
+
+    def on_success(self) -> None:
+        self.tokens = min(self.max_tokens, self.tokens + self.per_success)
+
+    def try_spend(self) -> bool:
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+class RateBudget:
+    """Rows and bytes per second; ``None`` means unbounded. Allows a burst of one second's worth."""
+
+    def __init__(self, rows_per_s: float | None, bytes_per_s: float | None, now: float) -> None:
+        self.rows_per_s, self.bytes_per_s = rows_per_s, bytes_per_s
+        self._rows = rows_per_s or 0.0
+        self._bytes = bytes_per_s or 0.0
+        self._last = now
+
+    @property
+    def unbounded(self) -> bool:
+        return self.rows_per_s is None and self.bytes_per_s is None
+
+    def delay_for(self, rows: int, nbytes: int, now: float) -> float:
+        """Take ``rows``/``nbytes`` from the buckets; return how long to wait before sending them."""
+        elapsed = max(0.0, now - self._last)
+        self._last = now
+        wait = 0.0
+        if self.rows_per_s is not None:
+            self._rows = min(self.rows_per_s, self._rows + elapsed * self.rows_per_s) - rows
+            wait = max(wait, -self._rows / self.rows_per_s)
+        if self.bytes_per_s is not None:
+            self._bytes = min(self.bytes_per_s, self._bytes + elapsed * self.bytes_per_s) - nbytes
+            wait = max(wait, -self._bytes / self.bytes_per_s)
+        return wait

@@ -1,0 +1,168 @@
+"""The option contract shared by every database and both engines: strings in, a Struct out.
+
+Options arrive as strings from Spark (keys lower-cased) and as Python values from Beam and
+``connect()``. ``parse_options`` validates them once, on the driver, and raises one
+``ConfigError`` naming the option at fault; the parsed Struct is what travels to executors.
+Each backend extends ``BackendOptions`` with its own fields. Credentials are masked in
+``repr`` and never appear in error messages (msgspec names the field, not the value).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import parse_qsl, urlsplit
+
+import msgspec
+
+from .errors import ConfigError
+
+__all__ = ["BackendOptions", "ParsedUri", "parse_options", "parse_uri"]
+
+_SECRET_FIELDS = frozenset({"api_key", "password", "token"})
+
+
+class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Options every backend understands (DESIGN.md §2). ``None`` means "the backend's default"."""
+
+    uri: str
+    collection: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    namespace: str | None = None
+    namespace_column: str | None = None
+    id_column: str = "id"
+    id_from: list[str] | None = None
+    vector_column: str = "values"
+    sparse_column: str | None = None
+    metadata_columns: list[str] | None = None  # None: every other column; ["*"] means the same
+    dimension: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    max_batch_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 30)] | None = None
+    max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
+    timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
+    max_rows_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    max_bytes_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    on_error: Literal["fail", "report", "dead_letter"] = "fail"
+    dead_letter_path: str | None = None
+    create: bool = False
+    metric: Literal["cosine", "euclidean", "dotproduct"] = "cosine"
+    tls: bool | None = None  # None: on, except for loopback hosts
+
+    def __post_init__(self) -> None:
+        if self.api_key is None and self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if key is None:
+                raise ConfigError(f"option api_key_env: environment variable {self.api_key_env!r} is not set")
+            self.api_key = key
+        if self.metadata_columns == ["*"]:
+            self.metadata_columns = None
+        if self.on_error == "dead_letter" and not self.dead_letter_path:
+            raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
+        if self.namespace is not None and self.namespace_column is not None:
+            raise ConfigError("options namespace and namespace_column exclude each other: give one")
+
+    def __repr__(self) -> str:
+        fields = []
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value is None or (name in self._defaults() and value == self._defaults()[name]):
+                continue
+            fields.append(f"{name}={'***' if name in _SECRET_FIELDS else repr(value)}")
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+    @classmethod
+    def _defaults(cls) -> dict[str, Any]:
+        names = cls.__struct_fields__
+        defaults = cls.__struct_defaults__
+        return dict(zip(names[len(names) - len(defaults) :], defaults, strict=True))
+
+    __str__ = __repr__
+
+
+O = TypeVar("O", bound=BackendOptions)
+
+_LIST_FIELDS = ("id_from", "metadata_columns")
+_FALSE = {"false", "0", "no", "off"}
+_TRUE = {"true", "1", "yes", "on"}
+
+
+def parse_options(raw: Mapping[str, Any], cls: type[O]) -> O:
+    """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault."""
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value is None:
+            continue
+        if key in _LIST_FIELDS and isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            field_type = cls.__annotations__.get(key) or BackendOptions.__annotations__.get(key, "")
+            if "bool" in str(field_type):
+                value = value.strip().lower() in _TRUE
+        values[key] = value
+    if "uri" not in values:
+        raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
+    try:
+        return msgspec.convert(values, cls, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid options: {_name_option(str(exc))}") from None
+
+
+def _name_option(message: str) -> str:
+    """Turn msgspec's "... - at `$.batch_size`" into "option batch_size: ..."."""
+    if " - at `$." in message:
+        text, _, where = message.partition(" - at `$.")
+        return f"option {where.rstrip('`').split('[')[0]}: {text}"
+    if message.startswith("Object contains unknown field"):
+        name = message.split("`")[1] if "`" in message else message
+        return f"unknown option {name!r}"
+    return message
+
+
+class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
+    """``scheme://host[:port][/path][?query]``, split; the scheme is ``database[+transport]``."""
+
+    scheme: str
+    database: str
+    transport: str | None
+    host: str
+    port: int | None
+    path: str
+    query: dict[str, str]
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.host in ("localhost", "::1") or self.host.startswith("127.")
+
+
+def parse_uri(uri: str) -> ParsedUri:
+    """Split ``uri``; a malformed URI is a ``ConfigError`` that quotes it (URIs carry no secret here)."""
+    if "://" not in uri:
+        raise ConfigError(f"option uri: {uri!r} is not SCHEME://host[:port][/collection]")
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    database, _, transport = scheme.partition("+")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"option uri: bad port in {_without_password(uri)!r}") from None
+    if not database:
+        raise ConfigError(f"option uri: no scheme in {_without_password(uri)!r}")
+    return ParsedUri(
+        scheme=scheme,
+        database=database,
+        transport=transport or None,
+        host=parts.hostname or "",
+        port=port,
+        path=parts.path.strip("/"),
+        query=dict(parse_qsl(parts.query)),
+    )
+
+
+def _without_password(uri: str) -> str:
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    return uri.replace(f":{parts.password}@", ":***@")

@@ -1,0 +1,91 @@
+"""What a write did: rows written and failed (with ids and reasons), requests, retries, bytes.
+
+A ``WriteReport`` is small (ids and messages, never vectors or credentials), cheap to pickle,
+and mergeable, so Spark tasks can return it as their commit message and Beam bundles as an
+output; ``merge`` is associative and ``WriteReport()`` is its identity.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import msgspec
+
+__all__ = ["BatchFailure", "WriteReport"]
+
+
+class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
+    """Rows that failed together, for one reason."""
+
+    ids: tuple[str, ...]
+    error: str  # the reason, as the server or the validator said it
+    error_type: str = "Rejected"  # class name from errors.py, or "Invalid" for rows refused before sending
+    retryable: bool = False
+    attempts: int = 0  # requests that carried these rows; 0 = never sent
+
+    def __repr__(self) -> str:
+        head = ", ".join(self.ids[:3]) + (", …" if len(self.ids) > 3 else "")
+        return f"BatchFailure({len(self.ids)} rows [{head}]: {self.error_type}: {self.error})"
+
+
+class WriteReport(msgspec.Struct, kw_only=True):
+    """The account of one write (a call, a task, a bundle or a whole job after ``merge``)."""
+
+    written: int = 0
+    failed: int = 0
+    requests: int = 0  # requests sent, retries included
+    retries: int = 0
+    throttled: int = 0  # replies that said "slow down"
+    bytes_sent: int = 0  # request bodies, retries included
+    elapsed_s: float = 0.0
+    failures: list[BatchFailure] = []
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    @property
+    def failed_ids(self) -> list[str]:
+        return [i for f in self.failures for i in f.ids]
+
+    def merge(self, other: WriteReport) -> WriteReport:
+        """A new report holding both; elapsed time is the longer of the two (they ran side by side)."""
+        return WriteReport(
+            written=self.written + other.written,
+            failed=self.failed + other.failed,
+            requests=self.requests + other.requests,
+            retries=self.retries + other.retries,
+            throttled=self.throttled + other.throttled,
+            bytes_sent=self.bytes_sent + other.bytes_sent,
+            elapsed_s=max(self.elapsed_s, other.elapsed_s),
+            failures=[*self.failures, *other.failures],
+        )
+
+    def reasons(self, most: int = 5) -> list[tuple[str, int]]:
+        """The distinct failure reasons with their row counts, most rows first."""
+        counts: Counter[str] = Counter()
+        for f in self.failures:
+            counts[f"{f.error_type}: {f.error}"] += len(f.ids)
+        return counts.most_common(most)
+
+    def summary(self) -> str:
+        """One line: what was written and failed, with the traffic behind it."""
+        total = self.written + self.failed
+        state = "OK" if self.ok else ("FAILED" if self.written == 0 else "PARTIAL")
+        line = (
+            f"{state}: {self.written}/{total} written, {self.failed} failed; "
+            f"{self.requests} requests, {self.retries} retries, {self.throttled} throttled, "
+            f"{self.bytes_sent / 1e6:.1f} MB"
+        )
+        if self.elapsed_s > 0:
+            line += f", {self.elapsed_s:.2f} s ({total / self.elapsed_s:,.0f} rows/s)"
+        return line
+
+    def __repr__(self) -> str:
+        text = f"WriteReport({self.summary()})"
+        reasons = self.reasons()
+        if reasons:
+            text += "; " + "; ".join(f"{n}× {r}" for r, n in reasons)
+        return text
+
+    __str__ = __repr__

@@ -1,0 +1,1 @@
+"""Transports move encoded requests: gRPC (grpcio), HTTP (httpx), and a scripted mock for tests."""

@@ -1,0 +1,65 @@
+"""The transport contract: ``send(request, timeout_s) -> WireReply`` or one of the errors in errors.py.
+
+A transport translates its library's errors into the connector's, in exactly one place,
+and never retries: the engine owns retries. Transports are shared per process by target
+(``shared``), so every client and task in an executor reuses one channel or pool.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+__all__ = ["Transport", "WireReply", "WireRequest", "shared"]
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One encoded request: a gRPC method or an HTTP path, and the body bytes."""
+
+    method: str  # "/VectorService/Upsert", or "POST /vectors/upsert"
+    body: bytes
+    headers: tuple[tuple[str, str], ...] = ()  # per-request extras; credentials live in the transport
+
+    def __repr__(self) -> str:
+        return f"WireRequest({self.method}, {len(self.body)} bytes)"
+
+
+@dataclass(frozen=True, slots=True)
+class WireReply:
+    body: bytes
+    status: int | str = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Transport(Protocol):
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply: ...
+
+    def close(self) -> None: ...
+
+
+T = TypeVar("T")
+_SHARED: dict[Hashable, object] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(key: Hashable, make: Callable[[], T]) -> T:
+    """The process-wide instance for ``key``, made once: one channel or pool per target per process."""
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            found = _SHARED[key] = make()
+        return found  # type: ignore[return-value]
+
+
+def forget_shared() -> None:
+    """Close and drop every shared transport (tests, and ``fork`` hygiene)."""
+    with _SHARED_LOCK:
+        items = list(_SHARED.values())
+        _SHARED.clear()
+    for item in items:
+        close = getattr(item, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,139 @@
+"""gRPC transport over grpcio: raw request bytes in, raw reply bytes out.
+
+One channel per (target, TLS) per process, shared by every client and thread; HTTP/2
+multiplexes the concurrent calls. Channel-level retries are off because the engine
+retries (retrying in two layers multiplies attempts and hides throttling). Credentials
+travel as call metadata and never appear in errors or reprs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import (
+    AuthError,
+    ConnectError,
+    DeadlineExceeded,
+    MissingExtra,
+    NotFound,
+    Rejected,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unavailable,
+)
+from .base import WireReply, WireRequest, shared
+
+__all__ = ["GrpcTransport", "error_for_status"]
+
+MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+
+# StatusCode name → error class; a test checks every grpc.StatusCode is here.
+ERROR_BY_STATUS: dict[str, type[ServerError] | type[TransportError]] = {
+    "OK": ServerError,
+    "CANCELLED": Unavailable,
+    "UNKNOWN": Unavailable,
+    "INVALID_ARGUMENT": Rejected,
+    "DEADLINE_EXCEEDED": DeadlineExceeded,
+    "NOT_FOUND": NotFound,
+    "ALREADY_EXISTS": Rejected,
+    "PERMISSION_DENIED": AuthError,
+    "RESOURCE_EXHAUSTED": Throttled,
+    "FAILED_PRECONDITION": Rejected,
+    "ABORTED": Unavailable,
+    "OUT_OF_RANGE": Rejected,
+    "UNIMPLEMENTED": NotFound,
+    "INTERNAL": Unavailable,
+    "UNAVAILABLE": Unavailable,
+    "DATA_LOSS": Unavailable,
+    "UNAUTHENTICATED": AuthError,
+}
+
+
+def _import_grpc() -> Any:
+    try:
+        import grpc
+    except ImportError:
+        raise MissingExtra("gRPC URIs need grpcio: pip install 'vectordb-connector[grpc]'") from None
+    return grpc
+
+
+class GrpcTransport:
+    """Unary calls on a shared channel; ``metadata`` (e.g. the api key) is added to every call."""
+
+    def __init__(self, target: str, *, tls: bool, metadata: tuple[tuple[str, str], ...] = (), label: str = "") -> None:
+        self.target = target
+        self.label = label or target
+        self._metadata = metadata
+        self._channel = shared(("grpc", target, tls), lambda: _open_channel(target, tls))
+        self._methods: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"GrpcTransport({self.label})"
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        call = self._methods.get(request.method)
+        if call is None:
+            # no serializers: grpcio sends our bytes as they are and hands back the reply's bytes
+            call = self._methods[request.method] = self._channel.unary_unary(request.method)
+        with grpc_errors(self.label, request.method):
+            body, info = call.with_call(
+                request.body, timeout=timeout_s, metadata=self._metadata + request.headers, wait_for_ready=False
+            )
+        return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
+
+    def close(self) -> None:
+        """The channel is shared by the process; it closes with ``forget_shared`` or at exit."""
+
+
+def _open_channel(target: str, tls: bool) -> Any:
+    grpc = _import_grpc()
+    options = [
+        ("grpc.enable_retries", 0),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    if tls:
+        return grpc.secure_channel(target, grpc.ssl_channel_credentials(), options=options)
+    return grpc.insecure_channel(target, options=options)
+
+
+def error_for_status(code_name: str, details: str, where: str, trailing: dict[str, str]) -> Exception:
+    """The connector error for a gRPC status, with the server's pushback hint."""
+    pushback = trailing.get("grpc-retry-pushback-ms")
+    retry_after_s = None
+    if pushback is not None:
+        try:
+            retry_after_s = max(0.0, int(pushback) / 1000)
+        except ValueError:
+            retry_after_s = None
+    kind = ERROR_BY_STATUS.get(code_name, ServerError)
+    message = f"{where}: {code_name}: {details}"
+    if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):
+        return ConnectError(f"{where}: cannot connect: {details}")
+    if issubclass(kind, ServerError):
+        return kind(message, status=code_name, retry_after_s=retry_after_s)
+    return kind(message)
+
+
+def _is_connect_failure(details: str) -> bool:
+    text = details.lower()
+    return "failed to connect" in text or "connection refused" in text or "dns resolution failed" in text
+
+
+@contextmanager
+def grpc_errors(where: str, method: str) -> Iterator[None]:
+    """Translate ``grpc.RpcError`` into the connector's errors: the one place that does."""
+    grpc = _import_grpc()
+    try:
+        yield
+    except grpc.RpcError as exc:
+        code = exc.code() if hasattr(exc, "code") else None
+        details = (exc.details() if hasattr(exc, "details") else None) or ""
+        trailing = dict(exc.trailing_metadata() or ()) if hasattr(exc, "trailing_metadata") else {}
+        name = code.name if code is not None else "UNKNOWN"
+        raise error_for_status(name, details, f"{where} {method}", trailing) from None

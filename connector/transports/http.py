@@ -1,0 +1,109 @@
+"""HTTP transport over httpx: keep-alive connection pool shared per (base URL) per process.
+
+Statuses map to the connector's errors here and nowhere else: 408/429/5xx are retryable,
+401/403 are fatal, 404 means the index or endpoint is wrong (fatal), any other 4xx is a
+rejection of the request (the engine bisects it to find the rows at fault).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import Any
+
+from ..errors import (
+    AuthError,
+    ConnectError,
+    DeadlineExceeded,
+    NotFound,
+    Rejected,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unavailable,
+)
+from .base import WireReply, WireRequest, shared
+
+__all__ = ["HttpTransport", "error_for_status", "parse_retry_after"]
+
+
+def error_for_status(status: int, body: bytes, where: str, retry_after: str | None) -> ServerError:
+    """The connector error for a non-2xx reply; the message quotes the start of the server's body."""
+    text = body[:500].decode("utf-8", "replace").strip()
+    message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
+    hint = parse_retry_after(retry_after)
+    kind: type[ServerError]
+    if status == 429:
+        kind = Throttled
+    elif status == 408 or status >= 500:
+        kind = Unavailable
+    elif status in (401, 403):
+        kind = AuthError
+    elif status == 404:
+        kind = NotFound
+    elif 400 <= status < 500:
+        kind = Rejected
+    else:
+        kind = ServerError  # 1xx/3xx: nothing we asked for
+    return kind(message, status=status, retry_after_s=hint)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+class HttpTransport:
+    """POSTs request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request."""
+
+    def __init__(
+        self, base_url: str, *, headers: tuple[tuple[str, str], ...] = (), max_connections: int = 64, label: str = ""
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.label = label or self.base_url
+        self._headers = dict(headers)
+        self._client = shared(("http", self.base_url), lambda: _open_client(max_connections))
+
+    def __repr__(self) -> str:
+        return f"HttpTransport({self.label})"
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        import httpx
+
+        verb, _, path = request.method.partition(" ")
+        headers = {**self._headers, **dict(request.headers)}
+        where = f"{self.label} {verb} {path}"
+        try:
+            reply = self._client.request(verb, self.base_url + path, content=request.body, headers=headers, timeout=timeout_s)
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
+            raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise ConnectError(f"{where}: cannot connect: {exc}") from None
+        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply
+            raise TransportError(f"{where}: {type(exc).__name__}: {exc}") from None
+        if reply.status_code >= 300:
+            raise error_for_status(reply.status_code, reply.content, where, reply.headers.get("retry-after"))
+        return WireReply(body=reply.content, status=reply.status_code, headers=dict(reply.headers))
+
+    def close(self) -> None:
+        """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
+
+
+def _open_client(max_connections: int) -> Any:
+    import httpx
+
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    return httpx.Client(limits=limits, follow_redirects=False)
