@@ -68,9 +68,14 @@ class Client:
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
         self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)
         if options.batch_size and options.batch_size > limits.max_rows:
-            raise ConfigError(f"option batch_size: {self.backend.name} takes at most {limits.max_rows} rows per request")
+            raise ConfigError(
+                f"option batch_size: {self.backend.name} takes at most {limits.max_rows} rows per request"
+            )
         if options.max_batch_bytes and options.max_batch_bytes > limits.max_bytes:
-            raise ConfigError(f"option max_batch_bytes: {self.backend.name} takes at most {limits.max_bytes} bytes per request")
+            raise ConfigError(
+                f"option max_batch_bytes: {self.backend.name} takes at most {limits.max_bytes} bytes "
+                "per request"
+            )
         self.dimension = DimensionState(options.dimension)
         self._engine: Engine | None = None
 
@@ -145,7 +150,10 @@ class Client:
                 refused.append(
                     BatchFailure(
                         ids=(str(batch.ids[piece]),),
-                        error=f"row is about {int(sizes[piece])} bytes encoded; a request takes at most {self.max_bytes}",
+                        error=(
+                            f"row is about {int(sizes[piece])} bytes encoded; "
+                            f"a request takes at most {self.max_bytes}"
+                        ),
                         error_type="Invalid",
                     )
                 )
@@ -166,7 +174,9 @@ def _chunks(data: Any) -> Iterator[Any]:
         yield from _arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
         return
     if not isinstance(data, Iterable):
-        raise ConfigError(f"upsert() cannot read {type(data).__name__}: give a pyarrow Table/RecordBatch or dicts")
+        raise ConfigError(
+            f"upsert() cannot read {type(data).__name__}: give a pyarrow Table/RecordBatch or dicts"
+        )
     rows: list[Mapping[str, Any]] = []
     for item in data:
         if _is_arrow(item):
@@ -178,7 +188,9 @@ def _chunks(data: Any) -> Iterator[Any]:
         if isinstance(item, VectorRecord):
             item = item.to_dict()
         elif not isinstance(item, Mapping):
-            raise ConfigError(f"upsert() rows must be dicts, VectorRecords or Arrow batches, not {type(item).__name__}")
+            raise ConfigError(
+                f"upsert() rows must be dicts, VectorRecords or Arrow batches, not {type(item).__name__}"
+            )
         rows.append(item)
         if len(rows) >= DICT_CHUNK_ROWS:
             yield rows

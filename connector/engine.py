@@ -50,7 +50,9 @@ class Engine:
         self._backoff = Backoff(rand=rand)
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
-        self._pool = ThreadPoolExecutor(max_workers=options.max_concurrency, thread_name_prefix="vectordb-send")
+        self._pool = ThreadPoolExecutor(
+            max_workers=options.max_concurrency, thread_name_prefix="vectordb-send"
+        )
         self._cond = threading.Condition()
         self._in_flight = 0
         self._fatal: BaseException | None = None
@@ -147,7 +149,11 @@ class Engine:
                 if not self._should_retry(exc, attempts, epoch, report):
                     self._give_up(batch, exc, attempts, report)
                     return
-                self._sleep(self._backoff.delay_s(attempts, exc.retry_after_s if isinstance(exc, ServerError) else None))
+                self._sleep(
+                    self._backoff.delay_s(
+                        attempts, exc.retry_after_s if isinstance(exc, ServerError) else None
+                    )
+                )
                 continue
             with self._cond:
                 self._reached_server = True
@@ -183,7 +189,9 @@ class Engine:
             return
         self._fail(report, batch, exc, attempts)
 
-    def _fail(self, report: WriteReport, batch: RowBatch, exc: ConnectorError, attempts: int, note: str = "") -> None:
+    def _fail(
+        self, report: WriteReport, batch: RowBatch, exc: ConnectorError, attempts: int, note: str = ""
+    ) -> None:
         failure = BatchFailure(
             ids=batch.str_ids(),
             error=f"{exc} ({note})" if note else str(exc),

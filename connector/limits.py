@@ -68,7 +68,9 @@ class AimdLimit:
 class Backoff:
     """Capped full-jitter exponential backoff that honours the server's hint."""
 
-    def __init__(self, base_s: float = 0.05, cap_s: float = 10.0, rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, base_s: float = 0.05, cap_s: float = 10.0, rand: Callable[[], float] = random.random
+    ) -> None:
         self.base_s, self.cap_s, self._rand = base_s, cap_s, rand
 
     def delay_s(self, attempt: int, retry_after_s: float | None = None) -> float:

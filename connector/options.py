@@ -82,14 +82,14 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     __str__ = __repr__
 
 
-O = TypeVar("O", bound=BackendOptions)
+OptionsT = TypeVar("OptionsT", bound=BackendOptions)
 
 _LIST_FIELDS = ("id_from", "metadata_columns")
 _FALSE = {"false", "0", "no", "off"}
 _TRUE = {"true", "1", "yes", "on"}
 
 
-def parse_options(raw: Mapping[str, Any], cls: type[O]) -> O:
+def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
     """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault."""
     values: dict[str, Any] = {}
     for key, value in raw.items():

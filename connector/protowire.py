@@ -9,6 +9,7 @@ our bytes with theirs.
 
 from __future__ import annotations
 
+import builtins
 import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -109,6 +110,7 @@ def read_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:
     """Yield ``(field, wire_type, value)``: an int for varint/fixed, a memoryview for length-delimited."""
     view = memoryview(buf)
     pos, end = 0, len(view)
+    value: Any
     while pos < end:
         tag, pos = _read_varint(view, pos)
         field, wire_type = tag >> 3, tag & 7
@@ -141,24 +143,24 @@ class FieldReader:
     """Reads a message into ``{field: [values]}`` for the few reply fields a backend needs."""
 
     def __init__(self, buf: bytes | memoryview) -> None:
-        self.fields: dict[int, list[Any]] = {}
+        self.fields: dict[builtins.int, list[Any]] = {}
         for field, _, value in read_fields(buf):
             self.fields.setdefault(field, []).append(value)
 
-    def int(self, field: int, default: int = 0) -> int:
+    def int(self, field: builtins.int, default: builtins.int = 0) -> builtins.int:
         values = self.fields.get(field)
         return int(values[-1]) if values else default
 
-    def str(self, field: int, default: str = "") -> str:
+    def str(self, field: builtins.int, default: builtins.str = "") -> builtins.str:
         values = self.fields.get(field)
         return bytes(values[-1]).decode() if values else default
 
-    def message(self, field: int) -> FieldReader | None:
+    def message(self, field: builtins.int) -> FieldReader | None:
         values = self.fields.get(field)
         return FieldReader(values[-1]) if values else None
 
-    def packed_varints(self, field: int) -> list[int]:
-        out: list[int] = []
+    def packed_varints(self, field: builtins.int) -> list[builtins.int]:
+        out: list[builtins.int] = []
         for chunk in self.fields.get(field, []):
             if isinstance(chunk, int):
                 out.append(chunk)

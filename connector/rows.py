@@ -56,7 +56,9 @@ class ColumnSpec:
     namespace_column: str | None = None
 
     def used(self) -> set[str]:
-        cols = {self.id_column, self.vector_column, *self.id_from}
+        cols = (
+            {self.vector_column} if self.id_from else {self.id_column, self.vector_column}
+        )  # id_from columns stay metadata
         cols.update(c for c in (self.sparse_column, self.namespace_column) if c)
         return cols
 
@@ -165,11 +167,17 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
 def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
     needed = [("vector_column", spec.vector_column)]
     needed += [("id_from", c) for c in spec.id_from] if spec.id_from else [("id_column", spec.id_column)]
-    needed += [(opt, c) for opt, c in (("sparse_column", spec.sparse_column), ("namespace_column", spec.namespace_column)) if c]
+    needed += [
+        (opt, c)
+        for opt, c in (("sparse_column", spec.sparse_column), ("namespace_column", spec.namespace_column))
+        if c
+    ]
     needed += [("metadata_columns", c) for c in spec.metadata_columns or ()]
     for option, column in needed:
         if column not in names:
-            raise ConfigError(f"option {option}: no column {column!r} in the input (columns: {', '.join(names)})")
+            raise ConfigError(
+                f"option {option}: no column {column!r} in the input (columns: {', '.join(names)})"
+            )
 
 
 def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> list[Any]:
@@ -186,7 +194,9 @@ def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> list
         return column.cast(pa.string()).to_pylist()
     if pt.is_fixed_size_binary(column.type) and column.type.byte_width == 16:
         return [None if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
-    raise ConfigError(f"option id_column: column {spec.id_column!r} has type {column.type}; expected a string or integer")
+    raise ConfigError(
+        f"option id_column: column {spec.id_column!r} has type {column.type}; expected a string or integer"
+    )
 
 
 def derive_id(values: Sequence[Any]) -> str:
@@ -194,8 +204,10 @@ def derive_id(values: Sequence[Any]) -> str:
     return str(uuid.uuid5(ID_NAMESPACE, orjson.dumps(list(values), default=str).decode()))
 
 
-def _arrow_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(flat float32 values, int64 offsets, null mask) of a list-like float column, zero-copy for list<float>."""
+def _arrow_vectors(
+    column: pa.Array | pa.ChunkedArray, name: str, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(flat float32 values, int64 offsets, null mask) of a list column; zero-copy for list<float>."""
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -212,7 +224,9 @@ def _arrow_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) -> tup
     value_type = typ.value_type
     if not (pt.is_floating(value_type) or pt.is_integer(value_type)):
         raise ConfigError(f"option vector_column: column {name!r} holds {value_type}; expected floats")
-    nulls = np.zeros(n, dtype=bool) if column.null_count == 0 else column.is_null().to_numpy(zero_copy_only=False)
+    nulls = (
+        np.zeros(n, dtype=bool) if column.null_count == 0 else column.is_null().to_numpy(zero_copy_only=False)
+    )
     if pt.is_fixed_size_list(typ):
         size = typ.list_size
         lengths = np.where(nulls, 0, size)
@@ -237,7 +251,9 @@ def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:
     column = batch.column(name)
     typ = column.type
     if not (pt.is_struct(typ) and {"indices", "values"} <= {f.name for f in typ}):
-        raise ConfigError(f"option sparse_column: column {name!r} has type {typ}; expected struct<indices, values>")
+        raise ConfigError(
+            f"option sparse_column: column {name!r} has type {typ}; expected struct<indices, values>"
+        )
     return column.to_pylist()
 
 
@@ -332,7 +348,7 @@ def prepare_dicts(
     flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
     has_sparse = any(sparse_key in r for r in rows)
     sparse = [_dict_sparse(r.get(sparse_key)) for r in rows] if has_sparse else None
-    used = {id_key, vec_key, sparse_key, ns_key, *spec.id_from}
+    used = {vec_key, sparse_key, ns_key} if spec.id_from else {id_key, vec_key, sparse_key, ns_key}
     metadata = [_dict_metadata(r, spec, used) for r in rows]
     has_ns = spec.namespace_column is not None or any(ns_key in r for r in rows)
     namespaces = [r.get(ns_key, namespace) for r in rows] if has_ns else None
@@ -427,8 +443,8 @@ def _assemble(
     dense_ok = present.copy()
     if dim.value is not None:
         wrong = present & (lengths != dim.value)
-        for i in np.flatnonzero(wrong):
-            refuse([i], f"vector has {int(lengths[i])} dimensions; expected {dim.value}")
+        for row in np.flatnonzero(wrong):
+            refuse([int(row)], f"vector has {int(lengths[row])} dimensions; expected {dim.value}")
         dense_ok &= ~wrong
     finite = _finite_rows(cols.flat, cols.offsets, dense_ok)
     refuse(np.flatnonzero(dense_ok & ~finite), "vector contains NaN or infinity")
@@ -459,7 +475,9 @@ def _assemble(
         if ns is not None and not isinstance(ns, str):
             refuse([i], f"namespace {ns!r} is not a string")
 
-    return _group(cols, reasons, dense_ok & ~np.isin(np.arange(n), list(reasons)), sparse_rows, ns_values, dim)
+    return _group(
+        cols, reasons, dense_ok & ~np.isin(np.arange(n), list(reasons)), sparse_rows, ns_values, dim
+    )
 
 
 def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -476,7 +494,9 @@ def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.
 def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str | None]:
     if value is None:
         return None, None
-    indices, values = (value.get("indices"), value.get("values")) if isinstance(value, Mapping) else (None, None)
+    indices, values = (
+        (value.get("indices"), value.get("values")) if isinstance(value, Mapping) else (None, None)
+    )
     if indices is None or values is None:
         return None, "sparse vector needs both indices and values"
     try:
@@ -522,8 +542,8 @@ def _group(
     matrix = _matrix(cols, dense_ok, dim.value)
     # one batch per (namespace, has a dense vector): a batch's rows are all dense or all sparse-only
     groups: dict[tuple[Any, bool], list[int]] = {}
-    for i in np.flatnonzero(keep):
-        groups.setdefault((ns_values[i], bool(dense_ok[i])), []).append(int(i))
+    for row in np.flatnonzero(keep):
+        groups.setdefault((ns_values[row], bool(dense_ok[row])), []).append(int(row))
     for (ns, dense), rows in groups.items():
         every = len(rows) == cols.n
         vectors = None
@@ -533,16 +553,27 @@ def _group(
             RowBatch(
                 ids=cols.ids if every else [cols.ids[i] for i in rows],
                 vectors=vectors,
-                sparse=None if sparse_rows is None else (sparse_rows if every else [sparse_rows[i] for i in rows]),
-                metadata=None if cols.metadata is None else (cols.metadata if every else [cols.metadata[i] for i in rows]),  # type: ignore[misc]
+                sparse=None
+                if sparse_rows is None
+                else (sparse_rows if every else [sparse_rows[i] for i in rows]),
+                metadata=_kept_metadata(cols.metadata, rows, every),
                 namespace=ns,
             )
         )
     return out
 
 
+def _kept_metadata(
+    metadata: list[dict[str, Any] | None] | None, rows: list[int], every: bool
+) -> list[dict[str, Any]] | None:
+    """Metadata of kept rows (rows whose metadata was unreadable were refused, so none is None here)."""
+    if metadata is None:
+        return None
+    return [m or {} for m in metadata] if every else [metadata[i] or {} for i in rows]
+
+
 def _matrix(cols: _Columns, dense_ok: np.ndarray, dim: int | None) -> np.ndarray | None:
-    """An (n, dim) float32 matrix over all n rows: a view when every row is dense and valid, else a gathered copy."""
+    """An (n, dim) float32 matrix over all n rows: a view when all rows are valid, else a gathered copy."""
     if dim is None or not dense_ok.any():
         return None
     if dense_ok.all() and cols.flat.size == cols.n * dim:

@@ -45,12 +45,17 @@ class PineconeBackend:
     def __init__(self, options: BackendOptions) -> None:
         uri = parse_uri(options.uri)
         if uri.transport not in (None, "grpc", "rest", "http", "https"):
-            raise ConfigError(f"option uri: pinecone has no transport {uri.transport!r}; use pinecone:// or pinecone+grpc://")
+            raise ConfigError(
+                f"option uri: pinecone has no transport {uri.transport!r}; use pinecone:// or pinecone+grpc://"
+            )
         if not uri.host:
-            raise ConfigError("option uri: pinecone needs the index host, e.g. pinecone+grpc://my-index-abc123.svc.pinecone.io")
+            raise ConfigError(
+                "option uri: pinecone needs the index host, e.g. pinecone+grpc://my-index-abc123.svc.pinecone.io"
+            )
         if uri.path:
             raise ConfigError(
-                f"option uri: pinecone names the index by its host; {uri.path!r} after the host is not allowed "
+                f"option uri: pinecone names the index by its host; {uri.path!r} after the host "
+                "is not allowed "
                 "(use option namespace for a namespace)"
             )
         self.options = options
@@ -71,7 +76,9 @@ class PineconeBackend:
             from ..transports.grpc import GrpcTransport
 
             metadata = (("api-key", key), ("x-pinecone-api-version", self._api_version))
-            return GrpcTransport(f"{self.host}:{self.port}", tls=self.tls, metadata=metadata, label=self.describe())
+            return GrpcTransport(
+                f"{self.host}:{self.port}", tls=self.tls, metadata=metadata, label=self.describe()
+            )
         from ..transports.http import HttpTransport
 
         scheme = "https" if self.tls else "http"
@@ -88,7 +95,7 @@ class PineconeBackend:
         )
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
-        """Nothing to check without a control-plane call; the first upsert reports auth and dimension errors."""
+        """No control-plane call: the first upsert reports auth and dimension errors."""
 
     # -- sizes ----------------------------------------------------------------------------------
 
@@ -101,7 +108,9 @@ class PineconeBackend:
         sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
         if batch.sparse is not None:
             per_entry = 9 if self.grpc else 27
-            sizes += np.fromiter((0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n)
+            sizes += np.fromiter(
+                (0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n
+            )
         if batch.metadata is not None:
             factor = 2 if self.grpc else 1  # Struct framing can double small values
             sizes += np.fromiter((_json_len(m) * factor for m in batch.metadata), np.int64, n)
@@ -110,7 +119,11 @@ class PineconeBackend:
     # -- encoding -------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
-        return WireRequest(GRPC_METHOD, encode_grpc(batch)) if self.grpc else WireRequest(REST_METHOD, encode_json(batch))
+        return (
+            WireRequest(GRPC_METHOD, encode_grpc(batch))
+            if self.grpc
+            else WireRequest(REST_METHOD, encode_json(batch))
+        )
 
     def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
         # A reply is all-or-nothing: it arrived, so every row is in the index.
@@ -156,7 +169,7 @@ def encode_grpc(batch: RowBatch) -> bytes:
         if matrix is not None:
             fields += [values_head, raw[i * row_len : (i + 1) * row_len]]
         if batch.metadata is not None and batch.metadata[i]:
-            fields.append(pw.len_field(3, pw.encode_struct(batch.metadata[i])))  # type: ignore[arg-type]
+            fields.append(pw.len_field(3, pw.encode_struct(batch.metadata[i])))
         if batch.sparse is not None and batch.sparse[i] is not None:
             indices, values = batch.sparse[i]  # type: ignore[misc]
             fields.append(pw.len_field(4, pw.packed_uint32(1, indices) + pw.packed_floats(2, values)))

@@ -15,7 +15,23 @@ __all__ = ["backend_class", "backends", "register_backend"]
 
 # scheme (the part before "+") → (module:Class, what to install if its import fails)
 _REGISTRY: dict[str, tuple[str, str]] = {
-    "pinecone": ("vectordb.connector.backends.pinecone:PineconeBackend", "pip install 'vectordb-connector[grpc]'"),
+    "pinecone": (
+        "vectordb.connector.backends.pinecone:PineconeBackend",
+        "pip install 'vectordb-connector[grpc]'",
+    ),
+    "milvus": (
+        "vectordb.connector.backends.milvus:MilvusBackend",
+        "pip install 'vectordb-connector[milvus]'",
+    ),
+    "postgresql": (
+        "vectordb.connector.backends.pgvector:PgvectorBackend",
+        "pip install 'vectordb-connector[pgvector]'",
+    ),
+    "postgres": (
+        "vectordb.connector.backends.pgvector:PgvectorBackend",
+        "pip install 'vectordb-connector[pgvector]'",
+    ),
+    "chroma": ("vectordb.connector.backends.chroma:ChromaBackend", "pip install vectordb-connector"),
 }
 
 
@@ -39,5 +55,7 @@ def backend_class(database: str) -> Any:
     try:
         module = import_module(module_name)
     except ImportError as exc:
-        raise MissingExtra(f"the {database} backend needs a package that is missing ({exc.name}): {hint}") from None
+        raise MissingExtra(
+            f"the {database} backend needs a package that is missing ({exc.name}): {hint}"
+        ) from None
     return getattr(module, class_name)

@@ -63,7 +63,9 @@ def _import_grpc() -> Any:
 class GrpcTransport:
     """Unary calls on a shared channel; ``metadata`` (e.g. the api key) is added to every call."""
 
-    def __init__(self, target: str, *, tls: bool, metadata: tuple[tuple[str, str], ...] = (), label: str = "") -> None:
+    def __init__(
+        self, target: str, *, tls: bool, metadata: tuple[tuple[str, str], ...] = (), label: str = ""
+    ) -> None:
         self.target = target
         self.label = label or target
         self._metadata = metadata
@@ -80,7 +82,10 @@ class GrpcTransport:
             call = self._methods[request.method] = self._channel.unary_unary(request.method)
         with grpc_errors(self.label, request.method):
             body, info = call.with_call(
-                request.body, timeout=timeout_s, metadata=self._metadata + request.headers, wait_for_ready=False
+                request.body,
+                timeout=timeout_s,
+                metadata=self._metadata + request.headers,
+                wait_for_ready=False,
             )
         return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
 

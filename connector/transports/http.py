@@ -68,7 +68,12 @@ class HttpTransport:
     """POSTs request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request."""
 
     def __init__(
-        self, base_url: str, *, headers: tuple[tuple[str, str], ...] = (), max_connections: int = 64, label: str = ""
+        self,
+        base_url: str,
+        *,
+        headers: tuple[tuple[str, str], ...] = (),
+        max_connections: int = 64,
+        label: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.label = label or self.base_url
@@ -85,7 +90,9 @@ class HttpTransport:
         headers = {**self._headers, **dict(request.headers)}
         where = f"{self.label} {verb} {path}"
         try:
-            reply = self._client.request(verb, self.base_url + path, content=request.body, headers=headers, timeout=timeout_s)
+            reply = self._client.request(
+                verb, self.base_url + path, content=request.body, headers=headers, timeout=timeout_s
+            )
         except httpx.TimeoutException as exc:
             if isinstance(exc, httpx.ConnectTimeout):
                 raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None

@@ -1,0 +1,107 @@
+"""The behavioural suite every backend runs: subclass ``BackendContract`` and supply the ``target`` fixture.
+
+``target`` gives a fresh, empty collection: its URI, the options it needs, and ``read_back()``,
+which reads every stored row with the database's own client. The suite writes through
+``vectordb.connector`` and compares what the database holds, exactly (float32 vectors,
+metadata), so a backend passes only if real data lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from vectordb.connector import connect
+
+__all__ = ["BackendContract", "StoredRow", "Target", "make_table"]
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    vector: np.ndarray | None  # float32
+    metadata: dict[str, Any]
+
+
+@dataclass
+class Target:
+    uri: str
+    read_back: Callable[[], dict[str, StoredRow]]  # id (as a string) → row, as the database holds it
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def make_table(n: int, dim: int, *, seed: int, start: int = 0) -> pa.Table:
+    """``n`` rows: string ids ``r{start+i}``, float32 vectors, and two metadata columns."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, dim), dtype=np.float32)
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
+    return pa.table(
+        {
+            "id": [f"r{start + i}" for i in range(n)],
+            "values": pa.ListArray.from_arrays(offsets, flat),
+            "title": [f"title {start + i}" for i in range(n)],
+            "rank": [start + i for i in range(n)],
+        }
+    )
+
+
+class BackendContract:
+    """Every backend: round trip, upsert replaces, empty input, small batches, bad rows reported."""
+
+    dim = 8
+
+    @pytest.fixture
+    def target(self) -> Target:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def write(self, target: Target, data: Any, **options: Any) -> Any:
+        with connect(target.uri, **{**target.options, **options}) as client:
+            return client.write(data)
+
+    def test_round_trip_is_exact(self, target: Target) -> None:
+        table = make_table(40, self.dim, seed=1)
+        report = self.write(target, table)
+        assert report.ok, report
+        assert report.written == 40
+        stored = target.read_back()
+        assert sorted(stored) == sorted(table.column("id").to_pylist())
+        vectors = np.asarray(table.column("values").to_pylist(), dtype=np.float32)
+        for i, row_id in enumerate(table.column("id").to_pylist()):
+            row = stored[row_id]
+            assert row.vector is not None
+            np.testing.assert_array_equal(row.vector, vectors[i])
+            assert row.metadata.get("title") == f"title {i}"
+            assert row.metadata.get("rank") == i
+
+    def test_upsert_replaces_by_id(self, target: Target) -> None:
+        self.write(target, make_table(20, self.dim, seed=2))
+        changed = make_table(20, self.dim, seed=3)
+        report = self.write(target, changed)
+        assert report.ok, report
+        stored = target.read_back()
+        assert len(stored) == 20
+        expected = np.asarray(changed.column("values").to_pylist(), dtype=np.float32)
+        np.testing.assert_array_equal(stored["r7"].vector, expected[7])
+
+    def test_empty_input_writes_nothing(self, target: Target) -> None:
+        report = self.write(target, make_table(0, self.dim, seed=4))
+        assert report.ok and report.written == 0 and report.requests == 0
+
+    def test_small_batches_split_and_all_land(self, target: Target) -> None:
+        report = self.write(target, make_table(30, self.dim, seed=5), batch_size=7)
+        assert report.ok, report
+        assert report.requests >= 5
+        assert len(target.read_back()) == 30
+
+    def test_bad_rows_fail_alone(self, target: Target) -> None:
+        rows = [{"id": f"g{i}", "values": [0.5] * self.dim, "title": "ok"} for i in range(10)]
+        rows[3] = {"id": "short", "values": [0.5] * (self.dim - 1)}
+        rows[6] = {"id": "", "values": [0.5] * self.dim}
+        report = self.write(target, rows)
+        assert report.written == 8
+        assert sorted(report.failed_ids) == ["", "short"]
+        assert set(target.read_back()) == {f"g{i}" for i in range(10)} - {"g3", "g6"}

@@ -1,0 +1,243 @@
+"""The engine against scripted transports: what it sends, how often, and what it reports."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pinecone_upsert_pb2 as pb
+import pytest
+from vectordb.connector import (
+    AuthError,
+    Client,
+    ConnectError,
+    Rejected,
+    Throttled,
+    Unavailable,
+    WriteFailed,
+    connect,
+)
+from vectordb.connector.engine import Engine
+from vectordb.connector.transports.base import WireReply, WireRequest
+from vectordb.connector.transports.mock import MockTransport
+
+OK = WireReply(pb.UpsertResponse(upserted_count=1).SerializeToString())
+
+
+def rows(n: int, dim: int = 4, prefix: str = "r") -> list[dict]:
+    return [{"id": f"{prefix}{i}", "values": [float(i)] * dim} for i in range(n)]
+
+
+def ids_in(request: WireRequest) -> list[str]:
+    return [v.id for v in pb.UpsertRequest.FromString(request.body).vectors]
+
+
+def client_with(
+    handler: Callable[[WireRequest], WireReply], sleeps: list[float] | None = None, **options
+) -> tuple[Client, MockTransport]:
+    client = connect("pinecone+grpc://127.0.0.1:1", **{"batch_size": 10, **options})
+    transport = MockTransport(handler)
+    record = sleeps.append if sleeps is not None else (lambda s: None)
+    client._engine = Engine(client.backend, transport, client.options, sleep=record, rand=lambda: 0.5)
+    return client, transport
+
+
+def test_every_row_is_sent_once_in_batches() -> None:
+    client, transport = client_with(lambda r: OK)
+    report = client.upsert(rows(95))
+    assert report.ok and report.written == 95 and report.requests == 10
+    sent = [i for r in transport.requests for i in ids_in(r)]
+    assert sorted(sent) == sorted(f"r{i}" for i in range(95))
+    assert report.bytes_sent == sum(len(r.body) for r in transport.requests)
+
+
+def test_in_flight_reaches_but_never_exceeds_max_concurrency() -> None:
+    def slow(request: WireRequest) -> WireReply:
+        time.sleep(0.02)
+        return OK
+
+    client, transport = client_with(slow, max_concurrency=4)
+    client.upsert(rows(200))
+    assert transport.peak_in_flight == 4
+
+
+def test_input_is_pulled_only_when_a_slot_is_free() -> None:
+    release = threading.Event()
+    pulled = 0
+
+    def blocked(request: WireRequest) -> WireReply:
+        release.wait(5)
+        return OK
+
+    def source() -> Iterator[dict]:
+        nonlocal pulled
+        for row in rows(10_000):
+            pulled += 1
+            yield row
+
+    client, _ = client_with(blocked, max_concurrency=2, batch_size=10)
+    worker = threading.Thread(target=client.upsert, args=(source(),))
+    worker.start()
+    time.sleep(0.3)
+    pulled_while_blocked = pulled
+    release.set()
+    worker.join(10)
+    # two requests in flight, the next chunk of dict rows being prepared: far from all 10,000
+    assert pulled_while_blocked <= 4096 * 2
+    assert pulled == 10_000
+
+
+def test_throttling_is_retried_with_the_servers_hint_and_halves_the_limit() -> None:
+    calls = {"n": 0}
+    lock = threading.Lock()
+
+    def throttle_first_three(request: WireRequest) -> WireReply:
+        with lock:
+            calls["n"] += 1
+            if calls["n"] <= 3:
+                raise Throttled("slow down", status=429, retry_after_s=0.2)
+        return OK
+
+    sleeps: list[float] = []
+    client, _ = client_with(throttle_first_three, sleeps, max_concurrency=8)
+    report = client.upsert(rows(100))
+    assert report.ok and report.written == 100
+    assert (report.throttled, report.retries, report.requests) == (3, 3, 13)
+    assert sleeps.count(0.2) == 3  # the hint, not the (smaller) jittered backoff
+    assert client.engine.limit.limit < 8
+
+
+def test_retryable_failures_end_as_failed_rows_after_max_retries() -> None:
+    def down(request: WireRequest) -> WireReply:
+        if "r0" in ids_in(request):
+            raise Unavailable("503 service unavailable", status=503)
+        return OK
+
+    client, _ = client_with(down, max_retries=2, on_error="report")
+    report = client.upsert(rows(30))
+    assert report.written == 20 and report.failed == 10
+    (failure,) = report.failures
+    assert failure.retryable and failure.attempts == 3 and failure.error_type == "Unavailable"
+    assert set(failure.ids) == {f"r{i}" for i in range(10)}
+
+
+def test_retry_budget_stops_a_retry_storm() -> None:
+    state = {"ok_once": False}
+
+    def mostly_down(request: WireRequest) -> WireReply:
+        if not state["ok_once"]:
+            state["ok_once"] = True
+            return OK
+        raise Unavailable("down", status=503)
+
+    client, transport = client_with(mostly_down, max_retries=5, on_error="report")
+    report = client.upsert(rows(500))
+    assert report.written == 10 and report.failed == 490
+    # without the budget: 49 × 6 = 294 attempts; with it: 49 first attempts + about 21 retries
+    assert report.retries <= 22
+    assert len(transport.requests) == report.requests <= 50 + 22
+
+
+def test_whole_batch_rejection_is_bisected_to_the_bad_rows() -> None:
+    bad = {"r3", "r17", "r18"}
+
+    def reject_bad(request: WireRequest) -> WireReply:
+        found = bad & set(ids_in(request))
+        if found:
+            raise Rejected(f"INVALID_ARGUMENT: bad vector {sorted(found)[0]}", status="INVALID_ARGUMENT")
+        return OK
+
+    client, transport = client_with(reject_bad, batch_size=20, on_error="report")
+    report = client.upsert(rows(40))
+    assert report.written == 37
+    assert sorted(report.failed_ids) == sorted(bad)
+    by_id = {f.ids[0]: f for f in report.failures}
+    assert "bad vector r3" in by_id["r3"].error and not by_id["r3"].retryable
+    arrived = {i for r in transport.requests if not (bad & set(ids_in(r))) for i in ids_in(r)}
+    assert arrived == {f"r{i}" for i in range(40)} - bad
+
+
+def test_auth_error_stops_at_once_without_retries() -> None:
+    def unauthorized(request: WireRequest) -> WireReply:
+        raise AuthError("UNAUTHENTICATED: bad api key", status=401)
+
+    client, transport = client_with(unauthorized, max_concurrency=1)
+    with pytest.raises(AuthError, match="bad api key"):
+        client.upsert(rows(1000))
+    assert len(transport.requests) == 1
+
+
+def test_unreachable_host_is_fatal_after_retries() -> None:
+    def refused(request: WireRequest) -> WireReply:
+        raise ConnectError("127.0.0.1:1: cannot connect: connection refused")
+
+    sleeps: list[float] = []
+    client, transport = client_with(refused, sleeps, max_concurrency=1, max_retries=3)
+    with pytest.raises(ConnectError, match="cannot connect"):
+        client.upsert(rows(1000))
+    assert len(transport.requests) == 4 and len(sleeps) == 3
+
+
+def test_connect_errors_after_success_are_failed_rows_not_fatal() -> None:
+    state = {"n": 0}
+
+    def dies(request: WireRequest) -> WireReply:
+        state["n"] += 1
+        if state["n"] > 1:
+            raise ConnectError("cannot connect: connection refused")
+        return OK
+
+    client, _ = client_with(dies, max_concurrency=1, max_retries=1, on_error="report")
+    report = client.upsert(rows(30))
+    assert report.written == 10 and report.failed == 20
+    assert all(f.retryable and f.error_type == "ConnectError" for f in report.failures)
+
+
+def test_row_larger_than_a_request_fails_alone() -> None:
+    client, _ = client_with(lambda r: OK, max_batch_bytes=2048, on_error="report")
+    data = [*rows(5), {"id": "huge", "values": [1.0] * 4, "metadata": {"text": "x" * 4000}}]
+    report = client.upsert(data)
+    assert report.written == 5 and report.failed_ids == ["huge"]
+    assert "a request takes at most 2048" in report.failures[0].error
+
+
+def test_on_error_fail_raises_with_the_report() -> None:
+    client, _ = client_with(lambda r: OK)
+    with pytest.raises(WriteFailed) as info:
+        client.upsert([*rows(3), {"id": "bad", "values": [1.0]}])
+    assert info.value.report.written == 3 and info.value.report.failed_ids == ["bad"]
+    assert "vector has 1 dimensions" in str(info.value)
+
+
+def test_a_bug_in_a_sender_is_raised_not_swallowed() -> None:
+    def broken(request: WireRequest) -> WireReply:
+        raise RuntimeError("boom")
+
+    client, _ = client_with(broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        client.upsert(rows(5))
+
+
+def test_rate_budget_paces_the_write() -> None:
+    sleeps: list[float] = []
+    client, _ = client_with(lambda r: OK, sleeps, max_rows_per_second=50, max_concurrency=1)
+    client.upsert(rows(100))
+    assert sum(sleeps) >= 0.9  # 100 rows at 50/s after a 50-row burst: about one second of waiting
+
+
+def test_arrow_input_reaches_the_wire_as_the_same_float32_bytes() -> None:
+    import pyarrow as pa
+
+    matrix = np.random.default_rng(3).standard_normal((25, 16)).astype(np.float32)
+    table = pa.table({"id": [f"a{i}" for i in range(25)], "values": list(matrix)})
+    client, transport = client_with(lambda r: OK)
+    assert client.upsert(table).written == 25
+    got = {
+        v.id: np.asarray(v.values, np.float32)
+        for r in transport.requests
+        for v in pb.UpsertRequest.FromString(r.body).vectors
+    }
+    for i in range(25):
+        assert got[f"a{i}"].tobytes() == matrix[i].tobytes()

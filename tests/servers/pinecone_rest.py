@@ -1,0 +1,318 @@
+"""A Pinecone-protocol REST test server: ``POST /vectors/upsert`` with a fault script and a control API.
+
+The body is Pinecone's: ``{"vectors": [{"id", "values", "sparseValues": {"indices", "values"},
+"metadata"}], "namespace"}``, decoded with orjson; values are kept as the float32 of the JSON
+numbers, so tests compare them byte for byte. The reply is ``{"upsertedCount": n}``; errors
+are ``{"code", "message", "details"}`` with Pinecone's statuses: 400 rejected, 401 bad key,
+429 throttled (with ``Retry-After``), 503 unavailable; a dropped request gets its socket closed
+without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`` on every reply.
+
+The control API (``/_control/...``) lets a test in another process read what arrived and
+set the script; the gRPC server runs the same HTTP server beside it with upserts switched off:
+
+    GET  /_control/arrived   msgpack of ``Arrived``        POST /_control/script  JSON ``FaultScript``
+    GET  /_control/script    JSON of the current script    POST /_control/reset   forget everything
+    GET  /_control/health    "ok"
+
+``python -m tests.servers.pinecone_rest --port 0`` prints ``PORT <n>`` and ``CONTROL <n>`` on
+stdout, then serves until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import socket
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any
+
+import msgspec
+import numpy as np
+import orjson
+
+from .script import (
+    ArrivedVector,
+    Decoded,
+    ServerState,
+    Verdict,
+    decode_script,
+    encode_arrived,
+    encode_script,
+    serve_upsert,
+)
+
+__all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_until_signal"]
+
+UPSERT_PATH = "/vectors/upsert"
+CONTROL_PREFIX = "/_control/"
+
+# Pinecone's error bodies carry the gRPC code number beside the HTTP status.
+_STATUS: dict[str, tuple[int, int]] = {
+    "rejected": (400, 3),
+    "unauthenticated": (401, 16),
+    "throttled": (429, 8),
+    "over_quota": (429, 8),
+    "unavailable": (503, 14),
+}
+
+
+def decode_rest(body: bytes) -> Decoded:
+    """Pinecone's upsert JSON as ``Decoded``; ``ValueError`` names what is malformed."""
+    doc = orjson.loads(body)  # orjson.JSONDecodeError is a ValueError
+    if not isinstance(doc, dict) or not isinstance(doc.get("vectors"), list):
+        raise ValueError("the body needs a list 'vectors'")
+    namespace = doc.get("namespace", "")
+    if not isinstance(namespace, str):
+        raise ValueError("'namespace' must be a string")
+    return Decoded(namespace, [_decode_vector(i, item) for i, item in enumerate(doc["vectors"])])
+
+
+def _decode_vector(i: int, item: Any) -> ArrivedVector:
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
+        raise ValueError(f"vectors[{i}] needs a non-empty string 'id'")
+    sparse = item.get("sparseValues")
+    indices = sparse_values = None
+    if sparse is not None:
+        if not isinstance(sparse, dict):
+            raise ValueError(f"vectors[{i}].sparseValues must be an object")
+        indices = _numbers(sparse.get("indices", []), f"vectors[{i}].sparseValues.indices", "<u4").tolist()
+        sparse_values = _numbers(
+            sparse.get("values", []), f"vectors[{i}].sparseValues.values", "<f4"
+        ).tobytes()
+        if len(indices) * 4 != len(sparse_values):
+            raise ValueError(f"vectors[{i}].sparseValues: indices and values differ in length")
+    metadata = item.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ValueError(f"vectors[{i}].metadata must be an object")
+    return ArrivedVector(
+        id=item["id"],
+        values_f32=_numbers(item.get("values", []), f"vectors[{i}].values", "<f4").tobytes(),
+        sparse_indices=indices,
+        sparse_values_f32=sparse_values,
+        metadata=metadata,
+    )
+
+
+def _numbers(value: Any, where: str, dtype: str) -> np.ndarray:
+    # no dtype first: numpy would quietly parse strings such as "1.5" into numbers
+    array = np.asarray(value)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "fiu"):
+        raise ValueError(f"{where} must be a list of numbers")
+    return array.astype(dtype)
+
+
+def count_rest(body: bytes) -> int:
+    """The noop count: one ``"id"`` key per vector (metadata keys named "id" count too)."""
+    return body.count(b'"id"')
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    server_version = "pinecone-test"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    timeout = 300  # idle keep-alive connections close after this
+    server: _Server
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        path = self.path.partition("?")[0]
+        if path == UPSERT_PATH and self.server.upserts:
+            self._upsert(body)
+        elif path.startswith(CONTROL_PREFIX):
+            self._control("POST", path[len(CONTROL_PREFIX) :], body)
+        else:
+            self._reply(404, b"not found", "text/plain")
+
+    def do_GET(self) -> None:
+        self._read_body()
+        path = self.path.partition("?")[0]
+        if path.startswith(CONTROL_PREFIX):
+            self._control("GET", path[len(CONTROL_PREFIX) :], b"")
+        else:
+            self._reply(404, b"not found", "text/plain")
+
+    def _read_body(self) -> bytes:
+        # read the whole body whatever the route: leftovers would be parsed as the next request
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._read_chunked()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self) -> bytes:
+        parts = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline()
+
+    def _upsert(self, body: bytes) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        verdict = serve_upsert(
+            self.server.state,
+            body,
+            headers=headers,
+            api_key=headers.get("api-key"),
+            decode=decode_rest,
+            count=count_rest,
+        )
+        if verdict.outcome == "dropped":
+            self._drop()
+        elif verdict.outcome == "ok":
+            self._reply(200, orjson.dumps({"upsertedCount": verdict.upserted}))
+        else:
+            self._error(verdict)
+
+    def _error(self, verdict: Verdict) -> None:
+        status, code = _STATUS[verdict.outcome]
+        extra = {}
+        if status == 429:
+            extra["Retry-After"] = format(verdict.retry_after_s, "g")
+        body = orjson.dumps({"code": code, "message": verdict.message, "details": []})
+        self._reply(status, body, extra=extra)
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _control(self, verb: str, name: str, body: bytes) -> None:
+        state = self.server.state
+        if verb == "GET" and name == "arrived":
+            self._reply(200, encode_arrived(state.snapshot()), "application/msgpack")
+        elif verb == "GET" and name == "script":
+            self._reply(200, encode_script(state.script))
+        elif verb == "GET" and name == "health":
+            self._reply(200, b"ok", "text/plain")
+        elif verb == "POST" and name == "script":
+            try:
+                state.set_script(decode_script(body or b"{}"))
+            except msgspec.DecodeError as exc:
+                self._reply(400, str(exc).encode(), "text/plain")
+                return
+            self._reply(200, encode_script(state.script))
+        elif verb == "POST" and name == "reset":
+            state.reset()
+            self._reply(200, b"{}")
+        else:
+            self._reply(404, b"no such control endpoint", "text/plain")
+
+    def _reply(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: one line per request would flood the test output."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # many clients connecting at once
+
+    def __init__(self, port: int, state: ServerState, upserts: bool) -> None:
+        self.state = state
+        self.upserts = upserts
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Wake every keep-alive thread blocked on its socket: it reads EOF, then closes the socket."""
+        with self._open_lock:
+            sockets = list(self._open)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # a client going away is no news
+            super().handle_error(request, client_address)
+
+
+class PineconeRestServer:
+    """The REST server in a daemon thread on 127.0.0.1; ``upserts=False`` serves the control API only."""
+
+    def __init__(self, port: int = 0, state: ServerState | None = None, *, upserts: bool = True) -> None:
+        self.state = state or ServerState()
+        self._httpd = _Server(port, self.state, upserts)
+        self.port: int = self._httpd.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> PineconeRestServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"rest-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.close_connections()
+        self._httpd.server_close()
+
+    def __enter__(self) -> PineconeRestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_until_signal(port: int, control_port: int) -> None:
+    """Announce the ports on stdout (the parent reads them) and block until SIGTERM or SIGINT."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    print(f"PORT {port}", flush=True)
+    print(f"CONTROL {control_port}", flush=True)
+    while not stop.wait(0.5):
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
+    args = parser.parse_args(argv)
+    with PineconeRestServer(args.port) as server:
+        serve_until_signal(server.port, server.port)
+
+
+if __name__ == "__main__":
+    main()

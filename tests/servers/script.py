@@ -1,0 +1,370 @@
+"""The fault script and the record of what arrived, shared by the REST and gRPC test servers.
+
+A test scripts what the server answers instead of mocking calls. ``FaultScript`` says which
+requests fail and how; ``ServerState`` admits each upsert under one lock, decides its fault,
+records it, and keeps the final state per (namespace, id) with upsert semantics (the last
+accepted write of an id wins, whole: values, sparse values and metadata).
+
+Each request takes at most one fault, decided on arrival in this order:
+
+1. ``api_key`` set and the request's key missing or different: unauthenticated (counts nothing down);
+2. ``drop_first``: the connection is dropped without a reply (REST closes the socket; gRPC
+   cancels the stream from the server, which the client sees as ``CANCELLED``);
+3. ``throttle_first``: throttled (429 with ``Retry-After`` / ``RESOURCE_EXHAUSTED`` with
+   ``grpc-retry-pushback-ms``), both from ``retry_after_s``;
+4. ``fail_first``: unavailable (503 / ``UNAVAILABLE``);
+5. ``max_in_flight``: throttled while more than that many upserts are in flight (this one included).
+
+The "first N" counters count down from the moment the script is set. A request that gets no
+fault waits ``delay_s``, is decoded, and is rejected whole (400 / ``INVALID_ARGUMENT``) when
+it holds an id of ``reject_ids`` or a dense vector whose length is not ``dimension``, as
+Pinecone rejects a request whole; otherwise it is applied. ``noop`` skips decoding and
+recording of bodies: the reply counts the vectors cheaply, for throughput runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+import numpy as np
+
+__all__ = [
+    "Admission",
+    "Arrived",
+    "ArrivedRequest",
+    "ArrivedVector",
+    "Decoded",
+    "FaultScript",
+    "Outcome",
+    "ServerState",
+    "Verdict",
+    "decode_arrived",
+    "decode_script",
+    "encode_arrived",
+    "encode_script",
+    "rejection_message",
+    "serve_upsert",
+]
+
+Outcome = Literal["ok", "rejected", "unauthenticated", "dropped", "throttled", "over_quota", "unavailable"]
+Fault = Literal["unauthenticated", "dropped", "throttled", "over_quota", "unavailable"]
+
+
+class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the server does to the upserts that arrive after it is set; the default serves every one."""
+
+    throttle_first: int = 0
+    retry_after_s: float = 0.05  # Retry-After header (fractional, for fast tests) / pushback in ms
+    fail_first: int = 0
+    drop_first: int = 0
+    delay_s: float = 0.0
+    reject_ids: frozenset[str] = frozenset()
+    dimension: int | None = None  # reject dense vectors of another length, like an index of this dimension
+    api_key: str | None = None  # required key, when set
+    max_in_flight: int | None = None  # throttle above this many concurrent upserts
+    noop: bool = False
+
+
+class ArrivedVector(msgspec.Struct, frozen=True, kw_only=True):
+    """One vector as it arrived; float fields are little-endian float32 bytes so they compare exactly."""
+
+    id: str
+    values_f32: bytes = b""
+    sparse_indices: list[int] | None = None
+    sparse_values_f32: bytes | None = None
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.frombuffer(self.values_f32, dtype="<f4")
+
+    @property
+    def sparse(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.sparse_indices is None:
+            return None
+        values = np.frombuffer(self.sparse_values_f32 or b"", dtype="<f4")
+        return np.asarray(self.sparse_indices, dtype=np.uint32), values
+
+
+class ArrivedRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One upsert request: raw body, headers (lower-cased keys), decoded vectors and what it was answered."""
+
+    seq: int  # 1-based arrival order since the last reset
+    outcome: Outcome
+    body: bytes  # empty in noop mode
+    size: int  # body length in bytes, also in noop mode
+    headers: dict[str, str]
+    api_key: str | None
+    namespace: str = ""
+    vectors: list[ArrivedVector] = []
+    vector_count: int = 0  # len(vectors), or the cheap count in noop mode
+    message: str = ""  # the error message sent, if any
+    started_s: float = 0.0  # monotonic seconds since the last reset, at arrival
+    replied_s: float = 0.0  # ... when the reply was decided
+
+    @property
+    def ids(self) -> list[str]:
+        return [v.id for v in self.vectors]
+
+
+class Arrived(msgspec.Struct, frozen=True, kw_only=True):
+    """A snapshot of a server: every upsert request, the final vectors, and concurrency figures."""
+
+    requests: list[ArrivedRequest] = []
+    namespaces: dict[str, dict[str, ArrivedVector]] = {}  # namespace -> id -> last accepted write
+    peak_in_flight: int = 0
+    in_flight: int = 0
+
+    @property
+    def accepted(self) -> list[ArrivedRequest]:
+        return [r for r in self.requests if r.outcome == "ok"]
+
+    @property
+    def final(self) -> dict[tuple[str, str], ArrivedVector]:
+        """The final state per (namespace, id)."""
+        return {(ns, vid): v for ns, vectors in self.namespaces.items() for vid, v in vectors.items()}
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.requests if r.outcome == outcome)
+
+    def ids(self, namespace: str = "") -> set[str]:
+        return set(self.namespaces.get(namespace, {}))
+
+    def vector(self, vector_id: str, namespace: str = "") -> ArrivedVector:
+        return self.namespaces[namespace][vector_id]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The server's decision for one request on arrival."""
+
+    seq: int
+    started_s: float
+    script: FaultScript
+    fault: Fault | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """An upsert request as a server decoded it."""
+
+    namespace: str
+    vectors: list[ArrivedVector]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to answer; each server maps it to its statuses."""
+
+    outcome: Outcome
+    upserted: int = 0
+    message: str = ""
+    retry_after_s: float = 0.0
+
+
+def rejection_message(script: FaultScript, vectors: list[ArrivedVector]) -> str | None:
+    """Why a request is rejected whole, naming the ids at fault; ``None`` when it is accepted."""
+    bad = sorted({v.id for v in vectors if v.id in script.reject_ids})
+    if bad:
+        more = " (and more)" if len(bad) > 10 else ""
+        return f"Vector ID {', '.join(repr(i) for i in bad[:10])}{more} rejected"
+    if script.dimension is not None:
+        for v in vectors:
+            dim = len(v.values_f32) // 4
+            if dim and dim != script.dimension:
+                return f"Vector dimension {dim} does not match the dimension of the index {script.dimension}"
+    return None
+
+
+class ServerState:
+    """Thread-safe: the script, its countdowns, in-flight figures, the requests and the final vectors."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every request and vector and go back to the default script."""
+        with self._lock:
+            self._t0 = time.monotonic()
+            self._requests: list[ArrivedRequest] = []
+            self._namespaces: dict[str, dict[str, ArrivedVector]] = {}
+            self._seq = 0
+            self._peak = self._in_flight  # requests still in flight keep counting: they will leave
+            self._set_script(FaultScript())
+
+    def set_script(self, script: FaultScript) -> None:
+        """Replace the script; its "first N" countdowns start now."""
+        with self._lock:
+            self._set_script(script)
+
+    def _set_script(self, script: FaultScript) -> None:
+        self._script = script
+        self._left = {
+            "dropped": script.drop_first,
+            "throttled": script.throttle_first,
+            "unavailable": script.fail_first,
+        }
+
+    @property
+    def script(self) -> FaultScript:
+        return self._script
+
+    def admit(self, api_key: str | None) -> Admission:
+        """Count the request in flight and decide its fault; pair every call with ``leave``."""
+        with self._lock:
+            self._seq += 1
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+            script = self._script
+            return Admission(self._seq, time.monotonic() - self._t0, script, self._fault(script, api_key))
+
+    def _fault(self, script: FaultScript, api_key: str | None) -> Fault | None:
+        if script.api_key is not None and api_key != script.api_key:
+            return "unauthenticated"
+        for fault in ("dropped", "throttled", "unavailable"):
+            if self._left[fault] > 0:
+                self._left[fault] -= 1
+                return fault  # type: ignore[return-value]
+        if script.max_in_flight is not None and self._in_flight > script.max_in_flight:
+            return "over_quota"
+        return None
+
+    def leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def record(
+        self,
+        admission: Admission,
+        verdict: Verdict,
+        *,
+        body: bytes,
+        headers: dict[str, str],
+        api_key: str | None,
+        decoded: Decoded | None,
+    ) -> None:
+        """Keep the request; an accepted one overwrites its vectors in the final state."""
+        vectors = decoded.vectors if decoded is not None else []
+        request = ArrivedRequest(
+            seq=admission.seq,
+            outcome=verdict.outcome,
+            body=b"" if admission.script.noop else body,
+            size=len(body),
+            headers=headers,
+            api_key=api_key,
+            namespace=decoded.namespace if decoded is not None else "",
+            vectors=vectors,
+            vector_count=verdict.upserted if admission.script.noop else len(vectors),
+            message=verdict.message,
+            started_s=admission.started_s,
+            replied_s=time.monotonic() - self._t0,
+        )
+        with self._lock:
+            self._requests.append(request)
+            if verdict.outcome == "ok" and vectors:
+                space = self._namespaces.setdefault(request.namespace, {})
+                for vector in vectors:
+                    space[vector.id] = vector
+
+    def snapshot(self) -> Arrived:
+        with self._lock:
+            return Arrived(
+                requests=list(self._requests),
+                namespaces={ns: dict(vectors) for ns, vectors in self._namespaces.items()},
+                peak_in_flight=self._peak,
+                in_flight=self._in_flight,
+            )
+
+
+def serve_upsert(
+    state: ServerState,
+    body: bytes,
+    *,
+    headers: dict[str, str],
+    api_key: str | None,
+    decode: Callable[[bytes], Decoded],
+    count: Callable[[bytes], int],
+) -> Verdict:
+    """Admit, fault, delay, decode, judge and record one upsert; the in-flight window spans all of it.
+
+    ``decode`` raises ``ValueError`` for a malformed body (answered as a rejection); ``count`` is
+    the cheap vector count of noop mode.
+    """
+    admission = state.admit(api_key)
+    decoded: Decoded | None = None
+    try:
+        script = admission.script
+        if admission.fault is not None:
+            verdict = _fault_verdict(admission.fault, script)
+            if not script.noop:
+                decoded = _try_decode(decode, body)
+        else:
+            if script.delay_s > 0:
+                time.sleep(script.delay_s)
+            if script.noop:
+                verdict = Verdict("ok", upserted=count(body))
+            else:
+                verdict, decoded = _judge(script, decode, body)
+        state.record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
+        return verdict
+    finally:
+        state.leave()
+
+
+def _fault_verdict(fault: Fault, script: FaultScript) -> Verdict:
+    if fault == "unauthenticated":
+        return Verdict("unauthenticated", message="Invalid API Key")
+    if fault == "dropped":
+        return Verdict("dropped")
+    if fault == "unavailable":
+        return Verdict("unavailable", message="The service is temporarily unavailable (fault script)")
+    message = "Too many concurrent requests" if fault == "over_quota" else "Request rate limit exceeded"
+    return Verdict(fault, message=f"{message} (fault script)", retry_after_s=script.retry_after_s)
+
+
+def _try_decode(decode: Callable[[bytes], Decoded], body: bytes) -> Decoded | None:
+    try:
+        return decode(body)
+    except ValueError:
+        return None
+
+
+def _judge(
+    script: FaultScript, decode: Callable[[bytes], Decoded], body: bytes
+) -> tuple[Verdict, Decoded | None]:
+    try:
+        decoded = decode(body)
+    except ValueError as exc:
+        return Verdict("rejected", message=f"Invalid request: {exc}"), None
+    reason = rejection_message(script, decoded.vectors)
+    if reason is not None:
+        return Verdict("rejected", message=reason), decoded
+    return Verdict("ok", upserted=len(decoded.vectors)), decoded
+
+
+# The control API's wire format: msgpack keeps bytes and ints exact and is fast for large snapshots.
+_ARRIVED_DECODER = msgspec.msgpack.Decoder(Arrived)
+_SCRIPT_DECODER = msgspec.json.Decoder(FaultScript)
+
+
+def encode_arrived(arrived: Arrived) -> bytes:
+    return msgspec.msgpack.encode(arrived)
+
+
+def decode_arrived(data: bytes) -> Arrived:
+    return _ARRIVED_DECODER.decode(data)
+
+
+def encode_script(script: FaultScript) -> bytes:
+    return msgspec.json.encode(script)
+
+
+def decode_script(data: bytes) -> FaultScript:
+    return _SCRIPT_DECODER.decode(data)

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import grpc
+import pytest
+from vectordb.connector import errors
+from vectordb.connector.transports import grpc as grpc_transport
+from vectordb.connector.transports import http as http_transport
+
+
+def test_every_grpc_status_code_maps_somewhere() -> None:
+    assert {c.name for c in grpc.StatusCode} <= set(grpc_transport.ERROR_BY_STATUS)
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "retryable", "fatal"),
+    [
+        ("RESOURCE_EXHAUSTED", errors.Throttled, True, False),
+        ("UNAVAILABLE", errors.Unavailable, True, False),
+        ("DEADLINE_EXCEEDED", errors.DeadlineExceeded, True, False),
+        ("INVALID_ARGUMENT", errors.Rejected, False, False),
+        ("UNAUTHENTICATED", errors.AuthError, False, True),
+        ("PERMISSION_DENIED", errors.AuthError, False, True),
+        ("NOT_FOUND", errors.NotFound, False, True),
+    ],
+)
+def test_grpc_status_classes(code: str, kind: type, retryable: bool, fatal: bool) -> None:
+    exc = grpc_transport.error_for_status(code, "details", "idx /VectorService/Upsert", {})
+    assert type(exc) is kind
+    assert exc.retryable is retryable and exc.fatal is fatal
+    assert "details" in str(exc) and "idx" in str(exc)
+
+
+def test_grpc_pushback_becomes_retry_after() -> None:
+    exc = grpc_transport.error_for_status(
+        "RESOURCE_EXHAUSTED", "slow down", "x", {"grpc-retry-pushback-ms": "250"}
+    )
+    assert exc.retry_after_s == 0.25
+
+
+def test_grpc_connect_failure_is_a_connect_error() -> None:
+    exc = grpc_transport.error_for_status("UNAVAILABLE", "failed to connect to all addresses", "x", {})
+    assert isinstance(exc, errors.ConnectError)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, errors.Rejected),
+        (401, errors.AuthError),
+        (403, errors.AuthError),
+        (404, errors.NotFound),
+        (408, errors.Unavailable),
+        (413, errors.Rejected),
+        (422, errors.Rejected),
+        (429, errors.Throttled),
+        (500, errors.Unavailable),
+        (503, errors.Unavailable),
+        (302, errors.ServerError),
+    ],
+)
+def test_every_http_status_class_maps_somewhere(status: int, kind: type) -> None:
+    exc = http_transport.error_for_status(status, b'{"message":"why"}', "POST /vectors/upsert", None)
+    assert type(exc) is kind
+    assert f"HTTP {status}" in str(exc) and "why" in str(exc)
+
+
+def test_retry_after_seconds_and_http_date() -> None:
+    assert http_transport.parse_retry_after("2") == 2.0
+    assert http_transport.parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
+    assert http_transport.parse_retry_after("soon") is None
+    assert http_transport.parse_retry_after(None) is None
+
+
+def test_str_of_every_error_works_without_arguments() -> None:
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        exc = cls("m", None) if cls is errors.WriteFailed else cls("m")
+        assert str(exc) == "m"

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget
+
+
+def test_throttle_halves_and_successes_grow_back() -> None:
+    limit = AimdLimit(8)
+    limit.on_throttle(now=0.0, retry_after_s=None)
+    assert limit.limit == 4
+    for _ in range(4):
+        limit.on_success()
+    assert limit.limit == 5
+
+
+def test_one_decrease_per_epoch() -> None:
+    limit = AimdLimit(16)
+    epoch = limit.epoch
+    for _ in range(5):  # five replies of requests that all started before the first decrease
+        limit.on_throttle(now=0.0, retry_after_s=None, started_epoch=epoch)
+    assert limit.limit == 8
+    limit.on_throttle(now=0.0, retry_after_s=None, started_epoch=limit.epoch)
+    assert limit.limit == 4
+
+
+def test_retry_after_holds_new_starts() -> None:
+    limit = AimdLimit(4)
+    limit.on_throttle(now=10.0, retry_after_s=2.0)
+    assert not limit.can_start(0, now=11.0)
+    assert limit.wait_s(11.0) == 1.0
+    assert limit.can_start(0, now=12.0)
+
+
+def test_backoff_is_full_jitter_capped_and_honours_hint() -> None:
+    backoff = Backoff(base_s=0.1, cap_s=1.0, rand=lambda: 1.0)
+    assert [round(backoff.delay_s(a), 3) for a in (1, 2, 3, 4, 5)] == [0.2, 0.4, 0.8, 1.0, 1.0]
+    assert Backoff(rand=lambda: 0.0).delay_s(1) == 0.0
+    assert Backoff(rand=lambda: 0.0).delay_s(1, retry_after_s=3.0) == 3.0
+
+
+def test_retry_budget_runs_out_and_refills() -> None:
+    budget = RetryBudget(initial=2, max_tokens=3)
+    assert budget.try_spend() and budget.try_spend()
+    assert not budget.try_spend()
+    budget.on_success()
+    assert budget.try_spend()
+
+
+def test_rate_budget_paces_rows() -> None:
+    rate = RateBudget(rows_per_s=100, bytes_per_s=None, now=0.0)
+    assert rate.delay_for(100, 0, now=0.0) == 0.0  # one second's burst
+    assert rate.delay_for(50, 0, now=0.0) == 0.5
+    assert rate.delay_for(50, 0, now=2.0) == 0.0
+
+
+def test_rate_budget_paces_bytes() -> None:
+    rate = RateBudget(rows_per_s=None, bytes_per_s=1000, now=0.0)
+    assert rate.delay_for(1, 3000, now=0.0) == 2.0
+
+
+class AimdMachine(RuleBasedStateMachine):
+    """The limit stays within [1, ceiling] whatever replies arrive, in any order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ceiling = 16
+        self.limit = AimdLimit(self.ceiling)
+        self.now = 0.0
+
+    @rule()
+    def success(self) -> None:
+        before = self.limit.limit
+        self.limit.on_success()
+        assert self.limit.limit in (before, before + 1)
+
+    @rule(stale=st.booleans(), hint=st.one_of(st.none(), st.floats(0, 5)))
+    def throttle(self, stale: bool, hint: float | None) -> None:
+        before = self.limit.limit
+        epoch = self.limit.epoch - 1 if stale else self.limit.epoch
+        self.limit.on_throttle(self.now, hint, epoch)
+        assert self.limit.limit == (before if stale else max(1, before // 2))
+
+    @rule(dt=st.floats(0, 3))
+    def tick(self, dt: float) -> None:
+        self.now += dt
+
+    @invariant()
+    def bounded(self) -> None:
+        assert 1 <= self.limit.limit <= self.ceiling
+        assert not self.limit.can_start(self.limit.limit, self.now)
+
+
+TestAimdMachine = AimdMachine.TestCase

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from vectordb.connector import ConfigError, connect
+from vectordb.connector.client import resolve_options
+from vectordb.connector.options import parse_uri
+
+URI = "pinecone+grpc://127.0.0.1:5081"
+
+
+def test_strings_are_converted_as_spark_sends_them() -> None:
+    opts = resolve_options(
+        {"uri": URI, "batch_size": "50", "max_concurrency": "8", "timeout_s": "2.5", "create": "true"}
+    )
+    assert (opts.batch_size, opts.max_concurrency, opts.timeout_s, opts.create) == (50, 8, 2.5, True)
+
+
+def test_lists_accept_comma_separated_strings() -> None:
+    opts = resolve_options({"uri": URI, "id_from": "a, b", "metadata_columns": "x,y"})
+    assert opts.id_from == ["a", "b"] and opts.metadata_columns == ["x", "y"]
+    assert resolve_options({"uri": URI, "metadata_columns": "*"}).metadata_columns is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "named"),
+    [
+        ({"bach_size": "10"}, "unknown option 'bach_size'"),
+        ({"batch_size": "0"}, "option batch_size"),
+        ({"batch_size": "many"}, "option batch_size"),
+        ({"max_concurrency": "65"}, "option max_concurrency"),
+        ({"on_error": "ignore"}, "option on_error"),
+        ({"on_error": "dead_letter"}, "dead_letter_path"),
+        ({"timeout_s": "-1"}, "option timeout_s"),
+        ({"namespace": "a", "namespace_column": "ns"}, "namespace_column"),
+        ({"api_key_env": "VDB_TEST_SURELY_UNSET"}, "VDB_TEST_SURELY_UNSET"),
+    ],
+)
+def test_bad_options_name_the_option(raw: dict, named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        resolve_options({"uri": URI, **raw})
+
+
+@pytest.mark.parametrize(
+    ("uri", "named"),
+    [
+        ("", "option uri is required"),
+        ("my-index.pinecone.io", "is not SCHEME://"),
+        ("nosuchdb://host", "unknown database scheme 'nosuchdb'"),
+        ("pinecone+grpc://host:notaport", "bad port"),
+        ("pinecone+carrier-pigeon://host", "no transport"),
+        ("pinecone+grpc://index.pinecone.io/extra", "names the index by its host"),
+        ("pinecone://index.pinecone.io", "api_key"),
+    ],
+)
+def test_malformed_uris_are_config_errors(uri: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        connect(uri)
+
+
+def test_api_key_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VDB_TEST_KEY", "s3cr3t-from-env")
+    opts = resolve_options({"uri": URI, "api_key_env": "VDB_TEST_KEY"})
+    assert opts.api_key == "s3cr3t-from-env"
+    assert "s3cr3t" not in repr(opts)
+
+
+def test_api_key_never_in_repr_pickle_roundtrip_or_errors() -> None:
+    opts = resolve_options({"uri": URI, "api_key": "s3cr3t-key", "batch_size": "7"})
+    assert "s3cr3t" not in repr(opts) and "s3cr3t" not in str(opts)
+    assert "api_key=***" in repr(opts)
+    assert pickle.loads(pickle.dumps(opts)).api_key == "s3cr3t-key"
+    with pytest.raises(ConfigError) as info:
+        resolve_options({"uri": URI, "api_key": "s3cr3t-key", "batch_size": "x"})
+    assert "s3cr3t" not in str(info.value)
+    with connect(URI, api_key="s3cr3t-key") as client:
+        assert "s3cr3t" not in repr(client) and "s3cr3t" not in repr(client.engine.transport)
+
+
+def test_batch_size_above_the_database_limit_is_refused() -> None:
+    with pytest.raises(ConfigError, match="batch_size: pinecone takes at most 1000"):
+        connect(URI, batch_size=5000)
+
+
+def test_parse_uri_splits_scheme_and_transport() -> None:
+    uri = parse_uri("qdrant+grpc://db.example:6334/docs?x=1")
+    assert (uri.database, uri.transport, uri.host, uri.port, uri.path, uri.query) == (
+        "qdrant",
+        "grpc",
+        "db.example",
+        6334,
+        "docs",
+        {"x": "1"},
+    )
