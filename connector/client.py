@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import Backend
 from .backends.registry import backend_class
 from .batching import split_rows
-from .errors import ConfigError, WriteFailed
+from .errors import ConfigError
 from .options import BackendOptions, parse_options, parse_uri
+from .policy import enforce
 from .records import VectorRecord
 from .report import BatchFailure, WriteReport
 from .rows import ColumnSpec, DimensionState, Prepared, RowBatch, prepare_arrow, prepare_dicts
@@ -109,10 +110,7 @@ class Client:
                 ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}`` / ``VectorRecord``s.
             namespace: overrides option ``namespace`` for this call.
         """
-        report = self.write(data, namespace)
-        if not report.ok and self.options.on_error == "fail":
-            raise WriteFailed(f"{self.backend.describe()}: {report!r}", report)
-        return report
+        return enforce(self.write(data, namespace), self.options.on_error, self.backend.describe())
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise."""

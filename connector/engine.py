@@ -132,6 +132,24 @@ class Engine:
     # -- one batch, on a sender thread ------------------------------------------------------------
 
     def _deliver(self, batch: RowBatch, request: WireRequest, report: WriteReport) -> None:
+        """Send one batch until it lands or fails; every row ends in ``report``."""
+        error, attempts = self._attempt(batch, request, report)
+        if error is None:
+            return
+        if (
+            isinstance(error, Rejected)
+            and self.backend.bisect_rejections
+            and len(batch) > 1
+            and not error.fatal
+        ):
+            self._bisect(batch, error, report)
+        else:
+            self._give_up(batch, error, attempts, report)
+
+    def _attempt(
+        self, batch: RowBatch, request: WireRequest, report: WriteReport
+    ) -> tuple[ConnectorError | None, int]:
+        """Send with retries; ``(None, n)`` once the reply is accounted for, else the last error."""
         attempts = 0
         while True:
             attempts += 1
@@ -143,17 +161,10 @@ class Engine:
                 reply = self.transport.send(request, timeout_s=self.options.timeout_s)
                 outcome = self.backend.outcome_of(batch, reply)
             except (ServerError, TransportError) as exc:
-                if self._fatal is not None:
-                    self._fail(report, batch, exc, attempts, note="not retried: the write stopped")
-                    return
-                if not self._should_retry(exc, attempts, epoch, report):
-                    self._give_up(batch, exc, attempts, report)
-                    return
-                self._sleep(
-                    self._backoff.delay_s(
-                        attempts, exc.retry_after_s if isinstance(exc, ServerError) else None
-                    )
-                )
+                if self._fatal is not None or not self._should_retry(exc, attempts, epoch, report):
+                    return exc, attempts
+                hint = exc.retry_after_s if isinstance(exc, ServerError) else None
+                self._sleep(self._backoff.delay_s(attempts, hint))
                 continue
             with self._cond:
                 self._reached_server = True
@@ -164,7 +175,26 @@ class Engine:
                     report.failed += len(failure.ids)
                     report.failures.append(failure)
                 self._cond.notify_all()
-            return
+            return None, attempts
+
+    def _bisect(self, batch: RowBatch, error: Rejected, report: WriteReport) -> None:
+        """Split a rejected batch until only the rows the server refuses are left.
+
+        When both halves are refused with the parent's very message, the cause is the whole batch
+        (a dimension that does not match the index, say), not some rows: both halves fail as they
+        are, which costs 3 requests instead of the 2n - 1 of splitting down to single rows.
+        """
+        mid = len(batch) // 2
+        halves = (batch.slice(0, mid), batch.slice(mid, len(batch)))
+        results = [self._attempt(half, self.backend.request_for(half), report) for half in halves]
+        same = all(isinstance(err, Rejected) and str(err) == str(error) for err, _ in results)
+        for half, (err, attempts) in zip(halves, results, strict=True):
+            if err is None:
+                continue
+            if isinstance(err, Rejected) and len(half) > 1 and not same and not err.fatal:
+                self._bisect(half, err, report)
+            else:
+                self._give_up(half, err, attempts, report)
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int, report: WriteReport) -> bool:
         with self._cond:
@@ -179,15 +209,11 @@ class Engine:
             return True
 
     def _give_up(self, batch: RowBatch, exc: ConnectorError, attempts: int, report: WriteReport) -> None:
-        """Account for a batch that will not be retried: bisect a rejection, stop on a fatal error."""
+        """Account for a batch that will not be sent again; a fatal error stops the whole write."""
         if exc.fatal or (isinstance(exc, ConnectError) and not self._reached_server):
             self._set_fatal(exc)
-        elif isinstance(exc, Rejected) and self.backend.bisect_rejections and len(batch) > 1:
-            mid = len(batch) // 2
-            for part in (batch.slice(0, mid), batch.slice(mid, len(batch))):
-                self._deliver(part, self.backend.request_for(part), report)
-            return
-        self._fail(report, batch, exc, attempts)
+        note = "not retried: the write stopped" if self._fatal is not None and self._fatal is not exc else ""
+        self._fail(report, batch, exc, attempts, note)
 
     def _fail(
         self, report: WriteReport, batch: RowBatch, exc: ConnectorError, attempts: int, note: str = ""

@@ -9,3 +9,5 @@ ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "proto" / "gen"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
+
+pytest_plugins = ["tests.servers.fixtures"]

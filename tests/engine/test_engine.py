@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pinecone_upsert_pb2 as pb
 import pytest
+
 from vectordb.connector import (
     AuthError,
     Client,
@@ -241,3 +242,16 @@ def test_arrow_input_reaches_the_wire_as_the_same_float32_bytes() -> None:
     }
     for i in range(25):
         assert got[f"a{i}"].tobytes() == matrix[i].tobytes()
+
+
+def test_a_rejection_of_every_row_is_not_split_down_to_single_rows() -> None:
+    def wrong_dimension(request: WireRequest) -> WireReply:
+        raise Rejected("INVALID_ARGUMENT: Vector dimension 4 does not match the dimension of the index 8")
+
+    client, transport = client_with(wrong_dimension, batch_size=64, on_error="report")
+    report = client.upsert(rows(128))
+    assert report.written == 0 and report.failed == 128
+    assert len(transport.requests) == 2 * 3  # each batch, then its two halves: the cause is not a row
+    assert {f.error for f in report.failures} == {
+        "INVALID_ARGUMENT: Vector dimension 4 does not match the dimension of the index 8"
+    }

@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+
 from vectordb.connector.batching import split_rows
 
 

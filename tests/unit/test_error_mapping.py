@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
+
 from vectordb.connector import errors
 from vectordb.connector.transports import grpc as grpc_transport
 from vectordb.connector.transports import http as http_transport

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
 from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+
 from vectordb.connector import ConfigError, connect
 from vectordb.connector.client import resolve_options
 from vectordb.connector.options import parse_uri

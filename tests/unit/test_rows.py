@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from vectordb.connector import ConfigError
 from vectordb.connector.rows import (
     ColumnSpec,

@@ -7,6 +7,7 @@ import orjson
 import pinecone_upsert_pb2 as pb
 import pytest
 from google.protobuf import json_format
+
 from vectordb.connector.backends.pinecone import encode_grpc, encode_json
 from vectordb.connector.protowire import FieldReader, encode_struct, varint
 from vectordb.connector.rows import RowBatch

@@ -1,0 +1,24 @@
+"""The ``on_error`` policy, applied in one place for the client, Spark's commit and Beam's sink.
+
+``fail``: any failed row raises ``WriteFailed`` with the counts and the first reasons.
+``report`` and ``dead_letter``: the write succeeds; the caller has counted or stored the failures.
+"""
+
+from __future__ import annotations
+
+from .errors import WriteFailed
+from .report import WriteReport
+
+__all__ = ["enforce"]
+
+
+def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
+    """Raise ``WriteFailed`` if the policy is ``fail`` and any row failed; else return the report."""
+    if on_error == "fail" and not report.ok:
+        sample = ", ".join(report.failed_ids[:5])
+        raise WriteFailed(
+            f"{target}: {report.failed} of {report.written + report.failed} rows failed (first ids: {sample}); "
+            f"{report!r}. Set on_error='report' or 'dead_letter' to keep the rows that did land without failing.",
+            report,
+        )
+    return report

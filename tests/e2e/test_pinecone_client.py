@@ -1,0 +1,146 @@
+"""The client against the project's Pinecone-protocol servers (REST and gRPC), over real sockets."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.servers.fixtures import ServerHandle, start_server
+from vectordb.connector import AuthError, ConnectError, connect
+
+DIM = 16
+
+
+@pytest.fixture(params=["grpc", "rest"])
+def server(request: pytest.FixtureRequest):
+    with start_server(request.param) as handle:
+        yield handle
+
+
+def table(n: int, *, seed: int = 0, start: int = 0) -> tuple[pa.Table, np.ndarray]:
+    matrix = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    offsets = pa.array(np.arange(0, (n + 1) * DIM, DIM, dtype=np.int32))
+    sparse = [{"indices": [i, i + 10], "values": [0.5, float(i)]} if i % 3 == 0 else None for i in range(n)]
+    t = pa.table(
+        {
+            "id": [f"doc-{start + i}" for i in range(n)],
+            "values": pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1))),
+            "sparse": pa.array(
+                sparse,
+                type=pa.struct([("indices", pa.list_(pa.int64())), ("values", pa.list_(pa.float32()))]),
+            ),
+            "title": [f"title {i}" for i in range(n)],
+            "year": [2000 + i % 20 for i in range(n)],
+        }
+    )
+    return t, matrix
+
+
+def test_everything_arrives_exactly(server: ServerHandle) -> None:
+    data, matrix = table(250)
+    with connect(
+        server.uri, api_key="k-123", namespace="docs", sparse_column="sparse", batch_size=40
+    ) as client:
+        report = client.upsert(data)
+    assert report.ok and report.written == 250 and report.requests == 7
+    arrived = server.arrived()
+    assert arrived.ids("docs") == {f"doc-{i}" for i in range(250)}
+    assert {r.api_key for r in arrived.requests} == {"k-123"}
+    for i in range(250):
+        v = arrived.vector(f"doc-{i}", "docs")
+        assert v.values.tobytes() == matrix[i].tobytes()
+        assert v.metadata == {"title": f"title {i}", "year": 2000 + i % 20}
+        if i % 3 == 0:
+            assert v.sparse_indices == [i, i + 10]
+            assert np.frombuffer(v.sparse_values_f32, "<f4").tolist() == [0.5, float(i)]
+        else:
+            assert v.sparse_indices is None
+    assert report.bytes_sent == sum(r.size for r in arrived.requests)
+
+
+def test_throttling_with_retry_hints_ends_with_everything_written(server: ServerHandle) -> None:
+    server.script(throttle_first=5, retry_after_s=0.05)
+    data, _ = table(200)
+    with connect(server.uri, batch_size=20, max_concurrency=4) as client:
+        report = client.upsert(data)
+        limit_after = client.engine.limit.limit
+    assert report.ok and report.written == 200
+    assert report.throttled == 5 and report.retries == 5
+    assert server.arrived().count("throttled") == 5
+    assert len(server.arrived().ids()) == 200
+    assert limit_after <= 4
+
+
+def test_concurrency_quota_is_found_by_aimd(server: ServerHandle) -> None:
+    server.script(max_in_flight=2, delay_s=0.02)
+    data, _ = table(400)
+    with connect(server.uri, batch_size=10, max_concurrency=16, max_retries=20) as client:
+        report = client.upsert(data)
+    assert report.ok and len(server.arrived().ids()) == 400
+    assert report.throttled > 0
+    # after the first halvings most requests fit the quota: throttled replies stay a minority
+    assert report.throttled < report.requests / 2
+
+
+def test_unavailable_and_dropped_connections_are_retried_without_duplicates(server: ServerHandle) -> None:
+    server.script(fail_first=2, drop_first=2)
+    data, _ = table(100)
+    with connect(server.uri, batch_size=10) as client:
+        report = client.upsert(data)
+    assert report.ok and report.retries == 4
+    arrived = server.arrived()
+    assert len(arrived.ids()) == 100
+    assert sum(r.vector_count for r in arrived.accepted) == 100
+
+
+def test_slow_replies_past_the_timeout_fail_as_retryable(server: ServerHandle) -> None:
+    server.script(delay_s=0.5)
+    data, _ = table(10)
+    with connect(server.uri, batch_size=10, timeout_s=0.1, max_retries=1, on_error="report") as client:
+        report = client.upsert(data)
+    assert report.failed == 10
+    (failure,) = report.failures
+    assert failure.error_type == "DeadlineExceeded" and failure.retryable and failure.attempts == 2
+
+
+def test_rejected_ids_fail_alone_with_the_servers_reason(server: ServerHandle) -> None:
+    bad = {"doc-7", "doc-55", "doc-56"}
+    server.script(reject_ids=frozenset(bad))
+    data, _ = table(100)
+    with connect(server.uri, batch_size=25, on_error="report") as client:
+        report = client.upsert(data)
+    assert report.written == 97 and sorted(report.failed_ids) == sorted(bad)
+    for failure in report.failures:
+        assert failure.ids[0] in failure.error and not failure.retryable
+    assert server.arrived().ids() == {f"doc-{i}" for i in range(100)} - bad
+
+
+def test_wrong_api_key_stops_at_once(server: ServerHandle) -> None:
+    server.script(api_key="right")
+    data, _ = table(500)
+    with (
+        connect(server.uri, api_key="wrong", batch_size=10, max_concurrency=1) as client,
+        pytest.raises(AuthError) as info,
+    ):
+        client.upsert(data)
+    assert "wrong" not in str(info.value)
+    assert len(server.arrived().requests) == 1
+
+
+def test_unreachable_host_fails_fast_with_a_clear_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound but not listening: connections are refused
+        for scheme in ("pinecone+grpc", "pinecone"):
+            started = time.monotonic()
+            with (
+                connect(f"{scheme}://127.0.0.1:{port}", max_retries=2) as client,
+                pytest.raises(ConnectError) as info,
+            ):
+                client.upsert([{"id": "a", "values": [1.0, 2.0]}])
+            assert "cannot connect" in str(info.value)
+            assert time.monotonic() - started < 10
