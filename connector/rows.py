@@ -13,7 +13,7 @@ viewed as an (n, dim) matrix; other float types are converted once per batch.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -411,22 +411,8 @@ def _assemble(
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    # ids
-    seen: dict[Any, int] = {}
-    for i, key in enumerate(cols.ids):
-        if key is None:
-            refuse([i], "missing id")
-        elif isinstance(key, str):
-            if not key:
-                refuse([i], "empty id")
-            elif len(key) > rules.max_id_length:
-                refuse([i], f"id is {len(key)} characters long; the limit is {rules.max_id_length}")
-        elif not isinstance(key, int):
-            refuse([i], f"id {key!r} is neither a string nor an integer")
-        if i not in reasons:
-            first = seen.setdefault(key, i)
-            if first != i:
-                refuse([i], f"duplicate id {key!r} (also in row {first} of the same input)")
+    if not _ids_all_fine(cols.ids, rules):  # the per-row walk only when something is wrong
+        _check_ids(cols.ids, rules, refuse, reasons)
 
     # dense vectors
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
@@ -480,8 +466,53 @@ def _assemble(
     )
 
 
+def _ids_all_fine(ids: list[Any], rules: RowRules) -> bool:
+    """True when every id is a unique, non-empty string (or int) within the length limit: the usual case."""
+    if not ids:
+        return True
+    try:
+        if len(set(ids)) != len(ids):
+            return False
+    except TypeError:  # an unhashable id: the walk refuses it
+        return False
+    if all(type(i) is str for i in ids):
+        return min(map(len, ids)) > 0 and max(map(len, ids)) <= rules.max_id_length
+    return all(type(i) is int for i in ids)
+
+
+def _check_ids(
+    ids: list[Any], rules: RowRules, refuse: Callable[[Iterable[int], str], None], reasons: dict[int, str]
+) -> None:
+    """The per-row walk: missing, empty, too long, wrongly typed and duplicate ids."""
+    seen: dict[Any, int] = {}
+    for i, key in enumerate(ids):
+        if key is None:
+            refuse([i], "missing id")
+        elif isinstance(key, str):
+            if not key:
+                refuse([i], "empty id")
+            elif len(key) > rules.max_id_length:
+                refuse([i], f"id is {len(key)} characters long; the limit is {rules.max_id_length}")
+        elif not isinstance(key, int):
+            refuse([i], f"id {key!r} is neither a string nor an integer")
+        if i not in reasons:
+            first = seen.setdefault(key, i)
+            if first != i:
+                refuse([i], f"duplicate id {key!r} (also in row {first} of the same input)")
+
+
 def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Per row: all values finite (rows not in ``rows`` count as finite)."""
+    n = len(rows)
+    if n and flat.size and flat.size % n == 0 and (np.diff(offsets) == flat.size // n).all():
+        # one pass, no n×dim temporary: a row with NaN or inf has a non-finite sum; a non-finite sum
+        # can also be an overflow of large finite values, so those few rows are checked exactly
+        matrix = flat.reshape(n, -1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.isfinite(matrix.sum(axis=1))
+        for row in np.flatnonzero(~out):
+            out[row] = bool(np.isfinite(matrix[row]).all())
+        return out | ~rows
     bad = ~np.isfinite(flat)
     if not bad.any():
         return np.ones(len(rows), dtype=bool)
@@ -542,8 +573,14 @@ def _group(
     matrix = _matrix(cols, dense_ok, dim.value)
     # one batch per (namespace, has a dense vector): a batch's rows are all dense or all sparse-only
     groups: dict[tuple[Any, bool], list[int]] = {}
-    for row in np.flatnonzero(keep):
-        groups.setdefault((ns_values[row], bool(dense_ok[row])), []).append(int(row))
+    if len(set(ns_values)) == 1:  # the usual case: no per-row namespace, no walk over the rows
+        for dense in (True, False):
+            rows = np.flatnonzero(keep & (dense_ok == dense)).tolist()
+            if rows:
+                groups[(ns_values[0], dense)] = rows
+    else:
+        for row in np.flatnonzero(keep):
+            groups.setdefault((ns_values[row], bool(dense_ok[row])), []).append(int(row))
     for (ns, dense), rows in groups.items():
         every = len(rows) == cols.n
         vectors = None

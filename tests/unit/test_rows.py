@@ -205,3 +205,10 @@ def test_id_from_is_deterministic() -> None:
     assert first.batches[0].ids == again.batches[0].ids
     assert first.batches[0].ids[0] == derive_id(["a", 1]) != derive_id(["a", 2])
     assert first.batches[0].metadata == [{"doc": "a", "chunk": 1}, {"doc": "a", "chunk": 2}]
+
+
+def test_huge_finite_values_are_not_mistaken_for_infinity() -> None:
+    big = np.finfo(np.float32).max
+    prepared = prep([{"id": "a", "values": [big, big, big, big]}, {"id": "b", "values": [big, np.inf, 0, 0]}])
+    assert reasons(prepared) == {"b": "vector contains NaN or infinity"}
+    assert prepared.batches[0].ids == ["a"]
