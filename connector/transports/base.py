@@ -7,6 +7,7 @@ and never retries: the engine owns retries. Transports are shared per process by
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ def shared(key: Hashable, make: Callable[[], T]) -> T:
     with _SHARED_LOCK:
         found = _SHARED.get(key)
         if found is None:
+            if not _SHARED:
+                atexit.register(forget_shared)  # close channels and pools cleanly when the process ends
             found = _SHARED[key] = make()
         return found  # type: ignore[return-value]
 
