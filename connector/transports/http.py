@@ -29,7 +29,7 @@ __all__ = ["HttpTransport", "error_for_status", "parse_retry_after"]
 
 def error_for_status(status: int, body: bytes, where: str, retry_after: str | None) -> ServerError:
     """The connector error for a non-2xx reply; the message quotes the start of the server's body."""
-    text = body[:500].decode("utf-8", "replace").strip()
+    text = _reason(body)
     message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
     hint = parse_retry_after(retry_after)
     kind: type[ServerError]
@@ -46,6 +46,22 @@ def error_for_status(status: int, body: bytes, where: str, retry_after: str | No
     else:
         kind = ServerError  # 1xx/3xx: nothing we asked for
     return kind(message, status=status, retry_after_s=hint)
+
+
+def _reason(body: bytes) -> str:
+    """The server's message: the ``message``/``error``/``detail`` field of a JSON body, else its first 500 bytes."""
+    if body[:1] == b"{":
+        try:
+            import orjson
+
+            parsed = orjson.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            for key in ("message", "error", "detail"):
+                if isinstance(parsed.get(key), str) and parsed[key]:
+                    return parsed[key][:500]
+    return body[:500].decode("utf-8", "replace").strip()
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

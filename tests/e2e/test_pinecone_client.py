@@ -11,6 +11,7 @@ import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
 from vectordb.connector import AuthError, ConnectError, connect
+from vectordb.connector.transports.base import forget_shared
 
 DIM = 16
 
@@ -19,6 +20,7 @@ DIM = 16
 def server(request: pytest.FixtureRequest):
     with start_server(request.param) as handle:
         yield handle
+        forget_shared()  # close the client's channel before the server stops
 
 
 def table(n: int, *, seed: int = 0, start: int = 0) -> tuple[pa.Table, np.ndarray]:

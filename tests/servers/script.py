@@ -8,8 +8,10 @@ accepted write of an id wins, whole: values, sparse values and metadata).
 Each request takes at most one fault, decided on arrival in this order:
 
 1. ``api_key`` set and the request's key missing or different: unauthenticated (counts nothing down);
-2. ``drop_first``: the connection is dropped without a reply (REST closes the socket; gRPC
-   cancels the stream from the server, which the client sees as ``CANCELLED``);
+2. ``drop_first``: dropped without a reply. REST closes the socket. gRPC cannot close the
+   connection from a servicer (and that would fail every call multiplexed on it), so it answers
+   ``UNAVAILABLE`` "Socket closed", what grpc-core clients report for a lost connection; with
+   ``grpc_drop="cancel"`` it cancels the stream instead (``RST_STREAM``, seen as ``CANCELLED``);
 3. ``throttle_first``: throttled (429 with ``Retry-After`` / ``RESOURCE_EXHAUSTED`` with
    ``grpc-retry-pushback-ms``), both from ``retry_after_s``;
 4. ``fail_first``: unavailable (503 / ``UNAVAILABLE``);
@@ -68,6 +70,7 @@ class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     api_key: str | None = None  # required key, when set
     max_in_flight: int | None = None  # throttle above this many concurrent upserts
     noop: bool = False
+    grpc_drop: Literal["unavailable", "cancel"] = "unavailable"  # how gRPC shows a dropped request
 
 
 class ArrivedVector(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,6 +168,7 @@ class Verdict:
     upserted: int = 0
     message: str = ""
     retry_after_s: float = 0.0
+    cancel_stream: bool = False  # gRPC: drop by cancelling the stream
 
 
 def rejection_message(script: FaultScript, vectors: list[ArrivedVector]) -> str | None:
@@ -322,7 +326,9 @@ def _fault_verdict(fault: Fault, script: FaultScript) -> Verdict:
     if fault == "unauthenticated":
         return Verdict("unauthenticated", message="Invalid API Key")
     if fault == "dropped":
-        return Verdict("dropped")
+        return Verdict(
+            "dropped", message="Socket closed (fault script)", cancel_stream=script.grpc_drop == "cancel"
+        )
     if fault == "unavailable":
         return Verdict("unavailable", message="The service is temporarily unavailable (fault script)")
     message = "Too many concurrent requests" if fault == "over_quota" else "Request rate limit exceeded"

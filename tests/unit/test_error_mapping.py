@@ -65,6 +65,15 @@ def test_every_http_status_class_maps_somewhere(status: int, kind: type) -> None
     assert f"HTTP {status}" in str(exc) and "why" in str(exc)
 
 
+def test_json_error_bodies_are_quoted_by_their_message() -> None:
+    body = b'{"code":3,"message":"Vector dimension 768 does not match the dimension of the index 1536","details":[]}'
+    exc = http_transport.error_for_status(400, body, "POST /vectors/upsert", None)
+    assert (
+        str(exc)
+        == "POST /vectors/upsert: HTTP 400: Vector dimension 768 does not match the dimension of the index 1536"
+    )
+
+
 def test_retry_after_seconds_and_http_date() -> None:
     assert http_transport.parse_retry_after("2") == 2.0
     assert http_transport.parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
