@@ -17,7 +17,7 @@ from .backends.base import Backend
 from .backends.registry import backend_class
 from .batching import split_rows
 from .errors import ConfigError
-from .options import BackendOptions, parse_options, parse_uri
+from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
 from .records import VectorRecord
 from .report import BatchFailure, WriteReport
@@ -36,13 +36,13 @@ def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
     uri = raw.get("uri")
     if not isinstance(uri, str) or not uri:
         raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
-    cls = backend_class(parse_uri(uri).database)
+    cls = backend_class(uri_database(uri))
     return parse_options(raw, cls.options_type)
 
 
 def load_backend(options: BackendOptions) -> Backend:
     """The backend for parsed options; its constructor checks what only it knows (hosts, keys, limits)."""
-    backend: Backend = backend_class(parse_uri(options.uri).database)(options)
+    backend: Backend = backend_class(uri_database(options.uri))(options)
     return backend
 
 

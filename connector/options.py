@@ -10,6 +10,7 @@ Each backend extends ``BackendOptions`` with its own fields. Credentials are mas
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlsplit
@@ -18,7 +19,7 @@ import msgspec
 
 from .errors import ConfigError
 
-__all__ = ["BackendOptions", "ParsedUri", "parse_options", "parse_uri"]
+__all__ = ["BackendOptions", "ParsedUri", "parse_options", "parse_uri", "uri_database", "without_password"]
 
 _SECRET_FIELDS = frozenset({"api_key", "password", "token"})
 
@@ -70,7 +71,11 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             value = getattr(self, name)
             if value is None or (name in self._defaults() and value == self._defaults()[name]):
                 continue
-            fields.append(f"{name}={'***' if name in _SECRET_FIELDS else repr(value)}")
+            if name in _SECRET_FIELDS:
+                value = "***"
+            elif name == "uri":
+                value = without_password(value)
+            fields.append(f"{name}={value if value == '***' else repr(value)}")
         return f"{type(self).__name__}({', '.join(fields)})"
 
     @classmethod
@@ -147,9 +152,9 @@ def parse_uri(uri: str) -> ParsedUri:
     try:
         port = parts.port
     except ValueError:
-        raise ConfigError(f"option uri: bad port in {_without_password(uri)!r}") from None
+        raise ConfigError(f"option uri: bad port in {without_password(uri)!r}") from None
     if not database:
-        raise ConfigError(f"option uri: no scheme in {_without_password(uri)!r}")
+        raise ConfigError(f"option uri: no scheme in {without_password(uri)!r}")
     return ParsedUri(
         scheme=scheme,
         database=database,
@@ -161,8 +166,17 @@ def parse_uri(uri: str) -> ParsedUri:
     )
 
 
-def _without_password(uri: str) -> str:
-    parts = urlsplit(uri)
-    if parts.password is None:
-        return uri
-    return uri.replace(f":{parts.password}@", ":***@")
+def uri_database(uri: str) -> str:
+    """The database part of a URI's scheme (``pinecone`` of ``pinecone+grpc://…``), for the registry."""
+    if "://" not in uri:
+        raise ConfigError(f"option uri: {without_password(uri)!r} is not SCHEME://host[:port][/collection]")
+    return uri.split("://", 1)[0].lower().partition("+")[0]
+
+
+_PASSWORD_IN_NETLOC = re.compile(r"(://[^/@:]*:)[^/@]*@")
+_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
+
+
+def without_password(uri: str) -> str:
+    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``."""
+    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))

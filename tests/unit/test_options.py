@@ -94,3 +94,19 @@ def test_parse_uri_splits_scheme_and_transport() -> None:
         "docs",
         {"x": "1"},
     )
+
+
+def test_passwords_in_uris_are_masked_in_reprs() -> None:
+    from vectordb.connector.options import without_password
+
+    assert (
+        without_password("postgresql://loader:hunter2@db:5432/x?table=t")
+        == "postgresql://loader:***@db:5432/x?table=t"
+    )
+    assert (
+        without_password("postgresql://db/x?password=hunter2&table=t")
+        == "postgresql://db/x?password=***&table=t"
+    )
+    assert without_password("pinecone://idx.pinecone.io") == "pinecone://idx.pinecone.io"
+    opts = resolve_options({"uri": "pinecone+grpc://u:hunter2@127.0.0.1:1"})
+    assert "hunter2" not in repr(opts)

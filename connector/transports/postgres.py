@@ -1,0 +1,349 @@
+"""PostgreSQL transport over psycopg 3: one request is one transaction of binary COPY plus SQL.
+
+A ``CopyRequest`` carries a complete binary COPY stream (``body``: signature, tuples,
+trailer) and the statements around it. ``send`` runs, on one pooled connection::
+
+    setup                                  once per connection, committed on its own
+    BEGIN; SET LOCAL statement_timeout     one round trip
+    COPY … FROM STDIN (FORMAT BINARY)      ``body`` written as it is
+    apply; COMMIT                          one round trip (the upsert)
+
+so a batch lands whole or not at all. Connections are opened on demand, one per request in
+flight, and kept idle for reuse; the pool is shared per process by target. Connections are
+in autocommit mode and transactions are explicit, which saves psycopg's separate ``BEGIN``.
+
+psycopg errors become the connector's errors in ``error_for`` and nowhere else: by SQLSTATE
+when the server sent one (data and constraint errors are rejections the engine bisects;
+serialization failures, deadlocks and shutdowns are retryable; a statement timeout is a
+deadline), by libpq's message when a connection could not be made (no SQLSTATE there).
+Passwords never appear in errors or reprs: ``secrets`` are scrubbed from every message.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import (
+    AuthError,
+    ConnectError,
+    ConnectorError,
+    DeadlineExceeded,
+    MissingExtra,
+    NotFound,
+    Rejected,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unavailable,
+)
+from .base import WireReply, WireRequest, shared
+
+__all__ = ["CopyRequest", "PostgresTransport", "error_for"]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CopyRequest(WireRequest):
+    """A batch for PostgreSQL: ``body`` is the binary COPY stream fed to ``copy``, then ``apply`` runs."""
+
+    setup: str = ""  # idempotent statements run once per connection (the session's staging table)
+    copy: str = ""  # "COPY pg_temp.stage (…) FROM STDIN (FORMAT BINARY)"
+    apply: str = ""  # "INSERT INTO … SELECT … FROM pg_temp.stage ON CONFLICT … DO UPDATE …"
+
+
+ErrorClass = type[ServerError] | type[TransportError]
+
+# SQLSTATE → error class; exact codes first, then the two-character class. Unknown: ServerError.
+ERROR_BY_SQLSTATE: dict[str, ErrorClass] = {
+    "57014": DeadlineExceeded,  # query_canceled: statement_timeout fired
+    "53300": Throttled,  # too_many_connections: fewer in flight helps
+    "55P03": Unavailable,  # lock_not_available
+    "42501": AuthError,  # insufficient_privilege
+    "42P01": NotFound,  # undefined_table: dropped during the load
+    "42703": NotFound,  # undefined_column
+    "42704": NotFound,  # undefined_object (a type, e.g. vector without the extension)
+}
+ERROR_BY_CLASS: dict[str, ErrorClass] = {
+    "08": Unavailable,  # connection exception
+    "09": Rejected,  # triggered action exception
+    "0A": Rejected,  # feature not supported
+    "0L": AuthError,  # invalid grantor
+    "0P": AuthError,  # invalid role specification
+    "21": Rejected,  # cardinality violation
+    "22": Rejected,  # data exception: a bad value in some row
+    "23": Rejected,  # integrity constraint violation
+    "25": Unavailable,  # invalid transaction state
+    "27": Rejected,  # triggered data change violation
+    "28": AuthError,  # invalid authorization specification
+    "2F": Rejected,  # SQL routine exception (a trigger function)
+    "38": Rejected,  # external routine exception
+    "39": Rejected,  # external routine invocation exception
+    "3D": NotFound,  # invalid catalog name: no such database
+    "3F": NotFound,  # invalid schema name
+    "40": Unavailable,  # transaction rollback: serialization failure, deadlock
+    "42": Rejected,  # syntax error or access rule violation
+    "44": Rejected,  # WITH CHECK OPTION violation
+    "53": Unavailable,  # insufficient resources
+    "54": Rejected,  # program limit exceeded (a value too large for an index row)
+    "55": Unavailable,  # object not in prerequisite state
+    "57": Unavailable,  # operator intervention: admin shutdown, crash, cannot connect now
+    "58": Unavailable,  # system error
+    "72": Unavailable,  # snapshot failure
+    "F0": Unavailable,  # configuration file error
+    "HV": Unavailable,  # foreign data wrapper error
+    "P0": Rejected,  # PL/pgSQL RAISE in a trigger
+    "XX": Unavailable,  # internal error
+}
+
+# libpq's messages for failed connections carry no SQLSTATE: the first entry whose words all occur decides.
+_CONNECT_MESSAGES: tuple[tuple[tuple[str, ...], ErrorClass, str], ...] = (
+    (("password authentication failed",), AuthError, "28P01"),
+    (("authentication failed",), AuthError, "28000"),
+    (("no password supplied",), AuthError, "28P01"),
+    (("pg_hba.conf",), AuthError, "28000"),
+    (("role ", "does not exist"), AuthError, "28000"),
+    (("database ", "does not exist"), NotFound, "3D000"),
+    (("too many clients",), Throttled, "53300"),
+    (("remaining connection slots",), Throttled, "53300"),
+    (("the database system is",), Unavailable, "57P03"),  # starting up, shutting down, in recovery
+)
+
+
+def _import_psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise MissingExtra(
+            "postgresql URIs need psycopg 3: pip install 'vectordb-connector[pgvector]'"
+        ) from None
+    return psycopg
+
+
+def error_for(exc: BaseException, where: str, *, connecting: bool = False) -> ConnectorError:
+    """The connector error for a psycopg error: the one place they are translated."""
+    sqlstate = getattr(exc, "sqlstate", None)
+    if sqlstate:
+        kind = ERROR_BY_SQLSTATE.get(sqlstate) or ERROR_BY_CLASS.get(sqlstate[:2], ServerError)
+        return _make(kind, f"{where}: {sqlstate}: {_server_message(exc)}", sqlstate)
+    text = " ".join(str(exc).split())  # libpq's messages span lines
+    lowered = text.lower()
+    for words, kind, state in _CONNECT_MESSAGES:
+        if all(word in lowered for word in words):
+            return _make(kind, f"{where}: {text}", state)
+    if connecting:
+        return ConnectError(f"{where}: cannot connect: {text}")
+    return TransportError(f"{where}: {type(exc).__name__}: {text}")  # the connection broke mid-request
+
+
+def _make(kind: ErrorClass, message: str, sqlstate: str) -> ConnectorError:
+    if issubclass(kind, ServerError):
+        return kind(message, status=sqlstate)
+    return kind(message)
+
+
+def _server_message(exc: BaseException) -> str:
+    """PostgreSQL's own words: the primary message, its detail, and where (COPY line and column)."""
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    if not primary:
+        return " ".join(str(exc).split())
+    text = str(primary)
+    detail, context = getattr(diag, "message_detail", None), getattr(diag, "context", None)
+    if detail:
+        text += f" ({detail})"
+    if context:
+        text += f" [{' '.join(context.split())}]"
+    return text
+
+
+def _scrub(message: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return message
+
+
+@contextmanager
+def pg_errors(where: str, secrets: tuple[str, ...], *, connecting: bool = False) -> Iterator[None]:
+    """Raise psycopg errors as the connector's, with every secret scrubbed from the message."""
+    psycopg = _import_psycopg()
+    try:
+        yield
+    except psycopg.Error as exc:
+        error = error_for(exc, where, connecting=connecting)
+        error.args = (_scrub(str(error), secrets),)
+        raise error from None
+
+
+# sessions a forked child inherited: kept referenced so that no finalizer closes the parent's sockets
+_INHERITED: list[_Session] = []
+
+
+@dataclass(eq=False)
+class _Session:
+    """A pooled connection and the setup statements it has already run."""
+
+    conn: Any
+    done: set[str] = field(default_factory=set)
+
+
+class _Pool:
+    """Connections to one server, opened on demand (one per request in flight), at most ``max_idle`` kept.
+
+    After a fork the idle connections belong to the parent: the child sets them aside and
+    never closes them, since closing (even by garbage collection) would end the parent's sessions.
+    """
+
+    def __init__(self, conninfo: str, connect_kwargs: dict[str, Any], max_idle: int) -> None:
+        self.conninfo = conninfo
+        self.connect_kwargs = connect_kwargs
+        self.max_idle = max_idle
+        self._idle: list[_Session] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def take(self, connect_timeout_s: float) -> _Session:
+        with self._lock:
+            if self._pid != os.getpid():
+                _INHERITED.extend(self._idle)
+                self._idle, self._pid = [], os.getpid()
+            if self._idle:
+                return self._idle.pop()
+        psycopg = _import_psycopg()
+        kwargs = dict(self.connect_kwargs)
+        if "connect_timeout=" not in self.conninfo:  # libpq counts whole seconds, at least 2
+            kwargs["connect_timeout"] = max(2, math.ceil(connect_timeout_s))
+        return _Session(psycopg.connect(self.conninfo, autocommit=True, **kwargs))
+
+    def give(self, session: _Session) -> None:
+        with self._lock:
+            if session.conn.closed or session.conn.broken or len(self._idle) >= self.max_idle:
+                keep = False
+            else:
+                self._idle.append(session)
+                keep = True
+        if not keep:
+            session.conn.close()
+
+    def discard(self, session: _Session) -> None:
+        """A request failed on ``session``: roll back and keep it if it is healthy, else close it."""
+        conn = session.conn
+        if not (conn.closed or conn.broken):
+            psycopg = _import_psycopg()
+            try:
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+                self.give(session)
+                return
+            except psycopg.Error:
+                pass
+        conn.close()
+
+    @contextmanager
+    def lease(self, session: _Session) -> Iterator[_Session]:
+        """Use ``session`` for one request; it goes back to the pool however the request ends."""
+        try:
+            yield session
+        except Exception:
+            self.discard(session)
+            raise
+        except BaseException:  # interrupted mid-protocol: the connection's state is unknown
+            session.conn.close()
+            raise
+        self.give(session)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+            mine = self._pid == os.getpid()
+        if not mine:
+            _INHERITED.extend(idle)
+            return
+        for session in idle:
+            session.conn.close()
+
+
+class PostgresTransport:
+    """Runs ``CopyRequest``s (and the backend's catalog queries) on a pool of psycopg connections.
+
+    Args:
+        conninfo: a libpq URI without the connector's own parameters; a password in it stays here.
+        password: sent as libpq's ``password`` when given (option ``api_key``).
+        label: the target as logs show it, with the password masked.
+        max_connections: connections kept idle for reuse; one is opened per request in flight.
+    """
+
+    def __init__(
+        self, conninfo: str, *, password: str | None = None, label: str = "", max_connections: int = 4
+    ) -> None:
+        self.label = label or "postgresql"
+        self._secrets = tuple(s for s in (password, *_uri_secrets(conninfo)) if s)
+        kwargs: dict[str, Any] = {}
+        if password is not None:
+            kwargs["password"] = password
+        if "application_name=" not in conninfo:
+            kwargs["application_name"] = "vectordb-connector"
+        self._pool: _Pool = shared(
+            ("postgres", conninfo, password), lambda: _Pool(conninfo, kwargs, max_connections)
+        )
+        self._pool.max_idle = max(self._pool.max_idle, max_connections)
+
+    def __repr__(self) -> str:
+        return f"PostgresTransport({self.label})"
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        if not isinstance(request, CopyRequest):
+            raise TypeError(f"PostgresTransport sends CopyRequest, not {type(request).__name__}")
+        where = f"{self.label} {request.method}"
+        with self._session(where, timeout_s) as session, pg_errors(where, self._secrets):
+            conn = session.conn
+            if request.setup and request.setup not in session.done:
+                conn.execute(request.setup)  # committed on its own: a rolled-back batch must not undo it
+                session.done.add(request.setup)
+            with conn.cursor() as cur:
+                cur.execute(f"BEGIN; SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
+                with cur.copy(request.copy) as copy:
+                    copy.write(request.body)
+                cur.execute(f"{request.apply}; COMMIT")
+                rows = cur.rowcount  # the INSERT's: the first of the two results
+        return WireReply(body=str(rows).encode(), status="OK")
+
+    def query(
+        self, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float = 30.0
+    ) -> list[tuple[Any, ...]]:
+        """Rows of one statement in its own transaction (catalog look-ups, DDL)."""
+        where = f"{self.label} {sql.split(None, 1)[0]}"
+        with (
+            self._session(where, timeout_s) as session,
+            pg_errors(where, self._secrets),
+            session.conn.cursor() as cur,
+        ):
+            cur.execute(sql, params or None)
+            return cur.fetchall() if cur.description else []
+
+    @contextmanager
+    def _session(self, where: str, timeout_s: float) -> Iterator[_Session]:
+        with pg_errors(where, self._secrets, connecting=True):
+            session = self._pool.take(timeout_s)
+        with self._pool.lease(session):
+            yield session
+
+    def close(self) -> None:
+        """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
+
+
+def _uri_secrets(conninfo: str) -> list[str]:
+    """The password of a libpq URI as written and as decoded, and a ``password=`` parameter's value."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    parts = urlsplit(conninfo)
+    found: list[str] = []
+    if parts.password:
+        found += [parts.password, unquote(parts.password)]
+    found += [v for k, v in parse_qsl(parts.query) if k == "password"]
+    return found

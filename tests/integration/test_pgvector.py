@@ -1,0 +1,450 @@
+"""PostgreSQL + pgvector: the contract suite and pgvector's own behaviour, against a real embedded server.
+
+Every write goes through ``vectordb.connector``; every check reads the table back with psycopg
+directly (vectors as ``real[]``, an independent route from the binary COPY that wrote them).
+Failures are real server behaviour: values PostgreSQL refuses, a wrong password, triggers that
+sleep past the statement timeout or raise a deadlock once.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.contract.suite import BackendContract, StoredRow, Target
+from vectordb.connector import AuthError, ConfigError, ConnectError, connect
+from vectordb.connector.backends.pgvector import PgTarget, PgvectorBackend, PgvectorOptions, encode_copy
+from vectordb.connector.errors import (
+    DeadlineExceeded,
+    NotFound,
+    Rejected,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unavailable,
+)
+from vectordb.connector.rows import RowBatch
+from vectordb.connector.transports.postgres import error_for
+
+from .pg_server import LOADER, LOADER_PASSWORD, PgServer, pg_server_fixture, pg_table_fixture  # noqa: F401
+
+DIM = 8
+
+
+def read_rows(server: PgServer, table: str) -> dict[str, StoredRow]:
+    with server.connect() as conn:
+        rows = conn.execute(f'SELECT id::text, embedding::real[], metadata FROM "{table}"').fetchall()
+    return {
+        row_id: StoredRow(None if vec is None else np.asarray(vec, dtype=np.float32), meta or {})
+        for row_id, vec, meta in rows
+    }
+
+
+def sql(server: PgServer, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    with server.connect() as conn:
+        cur = conn.execute(statement, params or None)
+        return cur.fetchall() if cur.description else []
+
+
+def rows_of(n: int, *, prefix: str = "g", dim: int = DIM, seed: int = 0) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    return [
+        {"id": f"{prefix}{i}", "values": rng.standard_normal(dim, dtype=np.float32), "n": i} for i in range(n)
+    ]
+
+
+class TestPgvectorContract(BackendContract):
+    dim = DIM
+
+    @pytest.fixture
+    def target(self, pg_server: PgServer, pg_table: str) -> Target:
+        return Target(
+            uri=pg_server.uri(pg_table),
+            read_back=lambda: read_rows(pg_server, pg_table),
+            options={"create": True},
+        )
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def test_create_makes_the_documented_table_and_no_ann_index(pg_server: PgServer, pg_table: str) -> None:
+    with connect(pg_server.uri(pg_table), create=True) as client:
+        assert client.write(rows_of(5)).written == 5
+    columns = sql(
+        pg_server,
+        "SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
+        "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+        pg_table,
+    )
+    assert columns == [
+        ("id", "text", True),
+        ("embedding", f"vector({DIM})", False),
+        ("metadata", "jsonb", False),
+    ]
+    indexes = sql(pg_server, "SELECT indexdef FROM pg_indexes WHERE tablename = %s", pg_table)
+    assert (
+        len(indexes) == 1 and "UNIQUE" in indexes[0][0] and "(id)" in indexes[0][0]
+    )  # the key, no ANN index
+
+
+def test_missing_table_without_create_names_the_table_and_the_option(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    with connect(pg_server.uri(pg_table)) as client, pytest.raises(ConfigError) as caught:
+        client.write(rows_of(3))
+    assert pg_table in str(caught.value) and "create=true" in str(caught.value)
+
+
+def test_dimension_mismatch_is_a_config_error_before_any_write(pg_server: PgServer, pg_table: str) -> None:
+    sql(pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector(4), metadata jsonb)')
+    with connect(pg_server.uri(pg_table)) as client, pytest.raises(ConfigError, match="dimension mismatch"):
+        client.write(rows_of(3))
+    assert sql(pg_server, f'SELECT count(*) FROM "{pg_table}"') == [(0,)]
+
+
+def test_table_without_a_unique_id_is_refused(pg_server: PgServer, pg_table: str) -> None:
+    sql(pg_server, f'CREATE TABLE "{pg_table}" (id text, embedding vector({DIM}), metadata jsonb)')
+    with connect(pg_server.uri(pg_table)) as client, pytest.raises(ConfigError, match="ON CONFLICT"):
+        client.write(rows_of(3))
+
+
+def test_existing_table_columns_are_learnt(pg_server: PgServer, pg_table: str) -> None:
+    """Other names and extra columns: the one vector column is found, untouched columns keep defaults."""
+    sql(
+        pg_server,
+        f'CREATE TABLE "{pg_table}" (id bigint PRIMARY KEY, created timestamptz NOT NULL DEFAULT now(), '
+        f"vec halfvec({DIM}), attrs jsonb)",
+    )
+    rows = [{"id": i, "values": [i + 0.5] * DIM, "tag": "x"} for i in range(6)]
+    rows.append({"id": "not-a-number", "values": [1.0] * DIM})
+    with connect(pg_server.uri(pg_table)) as client:
+        report = client.write(rows)
+    assert report.written == 6 and report.failed_ids == ["not-a-number"]
+    assert "bigint" in report.failures[0].error  # PostgreSQL's reason: invalid input syntax for type bigint
+    stored = sql(
+        pg_server, f'SELECT id, vec::real[], attrs, created IS NOT NULL FROM "{pg_table}" ORDER BY id'
+    )
+    assert [r[0] for r in stored] == list(range(6))
+    assert stored[3][1] == [3.5] * DIM and stored[3][2] == {"tag": "x"} and stored[3][3]
+
+
+def test_bigint_ids_with_create(pg_server: PgServer, pg_table: str) -> None:
+    with connect(pg_server.uri(pg_table), create=True, id_type="bigint") as client:
+        assert client.write([{"id": 2**40 + i, "values": [1.0] * DIM} for i in range(3)]).ok
+    assert sql(pg_server, f'SELECT pg_typeof(id)::text, min(id) FROM "{pg_table}" GROUP BY 1') == [
+        ("bigint", 2**40)
+    ]
+
+
+# -- what PostgreSQL refuses -----------------------------------------------------------------------
+
+
+def test_rows_postgres_refuses_fail_alone_with_its_reason(pg_server: PgServer, pg_table: str) -> None:
+    """One whole-batch COPY is refused; the engine bisects down to the two rows at fault."""
+    rows = rows_of(20, prefix="b")
+    rows[7]["note"] = "nul \x00 in jsonb"
+    rows[13]["id"] = "nul\x00id"
+    with connect(pg_server.uri(pg_table), create=True) as client:
+        report = client.write(rows)
+    assert report.written == 18
+    assert sorted(report.failed_ids) == ["b7", "nul\x00id"]
+    reasons = {f.ids[0]: f for f in report.failures}
+    assert (
+        reasons["b7"].error_type == "Rejected"
+        and "\\u0000 cannot be converted to text" in reasons["b7"].error
+    )
+    assert 'invalid byte sequence for encoding "UTF8": 0x00' in reasons["nul\x00id"].error
+    assert set(read_rows(pg_server, pg_table)) == {f"b{i}" for i in range(20)} - {"b7", "b13"}
+
+
+def test_statement_timeout_is_a_deadline(pg_server: PgServer, pg_table: str) -> None:
+    sql(
+        pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector({DIM}), metadata jsonb)'
+    )
+    sql(
+        pg_server,
+        f"CREATE FUNCTION {pg_table}_slow() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$",
+    )
+    sql(
+        pg_server,
+        f'CREATE TRIGGER slow BEFORE INSERT ON "{pg_table}" FOR EACH ROW EXECUTE FUNCTION {pg_table}_slow()',
+    )
+    started = time.monotonic()
+    with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=0) as client:
+        report = client.write(rows_of(2))
+    assert time.monotonic() - started < 1.8  # the server cancelled the statement: no 2 s sleep
+    assert report.written == 0 and report.failures[0].error_type == "DeadlineExceeded"
+    assert "57014" in report.failures[0].error and report.failures[0].retryable
+
+
+def test_deadlock_is_retried(pg_server: PgServer, pg_table: str) -> None:
+    """A trigger raises deadlock_detected on the first batch only: the engine retries and all rows land."""
+    sql(
+        pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector({DIM}), metadata jsonb)'
+    )
+    sql(pg_server, f"CREATE SEQUENCE {pg_table}_calls")
+    sql(
+        pg_server,
+        f"CREATE FUNCTION {pg_table}_once() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        f"IF nextval('{pg_table}_calls') = 1 THEN RAISE EXCEPTION 'scripted' USING ERRCODE = '40P01'; END IF; "
+        "RETURN NEW; END $$",
+    )
+    sql(
+        pg_server,
+        f'CREATE TRIGGER once BEFORE INSERT ON "{pg_table}" FOR EACH ROW EXECUTE FUNCTION {pg_table}_once()',
+    )
+    with connect(pg_server.uri(pg_table)) as client:
+        report = client.write(rows_of(10))
+    assert report.ok and report.written == 10 and report.retries == 1
+    assert len(read_rows(pg_server, pg_table)) == 10
+
+
+def test_concurrent_writers_of_the_same_ids_all_land(pg_server: PgServer, pg_table: str) -> None:
+    """Two clients upsert the same ids in small concurrent batches: ON CONFLICT merges them, nothing fails."""
+    with connect(pg_server.uri(pg_table), create=True) as client:
+        client.write(rows_of(1))
+    reports: list[Any] = []
+
+    def load(seed: int) -> None:
+        with connect(pg_server.uri(pg_table), batch_size=25, max_concurrency=3) as client:
+            reports.append(client.write(rows_of(300, seed=seed)))
+
+    threads = [threading.Thread(target=load, args=(seed,)) for seed in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.written for r in reports] == [300, 300] and all(r.ok for r in reports)
+    assert len(read_rows(pg_server, pg_table)) == 300
+
+
+# -- namespaces and sparse vectors -------------------------------------------------------------
+
+
+def test_namespace_fills_its_column_and_is_part_of_the_key(pg_server: PgServer, pg_table: str) -> None:
+    uri = pg_server.uri(pg_table)
+    with connect(uri, create=True, namespace="tenant-a") as client:
+        assert client.write(rows_of(4)).ok
+    with connect(uri, namespace="tenant-b") as client:
+        assert client.write(rows_of(2)).ok
+    with connect(uri, namespace_column="ns") as client:
+        assert client.write([{"id": "g0", "values": [9.0] * DIM, "ns": "tenant-a"}]).ok
+    counts = sql(pg_server, f'SELECT namespace, count(*) FROM "{pg_table}" GROUP BY 1 ORDER BY 1')
+    assert counts == [("tenant-a", 4), ("tenant-b", 2)]
+    replaced = sql(
+        pg_server, f"SELECT embedding::real[] FROM \"{pg_table}\" WHERE namespace = 'tenant-a' AND id = 'g0'"
+    )
+    assert replaced == [([9.0] * DIM,)]
+    key = sql(pg_server, "SELECT indexdef FROM pg_indexes WHERE tablename = %s", pg_table)[0][0]
+    assert "(namespace, id)" in key
+
+
+def test_namespace_without_a_column_is_a_config_error(pg_server: PgServer, pg_table: str) -> None:
+    sql(
+        pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector({DIM}), metadata jsonb)'
+    )
+    with (
+        connect(pg_server.uri(pg_table), namespace="x") as client,
+        pytest.raises(ConfigError, match="namespace"),
+    ):
+        client.write(rows_of(2))
+
+
+def test_sparse_vectors_land_in_a_sparsevec_column(pg_server: PgServer, pg_table: str) -> None:
+    rows = [
+        {"id": "both", "values": [0.5] * DIM, "sparse": {"indices": [0, 7, 99], "values": [1.5, -2.0, 0.25]}},
+        {"id": "dense", "values": [0.25] * DIM},
+        {"id": "sparse-only", "sparse": {"indices": [3], "values": [4.0]}},
+    ]
+    with connect(
+        pg_server.uri(pg_table), create=True, sparse_column="sparse", sparse_dimension=100
+    ) as client:
+        report = client.write(rows)
+    assert report.ok and report.written == 3, report
+    stored = dict(sql(pg_server, f'SELECT id, sparse_embedding::text FROM "{pg_table}"'))
+    # pgvector's text form counts from 1; the binary form the connector sends counts from 0
+    assert stored == {"both": "{1:1.5,8:-2,100:0.25}/100", "dense": None, "sparse-only": "{4:4}/100"}
+    assert read_rows(pg_server, pg_table)["sparse-only"].vector is None
+
+
+# -- the binary COPY itself ------------------------------------------------------------------------
+
+
+SPECIAL = np.array(
+    [0.0, -0.0, 1e-45, -1e-45, 1.1754944e-38, 3.4028235e38, -3.4028235e38, 1 / 3, np.pi, -2.5e-7],
+    dtype=np.float32,
+)
+
+
+def test_copy_bytes_are_parsed_into_the_same_float32_values(pg_server: PgServer) -> None:
+    """The stream ``encode_copy`` makes, fed to PostgreSQL by psycopg alone, holds bit-identical vectors."""
+    rng = np.random.default_rng(7)
+    matrix = np.vstack([SPECIAL, rng.standard_normal((50, SPECIAL.size), dtype=np.float32) * 1e3])
+    backend = PgvectorBackend(PgvectorOptions(uri="postgresql:///postgres?table=items"))
+    batch = RowBatch(
+        ids=[f"v{i}" for i in range(len(matrix))], vectors=matrix, metadata=[{"i": i} for i in range(51)]
+    )
+    body = encode_copy(batch, backend.layout)
+    with pg_server.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TEMP TABLE copied (v vector, id text, m jsonb)")
+        with cur.copy("COPY copied (v, id, m) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(body)
+        stored = cur.execute("SELECT id, v::real[], m FROM copied").fetchall()
+    assert len(stored) == 51
+    for row_id, values, meta in stored:
+        i = int(row_id[1:])
+        got = np.asarray(values, dtype=np.float32)
+        np.testing.assert_array_equal(got.view(np.uint32), matrix[i].view(np.uint32))  # -0.0 stays -0.0
+        assert meta == {"i": i}
+
+
+def test_written_vectors_are_bit_identical(pg_server: PgServer, pg_table: str) -> None:
+    with connect(pg_server.uri(pg_table), create=True) as client:
+        assert client.write([{"id": "special", "values": SPECIAL}]).ok
+    stored = read_rows(pg_server, pg_table)["special"].vector
+    assert stored is not None
+    np.testing.assert_array_equal(stored.view(np.uint32), SPECIAL.view(np.uint32))
+
+
+def test_pgvector_binary_layout() -> None:
+    """int16 dim, int16 unused, big-endian float32: checked byte by byte on one row."""
+    layout = PgvectorBackend(PgvectorOptions(uri="postgres://h/db?table=t")).layout
+    body = encode_copy(RowBatch(ids=["a"], vectors=np.array([[1.5, -2.0]], dtype=np.float32)), layout)
+    assert body.startswith(b"PGCOPY\n\xff\r\n\x00" + bytes(8)) and body.endswith(b"\xff\xff")
+    row = body[19:-2]
+    assert row[:2] == struct.pack(">h", 3)  # vector, id, metadata
+    assert row[2:18] == struct.pack(">ihhff", 12, 2, 0, 1.5, -2.0)
+    assert row[18:23] == struct.pack(">i", 1) + b"a"
+    assert row[23:] == struct.pack(">i", 3) + b"\x01{}"
+
+
+# -- connecting, credentials, URIs -----------------------------------------------------------------
+
+
+def _failed_logins(server: PgServer) -> int:
+    return server.log_path.read_text(errors="replace").count(
+        f'password authentication failed for user "{LOADER}"'
+    )
+
+
+def test_bad_password_is_an_auth_error_at_once(pg_server: PgServer, pg_table: str) -> None:
+    before = _failed_logins(pg_server)
+    started = time.monotonic()
+    uri = pg_server.uri(pg_table, user=LOADER, password="wrong-Pw")
+    with connect(uri, create=True) as client, pytest.raises(AuthError) as caught:
+        client.write(rows_of(50))
+    assert time.monotonic() - started < 2.0
+    assert "password authentication failed" in str(caught.value) and "wrong-Pw" not in str(caught.value)
+    deadline = time.monotonic() + 2
+    while _failed_logins(pg_server) == before and time.monotonic() < deadline:
+        time.sleep(0.02)  # the server writes its log line asynchronously
+    assert _failed_logins(pg_server) == before + 1  # one login attempt: no retry storm
+
+
+@pytest.mark.parametrize("in_uri", [True, False], ids=["password-in-uri", "password-as-api-key"])
+def test_right_password_writes_and_is_never_shown(pg_server: PgServer, pg_table: str, in_uri: bool) -> None:
+    if in_uri:
+        uri, options = pg_server.uri(pg_table, user=LOADER, password=LOADER_PASSWORD), {}
+    else:
+        uri, options = pg_server.uri(pg_table, user=LOADER), {"api_key": LOADER_PASSWORD}
+    with connect(uri, create=True, **options) as client:
+        assert client.write(rows_of(3)).written == 3
+        shown = f"{client!r} {client.backend.describe()} {client.engine.transport!r}"
+    assert "s3cret" not in shown and ("***" in shown) == in_uri
+    assert len(read_rows(pg_server, pg_table)) == 3
+
+
+def test_unreachable_server_is_a_connect_error(pg_server: PgServer) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again below: nothing listens there
+    for uri in (
+        f"postgresql://postgres@127.0.0.1:{port}/postgres?table=t",
+        "postgres:///db?host=/nonexistent&table=t",
+    ):
+        started = time.monotonic()
+        with connect(uri) as client, pytest.raises(ConnectError):
+            client.write(rows_of(2))
+        assert time.monotonic() - started < 2.0
+
+
+def test_uri_parsing_strips_table_and_masks_passwords() -> None:
+    target = PgTarget.parse(
+        "postgres://u:p%40ss@db.example:6543/app?sslmode=require&table=public.items", None
+    )
+    assert target.conninfo == "postgresql://u:p%40ss@db.example:6543/app?sslmode=require"
+    assert (target.table.schema, target.table.name, target.table.sql) == (
+        "public",
+        "items",
+        '"public"."items"',
+    )
+    assert "p%40ss" not in target.label and target.label.startswith("postgres://u:***@db.example:6543/app")
+    socket_target = PgTarget.parse("postgresql:///app?host=/run/pg&password=xyz", "items")
+    assert socket_target.conninfo == "postgresql:///app?host=/run/pg&password=xyz"
+    assert "xyz" not in socket_target.label
+    with pytest.raises(ConfigError, match="name the table"):
+        PgTarget.parse("postgresql://h/db", None)
+    with pytest.raises(ConfigError, match="disagree"):
+        PgTarget.parse("postgresql://h/db?table=a", "b")
+    with pytest.raises(ConfigError, match="postgresql://"):
+        PgTarget.parse("postgresql+grpc://h/db?table=a", None)
+
+
+class _Diag:
+    def __init__(self, primary: str) -> None:
+        self.message_primary, self.message_detail, self.context = primary, None, None
+
+
+class _PgError(Exception):
+    def __init__(self, sqlstate: str | None, text: str = "boom") -> None:
+        super().__init__(text)
+        self.sqlstate, self.diag = sqlstate, _Diag(text)
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "kind"),
+    [
+        ("22P05", Rejected),
+        ("23502", Rejected),
+        ("54000", Rejected),
+        ("40001", Unavailable),
+        ("40P01", Unavailable),
+        ("57P01", Unavailable),
+        ("57014", DeadlineExceeded),
+        ("53300", Throttled),
+        ("28P01", AuthError),
+        ("42501", AuthError),
+        ("42P01", NotFound),
+        ("ZZ999", ServerError),
+    ],
+)
+def test_sqlstates_map_to_connector_errors(sqlstate: str, kind: type[Exception]) -> None:
+    error = error_for(_PgError(sqlstate), "pg")
+    assert type(error) is kind and sqlstate in str(error)
+
+
+@pytest.mark.parametrize(
+    ("message", "connecting", "kind"),
+    [
+        ('FATAL:  password authentication failed for user "x"', True, AuthError),
+        ('FATAL:  role "x" does not exist', True, AuthError),
+        ('FATAL:  database "x" does not exist', True, NotFound),
+        ("FATAL:  sorry, too many clients already", True, Throttled),
+        ("FATAL:  the database system is starting up", True, Unavailable),
+        ("Connection refused", True, ConnectError),
+        ("server closed the connection unexpectedly", False, TransportError),
+    ],
+)
+def test_connection_messages_map_to_connector_errors(
+    message: str, connecting: bool, kind: type[Exception]
+) -> None:
+    assert type(error_for(_PgError(None, message), "pg", connecting=connecting)) is kind
