@@ -128,9 +128,16 @@ class Client:
     # -- input → sized batches ------------------------------------------------------------------
 
     def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        refuse = getattr(self.backend, "refuse", None)
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:
+                if refuse is not None:  # the backend's own rules (e.g. Chroma's metadata types)
+                    kept, failures = refuse(batch)
+                    refused.extend(failures)
+                    if kept is None:
+                        continue
+                    batch = kept
                 yield from self._split(batch, refused)
 
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:

@@ -450,9 +450,14 @@ def _assemble(
         for i, md in enumerate(cols.metadata):
             if md is None:
                 refuse([i], "metadata is not a JSON object")
-            elif rules.max_metadata_bytes is not None and md:
-                size = len(orjson.dumps(md, default=str, option=orjson.OPT_SERIALIZE_NUMPY))
-                if size > rules.max_metadata_bytes:
+            elif md:
+                # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
+                try:
+                    size = len(orjson.dumps(md, default=str, option=orjson.OPT_SERIALIZE_NUMPY))
+                except TypeError as exc:
+                    refuse([i], f"metadata cannot be written as JSON: {exc}")
+                    continue
+                if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
                     refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
 
     # namespaces

@@ -59,6 +59,9 @@ class Backend(Protocol):
 
     def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome: ...
 
+    # Optional: ``refuse(batch) -> (RowBatch | None, list[BatchFailure])`` splits off the rows this
+    # database cannot store, by rules beyond ``RowRules``; the client calls it before sizing requests.
+
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Check (and with ``create=true`` create) the collection before the first request.
 

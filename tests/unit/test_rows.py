@@ -212,3 +212,12 @@ def test_huge_finite_values_are_not_mistaken_for_infinity() -> None:
     prepared = prep([{"id": "a", "values": [big, big, big, big]}, {"id": "b", "values": [big, np.inf, 0, 0]}])
     assert reasons(prepared) == {"b": "vector contains NaN or infinity"}
     assert prepared.batches[0].ids == ["a"]
+
+
+@pytest.mark.parametrize(
+    "metadata", [{"big": 2**70}, {1: "int key"}], ids=["int beyond 64 bits", "non-string key"]
+)
+def test_metadata_json_cannot_write_is_refused_not_a_crash(metadata: dict) -> None:
+    prepared = prep([good(0), {"id": "b", "values": [1.0] * 4, "metadata": metadata}])
+    assert "metadata cannot be written as JSON" in reasons(prepared)["b"]
+    assert prepared.batches[0].ids == ["g0"]

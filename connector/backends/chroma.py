@@ -1,0 +1,477 @@
+"""Chroma over its REST API v2: ``chroma://host:8000/collection``, ``chroma+https://host/collection``.
+
+Requests. ``check_target`` makes two GETs per client: ``/api/v2/pre-flight-checks`` (the
+server's ``max_batch_size`` and whether it takes base64 vectors) and the collection by name,
+whose id every upsert path needs (``POST …/collections/{id}/upsert``); the id is cached on the
+backend instance, and ``resolved_options()`` hands it (with the vector encoding) to clients that
+should ask nothing, e.g. Spark tasks after the driver's check. With ``create=true`` a missing
+collection is created (``get_or_create``, so concurrent tasks agree) with ``metric`` as its HNSW
+space: cosine → ``cosine``, euclidean → ``l2``, dotproduct → ``ip``. Without it a missing
+collection is a ``ConfigError``. ``max_concurrency`` defaults to 1 here: a single-node server
+writes through one SQLite log, and concurrent upserts there only queue (or stall, at 4).
+
+Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
+as base64 of their little-endian float32 bytes when the server says it takes them (what
+chromadb's own client sends: exact, and a third of the JSON size), else as JSON arrays
+written straight from the float32 matrix in their shortest float32 form (option
+``vector_encoding``). Never as Python floats.
+
+Rows Chroma cannot store are refused before sending, each with its reason: sparse vectors;
+metadata keys that are empty, start with ``#`` or ``$`` (the server refuses the request) or
+with ``chroma:`` (the server drops them silently, and a non-string ``chroma:document`` makes
+the local server's compactor panic, after which it fails every write until restarted);
+values other than str, int (64-bit), finite float, bool, null, or a non-empty list of
+strings, of bools or of numbers (nested objects, empty lists, NaN). ``request_for`` leaves
+those rows out of the body and ``outcome_of`` reports them, so the rest of the batch lands
+(``refuse`` does the same before batching, for a client that calls it).
+
+Namespaces. Chroma has none per row: a row's namespace is stored in its metadata under
+``namespace_key`` (default ``namespace``), so it can be filtered with ``where``. Ids stay
+unique per collection, not per namespace: the same id written in two namespaces is one row,
+and the later write wins. A row whose metadata already holds a different value under that
+key is refused.
+
+Chroma's upsert merges metadata: keys not in the new row keep their old values, and a
+``null`` value deletes a key. Chroma answers a bad request with a 4xx and
+``{"error", "message"}`` for the whole request; the engine bisects it to the rows at fault.
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+from urllib.parse import quote
+
+import msgspec
+import numpy as np
+import orjson
+
+from ..errors import ConfigError, ConnectorError, NotFound, Rejected
+from ..options import BackendOptions, parse_uri
+from ..report import BatchFailure
+from ..rows import RowBatch, RowRules
+from ..transports.base import Transport, WireReply, WireRequest
+from .base import BatchOutcome, RequestLimits
+
+__all__ = ["ChromaBackend", "ChromaOptions", "metadata_problem"]
+
+API = "/api/v2"
+DEFAULT_PORT = 8000
+SPACE_OF_METRIC = {"cosine": "cosine", "euclidean": "l2", "dotproduct": "ip"}
+# The local server's pre-flight max_batch_size (SQLite's 32766 bound variables / 6 per record).
+MAX_ROWS = 5461
+# Collection names: 3–512 of [a-zA-Z0-9._-], starting and ending with a letter or digit.
+_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_STORABLE = "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers"
+
+
+class ChromaOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    tenant: str = "default_tenant"
+    database: str = "default_database"
+    namespace_key: str = "namespace"  # the metadata key a row's namespace is stored under
+    document_column: str | None = None  # a metadata column sent as Chroma's document instead
+    auth_header: Literal["x-chroma-token", "authorization"] = "x-chroma-token"  # authorization: "Bearer KEY"
+    vector_encoding: Literal["auto", "base64", "json"] = "auto"  # auto: base64 if the server takes it
+    collection_id: str | None = None  # known already (a Spark driver resolved it): no lookup by name
+    # A single-node server writes through one SQLite log: concurrent upserts only contend there (4 in
+    # flight took 100-row batches from ~1,500 to ~200 vectors/s). Raise it for a distributed Chroma.
+    max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Collection:
+    id: str
+    dimension: int | None
+
+
+class ChromaBackend:
+    name: ClassVar[str] = "chroma"
+    options_type: ClassVar[type[BackendOptions]] = ChromaOptions
+    bisect_rejections: ClassVar[bool] = True
+
+    # No body limit was found on the server (8 MB bodies pass); 256 rows keeps requests near 1–4 MB
+    # at 768–1536 dimensions and below Chroma Cloud's smaller max_batch_size.
+    limits = RequestLimits(max_rows=MAX_ROWS, max_bytes=32_000_000, default_rows=256, default_bytes=8_000_000)
+    # The server takes ids of any length (100k characters pass); every row needs a dense vector.
+    rules = RowRules(max_id_length=65_536, allow_sparse_only=False)
+
+    def __init__(self, options: BackendOptions) -> None:
+        uri = parse_uri(options.uri)
+        if uri.transport not in (None, "http", "https", "rest"):
+            raise ConfigError(
+                f"option uri: chroma has no transport {uri.transport!r}; use chroma:// or chroma+https://"
+            )
+        if not uri.host:
+            raise ConfigError("option uri: chroma needs a host, e.g. chroma://127.0.0.1:8000/docs")
+        self.options = options
+        self.collection = _collection_name(uri.path, options.collection)
+        if options.sparse_column:
+            raise ConfigError("option sparse_column: chroma stores dense vectors only")
+        self.tls = _tls(uri.transport, options.tls, uri.is_loopback)
+        self.host, self.port = uri.host, uri.port or DEFAULT_PORT
+        self.tenant = getattr(options, "tenant", "default_tenant")
+        self.database = getattr(options, "database", "default_database")
+        self.namespace_key: str = getattr(options, "namespace_key", "namespace")
+        problem = metadata_problem({self.namespace_key: ""})
+        if problem:
+            raise ConfigError(f"option namespace_key: {problem}")
+        self.document_column: str | None = getattr(options, "document_column", None)
+        self._auth_header: str = getattr(options, "auth_header", "x-chroma-token")
+        self._encoding: str = getattr(options, "vector_encoding", "auto")
+        self._base64 = self._encoding == "base64"
+        self._prefix = f"{API}/tenants/{quote(self.tenant, safe='')}/databases/{quote(self.database, safe='')}/collections"
+        pinned = getattr(options, "collection_id", None)
+        self._target: _Collection | None = None if pinned is None else _Collection(id=pinned, dimension=None)
+        self._checked = False
+
+    def describe(self) -> str:
+        where = (
+            ""
+            if (self.tenant, self.database) == ("default_tenant", "default_database")
+            else f" ({self.tenant}/{self.database})"
+        )
+        return f"chroma{'+https' if self.tls else ''}://{self.host}:{self.port}/{self.collection}{where}"
+
+    def open_transport(self) -> Transport:
+        from ..transports.http import HttpTransport
+
+        headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
+        key = self.options.api_key
+        if key:
+            auth = (
+                ("Authorization", f"Bearer {key}")
+                if self._auth_header == "authorization"
+                else ("x-chroma-token", key)
+            )
+            headers += (auth,)
+        scheme = "https" if self.tls else "http"
+        return HttpTransport(
+            f"{scheme}://{self.host}:{self.port}",
+            headers=headers,
+            max_connections=max(8, self.options.max_concurrency),
+            label=self.describe(),
+        )
+
+    # -- control plane ----------------------------------------------------------------------------
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Resolve (or create) the collection once per backend; refuse a dimension it cannot take."""
+        if not self._checked:
+            if self._target is None or self._encoding == "auto":  # with both given, ask nothing
+                self._read_pre_flight(transport)
+            if self._target is None:
+                self._target = self._find_collection(transport)
+            self._checked = True
+        stored = None if self._target is None else self._target.dimension
+        if dimension is not None and stored is not None and stored != dimension:
+            raise ConfigError(
+                f"chroma collection {self.collection!r} holds {stored}-dimensional vectors; this write has "
+                f"{dimension} (option dimension, or the length of the input's vectors)"
+            )
+
+    def resolved_options(self) -> dict[str, str]:
+        """After ``check_target``: options with which a task's backend asks the server nothing.
+
+        A Spark driver can add these to the options it sends to tasks, so no task repeats the lookup.
+        """
+        if self._target is None:
+            raise ConnectorError(f"{self.describe()}: check_target must run first")
+        return {"collection_id": self._target.id, "vector_encoding": "base64" if self._base64 else "json"}
+
+    def _get_json(self, transport: Transport, method: str, body: bytes = b"") -> Any:
+        reply = transport.send(WireRequest(method, body), timeout_s=self.options.timeout_s)
+        return orjson.loads(reply.body) if reply.body else {}
+
+    def _read_pre_flight(self, transport: Transport) -> None:
+        try:
+            checks = self._get_json(transport, f"GET {API}/pre-flight-checks")
+        except NotFound:  # an older server: no limits announced, JSON vectors only
+            checks = {}
+        if self._encoding == "auto":
+            self._base64 = bool(checks.get("supports_base64_encoding", False))
+        server_max = int(checks.get("max_batch_size", -1))
+        rows = min(self.options.batch_size or self.limits.default_rows, self.limits.max_rows)
+        if 0 < server_max < rows:
+            raise ConfigError(
+                f"option batch_size: the chroma server takes at most {server_max} records per request; "
+                f"set batch_size to {server_max} or less (it is {rows})"
+            )
+
+    def _find_collection(self, transport: Transport) -> _Collection:
+        where = f"chroma collection {self.collection!r} (tenant {self.tenant!r}, database {self.database!r})"
+        try:
+            found = self._get_json(transport, f"GET {self._prefix}/{quote(self.collection, safe='')}")
+        except NotFound as exc:
+            if not self.options.create:
+                raise ConfigError(f"{where} does not exist; set create=true to create it ({exc})") from None
+            found = self._create_collection(transport, where)
+        return _Collection(id=str(found["id"]), dimension=found.get("dimension"))
+
+    def _create_collection(self, transport: Transport, where: str) -> Any:
+        space = SPACE_OF_METRIC[self.options.metric]
+        body = {"name": self.collection, "configuration": {"hnsw": {"space": space}}, "get_or_create": True}
+        try:
+            return self._get_json(transport, f"POST {self._prefix}", orjson.dumps(body))
+        except Rejected as exc:  # e.g. "Database [x] does not exist"
+            raise ConfigError(f"cannot create {where}: {exc}") from None
+
+    # -- sizes ------------------------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Estimated encoded size per row: exact for base64 vectors, an upper bound for JSON ones."""
+        n = len(batch)
+        dim = batch.dimension or 0
+        vector = 4 * math.ceil(4 * dim / 3) + 3 if self._base64 else 15 * dim + 2
+        sizes = np.full(n, vector + 8, dtype=np.int64)
+        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        if batch.namespace:
+            sizes += len(self.namespace_key) + len(batch.namespace) + 8
+        if batch.metadata is not None:
+            sizes += np.fromiter((_json_len(m) for m in batch.metadata), dtype=np.int64, count=n)
+        return sizes
+
+    # -- encoding ---------------------------------------------------------------------------------
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        if self._target is None:
+            raise ConnectorError(f"{self.describe()}: check_target must run before the first request")
+        refused = self.refusals(batch)
+        keep = [i for i in range(len(batch)) if i not in refused]
+        body = encode_upsert(batch, keep, self._base64, self.namespace_key, self.document_column)
+        return WireRequest(f"POST {self._prefix}/{self._target.id}/upsert", body)
+
+    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+        # The reply is all-or-nothing for the rows sent; the rows left out failed before sending.
+        refused = self.refusals(batch)
+        return BatchOutcome(written=len(batch) - len(refused), failures=_failures(batch, refused))
+
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """The rows Chroma can store, and a failure per reason for the others: for a pre-send hook.
+
+        Until the client calls this before splitting, ``request_for`` leaves refused rows out and
+        ``outcome_of`` reports them; but if the server rejects the rest of their request, they fail with
+        the server's reason instead of their own.
+        """
+        refused = self.refusals(batch)
+        if not refused:
+            return batch, []
+        keep = [i for i in range(len(batch)) if i not in refused]
+        kept = None if not keep else _take(batch, keep)
+        return kept, _failures(batch, refused)
+
+    def refusals(self, batch: RowBatch) -> dict[int, str]:
+        """Row index → why Chroma cannot store the row (pure: request_for and outcome_of agree)."""
+        reasons: dict[int, str] = {}
+        if batch.vectors is None:
+            return {i: "chroma needs a dense vector for every row" for i in range(len(batch))}
+        for i, sparse in enumerate(batch.sparse or ()):
+            if sparse is not None:
+                reasons[i] = "chroma stores no sparse vectors"
+        for i, metadata in enumerate(batch.metadata or ()):
+            if i in reasons or not metadata:
+                continue
+            problem = self._row_metadata_problem(metadata, batch.namespace)
+            if problem:
+                reasons[i] = problem
+        return reasons
+
+    def _row_metadata_problem(self, metadata: dict[str, Any], namespace: str | None) -> str | None:
+        doc_key = self.document_column
+        if doc_key is not None and metadata.get(doc_key) is not None:
+            document = metadata[doc_key]
+            if not isinstance(document, str):
+                return f"document column {doc_key!r} holds a {type(document).__name__}; chroma documents are strings"
+            metadata = {k: v for k, v in metadata.items() if k != doc_key}
+        stored = metadata.get(self.namespace_key)
+        if (
+            namespace is not None
+            and stored is not None
+            and not (isinstance(stored, str) and stored == namespace)
+        ):
+            return (
+                f"metadata {self.namespace_key!r} is {stored!r} but the row's namespace "
+                f"is {namespace!r} (chroma stores the namespace under that key: option namespace_key)"
+            )
+        return metadata_problem(metadata)
+
+
+def _failures(batch: RowBatch, refused: dict[int, str]) -> list[BatchFailure]:
+    by_reason: dict[str, list[str]] = {}
+    for i, reason in sorted(refused.items()):
+        by_reason.setdefault(reason, []).append(str(batch.ids[i]))
+    return [
+        BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid") for reason, ids in by_reason.items()
+    ]
+
+
+def _take(batch: RowBatch, rows: list[int]) -> RowBatch:
+    return RowBatch(
+        ids=[batch.ids[i] for i in rows],
+        vectors=None if batch.vectors is None else batch.vectors[rows],
+        sparse=None if batch.sparse is None else [batch.sparse[i] for i in rows],
+        metadata=None if batch.metadata is None else [batch.metadata[i] for i in rows],
+        namespace=batch.namespace,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# options
+
+
+def _collection_name(path: str, option: str | None) -> str:
+    if path and option and path != option:
+        raise ConfigError(f"option collection: {option!r} differs from the collection {path!r} in option uri")
+    name = path or option
+    if not name:
+        raise ConfigError(
+            "option uri: chroma needs a collection, e.g. chroma://127.0.0.1:8000/docs (or option collection)"
+        )
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise ConfigError(
+            f"option collection: {name!r} is not a chroma collection name: 3–512 characters from "
+            "[a-zA-Z0-9._-], starting and ending with a letter or digit, no '..'"
+        )
+    return name
+
+
+def _tls(transport: str | None, option: bool | None, loopback: bool) -> bool:
+    scheme_says = {"https": True, "http": False}.get(transport or "")
+    if scheme_says is not None and option is not None and option != scheme_says:
+        raise ConfigError(
+            f"option tls={str(option).lower()} contradicts the scheme chroma+{transport} in option uri"
+        )
+    if scheme_says is not None:
+        return scheme_says
+    return option if option is not None else not loopback
+
+
+# --------------------------------------------------------------------------------------------------
+# metadata rules
+
+
+def metadata_problem(metadata: dict[Any, Any]) -> str | None:
+    """Why Chroma cannot store this metadata, or ``None`` if it can."""
+    for key, value in metadata.items():
+        if not isinstance(key, str):
+            return f"metadata key {key!r} is not a string"
+        if not key:
+            return "metadata key is empty"
+        if key[0] in "#$":
+            return f"metadata key {key!r} starts with {key[0]!r}, which chroma reserves"
+        if key.startswith("chroma:"):
+            return f"metadata key {key!r} starts with 'chroma:', which chroma reserves"
+        problem = _value_problem(value)
+        if problem:
+            return f"metadata {key!r} {problem}"
+    return None
+
+
+def _value_problem(value: Any) -> str | None:
+    kind = type(value)  # exact types first: this runs for every value of every row
+    if kind is str or kind is bool or value is None:
+        return None
+    if kind is int:
+        return None if _INT64_MIN <= value <= _INT64_MAX else "is an integer beyond 64 bits"
+    if kind is float:
+        return None if math.isfinite(value) else "is NaN or infinite"
+    if isinstance(value, str | bool | np.bool_):
+        return None
+    if isinstance(value, int | np.integer):
+        return None if _INT64_MIN <= int(value) <= _INT64_MAX else "is an integer beyond 64 bits"
+    if isinstance(value, float | np.floating):
+        return None if math.isfinite(value) else "is NaN or infinite"
+    if isinstance(value, list | tuple | np.ndarray):
+        return _list_problem(value.tolist() if isinstance(value, np.ndarray) else value)
+    return f"is a {type(value).__name__}; {_STORABLE}"
+
+
+def _list_problem(items: list[Any] | tuple[Any, ...]) -> str | None:
+    if not items:
+        return "is an empty list, which chroma would store as nothing"
+    kinds = set()
+    for item in items:
+        if isinstance(item, str):
+            kinds.add("strings")
+        elif isinstance(item, bool | np.bool_):
+            kinds.add("bools")
+        elif isinstance(item, int | float | np.integer | np.floating):
+            kinds.add("numbers")
+            if _value_problem(item):
+                return f"holds a number chroma cannot store ({item!r})"
+        else:
+            return f"is a list holding a {type(item).__name__}; {_STORABLE}"
+    if len(kinds) > 1:
+        return f"is a list mixing {' and '.join(sorted(kinds))}; chroma lists hold one kind"
+    return None
+
+
+def _json_len(metadata: dict[str, Any] | None) -> int:
+    if not metadata:
+        return 0
+    try:
+        return len(
+            orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+        )
+    except TypeError:  # an integer beyond 64 bits: refused later, sized roughly here
+        return 2 * len(repr(metadata))
+
+
+# --------------------------------------------------------------------------------------------------
+# the body
+
+
+def encode_upsert(
+    batch: RowBatch, keep: list[int], base64: bool, namespace_key: str, document_column: str | None
+) -> bytes:
+    """``{"ids", "embeddings", "metadatas"?, "documents"?}`` for the rows ``keep`` of ``batch``."""
+    every = len(keep) == len(batch)
+    matrix = batch.vectors if every else batch.vectors[keep]  # type: ignore[index]
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    body: dict[str, Any] = {
+        "ids": [str(batch.ids[i]) for i in keep],
+        "embeddings": _base64_rows(matrix) if base64 else matrix,
+    }
+    metadatas, documents = _metadatas(batch, keep, namespace_key, document_column)
+    if any(m is not None for m in metadatas):
+        body["metadatas"] = metadatas
+    if documents is not None:
+        body["documents"] = documents
+    return orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _base64_rows(matrix: np.ndarray) -> list[str]:
+    """Each row's little-endian float32 bytes, base64: Chroma's packed form, exact by construction."""
+    if matrix.size == 0:  # memoryview cannot cast an empty buffer
+        return [""] * len(matrix)
+    raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4").data).cast("B")
+    row_len = 4 * matrix.shape[1]
+    if row_len % 3 == 0:  # rows end on base64 group boundaries: encode once, then cut (768, 1536 dims)
+        text = binascii.b2a_base64(raw, newline=False).decode("ascii")
+        step = row_len // 3 * 4
+        return [text[i : i + step] for i in range(0, len(text), step)]
+    return [
+        binascii.b2a_base64(raw[i : i + row_len], newline=False).decode("ascii")
+        for i in range(0, len(raw), row_len)
+    ]
+
+
+def _metadatas(
+    batch: RowBatch, keep: list[int], namespace_key: str, document_column: str | None
+) -> tuple[list[dict[str, Any] | None], list[str | None] | None]:
+    """Per kept row: the metadata to send (namespace added, document taken out) and the documents."""
+    source = batch.metadata
+    if source is None and batch.namespace is None:
+        return [None] * len(keep), None
+    metadatas: list[dict[str, Any] | None] = []
+    documents: list[str | None] = []
+    for i in keep:
+        metadata = dict(source[i]) if source is not None and source[i] else {}
+        documents.append(metadata.pop(document_column, None) if document_column else None)
+        if batch.namespace is not None:
+            metadata[namespace_key] = batch.namespace
+        metadatas.append(metadata or None)  # Chroma stores {} as null anyway
+    return metadatas, (documents if any(d is not None for d in documents) else None)
