@@ -169,7 +169,10 @@ def parse_uri(uri: str) -> ParsedUri:
 def uri_database(uri: str) -> str:
     """The database part of a URI's scheme (``pinecone`` of ``pinecone+grpc://…``), for the registry."""
     if "://" not in uri:
-        raise ConfigError(f"option uri: {without_password(uri)!r} is not SCHEME://host[:port][/collection]")
+        raise ConfigError(
+            f"option uri: {without_password(uri)!r} is not SCHEME://host[:port][/collection] "
+            "nor a path for the embedded database (./vectors.db)"
+        )
     return uri.split("://", 1)[0].lower().partition("+")[0]
 
 

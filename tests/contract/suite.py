@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from vectordb.connector import connect
 
 __all__ = ["BackendContract", "StoredRow", "Target", "make_table"]

@@ -110,3 +110,11 @@ def test_passwords_in_uris_are_masked_in_reprs() -> None:
     assert without_password("pinecone://idx.pinecone.io") == "pinecone://idx.pinecone.io"
     opts = resolve_options({"uri": "pinecone+grpc://u:hunter2@127.0.0.1:1"})
     assert "hunter2" not in repr(opts)
+
+
+@pytest.mark.parametrize("uri", ["./vectors.db", "milvus+lite://./vectors.db", "vectors.db"])
+def test_a_file_path_is_the_embedded_default_with_an_absolute_path(uri: str) -> None:
+    import os
+
+    opts = resolve_options({"uri": uri, "collection": "docs"})
+    assert opts.uri == "milvus+lite://" + os.path.abspath("vectors.db")

@@ -1,0 +1,416 @@
+"""The Milvus backend against a real Milvus Lite server: the contract suite, then what is Milvus's own.
+
+The server is started by the connector's embedded module (tests/integration/milvus_server.py) and
+read back with pymilvus. pymilvus's generated classes are the oracle for the wire bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from tests.contract.suite import BackendContract, StoredRow, Target, make_table
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+from vectordb.connector import ConfigError, connect, embedded
+from vectordb.connector.backends.milvus import (
+    Layout,
+    MilvusBackend,
+    ScalarField,
+    encode_create_index,
+    encode_schema,
+    encode_upsert,
+    error_for,
+)
+from vectordb.connector.client import resolve_options
+from vectordb.connector.report import WriteReport
+from vectordb.connector.rows import RowBatch
+
+pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite, collection_name
+
+DIM = 8
+
+
+def write(uri: str, data: Any, **options: Any) -> WriteReport:
+    with connect(uri, **options) as client:
+        return client.write(data)
+
+
+def rows(n: int, *, prefix: str = "g", dim: int = DIM, seed: int = 0) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    return [
+        {"id": f"{prefix}{i}", "values": rng.standard_normal(dim, dtype=np.float32), "rank": i}
+        for i in range(n)
+    ]
+
+
+def read_collection(client: Any, name: str, partition: str | None = None) -> dict[str, StoredRow]:
+    """Every row of ``name`` as ``str(primary key) → StoredRow``; dynamic and scalar fields are the metadata."""
+    if not client.has_collection(name):
+        return {}
+    client.load_collection(name)
+    fields = client.describe_collection(name)["fields"]
+    key = next(f["name"] for f in fields if f.get("is_primary"))
+    vector = next(f["name"] for f in fields if int(f["type"]) == 101)
+    kwargs = {"partition_names": [partition]} if partition else {}
+    rows = client.query(name, filter="", output_fields=["*"], limit=16_384, **kwargs)
+    out: dict[str, StoredRow] = {}
+    for row in rows:
+        metadata = {k: v for k, v in row.items() if k not in (key, vector)}
+        out[str(row[key])] = StoredRow(vector=np.asarray(row[vector], dtype=np.float32), metadata=metadata)
+    return out
+
+
+def fields_of(server: LiteServer, name: str) -> dict[str, dict[str, Any]]:
+    return {f["name"]: f for f in server.client.describe_collection(name)["fields"]}
+
+
+class TestMilvusContract(BackendContract):
+    dim = DIM
+
+    @pytest.fixture
+    def target(self, milvus_lite: LiteServer, collection_name: str) -> Target:
+        return Target(
+            uri=milvus_lite.uri,
+            read_back=lambda: read_collection(milvus_lite.client, collection_name),
+            options={"collection": collection_name, "create": True},
+        )
+
+
+# -- the control plane ---------------------------------------------------------------------------
+
+
+def test_create_makes_the_collection_with_the_data_dimension(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    report = write(
+        milvus_lite.uri, rows(5, dim=12), collection=collection_name, create=True, metric="euclidean"
+    )
+    assert report.ok and report.written == 5, report
+    described = milvus_lite.client.describe_collection(collection_name)
+    fields = {f["name"]: f for f in described["fields"]}
+    assert fields["vector"]["params"]["dim"] == 12
+    assert int(fields["id"]["type"]) == 21 and fields["id"]["params"]["max_length"] == 512
+    assert described["enable_dynamic_field"] is True
+    index = milvus_lite.client.describe_index(collection_name, "vector")
+    assert index["metric_type"] == "L2"
+    assert str(milvus_lite.client.get_load_state(collection_name)["state"]) == "Loaded"
+
+
+def test_missing_collection_without_create_names_it(milvus_lite: LiteServer, collection_name: str) -> None:
+    with pytest.raises(ConfigError, match=f"{collection_name}.*set create=true"):
+        write(milvus_lite.uri, rows(2), collection=collection_name)
+    assert not milvus_lite.client.has_collection(collection_name)
+
+
+def test_dimension_mismatch_is_a_config_error_before_any_upsert(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    milvus_lite.client.create_collection(collection_name, dimension=DIM, id_type="string", max_length=64)
+    with pytest.raises(
+        ConfigError, match=f"dimension mismatch: collection {collection_name} has dim {DIM}, data has 16"
+    ):
+        write(milvus_lite.uri, rows(3, dim=16), collection=collection_name)
+    assert read_collection(milvus_lite.client, collection_name) == {}
+
+
+def test_integer_ids_make_an_int64_key(milvus_lite: LiteServer, collection_name: str) -> None:
+    data = [{"id": 10**12 + i, "values": [float(i)] * DIM, "tag": "n"} for i in range(6)]
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True)
+    assert report.ok, report
+    assert int(fields_of(milvus_lite, collection_name)["id"]["type"]) == 5  # INT64
+    stored = milvus_lite.client.query(collection_name, filter="", output_fields=["id", "tag"], limit=100)
+    assert sorted(r["id"] for r in stored) == [10**12 + i for i in range(6)]
+    # a string id an INT64 key cannot hold fails alone, before sending
+    report = write(
+        milvus_lite.uri,
+        [{"id": "7", "values": [1.0] * DIM}, {"id": "x7", "values": [1.0] * DIM}],
+        collection=collection_name,
+    )
+    assert report.written == 1 and report.failed_ids == ["x7"]
+    assert "INT64 primary key" in report.failures[0].error
+
+
+def test_a_namespace_lands_in_its_partition(milvus_lite: LiteServer, collection_name: str) -> None:
+    report = write(
+        milvus_lite.uri, rows(4, prefix="a"), collection=collection_name, create=True, namespace="tenant_a"
+    )
+    assert report.ok, report
+    report = write(milvus_lite.uri, rows(3, prefix="b"), collection=collection_name)
+    assert report.ok, report
+    assert "tenant_a" in milvus_lite.client.list_partitions(collection_name)
+    in_a = read_collection(milvus_lite.client, collection_name, partition="tenant_a")
+    assert sorted(in_a) == ["a0", "a1", "a2", "a3"]
+    assert sorted(read_collection(milvus_lite.client, collection_name, partition="_default")) == [
+        "b0",
+        "b1",
+        "b2",
+    ]
+
+
+def test_a_collection_made_by_pymilvus_with_other_field_names(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    from pymilvus import DataType
+
+    client = milvus_lite.client
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=True)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("rank", DataType.INT64)
+    schema.add_field("title", DataType.VARCHAR, max_length=100, nullable=True)
+    index = client.prepare_index_params()
+    index.add_index("embedding", index_type="AUTOINDEX", metric_type="IP")
+    client.create_collection(collection_name, schema=schema, index_params=index)
+    data = rows(5)
+    data[1]["title"] = "second"
+    data[2]["extra"] = {"nested": [1, 2]}
+    del data[4]["rank"]  # a required declared field missing: that row fails alone
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert report.written == 4 and report.failed_ids == ["g4"], report
+    assert "no value for field 'rank'" in report.failures[0].error
+    stored = read_collection(client, collection_name)
+    assert sorted(stored) == ["g0", "g1", "g2", "g3"]
+    np.testing.assert_array_equal(stored["g3"].vector, data[3]["values"])
+    assert stored["g1"].metadata["title"] == "second" and stored["g0"].metadata["title"] is None
+    assert stored["g2"].metadata["extra"] == {"nested": [1, 2]} and stored["g2"].metadata["rank"] == 2
+
+
+def test_a_row_the_server_rejects_fails_with_its_reason(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    milvus_lite.client.create_collection(collection_name, dimension=DIM, id_type="string", max_length=16)
+    data = rows(10)
+    long_id = "x" * 40  # fine for the connector (ids up to 65,535), too long for this collection's key
+    data[6]["id"] = long_id
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert report.written == 9 and report.failed_ids == [long_id], report
+    failure = report.failures[0]
+    assert failure.error_type == "Rejected" and failure.attempts == 1
+    assert "exceeds max_length" in failure.error  # Milvus's own words
+    assert report.requests > 1  # the batch was bisected down to the row at fault
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == sorted(
+        r["id"] for r in data if r["id"] != long_id
+    )
+
+
+def test_sparse_vectors_land_in_the_sparse_field(milvus_lite: LiteServer, collection_name: str) -> None:
+    data = [
+        {
+            "id": f"s{i}",
+            "values": [0.25 * i] * DIM,
+            "sparse_values": {"indices": [i, 40 + i], "values": [1.5, 2.0]},
+        }
+        for i in range(4)
+    ]
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True)
+    assert report.ok, report
+    assert int(fields_of(milvus_lite, collection_name)["sparse"]["type"]) == 104
+    stored = milvus_lite.client.query(collection_name, filter='id == "s3"', output_fields=["sparse"])
+    assert {int(k): float(v) for k, v in stored[0]["sparse"].items()} == {3: 1.5, 43: 2.0}
+
+
+# -- wire bytes: pymilvus's generated classes are the oracle ---------------------------------------
+
+
+def _batch(ids: list[Any], sparse: bool = False) -> RowBatch:
+    vectors = np.arange(len(ids) * 3, dtype=np.float32).reshape(len(ids), 3) / 7
+    entries = (
+        [(np.array([1, 9], dtype=np.uint32), np.array([0.5, -1.25], dtype=np.float32)), None]
+        if sparse
+        else None
+    )
+    metadata = [{"title": "a", "n": 1}, {"rank": 2.5}]
+    return RowBatch(ids=ids, vectors=vectors, sparse=entries, metadata=metadata, namespace="p1")
+
+
+def test_upsert_bytes_parse_like_pymilvus() -> None:
+    from pymilvus import DataType
+    from pymilvus.client.prepare import Prepare
+    from pymilvus.grpc_gen import milvus_pb2
+
+    batch = _batch(["a", "b"], sparse=True)
+    layout = Layout(collection="c", dim=3, key="pk", vector="emb", sparse="sp")
+    ours = encode_upsert(batch, layout, partition="p1")
+    fields_info = [
+        {"name": "pk", "type": DataType.VARCHAR, "params": {"max_length": 64}, "is_primary": True},
+        {"name": "emb", "type": DataType.FLOAT_VECTOR, "params": {"dim": 3}},
+        {"name": "sp", "type": DataType.SPARSE_FLOAT_VECTOR, "params": {}},
+    ]
+    entities = [
+        {"pk": "a", "emb": batch.vectors[0].tolist(), "sp": {1: 0.5, 9: -1.25}, "title": "a", "n": 1},
+        {"pk": "b", "emb": batch.vectors[1].tolist(), "sp": {}, "rank": 2.5},
+    ]
+    theirs = Prepare.row_upsert_param("c", entities, "p1", fields_info, enable_dynamic=True)
+    assert milvus_pb2.UpsertRequest.FromString(ours.body) == theirs
+    assert ours.body == theirs.SerializeToString(deterministic=True)
+
+
+def test_int64_key_and_declared_fields_parse_like_pymilvus() -> None:
+    from pymilvus import DataType
+    from pymilvus.client.prepare import Prepare
+    from pymilvus.grpc_gen import milvus_pb2
+
+    batch = _batch([5, -3])
+    scalars = (ScalarField("title", 21, required=False), ScalarField("n", 5, required=False))
+    layout = Layout(collection="c", dim=3, key="id", key_int64=True, scalars=scalars)
+    ours = encode_upsert(batch, layout)
+    fields_info = [
+        {"name": "id", "type": DataType.INT64, "params": {}, "is_primary": True},
+        {"name": "vector", "type": DataType.FLOAT_VECTOR, "params": {"dim": 3}},
+        {"name": "title", "type": DataType.VARCHAR, "params": {"max_length": 9}, "nullable": True},
+        {"name": "n", "type": DataType.INT64, "params": {}, "nullable": True},
+    ]
+    entities = [
+        {"id": 5, "vector": batch.vectors[0].tolist(), "title": "a", "n": 1},
+        {"id": -3, "vector": batch.vectors[1].tolist(), "title": None, "n": None, "rank": 2.5},
+    ]
+    theirs = Prepare.row_upsert_param("c", entities, "", fields_info, enable_dynamic=True)
+    assert milvus_pb2.UpsertRequest.FromString(ours.body) == theirs
+
+
+def test_control_plane_messages_parse_as_intended() -> None:
+    from pymilvus.grpc_gen import common_pb2, milvus_pb2, schema_pb2
+
+    schema = schema_pb2.CollectionSchema.FromString(encode_schema("docs", 768, key_int64=False, sparse=True))
+    expected = schema_pb2.CollectionSchema(
+        name="docs",
+        enable_dynamic_field=True,
+        fields=[
+            schema_pb2.FieldSchema(
+                name="id",
+                is_primary_key=True,
+                data_type=schema_pb2.VarChar,
+                type_params=[common_pb2.KeyValuePair(key="max_length", value="512")],
+            ),
+            schema_pb2.FieldSchema(
+                name="vector",
+                data_type=schema_pb2.FloatVector,
+                type_params=[common_pb2.KeyValuePair(key="dim", value="768")],
+            ),
+            schema_pb2.FieldSchema(name="sparse", data_type=schema_pb2.SparseFloatVector),
+        ],
+    )
+    assert schema == expected
+    index = milvus_pb2.CreateIndexRequest.FromString(
+        encode_create_index("docs", "vector", "AUTOINDEX", "COSINE")
+    )
+    assert index.collection_name == "docs" and index.field_name == "vector" and index.index_name == "vector"
+    assert {p.key: p.value for p in index.extra_params} == {
+        "index_type": "AUTOINDEX",
+        "metric_type": "COSINE",
+        "params": "{}",
+    }
+
+
+# -- the embedded server ---------------------------------------------------------------------------
+
+_ENSURE = textwrap.dedent(
+    """
+    import json, sys
+    from vectordb.connector import embedded
+    address = embedded.ensure_server(sys.argv[1], idle_timeout_s=60)
+    print(json.dumps({"address": address, "pid": embedded.running(sys.argv[1]).pid}))
+    """
+)
+
+
+def test_two_processes_share_one_server_and_a_restart_keeps_the_data(tmp_path: Any) -> None:
+    pytest.importorskip("milvus_lite")
+    path = str(tmp_path / "shared.db")
+    try:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _ENSURE, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for _ in range(2)
+        ]
+        answers = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err.decode()
+            answers.append(json.loads(out))
+        assert answers[0] == answers[1]  # one server: same address, same pid
+        assert embedded.ensure_server(path) == answers[0]["address"]  # and this process reuses it too
+        uri = f"milvus+lite://{path}"
+        with connect(uri, collection="kept", create=True) as early:
+            assert early.write(make_table(6, DIM, seed=9)).ok
+            assert embedded.stop(path) and embedded.running(path) is None
+            # the same client writes again: its transport finds the fresh server on the same data
+            assert early.write(make_table(2, DIM, seed=9, start=6)).ok
+        assert embedded.running(path).pid != answers[0]["pid"]
+        # a restarted server holds its collections released; a new client's check loads them
+        assert write(uri, make_table(2, DIM, seed=9, start=8), collection="kept").ok
+        from pymilvus import MilvusClient
+
+        client = MilvusClient(uri="http://" + embedded.ensure_server(path))
+        try:
+            assert str(client.get_load_state("kept")["state"]) == "Loaded"
+            assert len(read_collection(client, "kept")) == 10
+        finally:
+            client.close()
+    finally:
+        embedded.stop(path)
+    assert embedded.running(path) is None
+
+
+# -- no server: URIs and status codes --------------------------------------------------------------
+
+
+def test_lite_paths_are_absolute_and_other_uris_are_not_paths(tmp_path: Any) -> None:
+    assert embedded.lite_path("milvus+lite:///abs/x.db") == "/abs/x.db"
+    assert embedded.lite_path(f"milvus+lite://{tmp_path}/x.db") == f"{tmp_path}/x.db"
+    assert embedded.lite_path("./x.db").endswith("/x.db") and embedded.lite_path("./x.db").startswith("/")
+    assert embedded.lite_path("milvus://127.0.0.1:19530/docs") is None
+    with pytest.raises(ConfigError, match="names no path"):
+        embedded.lite_path("milvus+lite://")
+    (tmp_path / "old.db").write_bytes(b"sqlite")
+    with pytest.raises(ConfigError, match="is a file"):
+        embedded.ensure_server(str(tmp_path / "old.db"))
+
+
+@pytest.mark.parametrize(
+    ("code", "retriable", "kind"),
+    [(8, False, "Throttled"), (49, False, "Throttled"), (53, False, "Unavailable"), (1, True, "Unavailable"),
+     (100, False, "NotFound"), (4, False, "NotFound"), (3, False, "AuthError"), (6, False, "Rejected"),
+     (1, False, "Rejected")],
+)  # fmt: skip
+def test_status_codes_map_to_connector_errors(code: int, retriable: bool, kind: str) -> None:
+    error = error_for(code, "why", retriable, "milvus Upsert 'c'")
+    assert type(error).__name__ == kind and str(error) == f"milvus Upsert 'c': why (code {code})"
+
+
+def test_uri_forms() -> None:
+    backend = MilvusBackend(resolve_options({"uri": "milvus://10.0.0.5/prod/docs", "api_key": "u:p"}))
+    assert (backend.host, backend.port, backend.db_name, backend.collection, backend.tls) == (
+        "10.0.0.5", 19530, "prod", "docs", False
+    )  # fmt: skip
+    assert MilvusBackend(resolve_options({"uri": "milvus://h.zillizcloud.com:443", "collection": "c"})).tls
+    with pytest.raises(ConfigError, match="needs a collection"):
+        MilvusBackend(resolve_options({"uri": "milvus://127.0.0.1:19530"}))
+    lite = MilvusBackend(resolve_options({"uri": "milvus+lite://./v.db"}))
+    assert lite.lite_path and lite.lite_path.startswith("/") and lite.collection == "vectors"
+
+
+def test_rows_a_collection_cannot_hold_are_refused_before_sending() -> None:
+    from pymilvus.grpc_gen import milvus_pb2
+
+    batch = _batch(["a", "b"], sparse=True)  # row a has a sparse vector, row b none
+    no_sparse = encode_upsert(batch, Layout(collection="c", dim=3))
+    assert no_sparse.sent == 1 and no_sparse.sent_ids == ["b"]
+    assert no_sparse.refused[0].ids == ("a",) and "no sparse field" in no_sparse.refused[0].error
+    strict = Layout(collection="c", dim=3, dynamic=False, scalars=(ScalarField("rank", 11, required=True),))
+    encoded = encode_upsert(_batch(["a", "b"]), strict)  # a: no rank; b: rank 2.5 fits a Double
+    assert encoded.sent_ids == ["b"] and "no value for field 'rank'" in encoded.refused[0].error
+    request = milvus_pb2.UpsertRequest.FromString(encoded.body)
+    assert request.num_rows == 1 and [f.field_name for f in request.fields_data] == ["id", "vector", "rank"]
+    assert list(request.fields_data[2].scalars.double_data.data) == [2.5]
+    typed = Layout(collection="c", dim=3, scalars=(ScalarField("title", 5, required=False),))
+    assert "cannot hold 'a'" in encode_upsert(_batch(["a", "b"]), typed).refused[0].error
