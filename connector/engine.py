@@ -70,16 +70,20 @@ class Engine:
         source = iter(batches)
         try:
             while self._take_slot():
-                batch = next(source, None)
-                if batch is None:
-                    self._give_slot()
-                    break
-                if not self._target_checked:
-                    self.backend.check_target(self.transport, batch.dimension)
-                    self._target_checked = True
-                request = self.backend.request_for(batch)
-                self._pace(len(batch), len(request.body))
-                future = self._pool.submit(self._deliver, batch, request, report)
+                future = None
+                try:
+                    batch = next(source, None)
+                    if batch is None:
+                        break
+                    if not self._target_checked:
+                        self.backend.check_target(self.transport, batch.dimension)
+                        self._target_checked = True
+                    request = self.backend.request_for(batch)
+                    self._pace(len(batch), len(request.body))
+                    future = self._pool.submit(self._deliver_or_stop, batch, request, report)
+                finally:
+                    if future is None:  # nothing was sent on this slot: a later write must get it back
+                        self._give_slot()
                 # release in the done-callback: it runs however the sender ends
                 future.add_done_callback(lambda _f: self._give_slot())
                 futures.append(future)
@@ -91,9 +95,6 @@ class Engine:
         finally:
             wait_all(futures)
             report.elapsed_s += self._clock() - started
-        for future in futures:
-            if future.exception() is not None:  # a bug in a sender thread: never swallow it
-                raise future.exception()  # type: ignore[misc]
         if self._fatal is not None:
             raise self._fatal
 
@@ -130,6 +131,15 @@ class Engine:
             self._cond.notify_all()
 
     # -- one batch, on a sender thread ------------------------------------------------------------
+
+    def _deliver_or_stop(self, batch: RowBatch, request: WireRequest, report: WriteReport) -> None:
+        try:
+            self._deliver(batch, request, report)
+        except (
+            BaseException
+        ) as exc:  # a bug in a sender thread: stop the write and raise it, never swallow it
+            self._set_fatal(exc)
+            raise
 
     def _deliver(self, batch: RowBatch, request: WireRequest, report: WriteReport) -> None:
         """Send one batch until it lands or fails; every row ends in ``report``."""

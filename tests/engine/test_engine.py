@@ -255,3 +255,27 @@ def test_a_rejection_of_every_row_is_not_split_down_to_single_rows() -> None:
     assert {f.error for f in report.failures} == {
         "INVALID_ARGUMENT: Vector dimension 4 does not match the dimension of the index 8"
     }
+
+
+def test_a_failed_write_gives_back_its_slots_so_the_next_write_runs() -> None:
+    calls = {"n": 0}
+
+    def unauthorized_once(request: WireRequest) -> WireReply:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise AuthError("UNAUTHENTICATED: key not yet active", status=401)
+        return OK
+
+    client, _ = client_with(unauthorized_once, max_concurrency=1)
+    with pytest.raises(AuthError):
+        client.upsert(rows(30))
+    with pytest.raises(Exception, match="no column"):
+        client.upsert(iter([pa_batch_without_values()]))
+    report = client.upsert(rows(30))  # would block forever if either failure had kept its slot
+    assert report.ok and report.written == 30
+
+
+def pa_batch_without_values():
+    import pyarrow as pa
+
+    return pa.record_batch({"id": ["a"], "vec": [[1.0]]})
