@@ -27,6 +27,9 @@ from .base import WireReply, WireRequest, shared
 __all__ = ["HttpTransport", "error_for_status", "parse_retry_after"]
 
 
+POOL_CONNECTIONS = 256
+
+
 def error_for_status(status: int, body: bytes, where: str, retry_after: str | None) -> ServerError:
     """The connector error for a non-2xx reply; the message quotes the start of the server's body."""
     text = _reason(body)
@@ -94,7 +97,11 @@ class HttpTransport:
         self.base_url = base_url.rstrip("/")
         self.label = label or self.base_url
         self._headers = dict(headers)
-        self._client = shared(("http", self.base_url), lambda: _open_client(max_connections))
+        # one pool per process and URL, shared by clients of any concurrency: size it for all of them
+        # (each client's engine bounds its own requests in flight)
+        self._client = shared(
+            ("http", self.base_url), lambda: _open_client(max(POOL_CONNECTIONS, max_connections))
+        )
 
     def __repr__(self) -> str:
         return f"HttpTransport({self.label})"

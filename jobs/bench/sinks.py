@@ -1,4 +1,4 @@
-"""Local no-op Pinecone sinks for benchmarks: gRPC ``/VectorService/Upsert`` and REST ``POST /vectors/upsert``.
+"""No-op Pinecone sinks for benchmarks: gRPC ``/VectorService/Upsert`` and REST ``POST /vectors/upsert``.
 
 A sink runs in its own process (``python -m jobs.bench.sinks --kind grpc|rest --port 0
 [--delay-ms N]``, which prints ``PORT <n>`` and serves on 127.0.0.1 until SIGTERM), so its
@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 __all__ = ["Sink", "SinkStats", "start_sink"]
 
@@ -156,8 +158,12 @@ def serve_grpc(port: int, delay_s: float, stop: threading.Event) -> None:
         # no (de)serializers: handlers get and return raw bytes
         server.add_generic_rpc_handlers(
             (
-                grpc.method_handlers_generic_handler("VectorService", {"Upsert": grpc.unary_unary_rpc_method_handler(upsert)}),
-                grpc.method_handlers_generic_handler("BenchSink", {"Stats": grpc.unary_unary_rpc_method_handler(stats)}),
+                grpc.method_handlers_generic_handler(
+                    "VectorService", {"Upsert": grpc.unary_unary_rpc_method_handler(upsert)}
+                ),
+                grpc.method_handlers_generic_handler(
+                    "BenchSink", {"Stats": grpc.unary_unary_rpc_method_handler(stats)}
+                ),
             )
         )
         bound = server.add_insecure_port(f"{HOST}:{port}")
@@ -176,13 +182,16 @@ def count_json_vectors(buf: bytearray, start: int, end: int) -> int:
 
     numpy compares 1.7 MB in a quarter of a millisecond; ``bytes.count`` takes four times longer.
     """
-    import numpy as np
-
     return max(0, int(np.count_nonzero(np.frombuffer(buf, np.uint8, end - start, start) == ord("{"))) - 1)
 
 
 def _response(status: bytes, body: bytes, close: bool = False) -> bytes:
-    head = b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode()
+    head = (
+        b"HTTP/1.1 "
+        + status
+        + b"\r\nContent-Type: application/json\r\nContent-Length: "
+        + str(len(body)).encode()
+    )
     return head + (b"\r\nConnection: close\r\n\r\n" if close else b"\r\n\r\n") + body
 
 
@@ -346,7 +355,17 @@ def start_sink(kind: str, delay_ms: float = 0.0, *, start_timeout_s: float = 30.
     """Run a sink process for the block; it is stopped (SIGTERM, then SIGKILL) however the block ends."""
     if kind not in ("grpc", "rest"):
         raise ValueError(f"sink kind {kind!r}: expected 'grpc' or 'rest'")
-    command = [sys.executable, "-m", "jobs.bench.sinks", "--kind", kind, "--port", "0", "--delay-ms", str(delay_ms)]
+    command = [
+        sys.executable,
+        "-m",
+        "jobs.bench.sinks",
+        "--kind",
+        kind,
+        "--port",
+        "0",
+        "--delay-ms",
+        str(delay_ms),
+    ]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     sink: Sink | None = None
     try:
@@ -370,7 +389,9 @@ def _read_port(proc: subprocess.Popen[str], timeout_s: float) -> int:
     ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
     line = proc.stdout.readline() if ready else ""
     if not line.startswith("PORT "):
-        raise RuntimeError(f"sink did not start within {timeout_s} s (exit code {proc.poll()}, said {line!r})")
+        raise RuntimeError(
+            f"sink did not start within {timeout_s} s (exit code {proc.poll()}, said {line!r})"
+        )
     return int(line.split()[1])
 
 

@@ -52,8 +52,15 @@ def oracle(b: RowBatch) -> pb.UpsertRequest:
 
 @pytest.mark.parametrize(
     "b",
-    [batch(), batch(sparse=False, metadata=False, namespace=None), batch(n=1, dim=1536), batch(n=0)],
-    ids=["full", "dense-only", "1536-d", "empty"],
+    [
+        batch(),
+        batch(sparse=False, metadata=False, namespace=None),
+        batch(sparse=False, metadata=False, namespace="ns"),
+        RowBatch(ids=["a", "bb", "ccc"], vectors=np.ones((3, 4), np.float32), namespace="ns"),
+        batch(n=1, dim=1536),
+        batch(n=0),
+    ],
+    ids=["full", "dense-only", "dense-only-namespace", "ids-of-several-lengths", "1536-d", "empty"],
 )
 def test_grpc_bytes_equal_the_generated_class(b: RowBatch) -> None:
     ours = encode_grpc(b)
