@@ -10,13 +10,15 @@ Pinecone applies or rejects a request whole; the engine bisects rejections to th
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import numpy as np
 import orjson
 
 from .. import protowire as pw
-from ..errors import ConfigError
+from ..errors import ConfigError, ServerError, TransportError
+from ..limits import Backoff
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
@@ -27,10 +29,14 @@ __all__ = ["PineconeBackend", "PineconeOptions"]
 API_VERSION = "2025-10"
 GRPC_METHOD = "/VectorService/Upsert"
 REST_METHOD = "POST /vectors/upsert"
+GRPC_STATS = "/VectorService/DescribeIndexStats"
+REST_STATS = "POST /describe_index_stats"
+CHECK_ATTEMPTS = 4
 
 
 class PineconeOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     api_version: str = API_VERSION
+    verify: bool = True  # one describe_index_stats call before the first upsert: credentials and dimension
 
 
 class PineconeBackend:
@@ -95,7 +101,27 @@ class PineconeBackend:
         )
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
-        """No control-plane call: the first upsert reports auth and dimension errors."""
+        """One data-plane ``describe_index_stats`` call: bad keys and hosts fail here, before any row is sent.
+
+        A dimension that differs from the index's is a ``ConfigError``. Skipped with ``verify=false``
+        (the Spark driver checks once and tells its tasks so).
+        """
+        if not getattr(self.options, "verify", True):
+            return
+        request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
+        reply = _send_with_retries(transport, request, self.options.timeout_s)
+        if self.grpc:
+            index_dimension = pw.FieldReader(reply.body).int(2)
+        else:
+            index_dimension = int(orjson.loads(reply.body or b"{}").get("dimension") or 0)
+        if dimension and index_dimension and dimension != index_dimension:
+            raise ConfigError(
+                f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}"
+            )
+
+    def resolved_options(self) -> dict[str, Any]:
+        """What executors may skip once the driver has run ``check_target``."""
+        return {"verify": False}
 
     # -- sizes ----------------------------------------------------------------------------------
 
@@ -129,6 +155,20 @@ class PineconeBackend:
     def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
         # A reply is all-or-nothing: it arrived, so every row is in the index.
         return BatchOutcome(written=len(batch))
+
+
+def _send_with_retries(transport: Transport, request: WireRequest, timeout_s: float) -> WireReply:
+    """The check call, retried briefly when the failure is retryable; the last error is raised."""
+    for attempt in range(CHECK_ATTEMPTS):
+        try:
+            return transport.send(request, timeout_s=timeout_s)
+        except (ServerError, TransportError) as exc:
+            if not exc.retryable or exc.fatal or attempt == CHECK_ATTEMPTS - 1:
+                raise
+            time.sleep(
+                Backoff().delay_s(attempt + 1, exc.retry_after_s if isinstance(exc, ServerError) else None)
+            )
+    raise AssertionError("unreachable")
 
 
 def _json_bytes_per_float(matrix: np.ndarray) -> float:

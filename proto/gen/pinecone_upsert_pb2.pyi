@@ -40,3 +40,34 @@ class UpsertResponse(_message.Message):
     UPSERTED_COUNT_FIELD_NUMBER: _ClassVar[int]
     upserted_count: int
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
+
+class DescribeIndexStatsRequest(_message.Message):
+    __slots__ = ("filter",)
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    filter: _struct_pb2.Struct
+    def __init__(self, filter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class NamespaceSummary(_message.Message):
+    __slots__ = ("vector_count",)
+    VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    vector_count: int
+    def __init__(self, vector_count: _Optional[int] = ...) -> None: ...
+
+class DescribeIndexStatsResponse(_message.Message):
+    __slots__ = ("namespaces", "dimension", "index_fullness", "total_vector_count")
+    class NamespacesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: NamespaceSummary
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[NamespaceSummary, _Mapping]] = ...) -> None: ...
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FULLNESS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    namespaces: _containers.MessageMap[str, NamespaceSummary]
+    dimension: int
+    index_fullness: float
+    total_vector_count: int
+    def __init__(self, namespaces: _Optional[_Mapping[str, NamespaceSummary]] = ..., dimension: _Optional[int] = ..., index_fullness: _Optional[float] = ..., total_vector_count: _Optional[int] = ...) -> None: ...

@@ -39,12 +39,23 @@ class VectorServiceStub:
                 request_serializer=pinecone__upsert__pb2.UpsertRequest.SerializeToString,
                 response_deserializer=pinecone__upsert__pb2.UpsertResponse.FromString,
                 _registered_method=True)
+        self.DescribeIndexStats = channel.unary_unary(
+                '/VectorService/DescribeIndexStats',
+                request_serializer=pinecone__upsert__pb2.DescribeIndexStatsRequest.SerializeToString,
+                response_deserializer=pinecone__upsert__pb2.DescribeIndexStatsResponse.FromString,
+                _registered_method=True)
 
 
 class VectorServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Upsert(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeIndexStats(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -57,6 +68,11 @@ def add_VectorServiceServicer_to_server(servicer, server):
                     servicer.Upsert,
                     request_deserializer=pinecone__upsert__pb2.UpsertRequest.FromString,
                     response_serializer=pinecone__upsert__pb2.UpsertResponse.SerializeToString,
+            ),
+            'DescribeIndexStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeIndexStats,
+                    request_deserializer=pinecone__upsert__pb2.DescribeIndexStatsRequest.FromString,
+                    response_serializer=pinecone__upsert__pb2.DescribeIndexStatsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +102,33 @@ class VectorService:
             '/VectorService/Upsert',
             pinecone__upsert__pb2.UpsertRequest.SerializeToString,
             pinecone__upsert__pb2.UpsertResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeIndexStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/VectorService/DescribeIndexStats',
+            pinecone__upsert__pb2.DescribeIndexStatsRequest.SerializeToString,
+            pinecone__upsert__pb2.DescribeIndexStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

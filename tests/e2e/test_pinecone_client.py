@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
-from vectordb.connector import AuthError, ConnectError, connect
+from vectordb.connector import AuthError, ConfigError, ConnectError, connect
 from vectordb.connector.transports.base import forget_shared
 
 DIM = 16
@@ -121,16 +121,33 @@ def test_rejected_ids_fail_alone_with_the_servers_reason(server: ServerHandle) -
     assert server.arrived().ids() == {f"doc-{i}" for i in range(100)} - bad
 
 
-def test_wrong_api_key_stops_at_once(server: ServerHandle) -> None:
+def test_wrong_api_key_fails_before_any_row_is_sent(server: ServerHandle) -> None:
     server.script(api_key="right")
     data, _ = table(500)
-    with (
-        connect(server.uri, api_key="wrong", batch_size=10, max_concurrency=1) as client,
-        pytest.raises(AuthError) as info,
-    ):
+    with connect(server.uri, api_key="wrong", batch_size=10) as client, pytest.raises(AuthError) as info:
         client.upsert(data)
     assert "wrong" not in str(info.value)
-    assert len(server.arrived().requests) == 1
+    assert server.arrived().requests == []  # the key was checked by describe_index_stats first
+
+
+def test_wrong_api_key_stops_at_once_without_the_check(server: ServerHandle) -> None:
+    server.script(api_key="right")
+    data, _ = table(500)
+    client = connect(server.uri, api_key="wrong", batch_size=10, max_concurrency=1, verify=False)
+    with client, pytest.raises(AuthError):
+        client.upsert(data)
+    assert len(server.arrived().requests) == 1  # no retry storm: the first 401 stops the write
+
+
+def test_dimension_mismatch_with_the_index_fails_before_any_row_is_sent(server: ServerHandle) -> None:
+    server.script(dimension=DIM * 2)
+    data, _ = table(50)
+    with (
+        connect(server.uri) as client,
+        pytest.raises(ConfigError, match=f"index .* has dimension {DIM * 2}, the data has {DIM}"),
+    ):
+        client.upsert(data)
+    assert server.arrived().requests == []
 
 
 def test_unreachable_host_fails_fast_with_a_clear_error() -> None:

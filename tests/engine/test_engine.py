@@ -38,7 +38,7 @@ def ids_in(request: WireRequest) -> list[str]:
 def client_with(
     handler: Callable[[WireRequest], WireReply], sleeps: list[float] | None = None, **options
 ) -> tuple[Client, MockTransport]:
-    client = connect("pinecone+grpc://127.0.0.1:1", **{"batch_size": 10, **options})
+    client = connect("pinecone+grpc://127.0.0.1:1", **{"batch_size": 10, "verify": False, **options})
     transport = MockTransport(handler)
     record = sleeps.append if sleeps is not None else (lambda s: None)
     client._engine = Engine(client.backend, transport, client.options, sleep=record, rand=lambda: 0.5)

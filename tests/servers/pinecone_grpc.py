@@ -147,7 +147,12 @@ class PineconeGrpcServer:
         handler = grpc.unary_unary_rpc_method_handler(self._upsert)  # no (de)serializers: raw bytes
         self._server = grpc.server(
             self._executor,
-            handlers=[grpc.method_handlers_generic_handler(SERVICE, {METHOD: handler})],
+            handlers=[
+                grpc.method_handlers_generic_handler(
+                    SERVICE,
+                    {METHOD: handler, "DescribeIndexStats": grpc.unary_unary_rpc_method_handler(self._stats)},
+                )
+            ],
             options=[
                 ("grpc.so_reuseport", 0),  # a fixed --port must not be shared with another server
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -181,6 +186,16 @@ class PineconeGrpcServer:
             )
         context.abort(_CODES[verdict.outcome], verdict.message)
         raise AssertionError("unreachable: abort raises")
+
+    def _stats(self, body: bytes, context: grpc.ServicerContext) -> bytes:
+        metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
+        fault, counts, dimension = self.state.describe(metadata.get("api-key"))
+        if fault is not None:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid API key")
+        reply = pb.DescribeIndexStatsResponse(dimension=dimension, total_vector_count=sum(counts.values()))
+        for ns, n in counts.items():
+            reply.namespaces[ns].vector_count = n
+        return reply.SerializeToString()
 
     def start(self) -> PineconeGrpcServer:
         self._server.start()

@@ -48,6 +48,7 @@ from .script import (
 __all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_until_signal"]
 
 UPSERT_PATH = "/vectors/upsert"
+STATS_PATH = "/describe_index_stats"
 CONTROL_PREFIX = "/_control/"
 
 # Pinecone's error bodies carry the gRPC code number beside the HTTP status.
@@ -122,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.partition("?")[0]
         if path == UPSERT_PATH and self.server.upserts:
             self._upsert(body)
+        elif path == STATS_PATH and self.server.upserts:
+            self._stats()
         elif path.startswith(CONTROL_PREFIX):
             self._control("POST", path[len(CONTROL_PREFIX) :], body)
         else:
@@ -169,6 +172,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, orjson.dumps({"upsertedCount": verdict.upserted}))
         else:
             self._error(verdict)
+
+    def _stats(self) -> None:
+        fault, counts, dimension = self.server.state.describe(self.headers.get("Api-Key"))
+        if fault is not None:
+            self._reply(401, orjson.dumps({"code": 16, "message": "Invalid API key", "details": []}))
+            return
+        namespaces = {ns: {"vectorCount": n} for ns, n in counts.items()}
+        body = {
+            "namespaces": namespaces,
+            "dimension": dimension,
+            "indexFullness": 0.0,
+            "totalVectorCount": sum(counts.values()),
+        }
+        self._reply(200, orjson.dumps(body))
 
     def _error(self, verdict: Verdict) -> None:
         status, code = _STATUS[verdict.outcome]

@@ -277,6 +277,27 @@ class ServerState:
                 for vector in vectors:
                     space[vector.id] = vector
 
+    def describe(self, api_key: str | None) -> tuple[Fault | None, dict[str, int], int]:
+        """``describe_index_stats``: (fault, vectors per namespace, dimension); only the api key is checked.
+
+        The dimension is the script's, else that of the first stored vector (0 for an empty index).
+        """
+        with self._lock:
+            script = self._script
+            if script.api_key is not None and api_key != script.api_key:
+                return "unauthenticated", {}, 0
+            counts = {ns: len(vectors) for ns, vectors in self._namespaces.items()}
+            dimension = script.dimension or next(
+                (
+                    len(v.values_f32) // 4
+                    for vs in self._namespaces.values()
+                    for v in vs.values()
+                    if v.values_f32
+                ),
+                0,
+            )
+            return None, counts, dimension
+
     def snapshot(self) -> Arrived:
         with self._lock:
             return Arrived(
