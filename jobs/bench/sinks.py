@@ -159,7 +159,12 @@ def serve_grpc(port: int, delay_s: float, stop: threading.Event) -> None:
         server.add_generic_rpc_handlers(
             (
                 grpc.method_handlers_generic_handler(
-                    "VectorService", {"Upsert": grpc.unary_unary_rpc_method_handler(upsert)}
+                    "VectorService",
+                    {
+                        "Upsert": grpc.unary_unary_rpc_method_handler(upsert),
+                        # an index of unknown dimension: the client's pre-write check passes
+                        "DescribeIndexStats": grpc.unary_unary_rpc_method_handler(lambda body, context: b""),
+                    },
                 ),
                 grpc.method_handlers_generic_handler(
                     "BenchSink", {"Stats": grpc.unary_unary_rpc_method_handler(stats)}
@@ -281,6 +286,10 @@ class _HttpSink(asyncio.BufferedProtocol):
                 self._loop.call_later(self._delay_s, self._send_upsert_reply, reply)
             else:
                 self._send_upsert_reply(reply)
+        elif self._target == b"POST /describe_index_stats":  # the client's pre-write check
+            self._send(
+                _response(b"200 OK", b'{"namespaces":{},"dimension":0,"totalVectorCount":0}', self._close)
+            )
         elif self._target.startswith(b"GET /_stats"):
             self._send(_response(b"200 OK", self._counters.read(), self._close))
         elif self._target == b"CHUNKED":
