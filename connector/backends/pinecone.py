@@ -247,7 +247,7 @@ def _encode_rows(ids: list[bytes], batch: RowBatch, tail: bytes) -> bytes:
     values_head = b""
     if matrix is not None and len(matrix):
         row_len = 4 * matrix.shape[1]
-        raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B")
+        raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
         values_head = b"\x12" + pw.varint(row_len)
     for i, id_bytes in enumerate(ids):
         extra = b""

@@ -1,0 +1,30 @@
+"""vectordb.beam: the Beam sink, ``WriteToVectorDB``, a thin adapter over ``vectordb.connector``.
+
+::
+
+    from vectordb.beam import WriteToVectorDB
+    result = records | WriteToVectorDB("qdrant+grpc://qdrant:6334/docs", api_key=..., on_error="report")
+    result.failed | "dead letters" >> beam.Map(json.dumps) | beam.io.WriteToText("dead", ".jsonl")
+
+``VectorDBWriteConfig`` plugs the same sink into ``apache_beam.ml.rag``'s
+``VectorDatabaseWriteTransform``. Importing this package imports ``apache_beam`` and registers
+the coders of ``Row`` and ``VectorBatch``.
+"""
+
+from __future__ import annotations
+
+from .batch import VectorBatch
+from .coders import RowCoder, VectorBatchCoder
+from .config import VectorDBWriteConfig
+from .elements import Row
+from .sink import WriteResult, WriteToVectorDB
+
+__all__ = [
+    "Row",
+    "RowCoder",
+    "VectorBatch",
+    "VectorBatchCoder",
+    "VectorDBWriteConfig",
+    "WriteResult",
+    "WriteToVectorDB",
+]

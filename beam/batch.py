@@ -1,0 +1,257 @@
+"""``VectorBatch``: the unit the sink sends, one contiguous float32 buffer plus ids and metadata.
+
+A batch is made from canonical rows (``assemble``) as soon as Beam has grouped them, or wraps a
+``pyarrow.RecordBatch`` element as it is (``VectorBatch.of_arrow``). Either way the client gets
+an Arrow batch: ``to_arrow`` builds the canonical one (``id``, ``values`` list<float32> over the
+flat buffer without a copy, ``sparse_values``, ``namespace``, ``metadata`` as JSON) and
+``client_options`` says how the client must read it. ``dead_letters`` turns a report's failed
+ids back into the rows that carried them, for the sink's ``failed`` output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+import orjson
+
+from vectordb.connector.options import BackendOptions
+from vectordb.connector.report import BatchFailure
+from vectordb.connector.rows import derive_id
+
+from .elements import Row, Sparse, jsonable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["VectorBatch", "assemble"]
+
+_JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+@dataclass(slots=True)
+class VectorBatch:
+    """Rows ready for the client: parallel columns, or a user's Arrow batch (``arrow``) as it came."""
+
+    ids: list[Any]
+    flat: np.ndarray  # every dense vector, concatenated: float32, 1-d
+    offsets: np.ndarray  # int64, len(ids) + 1: row i is flat[offsets[i]:offsets[i + 1]]
+    nulls: np.ndarray | None = None  # bool per row: no dense vector (None: every row has one)
+    sparse: list[Sparse | None] | None = None
+    metadata: list[dict[str, Any]] | None = None  # None: no row has metadata
+    namespace: str | None = None  # shared by every row ...
+    namespaces: list[str | None] | None = None  # ... unless they differ
+    arrow: pa.RecordBatch | None = None  # set: a user's Arrow batch, read with the user's options
+
+    def __len__(self) -> int:
+        return self.arrow.num_rows if self.arrow is not None else len(self.ids)
+
+    def __repr__(self) -> str:
+        if self.arrow is not None:
+            return f"VectorBatch(arrow, {self.arrow.num_rows} rows)"
+        return f"VectorBatch({len(self.ids)} rows, {self.flat.size} floats)"
+
+    @classmethod
+    def of_arrow(cls, batch: pa.RecordBatch) -> VectorBatch:
+        return cls(ids=[], flat=_NO_FLOATS, offsets=_NO_OFFSETS, arrow=batch)
+
+    @property
+    def shape_key(self) -> tuple[bool, bool, bool]:
+        """(user Arrow, has sparse, has per-row namespaces): which client options read it."""
+        return (self.arrow is not None, self.sparse is not None, self.namespaces is not None)
+
+    # -- for the client ----------------------------------------------------------------------------
+
+    def to_arrow(self) -> pa.RecordBatch:
+        """The canonical Arrow batch; the vectors column is a view of ``flat``."""
+        import pyarrow as pa
+
+        if self.arrow is not None:
+            return self.arrow
+        columns: dict[str, pa.Array] = {
+            "id": _id_array(self.ids),
+            "values": _list_array(self.flat, self.offsets, self.nulls),
+        }
+        if self.sparse is not None:
+            columns["sparse_values"] = _sparse_array(self.sparse)
+        if self.namespaces is not None:
+            columns["namespace"] = pa.array(self.namespaces, type=pa.string())
+        if self.metadata is not None:
+            columns["metadata"] = pa.array(
+                [orjson.dumps(m, default=str, option=_JSON_OPTIONS) if m else None for m in self.metadata],
+                type=pa.binary(),
+            )
+        return pa.RecordBatch.from_pydict(columns)
+
+    def dead_letters(self, failures: Iterable[BatchFailure], options: BackendOptions) -> list[dict[str, Any]]:
+        """One dict per failed row: the reason (id, error, error_type, retryable, attempts) and the row."""
+        failures = list(failures)
+        if not failures:
+            return []
+        if self.arrow is not None:
+            return _arrow_dead_letters(self.arrow, failures, options)
+        rows_of = _rows_by_id(self.ids)
+        out = []
+        for failure in failures:
+            for failed_id in failure.ids:
+                found = rows_of.get(failed_id)
+                record = self._record(found.pop(0)) if found else {}
+                out.append(_letter(record, failed_id, failure))
+        return out
+
+    def _record(self, i: int) -> dict[str, Any]:
+        """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``)."""
+        record: dict[str, Any] = {"id": self.ids[i]}
+        if self.nulls is None or not self.nulls[i]:
+            record["values"] = self.flat[self.offsets[i] : self.offsets[i + 1]].tolist()
+        if self.sparse is not None and self.sparse[i] is not None:
+            indices, values = self.sparse[i]  # type: ignore[misc]
+            record["sparse_values"] = {"indices": indices.tolist(), "values": values.tolist()}
+        if self.metadata is not None and self.metadata[i]:
+            record["metadata"] = jsonable(self.metadata[i])
+        namespace = self.namespaces[i] if self.namespaces is not None else self.namespace
+        if namespace is not None:
+            record["namespace"] = namespace
+        return record
+
+
+_NO_FLOATS = np.zeros(0, dtype=np.float32)
+_NO_OFFSETS = np.zeros(1, dtype=np.int64)
+
+
+def assemble(rows: Sequence[Row]) -> VectorBatch:
+    """One batch from canonical rows: a single copy of every vector into one float32 buffer."""
+    n = len(rows)
+    ids = [r[0] for r in rows]
+    vectors = [r[1] for r in rows]
+    present = [v for v in vectors if v is not None]
+    nulls = None
+    if len(present) < n:
+        nulls = np.fromiter((v is None for v in vectors), dtype=bool, count=n)
+    lengths = np.fromiter((0 if v is None else v.size for v in vectors), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.concatenate(present) if present else np.zeros(0, dtype=np.float32)
+    sparse = [r[2] for r in rows]
+    metadata = [r[3] for r in rows]
+    namespaces = [r[4] for r in rows]
+    shared = namespaces[0] if n else None
+    same_namespace = all(ns == shared for ns in namespaces)
+    return VectorBatch(
+        ids=ids,
+        flat=flat,
+        offsets=offsets,
+        nulls=nulls,
+        sparse=sparse if any(s is not None for s in sparse) else None,
+        metadata=metadata if any(metadata) else None,
+        namespace=shared if same_namespace else None,
+        namespaces=None if same_namespace else namespaces,
+    )
+
+
+def client_options(options: BackendOptions, shape_key: tuple[bool, bool, bool]) -> BackendOptions:
+    """The options a client needs to read batches of this shape: the user's for Arrow, canonical else."""
+    user_arrow, sparse, per_row_namespace = shape_key
+    if user_arrow:
+        return options
+    return msgspec.structs.replace(
+        options,
+        id_column="id",
+        id_from=None,  # ids were derived when the rows were read
+        vector_column="values",
+        sparse_column="sparse_values" if sparse else None,
+        namespace_column="namespace" if per_row_namespace else None,
+        namespace=None,  # passed per write: VectorBatch.namespace
+        metadata_columns=None,  # the one "metadata" column, merged
+    )
+
+
+# -- Arrow columns -----------------------------------------------------------------------------------
+
+
+def _id_array(ids: list[Any]) -> pa.Array:
+    """Strings (the usual case, converted in C), integers if every id is one, else each id as a string."""
+    import pyarrow as pa
+
+    kind = pa.int64() if ids and type(ids[0]) is int else pa.string()
+    try:
+        return pa.array(ids, type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if i is None else str(i) for i in ids], type=pa.string())
+
+
+def _list_array(flat: np.ndarray, offsets: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
+    import pyarrow as pa
+
+    values = pa.array(flat, type=pa.float32())  # zero-copy over the numpy buffer
+    mask = None if nulls is None else pa.array(nulls, type=pa.bool_())
+    if offsets[-1] < 2**31:
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, mask=mask)
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=mask)
+
+
+def _sparse_array(sparse: list[Sparse | None]) -> pa.Array:
+    import pyarrow as pa
+
+    n = len(sparse)
+    sizes = np.fromiter((0 if s is None else s[0].size for s in sparse), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    kept = [s for s in sparse if s is not None]
+    indices = np.concatenate([s[0] for s in kept]) if kept else np.zeros(0, dtype=np.int64)
+    values = np.concatenate([s[1] for s in kept]) if kept else np.zeros(0, dtype=np.float32)
+    mask = pa.array([s is None for s in sparse], type=pa.bool_())
+    offsets_array = pa.array(offsets)
+    return pa.StructArray.from_arrays(
+        [
+            pa.ListArray.from_arrays(offsets_array, pa.array(indices, type=pa.int64())),
+            pa.ListArray.from_arrays(offsets_array, pa.array(values, type=pa.float32())),
+        ],
+        names=["indices", "values"],
+        mask=mask,
+    )
+
+
+# -- dead letters ------------------------------------------------------------------------------------
+
+
+def _rows_by_id(ids: Sequence[Any]) -> dict[str, list[int]]:
+    """Failed ids are strings; a duplicated id maps to each of its rows in turn."""
+    rows: dict[str, list[int]] = {}
+    for i, row_id in enumerate(ids):
+        rows.setdefault("" if row_id is None else str(row_id), []).append(i)
+    return rows
+
+
+def _letter(record: dict[str, Any], failed_id: str, failure: BatchFailure) -> dict[str, Any]:
+    return {
+        **record,
+        "id": failed_id,
+        "error": failure.error,
+        "error_type": failure.error_type,
+        "retryable": failure.retryable,
+        "attempts": failure.attempts,
+    }
+
+
+def _arrow_dead_letters(
+    batch: pa.RecordBatch, failures: Iterable[BatchFailure], options: BackendOptions
+) -> list[dict[str, Any]]:
+    if options.id_from:
+        columns = [batch.column(c).to_pylist() for c in options.id_from]
+        ids: list[Any] = [derive_id(values) for values in zip(*columns, strict=True)]
+    elif options.id_column in batch.schema.names:
+        ids = batch.column(options.id_column).to_pylist()
+    else:
+        ids = [None] * batch.num_rows
+    rows_of = _rows_by_id(ids)
+    out = []
+    for failure in failures:
+        for failed_id in failure.ids:
+            found = rows_of.get(failed_id)
+            record = jsonable(batch.slice(found.pop(0), 1).to_pylist()[0]) if found else {}
+            out.append(_letter(record, failed_id, failure))
+    return out

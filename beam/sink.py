@@ -1,0 +1,340 @@
+"""``WriteToVectorDB``: the Beam sink, a thin adapter from elements to the connector's client.
+
+::
+
+    result = records | WriteToVectorDB("pinecone+grpc://my-index.svc.pinecone.io", api_key=..., on_error="report")
+    result.failed | "dead letters" >> beam.io.WriteToText("gs://bucket/dead", file_name_suffix=".jsonl")
+
+The steps, each one ``ParDo`` the runner fuses:
+
+1. ``Read``: every element becomes a ``Row`` (column options applied, vector a float32 array);
+   ``pyarrow`` batches skip this and go to step 3 as they are. An element that cannot become a
+   row is a dead letter (``on_error="fail"``: the bundle fails).
+2. ``Batch``: ``BatchElements`` (fixed size) for bounded input, ``GroupIntoBatches.WithShardedKey``
+   (size- and time-bounded) for unbounded input, chosen from the PCollection's ``is_bounded``
+   unless ``batching=`` says otherwise; each batch then becomes one ``VectorBatch`` (one float32
+   buffer), with its own coder, so vectors never travel as Python lists.
+3. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
+   the process). Each batch is written on one sender thread while the bundle thread reads the
+   next, so Beam's work overlaps the round trips; the client re-chunks a batch to the database's
+   row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
+   for every batch of the bundle, so nothing is acknowledged before the database has it. Reports
+   are read on the bundle thread, which updates the Metrics counters (namespace ``vectordb``:
+   ``written``, ``failed``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``), applies
+   ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts by id
+   make that safe) and emits each batch's ``WriteReport`` on ``written`` and its failed rows on
+   ``failed``, in the batch's window.
+
+A dead letter is the failed row in the client's dict form (``id``, ``values``, ``sparse_values``,
+``metadata``, ``namespace``; a user's Arrow row keeps its own columns) plus ``error``,
+``error_type``, ``retryable`` and ``attempts``, ready for ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Literal, NamedTuple
+
+import apache_beam as beam
+import orjson
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import PCollection, TaggedOutput
+from apache_beam.transforms.display import DisplayDataItem
+from apache_beam.utils.windowed_value import WindowedValue
+
+from vectordb.connector.client import Client, resolve_options
+from vectordb.connector.errors import ConfigError
+from vectordb.connector.options import BackendOptions
+from vectordb.connector.policy import enforce
+from vectordb.connector.report import BatchFailure, WriteReport
+
+from .batch import VectorBatch, assemble, client_options
+from .coders import register
+from .elements import ElementReader, Refusal, Row
+
+__all__ = ["WriteResult", "WriteToVectorDB"]
+
+Batching = Literal["auto", "bounded", "unbounded"]
+METRICS_NAMESPACE = "vectordb"
+COUNTERS = ("written", "failed", "requests", "retries", "throttled", "bytes_sent")
+MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
+DEAD_LETTER_PREFIX = "dead-letters"  # files in dead_letter_path: dead-letters-00000-of-00001.jsonl
+SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers
+
+register()
+
+
+class WriteResult(NamedTuple):
+    """What ``WriteToVectorDB`` returns: ``written`` (a ``WriteReport`` per batch) and ``failed`` (dicts)."""
+
+    written: PCollection
+    failed: PCollection
+
+
+class WriteToVectorDB(beam.PTransform):
+    """Upsert a PCollection of records into a vector database.
+
+    Args:
+        uri: the target, ``SCHEME://host[:port][/collection]`` (DESIGN.md §2).
+        batching: ``"auto"`` (from the input's boundedness), ``"bounded"`` (``BatchElements``) or
+            ``"unbounded"`` (``GroupIntoBatches.WithShardedKey``).
+        rows_per_batch: rows per Beam batch (a batch is one client write, re-chunked into requests);
+            default: enough for 4 rounds of ``max_concurrency`` requests, at least 1000.
+        max_buffering_s: unbounded input: the longest a row waits for its batch to fill.
+        content_key: the metadata key for an ``ml.rag`` item's text (``None``: not stored).
+        check_target: ask the database now, while the pipeline is built (credentials, the
+            collection, its dimension if option ``dimension`` is given), as Spark's driver does, and
+            send workers what the backend resolved so they ask nothing; needs the database
+            reachable from where the pipeline is built. Off (the default): each DoFn instance's
+            client checks once, before its first write.
+        **options: the connector's options (``api_key``, ``namespace``, ``batch_size``,
+            ``max_concurrency``, ``on_error``, …), validated here: a bad one raises ``ConfigError``.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        batching: Batching = "auto",
+        rows_per_batch: int | None = None,
+        max_buffering_s: float = 5.0,
+        content_key: str | None = "content",
+        check_target: bool = False,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        raw = {"uri": uri, **options}
+        self.options = resolve_options(raw)
+        with Client(self.options) as client:  # the backend's own checks: hosts, keys, request limits
+            self.target = client.backend.describe()
+            rows_per_request = client.max_rows
+            if check_target:
+                backend = client.backend
+                backend.check_target(backend.open_transport(), self.options.dimension)
+                resolved: dict[str, Any] = getattr(backend, "resolved_options", dict)()
+                self.options = resolve_options({**raw, **resolved})
+        if batching not in ("auto", "bounded", "unbounded"):
+            raise ConfigError(f"batching={batching!r}: expected 'auto', 'bounded' or 'unbounded'")
+        if rows_per_batch is not None and rows_per_batch < 1:
+            raise ConfigError(f"rows_per_batch={rows_per_batch}: expected at least 1")
+        if max_buffering_s <= 0:
+            raise ConfigError(f"max_buffering_s={max_buffering_s}: expected more than 0")
+        self.batching = batching
+        self.rows_per_batch = rows_per_batch or max(1000, 4 * rows_per_request * self.options.max_concurrency)
+        self.max_buffering_s = max_buffering_s
+        self.reader = ElementReader.from_options(self.options, content_key)
+
+    def __repr__(self) -> str:
+        return f"WriteToVectorDB({self.target})"
+
+    def display_data(self) -> dict[str, Any]:
+        return _display(self.options, self.target) | {
+            "batching": DisplayDataItem(self.batching, label="Batching"),
+            "rows_per_batch": DisplayDataItem(self.rows_per_batch, label="Rows per Beam batch"),
+        }
+
+    def expand(self, pcoll: PCollection) -> WriteResult:
+        bounded = pcoll.is_bounded if self.batching == "auto" else self.batching == "bounded"
+        if self.options.on_error == "dead_letter" and not bounded:
+            raise ConfigError(
+                'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
+                'use on_error="report" and write result.failed yourself (examples/dataflow/README.md)'
+            )
+        read = pcoll | "Read" >> beam.ParDo(
+            _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
+        ).with_output_types(Row, arrow=Any, refused=dict[str, Any]).with_outputs(
+            "arrow", "refused", main="rows"
+        )
+        rows = read.rows
+        if bounded:
+            batches = (
+                rows
+                | "Batch"
+                >> beam.BatchElements(self.rows_per_batch, self.rows_per_batch, record_metrics=False)
+                | "Assemble" >> beam.Map(assemble).with_output_types(VectorBatch)
+            )
+        else:
+            batches = (
+                rows
+                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, Row])
+                | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
+                | "Assemble" >> beam.Map(_assemble_values).with_output_types(VectorBatch)
+            )
+        arrow = read.arrow | "Arrow" >> beam.Map(VectorBatch.of_arrow).with_output_types(VectorBatch)
+        # one Write per input rather than a Flatten in front of one: runners may materialize a
+        # Flatten's inputs, which would stop the writes from overlapping the reading
+        written = batches | "Write" >> self._write()
+        written_arrow = arrow | "Write Arrow" >> self._write()
+        reports = (written.written, written_arrow.written) | "Reports" >> beam.Flatten()
+        failed = (read.refused, written.failed, written_arrow.failed) | "Failed" >> beam.Flatten()
+        if self.options.on_error == "dead_letter":
+            _ = (
+                failed
+                | "Dead letters as JSON" >> beam.Map(_json_line)
+                | "Write dead letters"
+                >> beam.io.WriteToText(
+                    FileSystems.join(str(self.options.dead_letter_path), DEAD_LETTER_PREFIX),
+                    file_name_suffix=".jsonl",
+                )
+            )
+        return WriteResult(reports, failed)
+
+    def _write(self) -> beam.PTransform:
+        return (
+            beam.ParDo(_WriteFn(self.options, self.target))
+            .with_output_types(WriteReport, failed=dict[str, Any])
+            .with_outputs("failed", main="written")
+        )
+
+
+def _keyed(row: Row) -> tuple[int, Row]:
+    return SHARD_KEY, row
+
+
+def _assemble_values(keyed: tuple[Any, list[Row]]) -> VectorBatch:
+    return assemble(keyed[1])
+
+
+def _is_arrow(element: Any) -> bool:
+    kind = type(element)
+    return kind.__name__ in ("RecordBatch", "Table") and kind.__module__.startswith("pyarrow")
+
+
+def _json_line(letter: dict[str, Any]) -> str:
+    return orjson.dumps(letter, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def _display(options: BackendOptions, target: str) -> dict[str, Any]:
+    """What the runner's UI shows: the target as the backend describes it, never the credential."""
+    items = {
+        "target": DisplayDataItem(target, label="Target"),
+        "on_error": DisplayDataItem(options.on_error, label="On error"),
+        "max_concurrency": DisplayDataItem(options.max_concurrency, label="Requests in flight"),
+    }
+    for name, label in (
+        ("collection", "Collection"),
+        ("namespace", "Namespace"),
+        ("batch_size", "Rows per request"),
+    ):
+        value = getattr(options, name)
+        if value is not None:
+            items[name] = DisplayDataItem(value, label=label)
+    return items
+
+
+class _ReadFn(beam.DoFn):
+    """Element → ``Row`` (main), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch``
+    rows, views of the same buffers, so a Parquet row group never sits whole in the write queue),
+    unreadable element → ``refused``."""
+
+    def __init__(self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int) -> None:
+        self._reader, self._on_error, self._target = reader, on_error, target
+        self._rows_per_batch = rows_per_batch
+        self._failed = Metrics.counter(METRICS_NAMESPACE, "failed")
+
+    def process(self, element: Any) -> Iterator[Any]:
+        if type(element) is not dict and _is_arrow(element):
+            batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
+            for batch in batches:
+                for start in range(0, batch.num_rows, self._rows_per_batch):
+                    yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
+            return
+        row = self._reader.read(element)
+        if isinstance(row, Refusal):
+            self._failed.inc()
+            letter = row.dead_letter
+            failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
+            enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
+            yield TaggedOutput("refused", letter)
+            return
+        yield row
+
+
+class _Pending(NamedTuple):
+    future: Future[WriteReport]
+    batch: VectorBatch
+    where: WindowedValue  # the batch's window and timestamp, for its outputs
+
+
+_USUAL_SHAPE = (False, False, False)  # VectorBatch.shape_key of dense rows in one namespace
+
+
+class _WriteFn(beam.DoFn):
+    """Writes ``VectorBatch``es; see the module docstring for the lifecycle."""
+
+    def __init__(self, options: BackendOptions, target: str) -> None:
+        self._options, self._target = options, target  # pickled: options only, no client
+        self._counters = {name: Metrics.counter(METRICS_NAMESPACE, name) for name in COUNTERS}
+
+    def display_data(self) -> dict[str, Any]:
+        return _display(self._options, self._target)
+
+    def setup(self) -> None:
+        self._clients: dict[tuple[bool, bool, bool], Client] = {}
+        # the client for the usual batch shape now (no connection yet: the process-shared transport
+        # opens on the first write); batches of another shape get theirs when they come
+        self._client(_USUAL_SHAPE)
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectordb-beam")
+        self._pending: collections.deque[_Pending] = collections.deque()
+
+    def start_bundle(self) -> None:
+        self._abandon()  # what a failed bundle left behind
+
+    def process(
+        self,
+        batch: VectorBatch,
+        window: Any = beam.DoFn.WindowParam,
+        timestamp: Any = beam.DoFn.TimestampParam,
+    ) -> Iterator[Any]:
+        client = self._client(batch.shape_key)
+        future = self._sender.submit(client.write, batch.to_arrow(), batch.namespace)
+        self._pending.append(_Pending(future, batch, WindowedValue(None, timestamp, (window,))))
+        while self._pending and (len(self._pending) > MAX_PENDING or self._pending[0].future.done()):
+            yield from self._complete(self._pending.popleft())
+
+    def finish_bundle(self) -> Iterator[Any]:
+        while self._pending:
+            yield from self._complete(self._pending.popleft())
+
+    def teardown(self) -> None:
+        self._abandon()
+        self._sender.shutdown(wait=True)
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+
+    def _client(self, shape_key: tuple[bool, bool, bool]) -> Client:
+        client = self._clients.get(shape_key)
+        if client is None:
+            client = self._clients[shape_key] = Client(client_options(self._options, shape_key))
+        return client
+
+    def _complete(self, pending: _Pending) -> Iterator[WindowedValue | TaggedOutput]:
+        """On the bundle thread: count, apply on_error, emit the report and the dead letters."""
+        try:
+            report = pending.future.result()
+            for name in COUNTERS:
+                value = getattr(report, name)
+                if value:
+                    self._counters[name].inc(value)
+            enforce(report, self._options.on_error, self._target)
+        except BaseException:
+            self._abandon()
+            raise
+        yield pending.where.with_value(report)
+        for letter in pending.batch.dead_letters(report.failures, self._options):
+            yield TaggedOutput("failed", pending.where.with_value(letter))
+
+    def _abandon(self) -> None:
+        """Drop batches not started and wait for the one on the wire (the database may apply it)."""
+        pending, self._pending = list(self._pending), collections.deque()
+        for item in pending:
+            item.future.cancel()
+        for item in pending:
+            if not item.future.cancelled():
+                with contextlib.suppress(Exception):  # the bundle already failed with the first error
+                    item.future.result()

@@ -1,0 +1,1 @@
+"""Tests of the Beam sink, ``vectordb.beam``."""

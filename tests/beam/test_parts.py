@@ -1,0 +1,201 @@
+"""The sink's parts without a pipeline: reading elements, batches, coders, dead letters, display data."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import apache_beam as beam
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pytest
+from apache_beam.coders import registry
+from apache_beam.ml.rag.types import Chunk, Content, Embedding
+from apache_beam.transforms.display import DisplayData
+
+from vectordb.beam import Row, RowCoder, VectorBatch, VectorBatchCoder, WriteToVectorDB
+from vectordb.beam.batch import assemble, client_options
+from vectordb.beam.elements import ElementReader, Refusal
+from vectordb.connector.client import resolve_options
+from vectordb.connector.report import BatchFailure
+
+
+def read(element: Any, **options: Any) -> Row | Refusal:
+    return ElementReader.from_options(resolve_options({"uri": "pinecone://127.0.0.1:1", **options})).read(
+        element
+    )
+
+
+def test_dict_rows_follow_the_column_options() -> None:
+    row = read({"id": 7, "values": [1, 2], "metadata": '{"a": 1}', "b": None, "c": "x", "namespace": "n"})
+    assert isinstance(row, Row)
+    assert row.id == 7 and row.vector.dtype == np.float32 and row.vector.tolist() == [1.0, 2.0]
+    assert row.metadata == {"a": 1, "c": "x"} and row.namespace == "n"
+    row = read({"k": "a", "emb": np.ones(3), "tenant": None, "x": 1, "y": 2}, id_column="k", vector_column="emb",
+               namespace_column="tenant", metadata_columns="y")  # fmt: skip
+    assert isinstance(row, Row)
+    assert (row.id, row.metadata, row.namespace) == ("a", {"y": 2}, None)
+    row = read({"id": "a", "values": [1.0]}, namespace="docs")
+    assert isinstance(row, Row) and row.namespace == "docs"
+
+
+def test_a_float32_vector_is_not_copied() -> None:
+    vector = np.arange(4, dtype=np.float32)
+    row = read({"id": "a", "values": vector})
+    assert isinstance(row, Row) and row.vector is vector
+
+
+def test_rag_items_and_beam_rows() -> None:
+    item = Chunk(
+        id="c1",
+        index=2,
+        content=Content(text="the text"),
+        metadata={"src": "a.txt", "id": "not the id"},
+        embedding=Embedding(dense_embedding=[0.5, 1.5], sparse_embedding=([1, 5], [0.1, 0.2])),
+    )
+    row = read(item)
+    assert isinstance(row, Row)
+    assert row.id == "c1" and row.vector.tolist() == [0.5, 1.5]
+    assert row.sparse is not None and row.sparse[0].tolist() == [1, 5]
+    assert row.metadata == {"src": "a.txt", "content": "the text"}
+    no_text = ElementReader(content_key=None).read(item)
+    assert isinstance(no_text, Row) and no_text.metadata == {"src": "a.txt"}
+    row = read(beam.Row(id="r", values=[1.0], lang="en"))
+    assert isinstance(row, Row) and (row.id, row.metadata) == ("r", {"lang": "en"})
+
+
+def test_unreadable_elements_are_refused_with_the_reason() -> None:
+    cases = {
+        "vector is not a sequence of numbers": {"id": "a", "values": ["x"]},
+        "sparse indices must be integers and values numbers": {
+            "id": "a",
+            "values": [1.0],
+            "sparse_values": {"indices": ["q"], "values": [1.0]},
+        },
+        "metadata is not a JSON object": {"id": "a", "values": [1.0], "metadata": "[1, 2]"},
+        "id 1.5 is neither a string nor an integer": {"id": 1.5, "values": [1.0]},
+    }
+    for reason, element in cases.items():
+        refused = read(element)
+        assert isinstance(refused, Refusal), reason
+        assert refused.dead_letter["error"] == reason and refused.dead_letter["attempts"] == 0
+    with pytest.raises(TypeError, match="not int"):
+        read(5)
+
+
+def rows(n: int, dim: int = 4) -> list[Row]:
+    vectors = np.random.default_rng(n).standard_normal((n, dim)).astype(np.float32)
+    return [
+        Row(
+            f"r{i}",
+            None if i == 1 else vectors[i],
+            (np.array([i, i + 3]), np.array([0.5, 1.0], np.float32)) if i % 2 else None,
+            {"i": i} if i else {},
+            "a" if i < 2 else "b",
+        )
+        for i in range(n)
+    ]
+
+
+def test_assemble_makes_one_buffer_and_a_zero_copy_arrow_column() -> None:
+    given = rows(5)
+    batch = assemble(given)
+    assert batch.flat.size == 16 and batch.nulls is not None and batch.nulls.tolist() == [0, 1, 0, 0, 0]
+    assert batch.namespaces == ["a", "a", "b", "b", "b"] and batch.namespace is None
+    arrow = batch.to_arrow()
+    values = arrow.column("values")
+    assert values.null_count == 1 and values[2].as_py() == given[2].vector.tolist()
+    assert values.values.buffers()[1].address == batch.flat.ctypes.data  # a view, not a copy
+    assert arrow.column("sparse_values")[1].as_py() == {"indices": [1, 4], "values": [0.5, 1.0]}
+    assert arrow.column("metadata")[0].as_py() is None and arrow.column("metadata")[3].as_py() == b'{"i":3}'
+    options = client_options(
+        resolve_options({"uri": "pinecone://127.0.0.1:1", "id_from": "a"}), batch.shape_key
+    )
+    assert (options.id_column, options.id_from, options.namespace_column) == ("id", None, "namespace")
+
+
+def test_coders_round_trip_and_beat_pickle() -> None:
+    batch = assemble(rows(6))
+    coder = registry.get_coder(VectorBatch)
+    assert isinstance(coder, VectorBatchCoder)
+    back = coder.decode(coder.encode(batch))
+    for name in ("ids", "metadata", "namespace", "namespaces"):
+        assert getattr(back, name) == getattr(batch, name)
+    assert back.flat.tobytes() == batch.flat.tobytes() and back.offsets.tolist() == batch.offsets.tolist()
+    assert back.nulls is not None and batch.nulls is not None and back.nulls.tolist() == batch.nulls.tolist()
+    assert [None if s is None else s[0].tolist() for s in back.sparse or []] == [
+        None if s is None else s[0].tolist() for s in batch.sparse or []
+    ]
+    arrow = VectorBatch.of_arrow(pa.RecordBatch.from_pydict({"id": ["x"], "values": [[1.0, 2.0]]}))
+    assert coder.decode(coder.encode(arrow)).to_arrow().equals(arrow.to_arrow())
+
+    row_coder = registry.get_coder(Row)
+    assert isinstance(row_coder, RowCoder)
+    row = rows(4)[3]
+    back_row = row_coder.decode(row_coder.encode(row))
+    assert back_row.vector is not None and row.vector is not None
+    assert (back_row.id, back_row.metadata, back_row.namespace) == (row.id, row.metadata, row.namespace)
+    assert back_row.vector.tobytes() == row.vector.tobytes()
+    listed = row._replace(vector=row.vector.tolist())
+    assert len(row_coder.encode(row)) < len(pickle.dumps(listed, protocol=5)) / 2
+
+
+def test_dead_letters_carry_the_row_and_the_reason() -> None:
+    batch = assemble(rows(4))
+    failure = BatchFailure(ids=("r3", "r1"), error="nope", error_type="Rejected", attempts=2)
+    letters = batch.dead_letters([failure], resolve_options({"uri": "pinecone://127.0.0.1:1"}))
+    assert [d["id"] for d in letters] == ["r3", "r1"]
+    assert letters[0]["values"] == batch.flat[batch.offsets[3] : batch.offsets[4]].tolist()
+    assert letters[0]["sparse_values"] == {"indices": [3, 6], "values": [0.5, 1.0]}
+    assert letters[0]["metadata"] == {"i": 3} and letters[0]["namespace"] == "b"
+    assert "values" not in letters[1]
+    assert (letters[0]["error"], letters[0]["error_type"], letters[0]["attempts"]) == ("nope", "Rejected", 2)
+    arrow = VectorBatch.of_arrow(pa.RecordBatch.from_pydict({"key": ["a", "b"], "values": [[1.0], [2.0]]}))
+    options = resolve_options({"uri": "pinecone://127.0.0.1:1", "id_column": "key"})
+    letters = arrow.dead_letters([BatchFailure(ids=("b",), error="no")], options)
+    assert letters == [
+        {"key": "b", "values": [2.0], "id": "b", "error": "no", "error_type": "Rejected", "retryable": False,
+         "attempts": 0}
+    ]  # fmt: skip
+
+
+def display_values(items: Any) -> dict[str, Any]:
+    return {item.key: item.value for item in DisplayData.create_from(items).items}
+
+
+def test_display_data_names_the_target_without_the_credential() -> None:
+    transform = WriteToVectorDB(
+        "pinecone+grpc://127.0.0.1:5000", api_key="secret-key-123", namespace="docs", max_concurrency=8
+    )
+    shown = display_values(transform)
+    assert shown["target"] == "pinecone+grpc://127.0.0.1:5000"
+    assert shown["namespace"] == "docs" and shown["max_concurrency"] == 8 and shown["batching"] == "auto"
+    assert "secret-key-123" not in repr(shown) and "secret-key-123" not in repr(transform)
+    pipeline = beam.Pipeline()
+    _ = pipeline | beam.Create([{"id": "a", "values": [1.0]}]) | transform
+    proto = pipeline.to_runner_api()
+    for component in proto.components.transforms.values():
+        for item in component.display_data:
+            assert b"secret-key-123" not in item.payload
+
+
+def test_options_travel_pickled_and_resolve_once() -> None:
+    transform = WriteToVectorDB("pinecone://127.0.0.1:1", batch_size="50", max_retries="2")
+    assert transform.options.batch_size == 50 and transform.options.max_retries == 2
+    copy = pickle.loads(pickle.dumps(transform.options))
+    assert msgspec.structs.asdict(copy) == msgspec.structs.asdict(transform.options)
+
+
+def test_vector_conversions() -> None:
+    cases = {
+        "ints and bools": ([1, 2, True], [1.0, 2.0, 1.0]),
+        "nested lists": ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0, 3.0, 4.0]),
+        "beyond float32": ([1e39, 1.0], [float("inf"), 1.0]),  # the client refuses infinity by name
+        "a tuple": ((0.1, 0.2), np.array([0.1, 0.2], np.float32).tolist()),
+        "float64 numpy": (np.array([0.1, 0.2]), np.array([0.1, 0.2], np.float32).tolist()),
+    }
+    for name, (given, want) in cases.items():
+        row = read({"id": "a", "values": given})
+        assert isinstance(row, Row) and row.vector is not None, name
+        assert row.vector.dtype == np.float32 and row.vector.tolist() == want, name
