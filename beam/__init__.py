@@ -3,7 +3,7 @@
 ::
 
     from vectordb.beam import WriteToVectorDB
-    result = records | WriteToVectorDB("qdrant+grpc://qdrant:6334/docs", api_key=..., on_error="report")
+    result = records | WriteToVectorDB("pinecone+grpc://my-index-abc123.svc.pinecone.io", api_key=..., on_error="report")
     result.failed | "dead letters" >> beam.Map(json.dumps) | beam.io.WriteToText("dead", ".jsonl")
 
 ``VectorDBWriteConfig`` plugs the same sink into ``apache_beam.ml.rag``'s
