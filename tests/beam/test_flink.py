@@ -57,7 +57,7 @@ def job_server_jar() -> str:
         reason = str(exc)
     pytest.skip(
         f"no Flink job server: org.apache.beam:{artifact}:{beam_version} is not in the reachable Maven "
-        f"repository ({url}: {reason}); set VECTORDB_FLINK_JOB_SERVER_JAR to a local jar"
+        f"repository ({reason}); set VECTORDB_FLINK_JOB_SERVER_JAR to a local jar"
     )
 
 
