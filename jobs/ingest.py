@@ -1,0 +1,272 @@
+"""The main job: load vectors from files (or a generated sample) into a vector database with Spark.
+
+    python jobs/ingest.py --sample 10000 --dim 384                  # into ./vectors.db (Milvus Lite)
+    python jobs/ingest.py --input embeddings.parquet --uri pinecone+grpc://my-index.svc.pinecone.io \\
+        --api-key-env PINECONE_API_KEY --namespace docs
+    spark-submit jobs/ingest.py --input s3://bucket/embeddings/ --uri milvus://milvus:19530/docs
+
+Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, or
+``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
+also be a JSON array in a string). ``--sample N --dim D`` generates N deterministic vectors instead
+(the same N and D give the same vectors on every run, so re-running upserts the same rows).
+Every other column goes along as metadata. ``--uri`` defaults to the embedded database
+``./vectors.db`` (Milvus Lite, started on demand), where the collection is created if missing.
+
+The job prints its progress (tasks done per stage) and a final summary (rows written and failed,
+rows/s, MB/s, retries, throttling, first failure reasons); it exits with 1 when rows failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+DEFAULT_URI = "./vectors.db"
+FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
+NEEDS = {"pyspark": "pyspark", "pyarrow": "pyarrow", "vectordb.connector": "vectordb-connector"}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="ingest.py",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", nargs="+", help="Parquet/JSON/CSV files or folders")
+    source.add_argument("--sample", type=int, metavar="N", help="generate N vectors instead of reading files")
+    parser.add_argument("--dim", type=int, default=384, help="dimension of --sample vectors (default 384)")
+    parser.add_argument(
+        "--format", choices=sorted(set(FORMATS.values())), help="input format (default: by extension)"
+    )
+    parser.add_argument(
+        "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
+    )
+    parser.add_argument("--collection", help="collection/index when the URI names none")
+    parser.add_argument("--api-key-env", help="environment variable holding the API key")
+    parser.add_argument("--namespace", help="namespace/partition for every row")
+    parser.add_argument("--id-column", default="id")
+    parser.add_argument("--vector-column", default="values")
+    parser.add_argument("--on-error", choices=("fail", "report", "dead_letter"), default="fail")
+    parser.add_argument("--dead-letter-path", help="folder for failed rows (with --on-error dead_letter)")
+    parser.add_argument("--no-create", action="store_true", help="do not create a missing collection")
+    parser.add_argument("--partitions", type=int, help="Spark partitions to write with (default: as read)")
+    parser.add_argument("--master", default=None, help="Spark master (default: local[*], or spark-submit's)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other writer option (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    if args.sample is not None and (args.sample < 1 or args.dim < 1):
+        parser.error("--sample and --dim must be positive")
+    return args
+
+
+def check_environment() -> None:
+    """Fail early, with the command that fixes it, when something the job needs is missing."""
+    missing = [package for module, package in NEEDS.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        sys.exit(f"ingest.py needs {', '.join(missing)}: pip install 'vectordb-connector[spark,milvus]'")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        sys.exit(
+            "ingest.py runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)"
+        )
+
+
+def session(master: str | None) -> tuple[Any, bool]:
+    """The active Spark session, or a new one (local, bound to loopback); and whether it is ours to stop."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors need the Python with the connector
+    builder = SparkSession.builder.appName("vectordb-ingest")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver: its master stands
+    if master or not submitted:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.master(master or "local[*]")
+    return builder.getOrCreate(), True
+
+
+def read_input(spark: Any, args: argparse.Namespace) -> Any:
+    """The DataFrame to write: the sample, or the files, with the vector column as an array."""
+    from pyspark.sql import functions as F
+
+    if args.sample is not None:
+        return sample_frame(spark, args.sample, args.dim, args.partitions)
+    fmt = args.format or FORMATS.get(Path(args.input[0].rstrip("/")).suffix.lower())
+    if fmt is None:
+        sys.exit(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    df = reader.load(args.input)
+    if args.vector_column not in df.columns:
+        sys.exit(
+            f"no column {args.vector_column!r} in the input (columns: {', '.join(df.columns)}); see --vector-column"
+        )
+    if dict(df.dtypes)[args.vector_column] == "string":  # CSV, or JSON with vectors as strings
+        df = df.withColumn(args.vector_column, F.from_json(args.vector_column, "array<float>"))
+    return df.repartition(args.partitions) if args.partitions else df
+
+
+def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
+    """N rows of ``id``, ``values`` (dim floats in [-1, 1), from a hash of id and position), ``title``.
+
+    Built by Spark expressions, not Python: the same id always gets the same vector, so a retried
+    task or a second run upserts the very same rows.
+    """
+    df = spark.range(0, n, numPartitions=partitions or max(2, spark.sparkContext.defaultParallelism))
+    values = f"transform(sequence(0, {dim - 1}), i -> cast((xxhash64(id, i) % 1000000) / 1000000.0 as float))"
+    return df.selectExpr("cast(id as string) as id", f"{values} as values", "concat('sample ', id) as title")
+
+
+def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
+    options = {
+        "uri": args.uri,
+        "id_column": args.id_column,
+        "vector_column": args.vector_column,
+        "on_error": args.on_error,
+        "report_path": report_dir,
+    }
+    for key, value in (
+        ("collection", args.collection),
+        ("api_key_env", args.api_key_env),
+        ("namespace", args.namespace),
+        ("dead_letter_path", args.dead_letter_path),
+    ):
+        if value:
+            options[key] = value
+    if not args.no_create:
+        options["create"] = "true"
+        # the dimension lets the driver create (or check) the collection before any task starts
+        options["dimension"] = str(
+            args.dim if args.sample is not None else first_dimension(df, args.vector_column)
+        )
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            sys.exit(f"--option {item!r}: expected KEY=VALUE")
+        options[key.strip().lower()] = value
+    return options
+
+
+def first_dimension(df: Any, column: str) -> int:
+    from pyspark.sql import functions as F
+
+    row = df.select(F.size(column).alias("n")).where(F.col(column).isNotNull()).first()
+    if row is None:
+        sys.exit("the input has no vectors")
+    return int(row["n"])
+
+
+class Progress:
+    """Prints, every few seconds, how many tasks of the running stages are done."""
+
+    def __init__(self, spark: Any, every_s: float = 5.0) -> None:
+        self._tracker = spark.sparkContext.statusTracker()
+        self._every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ingest-progress", daemon=True)
+        self._started = time.monotonic()
+
+    def __enter__(self) -> Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every_s):
+            stages = [self._tracker.getStageInfo(s) for s in self._tracker.getActiveStageIds()]
+            done = ", ".join(
+                f"stage {s.stageId}: {s.numCompletedTasks}/{s.numTasks} tasks" for s in stages if s
+            )
+            if done:
+                print(f"[{time.monotonic() - self._started:6.1f} s] {done}", flush=True)
+
+
+def summarize(report_dir: str, wall_s: float) -> tuple[str, int]:
+    """The final summary from the job's report, and the number of failed rows."""
+    files = sorted(Path(report_dir).glob("job-*.json"))
+    if not files:
+        return "no report: the job did not commit", 0
+    report = json.loads(files[-1].read_text())
+    rows = report["written"] + report["failed"]
+    lines = [
+        f"target:   {report['target']}",
+        f"written:  {report['written']:,} of {rows:,} rows ({report['failed']:,} failed)",
+        f"speed:    {report['written'] / wall_s:,.0f} rows/s, {report['bytes_sent'] / wall_s / 1e6:,.1f} MB/s "
+        f"over {wall_s:.1f} s (the write stage alone: {report['elapsed_s']:.1f} s)",
+        f"traffic:  {report['requests']:,} requests, {report['retries']:,} retries, "
+        f"{report['throttled']:,} throttled, {report['bytes_sent'] / 1e6:,.1f} MB, {len(report['tasks'])} tasks",
+    ]
+    lines += [f"failed:   {n:,} x {reason}" for reason, n in report["reasons"][:5]]
+    if report["dead_letter_files"]:
+        lines.append(
+            f"dead letters: {len(report['dead_letter_files'])} Parquet files, e.g. {report['dead_letter_files'][0]}"
+        )
+    return "\n".join(lines), int(report["failed"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    check_environment()
+    from vectordb.spark import register
+    from vectordb.spark.options import absolute_lite_uri
+
+    args.uri = absolute_lite_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
+    spark, ours = session(args.master)
+    report_dir = tempfile.mkdtemp(prefix="vectordb-ingest-")
+    try:
+        register(spark)  # also where the zero-config lookup cannot see the install (editable installs)
+        df = read_input(spark, args)
+        options = writer_options(args, df, report_dir)
+        print(
+            f"writing {'a sample of ' + str(args.sample) if args.sample else ', '.join(args.input)} to {args.uri}",
+            flush=True,
+        )
+        started = time.monotonic()
+        error: Exception | None = None
+        with Progress(spark):
+            try:
+                df.write.format("vectordb").options(**options).mode("append").save()
+            except Exception as exc:  # on_error=fail raises after the report is written: summarize it
+                error = exc
+        text, failed = summarize(report_dir, time.monotonic() - started)
+        if error is not None and not failed:
+            raise error
+        print(text, flush=True)
+        if args.uri.startswith("milvus+lite://"):
+            print(
+                "the embedded Milvus Lite server stops after 5 idle minutes; read it meanwhile with "
+                "pymilvus: MilvusClient(uri='http://' + vectordb.connector.embedded.ensure_server(PATH))",
+                flush=True,
+            )
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+        if ours:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

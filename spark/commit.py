@@ -1,0 +1,153 @@
+"""The driver's end of a write: merge the tasks' reports, publish dead letters, log, apply ``on_error``.
+
+``commit`` runs once per job (or micro-batch) after every task succeeded: the reports are merged,
+the dead-letter files of the attempts that succeeded are moved into place (and the rest deleted),
+the report is written to ``report_path`` if given, one summary line is logged, and then the
+``on_error`` policy decides: ``fail`` raises ``WriteFailed`` (the job fails, with the counts and the
+first reasons), ``report`` and ``dead_letter`` let it succeed. ``abort`` cannot undo anything:
+upserts that reached the database stay there. It says how many rows the finished tasks wrote.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from vectordb.connector.policy import enforce
+from vectordb.connector.report import WriteReport
+
+from .files import staging_name
+from .task import TaskReport
+
+if TYPE_CHECKING:
+    from .plan import WritePlan
+
+__all__ = ["JobReport", "abort_job", "commit_job", "logger"]
+
+logger = logging.getLogger("vectordb.spark")
+
+
+class TaskSummary(msgspec.Struct, frozen=True, kw_only=True):
+    partition: int
+    attempt: int
+    pid: int
+    client_tasks: int
+    written: int
+    failed: int
+    elapsed_s: float
+
+
+class JobReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``report_path`` receives for each job or micro-batch (JSON)."""
+
+    job: str
+    target: str
+    summary: str
+    written: int
+    failed: int
+    requests: int
+    retries: int
+    throttled: int
+    bytes_sent: int
+    elapsed_s: float
+    reasons: list[tuple[str, int]]
+    failed_ids_sample: list[str]
+    dead_letter_files: list[str]
+    tasks: list[TaskSummary]
+
+
+def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteReport:
+    """Finish a job whose tasks all succeeded; raises ``WriteFailed`` under ``on_error="fail"``."""
+    tasks = _task_reports(messages)
+    report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+    files: list[str] = []
+    if plan.dead_letters is not None:
+        staged = [(t.dead_letters, f"{job}-part-{t.partition:05d}.parquet") for t in tasks if t.dead_letters]
+        files = plan.dead_letters.publish(staged, staging_name(job))
+    line = _summary_line(plan, job, report, tasks, files)
+    if plan.reports is not None:
+        plan.reports.write_bytes(
+            f"{job}.json", msgspec.json.encode(_job_report(plan, job, report, tasks, files))
+        )
+    _log(logging.INFO if report.ok else logging.WARNING, line)
+    return enforce(report, plan.options.on_error, plan.target)
+
+
+def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
+    """Say what finished tasks already wrote (it stays: upserts cannot be rolled back); drop staged files."""
+    tasks = _task_reports(messages)
+    written = sum(t.report.written for t in tasks)
+    _log(
+        logging.WARNING,
+        f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {written} rows, which "
+        "stay written (upserts cannot be rolled back); running the job again upserts the same ids.",
+    )
+    if plan.dead_letters is not None:
+        plan.dead_letters.discard(staging_name(job))
+
+
+def _task_reports(messages: Sequence[object]) -> list[TaskReport]:
+    return [m for m in messages if isinstance(m, TaskReport)]  # None: a task that failed
+
+
+def _summary_line(
+    plan: WritePlan, job: str, report: WriteReport, tasks: list[TaskReport], files: list[str]
+) -> str:
+    line = f"{job} into {plan.target}: {report.summary()}; {len(tasks)} tasks"
+    if report.failed:
+        first = "; ".join(f"{n}x {reason}" for reason, n in report.reasons(3))
+        line += f"; first reasons: {first}"
+    if files and plan.dead_letters is not None:
+        rows = sum(t.dead_letter_rows for t in tasks)
+        line += f"; {rows} dead letters in {plan.dead_letters.uri}"
+    return line
+
+
+def _job_report(
+    plan: WritePlan, job: str, report: WriteReport, tasks: list[TaskReport], files: list[str]
+) -> JobReport:
+    return JobReport(
+        job=job,
+        target=plan.target,
+        summary=report.summary(),
+        written=report.written,
+        failed=report.failed,
+        requests=report.requests,
+        retries=report.retries,
+        throttled=report.throttled,
+        bytes_sent=report.bytes_sent,
+        elapsed_s=report.elapsed_s,
+        reasons=report.reasons(10),
+        failed_ids_sample=report.failed_ids[:100],
+        dead_letter_files=files,
+        tasks=[
+            TaskSummary(
+                partition=t.partition,
+                attempt=t.attempt,
+                pid=t.pid,
+                client_tasks=t.client_tasks,
+                written=t.report.written,
+                failed=t.report.failed,
+                elapsed_s=t.report.elapsed_s,
+            )
+            for t in sorted(tasks, key=lambda t: t.partition)
+        ],
+    )
+
+
+def _log(level: int, message: str) -> None:
+    """Log on the driver's Python worker, whose stderr Spark copies to the driver log.
+
+    Nobody configures logging in that process, so a handler is added the first time.
+    """
+    if not logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+    logger.log(level, message)

@@ -1,0 +1,172 @@
+"""``df.write.format("vectordb")``: the PySpark (≥ 4.0) Python data source, batch and streaming.
+
+Spark runs ``writer()``/``streamWriter()`` in a Python process on the driver before any task
+(every check happens there: plan.py), pickles the writer into each task, whose ``write()``
+gets the partition as Arrow batches (task.py), and calls ``commit()``/``abort()`` on the driver
+with the tasks' reports (commit.py). This module only wires those to Spark's classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+from .commit import abort_job, commit_job
+from .plan import plan_write
+from .task import TaskReport, write_task
+
+try:  # Spark ≥ 4.1
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
+
+    STREAM_ARROW = True
+except ImportError:  # Spark 4.0: rows, turned back into Arrow batches below
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase  # type: ignore[assignment]
+
+    STREAM_ARROW = False
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from .plan import WritePlan
+
+__all__ = ["STREAM_ARROW", "VectorDataSource", "VectorStreamWriter", "VectorWriter"]
+
+BATCH_ID_PROPERTY = "streaming.sql.batchId"  # set by Spark on every task of a micro-batch
+ROWS_PER_ARROW_BATCH = 10_000
+
+
+class VectorDataSource(DataSource):
+    """Write a DataFrame into a vector database: ``df.write.format("vectordb").option(...).mode("append").save()``.
+
+    Options (strings; Spark lower-cases the keys). Connector options, the same for every database:
+
+    - ``uri``: ``SCHEME://host[:port][/collection]``, or a file path for the embedded Milvus Lite
+      (``save(uri)`` works too). Default: none, required. Example: ``pinecone+grpc://my-index-abc.svc.pinecone.io``.
+    - ``collection``: collection/index/table when the URI has none. Default: from ``uri``. Example: ``docs``.
+    - ``api_key``: the credential, never logged. Default: none. Example: ``dbutils.secrets.get("vdb", "key")``.
+    - ``api_key_env``: an environment variable holding the credential. Default: none. Example: ``PINECONE_API_KEY``.
+    - ``namespace``: namespace/partition/tenant of every row. Default: none. Example: ``docs``.
+    - ``namespace_column``: a string column giving each row's namespace. Default: none. Example: ``tenant``.
+    - ``id_column``: the id column (string or integer). Default: ``id``. Example: ``doc_id``.
+    - ``id_from``: columns to derive a deterministic UUIDv5 id from. Default: none. Example: ``url,chunk``.
+    - ``vector_column``: ``array<float>``, ``array<double>`` or an ML ``VectorUDT``. Default: ``values``.
+      Example: ``embedding``.
+    - ``sparse_column``: ``struct<indices: array<int>, values: array<float>>``. Default: none. Example: ``sparse``.
+    - ``metadata_columns``: columns sent as metadata; ``*`` = every other column; a column named
+      ``metadata`` (struct, map or JSON string) is merged. Default: every other column. Example: ``title,url``.
+    - ``dimension``: the vector dimension, checked against the target before any task starts.
+      Default: learnt from the first vector. Example: ``1536``.
+    - ``batch_size``: rows per request. Default: per database (Pinecone 100, Milvus 1000). Example: ``200``.
+    - ``max_batch_bytes``: bytes per request. Default: per database (Pinecone 2 MB). Example: ``1000000``.
+    - ``max_concurrency``: requests in flight per task, adapted (AIMD) below it. Default: ``4``. Example: ``8``.
+    - ``max_retries``: retries per request. Default: ``5``. Example: ``10``.
+    - ``timeout_s``: seconds per request. Default: ``30``. Example: ``60``.
+    - ``max_rows_per_second``: rows per second for the whole job, divided among ``budget_tasks``.
+      Default: unlimited. Example: ``5000``.
+    - ``max_bytes_per_second``: bytes per second for the whole job, likewise. Default: unlimited.
+      Example: ``50000000``.
+    - ``on_error``: ``fail`` (any failed row fails the job), ``report`` (the job succeeds, failures
+      are counted and logged) or ``dead_letter`` (failed rows go to ``dead_letter_path``). Default:
+      ``fail``. Example: ``dead_letter``.
+    - ``dead_letter_path``: a directory (shared by the cluster: ``/Volumes/...``, ``s3://...``) for
+      Parquet files of failed rows: ``id``, ``error``, ``retryable``, ``attempts``, then the row's own
+      columns. Default: none. Example: ``/Volumes/main/default/dead_letters``.
+    - ``create``: create the collection if missing, with the dimension and ``metric``. Default:
+      ``false``. Example: ``true``.
+    - ``metric``: ``cosine``, ``euclidean`` or ``dotproduct``, for ``create``. Default: ``cosine``.
+      Example: ``dotproduct``.
+    - ``tls``: TLS on or off. Default: on, except for loopback hosts. Example: ``false``.
+
+    Spark options:
+
+    - ``allow_overwrite``: let ``mode("overwrite")`` replace the target's contents where the
+      database can. Default: ``false``. Example: ``true``.
+    - ``budget_tasks``: how many tasks write at once, to divide ``max_rows_per_second`` and
+      ``max_bytes_per_second`` among; required with them. Default: none. Example: ``8``.
+    - ``report_path``: a directory where each job (``job-<id>.json``) or micro-batch
+      (``batch-<n>.json``) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
+
+    Database options (each backend's module says what they do): pinecone ``api_version``, ``verify``;
+    milvus ``db_name``, ``id_type``, ``vector_field``, ``index_type``; postgresql ``id_type``,
+    ``vector_type``, ``sparse_dimension``; chroma ``tenant``, ``database``, ``namespace_key``,
+    ``document_column``, ``auth_header``, ``vector_encoding``, ``collection_id``.
+
+    Save modes: Spark accepts only ``append`` and ``overwrite`` for Python data sources (its
+    default, ``errorifexists``, is refused before the data source is asked), so write
+    ``.mode("append")``: upserts add new ids and replace existing ones.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "vectordb"
+
+    def writer(self, schema: StructType, overwrite: bool) -> VectorWriter:
+        return VectorWriter(plan_write(self.options, schema, overwrite))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> VectorStreamWriter:
+        return VectorStreamWriter(plan_write(self.options, schema, overwrite), schema)
+
+
+class VectorWriter(DataSourceArrowWriter):
+    """Batch writes: one ``WritePlan`` for every task; the job is named after its token."""
+
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+        self.job = f"job-{plan.token}"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskReport:
+        return write_task(self.plan, iterator, self.job)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        commit_job(self.plan, messages, self.job)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        abort_job(self.plan, messages, self.job)
+
+
+class VectorStreamWriter(_StreamWriterBase):
+    """Streaming writes: each micro-batch is a job named ``batch-<id>``.
+
+    A micro-batch replayed after a failure writes the same rows again: upserts by id make that
+    idempotent, and its dead-letter files and report take the same names, so they are replaced.
+    Spark makes a new writer for each commit, so nothing here may depend on the writer instance.
+    """
+
+    def __init__(self, plan: WritePlan, schema: StructType) -> None:
+        self.plan = plan
+        self.schema = schema
+
+    def write(self, iterator: Iterator[Any]) -> TaskReport:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        batch_id = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
+        job = _micro_batch_job(int(batch_id) if batch_id is not None else -1)
+        batches = iterator if STREAM_ARROW else _rows_to_arrow(iterator, self.schema)
+        return write_task(self.plan, batches, job)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        commit_job(self.plan, messages, _micro_batch_job(batchId))
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        abort_job(self.plan, messages, _micro_batch_job(batchId))
+
+
+def _micro_batch_job(batch_id: int) -> str:
+    return f"batch-{batch_id:06d}"
+
+
+def _rows_to_arrow(rows: Iterator[Any], schema: StructType) -> Iterator[pa.RecordBatch]:
+    """Spark 4.0's stream writer gets ``Row``s: regroup them into Arrow batches of the same schema."""
+    import itertools
+
+    import pyarrow as pa
+
+    from .plan import arrow_schema
+
+    target = arrow_schema(schema)
+    while chunk := list(itertools.islice(rows, ROWS_PER_ARROW_BATCH)):
+        yield pa.RecordBatch.from_pylist([row.asDict(recursive=True) for row in chunk], schema=target)

@@ -1,0 +1,148 @@
+"""The driver side of a write: every check that can fail before a task starts, and the plan tasks get.
+
+``plan_write`` runs in ``DataSource.writer()`` (and ``streamWriter()``), on the driver, before
+Spark schedules anything, so a typo or a wrong column costs a second, not a failed job:
+
+1. options: the connector's (unknown key, bad value, missing credential) and the adapter's;
+2. columns and types, checked by the core's own input check on an empty batch of the schema;
+3. the target: one cheap call (``check_target``: reachability, credentials, dimension when the
+   option ``dimension`` gives it; with ``create=true`` the collection is made here, once); what it
+   learnt (``resolved_options()``: a collection id, "verified") goes to the tasks, which skip it;
+4. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
+   by ``budget_tasks`` (the data source cannot see how many tasks run at once: it must be told).
+
+The resulting ``WritePlan`` is pickled into every task; it holds options, never a connection.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from vectordb.connector.errors import ConfigError
+
+from .files import Location
+from .options import SparkOptions, parse_spark_options, split_options
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from vectordb.connector.client import Client
+    from vectordb.connector.options import BackendOptions
+
+__all__ = ["WritePlan", "arrow_schema", "plan_write"]
+
+
+@dataclass(frozen=True, slots=True)
+class WritePlan:
+    """What every task of one write needs; small and picklable."""
+
+    options: BackendOptions  # validated; the rate budget already divided per task
+    spark: SparkOptions
+    token: str  # names this write's clients, staged dead letters and report
+    target: str  # the backend's description, for messages (no credentials)
+    dead_letters: Location | None
+    reports: Location | None
+
+
+def plan_write(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> WritePlan:
+    """Validate everything knowable on the driver; raise ``ConfigError`` (or a fatal server error)."""
+    from vectordb.connector.client import Client, resolve_options
+
+    connector_raw, adapter_raw = split_options(raw)
+    spark_options = parse_spark_options(adapter_raw)
+    options = resolve_options(connector_raw)
+    _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
+    client = Client(options)  # checks what the backend knows: hosts, keys, request limits
+    _check_columns(client, schema)
+    if overwrite:
+        _refuse_overwrite(client.backend.name, spark_options)
+    dead_letters = reports = None
+    if options.on_error == "dead_letter":
+        dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
+    if spark_options.report_path:
+        reports = Location.parse(spark_options.report_path, "report_path").prepared()
+    backend = client.backend
+    backend.check_target(backend.open_transport(), options.dimension)
+    # what the driver learnt (a collection id, "already verified") spares every task the same calls
+    resolved = getattr(backend, "resolved_options", None)
+    if resolved is not None:
+        options = resolve_options({**connector_raw, **resolved()})
+    return WritePlan(
+        options=_per_task_budget(options, spark_options),
+        spark=spark_options,
+        token=uuid.uuid4().hex[:12],
+        target=backend.describe(),
+        dead_letters=dead_letters,
+        reports=reports,
+    )
+
+
+def _per_task_budget(options: BackendOptions, spark: SparkOptions) -> BackendOptions:
+    """Divide the job-wide ``max_rows_per_second``/``max_bytes_per_second`` among ``budget_tasks``."""
+    rows, nbytes = options.max_rows_per_second, options.max_bytes_per_second
+    if rows is None and nbytes is None:
+        return options
+    if spark.budget_tasks is None:
+        given = "max_rows_per_second" if rows is not None else "max_bytes_per_second"
+        raise ConfigError(
+            f"option budget_tasks: {given} is a budget for the whole job, and the data source cannot see "
+            "how many tasks write at once; set budget_tasks to that number (executors x cores each, or the "
+            "partition count if smaller; e.g. spark.sparkContext.defaultParallelism)"
+        )
+    n = spark.budget_tasks
+    return msgspec.structs.replace(
+        options,
+        max_rows_per_second=None if rows is None else rows / n,
+        max_bytes_per_second=None if nbytes is None else nbytes / n,
+    )
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark's Arrow writer hands a task for ``schema`` (UDTs as their SQL type)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def _check_columns(client: Client, schema: StructType) -> None:
+    """Run the core's input check on an empty batch: missing column or wrong type → ``ConfigError``."""
+    import pyarrow as pa
+
+    from vectordb.connector.rows import DimensionState, prepare_arrow
+
+    try:
+        empty = pa.RecordBatch.from_pylist([], schema=arrow_schema(schema))
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ConfigError(f"input schema: a column has a type the Arrow writer cannot pass: {exc}") from None
+    prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))
+    _check_namespace_column(client.options.namespace_column, schema)
+
+
+def _check_namespace_column(name: str | None, schema: StructType) -> None:
+    from pyspark.sql.types import StringType
+
+    if name is not None and not isinstance(schema[name].dataType, StringType):
+        raise ConfigError(
+            f"option namespace_column: column {name!r} has type {schema[name].dataType.simpleString()}; "
+            "expected a string"
+        )
+
+
+def _refuse_overwrite(name: str, spark: SparkOptions) -> None:
+    """``mode("overwrite")`` would replace the target's contents: only when asked, and the backend can."""
+    if not spark.allow_overwrite:
+        raise ConfigError(
+            f'mode("overwrite") would delete what the {name} target holds before writing; use '
+            'mode("append") (upserts replace rows by id), or set allow_overwrite=true to really replace it'
+        )
+    raise ConfigError(
+        f'mode("overwrite") with allow_overwrite=true: the {name} backend cannot delete a '
+        "collection's or namespace's contents yet; use mode(\"append\") (upserts replace rows by id)"
+    )

@@ -1,0 +1,78 @@
+"""jobs/ingest.py on the shared session: a generated sample and files of each format, into a test server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from jobs.ingest import main
+from tests.servers.fixtures import ServerHandle
+
+from .conftest import float32_rows, vectors_table
+
+
+def test_sample_lands_and_a_second_run_upserts_the_same_rows(
+    spark: Any, grpc_server: ServerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--sample", "1500", "--dim", "8", "--uri", grpc_server.uri, "--namespace", "s"]
+    assert main(argv) == 0
+    first = {vid: v.values_f32 for (_, vid), v in grpc_server.arrived().final.items()}
+    assert len(first) == 1500
+    assert main(argv) == 0
+    arrived = grpc_server.arrived()
+    assert {vid: v.values_f32 for (_, vid), v in arrived.final.items()} == first  # same vectors again
+    assert sum(len(r.vectors) for r in arrived.accepted) == 3000
+    vector = np.frombuffer(first["7"], dtype="<f4")
+    assert vector.shape == (8,) and np.all(np.abs(vector) < 1) and len(set(vector.tolist())) > 1
+    assert arrived.vector("7", "s").metadata == {"title": "sample 7"}
+    out = capsys.readouterr().out
+    assert "written:  1,500 of 1,500 rows (0 failed)" in out
+    assert spark.sparkContext._jsc is not None  # the job left the session it did not start running
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
+def test_files_of_each_format(spark: Any, grpc_server: ServerHandle, tmp_path: Path, fmt: str) -> None:
+    table = vectors_table(300, 4)
+    path = tmp_path / f"input.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        rows = [{**r, "values": [float(x) for x in r["values"]]} for r in table.to_pylist()]
+        if fmt == "json":
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        else:
+            lines = ["id,values,title,n"] + [
+                f'{r["id"]},"{json.dumps(r["values"])}",{r["title"]},{r["n"]}' for r in rows
+            ]
+            path.write_text("\n".join(lines) + "\n")
+    assert main(["--input", str(path), "--uri", grpc_server.uri]) == 0
+    arrived = grpc_server.arrived()
+    assert {vid: v.values_f32 for (_, vid), v in arrived.final.items()} == float32_rows(table)
+    assert arrived.vector("v3").metadata["title"] == "title 3"
+
+
+def test_failed_rows_make_the_exit_code_and_the_summary(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grpc_server.script(reject_ids=frozenset({"11"}))
+    assert main(["--sample", "100", "--dim", "4", "--uri", grpc_server.uri]) == 1
+    out = capsys.readouterr().out
+    assert "written:  99 of 100 rows (1 failed)" in out
+    assert "failed:   1 x Rejected: " in out
+
+
+def test_vectors_of_the_wrong_column_name_are_named(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.parquet"
+    pq.write_table(
+        pa.table({"id": ["a"], "embedding": pa.array([[1.0, 2.0]], type=pa.list_(pa.float32()))}), path
+    )
+    with pytest.raises(SystemExit, match="no column 'values' in the input"):
+        main(["--input", str(path), "--uri", grpc_server.uri])

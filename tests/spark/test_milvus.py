@@ -1,0 +1,71 @@
+"""Through Spark into a real database: Milvus Lite, the embedded default, read back with pymilvus."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from jobs.ingest import main
+
+from .conftest import float32_rows, job_ids, vectors_table
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+
+pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite (session), collection_name
+
+
+def stored(server: LiteServer, collection: str, ids: list[str]) -> dict[str, Any]:
+    server.client.load_collection(collection)
+    rows = server.client.get(collection, ids=ids, output_fields=["*"])
+    return {r["id"]: r for r in rows}
+
+
+def test_write_creates_the_collection_and_lands_exactly(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    table = vectors_table(1000, 8)
+    (
+        spark.createDataFrame(table)
+        .repartition(2)
+        .write.format("vectordb")
+        .option("uri", milvus_lite.uri)
+        .option("collection", collection_name)
+        .option("create", "true")
+        .option("dimension", "8")
+        .mode("append")
+        .save()
+    )
+    assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 1000
+    expected = float32_rows(table)
+    got = stored(milvus_lite, collection_name, ["v0", "v499", "v999"])
+    for vid in ("v0", "v499", "v999"):
+        assert np.asarray(got[vid]["vector"], dtype="<f4").tobytes() == expected[vid]
+    assert (got["v499"]["title"], got["v499"]["n"]) == ("title 499", 499)
+
+
+def test_dimension_mismatch_fails_before_any_job(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    milvus_lite.client.create_collection(collection_name, dimension=8, id_type="string", max_length=64)
+    df = spark.createDataFrame(vectors_table(10, 16))
+    before = job_ids(spark)
+    with pytest.raises(Exception, match=r"dimension mismatch: collection .* has dim 8, data has 16"):
+        df.write.format("vectordb").option("uri", milvus_lite.uri).option(
+            "collection", collection_name
+        ).option("dimension", "16").mode("append").save()
+    assert job_ids(spark) == before
+
+
+def test_ingest_job_into_the_embedded_default(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    assert (
+        main(["--sample", "600", "--dim", "12", "--uri", milvus_lite.uri, "--collection", collection_name])
+        == 0
+    )
+    assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 600
+    row = stored(milvus_lite, collection_name, ["5"])["5"]
+    assert len(row["vector"]) == 12 and row["title"] == "sample 5"

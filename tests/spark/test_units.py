@@ -1,0 +1,249 @@
+"""The adapter's pure parts, without a Spark session: options, ML vectors, failure matching, dead letters."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from vectordb.connector.backends.registry import backend_class, backends
+from vectordb.connector.client import resolve_options
+from vectordb.connector.errors import ConfigError, MissingExtra, WriteFailed
+from vectordb.connector.options import BackendOptions
+from vectordb.connector.report import BatchFailure, WriteReport
+from vectordb.connector.rows import ColumnSpec
+from vectordb.spark.commit import abort_job, commit_job
+from vectordb.spark.datasource import VectorDataSource
+from vectordb.spark.files import Location
+from vectordb.spark.options import SparkOptions, parse_spark_options, split_options
+from vectordb.spark.plan import WritePlan
+from vectordb.spark.task import (
+    MAX_IDS_PER_TASK,
+    DeadLetterFile,
+    TaskReport,
+    _trim_ids,
+    dense_ml_vectors,
+    match_failures,
+)
+
+# -- the documented option list -----------------------------------------------------------------
+
+
+def test_docstring_lists_every_option_once() -> None:
+    doc = VectorDataSource.__doc__ or ""
+    connector_part, spark_part = doc.split("Spark options:", 1)
+    connector = re.findall(r"^\s*- ``(\w+)``:", connector_part, flags=re.M)
+    spark = re.findall(r"^\s*- ``(\w+)``:", spark_part, flags=re.M)
+    assert sorted(connector) == sorted(BackendOptions.__struct_fields__)
+    assert sorted(spark) == sorted(SparkOptions.__struct_fields__)
+    assert all(f"- ``{name}``:" in doc and "Default:" in doc for name in connector + spark)
+    for block in re.split(r"\n\s*- ``", doc)[1:]:
+        assert "Default:" in block and "Example:" in block, block
+
+
+def test_docstring_names_each_database_option() -> None:
+    doc = " ".join((VectorDataSource.__doc__ or "").split()).split("Database options", 1)[1]
+    for database in sorted(set(backends()) - {"postgres"}):  # postgres: an alias of postgresql
+        try:
+            fields = backend_class(database).options_type.__struct_fields__
+        except MissingExtra:
+            continue
+        own = set(fields) - set(BackendOptions.__struct_fields__)
+        mentioned = set(re.findall(r"``(\w+)``", re.split(r"[;.] ", doc.split(f" {database} ", 1)[1])[0]))
+        assert mentioned == own, database
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+def test_split_options_takes_save_path_as_uri_and_keeps_spark_keys_apart() -> None:
+    connector, adapter = split_options(
+        {"path": "pinecone://h", "budget_tasks": "4", "checkpointLocation": "/c", "namespace": "n"}
+    )
+    assert connector == {"uri": "pinecone://h", "namespace": "n"}
+    assert adapter == {"budget_tasks": "4"}
+
+
+def test_split_options_makes_the_embedded_path_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert split_options({"uri": "./v.db"})[0]["uri"] == f"milvus+lite://{tmp_path}/v.db"
+    assert split_options({"uri": "milvus+lite://v.db"})[0]["uri"] == f"milvus+lite://{tmp_path}/v.db"
+    assert split_options({"uri": "milvus://h:1/c"})[0]["uri"] == "milvus://h:1/c"
+
+
+def test_conflicting_uri_and_path() -> None:
+    with pytest.raises(ConfigError, match="both name the target"):
+        split_options({"path": "pinecone://a", "uri": "pinecone://b"})
+
+
+def test_spark_options_parse_and_name_the_option() -> None:
+    assert parse_spark_options({"allow_overwrite": "TRUE", "budget_tasks": "3"}) == SparkOptions(
+        allow_overwrite=True, budget_tasks=3
+    )
+    with pytest.raises(ConfigError, match="option budget_tasks"):
+        parse_spark_options({"budget_tasks": "many"})
+
+
+# -- Spark ML vectors ----------------------------------------------------------------------------
+
+ML_VECTOR = pa.struct(
+    [
+        ("type", pa.int8()),
+        ("size", pa.int32()),
+        ("indices", pa.list_(pa.int32())),
+        ("values", pa.list_(pa.float64())),
+    ]
+)
+
+
+def ml_batch() -> pa.RecordBatch:
+    rows = [
+        {"type": 1, "size": None, "indices": None, "values": [1.0, 2.0, 3.0]},
+        {"type": 0, "size": 3, "indices": [0, 2], "values": [5.0, -1.5]},
+        None,
+        {"type": 0, "size": 3, "indices": [], "values": []},
+        {"type": 1, "size": None, "indices": None, "values": [0.25, 0.5, 0.75]},
+    ]
+    return pa.RecordBatch.from_pydict(
+        {"id": ["a", "b", "c", "d", "e"], "values": pa.array(rows, type=ML_VECTOR)}
+    )
+
+
+def test_sparse_ml_vectors_are_made_dense() -> None:
+    (out,) = dense_ml_vectors([ml_batch()], "values")
+    assert out.column("values").to_pylist() == [
+        [1.0, 2.0, 3.0],
+        [5.0, 0.0, -1.5],
+        None,
+        [0.0, 0.0, 0.0],
+        [0.25, 0.5, 0.75],
+    ]
+    assert out.column("values").type == pa.list_(pa.float32())
+
+
+def test_sliced_ml_vectors_are_made_dense() -> None:
+    (out,) = dense_ml_vectors([ml_batch().slice(1, 3)], "values")
+    assert out.column("values").to_pylist() == [[5.0, 0.0, -1.5], None, [0.0, 0.0, 0.0]]
+
+
+def test_dense_only_ml_vectors_and_plain_lists_pass_unchanged() -> None:
+    dense = ml_batch().filter(pa.array([True, False, False, False, True]))
+    assert next(dense_ml_vectors([dense], "values")) is dense
+    plain = pa.RecordBatch.from_pydict({"id": ["a"], "values": [[1.0]]})
+    assert next(dense_ml_vectors([plain], "values")) is plain
+
+
+# -- failures → rows -----------------------------------------------------------------------------
+
+
+def failure(ids: tuple[str, ...], error: str = "rejected") -> BatchFailure:
+    return BatchFailure(ids=ids, error=error, error_type="Rejected", attempts=1)
+
+
+def test_failures_match_rows_by_id_duplicates_from_the_end() -> None:
+    ids = ["a", "b", "a", "c", "a"]
+    pairs = match_failures(ids, [failure(("b",)), failure(("a", "a"), "duplicate id 'a' (also in row 0)")])
+    assert pairs == [(1, 0), (4, 1), (2, 1)]
+    assert match_failures(ids, [failure(("zz",))]) == [(-1, 0)]
+
+
+def test_trim_ids_keeps_counts() -> None:
+    report = WriteReport(written=0, failed=MAX_IDS_PER_TASK + 5)
+    report.failures = [failure(tuple(str(i) for i in range(MAX_IDS_PER_TASK))), failure(("x",) * 5)]
+    assert _trim_ids(report) == 5
+    assert len(report.failed_ids) == MAX_IDS_PER_TASK and report.failed == MAX_IDS_PER_TASK + 5
+
+
+def test_dead_letter_file_columns(tmp_path: Path) -> None:
+    batch = pa.RecordBatch.from_pydict(
+        {"id": ["a", "b", None], "values": [[1.0], [2.0], [3.0]], "error": ["x", "y", "z"], "k": [1, 2, 3]}
+    )
+    location = Location.parse(str(tmp_path), "dead_letter_path")
+    with DeadLetterFile(location, "_temporary-job/part.parquet", ColumnSpec()) as dead:
+        dead.add(batch, [failure(("b",)), BatchFailure(ids=("",), error="missing id", error_type="Invalid")])
+    assert dead.staged == "_temporary-job/part.parquet" and dead.rows == 2
+    table = pq.read_table(tmp_path / dead.staged)
+    assert table.column_names == ["id", "error", "retryable", "attempts", "values", "row_error", "k"]
+    assert table.to_pylist()[1] == {
+        "id": "",
+        "error": "Invalid: missing id",
+        "retryable": False,
+        "attempts": 0,
+        "values": [3.0],
+        "row_error": "z",
+        "k": 3,
+    }
+
+
+def test_location_publish_moves_and_discards(tmp_path: Path) -> None:
+    location = Location.parse(str(tmp_path), "dead_letter_path").prepared()
+    with location.open_output("_temporary-j/a.parquet") as out:
+        out.write(b"x")
+    with location.open_output("_temporary-j/b-failed-attempt.parquet") as out:
+        out.write(b"y")
+    done = location.publish([("_temporary-j/a.parquet", "j-part-00000.parquet")], "_temporary-j")
+    assert done == [f"{tmp_path}/j-part-00000.parquet"]
+    assert sorted(os.listdir(tmp_path)) == ["j-part-00000.parquet"]
+    assert np.frombuffer((tmp_path / "j-part-00000.parquet").read_bytes(), dtype=np.uint8).tolist() == [120]
+
+
+# -- commit and abort ----------------------------------------------------------------------------
+
+
+def plan_for(tmp_path: Path, **options: str) -> WritePlan:
+    return WritePlan(
+        options=resolve_options({"uri": "pinecone://127.0.0.1:1", **options}),
+        spark=SparkOptions(),
+        token="t0",
+        target="pinecone://127.0.0.1:1",
+        dead_letters=Location.parse(str(tmp_path), "dead_letter_path").prepared(),
+        reports=None,
+    )
+
+
+def test_abort_says_what_stays_and_drops_staged_files(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    plan = plan_for(tmp_path, on_error="dead_letter", dead_letter_path=str(tmp_path))
+    assert plan.dead_letters is not None
+    with plan.dead_letters.open_output("_temporary-job-t0/part-00000-attempt-3.parquet") as out:
+        out.write(b"staged")
+    finished = TaskReport(report=WriteReport(written=700), partition=0)
+    with caplog.at_level(logging.INFO, logger="vectordb.spark"):
+        abort_job(plan, [finished, None], "job-t0")
+    assert "1 tasks had finished and wrote 700 rows, which stay written" in caplog.text
+    assert os.listdir(tmp_path) == []
+
+
+def test_commit_applies_on_error_after_publishing(tmp_path: Path) -> None:
+    plan = plan_for(tmp_path, on_error="fail")
+    failed = WriteReport(written=9, failed=1)
+    failed.failures = [failure(("x",))]
+    with pytest.raises(WriteFailed, match=r"1 of 10 rows failed \(first ids: x\)"):
+        commit_job(plan, [TaskReport(report=failed)], "job-t0")
+    ok = commit_job(
+        plan, [TaskReport(report=WriteReport(written=5)), TaskReport(report=WriteReport(written=6))], "j"
+    )
+    assert (ok.written, ok.failed) == (11, 0)
+
+
+def test_spark_40_stream_rows_become_arrow_batches() -> None:
+    from pyspark.sql import Row
+    from pyspark.sql.types import ArrayType, FloatType, StringType, StructField, StructType
+
+    from vectordb.spark.datasource import _rows_to_arrow
+
+    schema = StructType([StructField("id", StringType()), StructField("values", ArrayType(FloatType()))])
+    rows = (Row(id=str(i), values=[float(i), 0.5]) for i in range(25_000))
+    batches = list(_rows_to_arrow(rows, schema))
+    assert [b.num_rows for b in batches] == [10_000, 10_000, 5_000]
+    assert batches[2].column("values").type == pa.list_(pa.float32())
+    assert batches[2].to_pylist()[0] == {"id": "20000", "values": [20000.0, 0.5]}
