@@ -26,7 +26,7 @@ from .report import BatchFailure
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ColumnSpec", "Prepared", "RowBatch", "RowRules", "prepare_arrow", "prepare_dicts"]
+__all__ = ["ColumnSpec", "Prepared", "RowBatch", "RowRules", "derive_id", "prepare_arrow", "prepare_dicts"]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
 # run, machine and retry, so a retried task upserts instead of duplicating.

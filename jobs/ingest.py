@@ -96,7 +96,8 @@ def session(master: str | None) -> tuple[Any, bool]:
     if active is not None:
         return active, False
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors need the Python with the connector
-    builder = SparkSession.builder.appName("vectordb-ingest")
+    # the job prints its own progress: Spark's console bar would interleave with it
+    builder = SparkSession.builder.appName("vectordb-ingest").config("spark.ui.showConsoleProgress", "false")
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver: its master stands
     if master or not submitted:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
