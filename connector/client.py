@@ -9,7 +9,6 @@ first write.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -221,4 +220,4 @@ def _arrow_batches(obj: Any) -> Iterator[Any]:
     if type(obj).__name__ == "RecordBatch":
         yield obj
     else:
-        yield from itertools.chain(obj.to_batches())
+        yield from obj.to_batches()

@@ -26,7 +26,16 @@ from .report import BatchFailure
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ColumnSpec", "Prepared", "RowBatch", "RowRules", "derive_id", "prepare_arrow", "prepare_dicts"]
+__all__ = [
+    "ColumnSpec",
+    "Prepared",
+    "RowBatch",
+    "RowRules",
+    "derive_id",
+    "metadata_json_len",
+    "prepare_arrow",
+    "prepare_dicts",
+]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
 # run, machine and retry, so a retried task upserts instead of duplicating.
@@ -453,7 +462,7 @@ def _assemble(
             elif md:
                 # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
                 try:
-                    size = len(orjson.dumps(md, default=str, option=orjson.OPT_SERIALIZE_NUMPY))
+                    size = metadata_json_len(md)
                 except TypeError as exc:
                     refuse([i], f"metadata cannot be written as JSON: {exc}")
                     continue
@@ -504,6 +513,11 @@ def _check_ids(
             first = seen.setdefault(key, i)
             if first != i:
                 refuse([i], f"duplicate id {key!r} (also in row {first} of the same input)")
+
+
+def metadata_json_len(metadata: dict[str, Any] | None) -> int:
+    """Bytes of a row's metadata as JSON (0 when empty): the limit check here, and backends' size estimates."""
+    return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
 
 
 def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:

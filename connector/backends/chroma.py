@@ -52,7 +52,7 @@ import orjson
 from ..errors import ConfigError, ConnectorError, NotFound, Rejected
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules
+from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import BatchOutcome, RequestLimits
 
@@ -231,7 +231,7 @@ class ChromaBackend:
         if batch.namespace:
             sizes += len(self.namespace_key) + len(batch.namespace) + 8
         if batch.metadata is not None:
-            sizes += np.fromiter((_json_len(m) for m in batch.metadata), dtype=np.int64, count=n)
+            sizes += np.fromiter((metadata_json_len(m) for m in batch.metadata), dtype=np.int64, count=n)
         return sizes
 
     # -- encoding ---------------------------------------------------------------------------------
@@ -407,17 +407,6 @@ def _list_problem(items: list[Any] | tuple[Any, ...]) -> str | None:
     if len(kinds) > 1:
         return f"is a list mixing {' and '.join(sorted(kinds))}; chroma lists hold one kind"
     return None
-
-
-def _json_len(metadata: dict[str, Any] | None) -> int:
-    if not metadata:
-        return 0
-    try:
-        return len(
-            orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
-        )
-    except TypeError:  # an integer beyond 64 bits: refused later, sized roughly here
-        return 2 * len(repr(metadata))
 
 
 # --------------------------------------------------------------------------------------------------

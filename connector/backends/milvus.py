@@ -53,7 +53,7 @@ from ..errors import (
 )
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules
+from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import BatchOutcome, RequestLimits
 
@@ -329,7 +329,7 @@ class MilvusBackend:
         if batch.sparse is not None:
             sizes += np.fromiter((0 if s is None else len(s[0]) * 8 + 3 for s in batch.sparse), np.int64, n)
         if batch.metadata is not None:
-            sizes += np.fromiter((_json_len(m) + 3 for m in batch.metadata), np.int64, n)
+            sizes += np.fromiter(((metadata_json_len(m) or 2) + 3 for m in batch.metadata), np.int64, n)
         return sizes
 
     def request_for(self, batch: RowBatch) -> WireRequest:
@@ -572,10 +572,6 @@ def encode_create_index(collection: str, field_name: str, index_type: str, metri
 
 # --------------------------------------------------------------------------------------------------
 # encoding: the upsert
-
-
-def _json_len(metadata: dict[str, Any] | None) -> int:
-    return len(_json(metadata)) if metadata else 2
 
 
 def _json(value: Any) -> bytes:

@@ -20,7 +20,7 @@ from .. import protowire as pw
 from ..errors import ConfigError, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions, parse_uri
-from ..rows import RowBatch, RowRules
+from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import BatchOutcome, RequestLimits
 
@@ -140,7 +140,7 @@ class PineconeBackend:
             )
         if batch.metadata is not None:
             factor = 2 if self.grpc else 1  # Struct framing can double small values
-            sizes += np.fromiter((_json_len(m) * factor for m in batch.metadata), np.int64, n)
+            sizes += np.fromiter((metadata_json_len(m) * factor for m in batch.metadata), np.int64, n)
         return sizes
 
     # -- encoding -------------------------------------------------------------------------------
@@ -182,10 +182,6 @@ def _json_bytes_per_float(matrix: np.ndarray) -> float:
     if not sample.size:
         return 15.0
     return 1.03 * len(orjson.dumps(sample, option=orjson.OPT_SERIALIZE_NUMPY)) / sample.size
-
-
-def _json_len(metadata: dict[str, Any] | None) -> int:
-    return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
 
 
 def encode_json(batch: RowBatch) -> bytes:
