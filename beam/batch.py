@@ -1,11 +1,10 @@
 """``VectorBatch``: the unit the sink sends, one contiguous float32 buffer plus ids and metadata.
 
 A batch is made from canonical rows (``assemble``) as soon as Beam has grouped them, or wraps a
-``pyarrow.RecordBatch`` element as it is (``VectorBatch.of_arrow``). Either way the client gets
-an Arrow batch: ``to_arrow`` builds the canonical one (``id``, ``values`` list<float32> over the
-flat buffer without a copy, ``sparse_values``, ``namespace``, ``metadata`` as JSON) and
-``client_options`` says how the client must read it. ``dead_letters`` turns a report's failed
-ids back into the rows that carried them, for the sink's ``failed`` output.
+``pyarrow.RecordBatch`` element as it is (``VectorBatch.of_arrow``). ``for_client`` hands the
+client the user's Arrow batch, or the canonical rows as the client's ``Columns`` (the flat buffer
+as it is), which the client checks as it checks any input. ``dead_letters`` turns a report's
+failed ids back into the rows that carried them, for the sink's ``failed`` output.
 """
 
 from __future__ import annotations
@@ -14,13 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import numpy as np
-import orjson
 
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.report import BatchFailure
-from vectordb.connector.rows import derive_id
+from vectordb.connector.rows import Columns, derive_id
 
 from .elements import Row, Sparse, jsonable
 
@@ -28,8 +25,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["VectorBatch", "assemble"]
-
-_JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
 @dataclass(slots=True)
@@ -58,33 +53,27 @@ class VectorBatch:
     def of_arrow(cls, batch: pa.RecordBatch) -> VectorBatch:
         return cls(ids=[], flat=_NO_FLOATS, offsets=_NO_OFFSETS, arrow=batch)
 
-    @property
-    def shape_key(self) -> tuple[bool, bool, bool]:
-        """(user Arrow, has sparse, has per-row namespaces): which client options read it."""
-        return (self.arrow is not None, self.sparse is not None, self.namespaces is not None)
-
     # -- for the client ----------------------------------------------------------------------------
 
-    def to_arrow(self) -> pa.RecordBatch:
-        """The canonical Arrow batch; the vectors column is a view of ``flat``."""
-        import pyarrow as pa
-
+    def for_client(self) -> Columns | pa.RecordBatch:
+        """What the client writes: a user's Arrow batch as it came, else the rows as ``Columns``
+        (the flat buffer as it is: no Arrow to build here and read back in the client)."""
         if self.arrow is not None:
             return self.arrow
-        columns: dict[str, pa.Array] = {
-            "id": _id_array(self.ids),
-            "values": _list_array(self.flat, self.offsets, self.nulls),
-        }
+        n = len(self.ids)
+        sparse = None
         if self.sparse is not None:
-            columns["sparse_values"] = _sparse_array(self.sparse)
-        if self.namespaces is not None:
-            columns["namespace"] = pa.array(self.namespaces, type=pa.string())
-        if self.metadata is not None:
-            columns["metadata"] = pa.array(
-                [orjson.dumps(m, default=str, option=_JSON_OPTIONS) if m else None for m in self.metadata],
-                type=pa.binary(),
-            )
-        return pa.RecordBatch.from_pydict(columns)
+            sparse = [None if s is None else {"indices": s[0], "values": s[1]} for s in self.sparse]
+        return Columns(
+            n=n,
+            ids=self.ids,
+            flat=self.flat,
+            offsets=self.offsets,
+            null_vector=self.nulls if self.nulls is not None else np.zeros(n, dtype=bool),
+            sparse=sparse,
+            metadata=self.metadata,  # dicts: every row's is a JSON object
+            namespaces=self.namespaces,
+        )
 
     def dead_letters(self, failures: Iterable[BatchFailure], options: BackendOptions) -> list[dict[str, Any]]:
         """One dict per failed row: the reason (id, error, error_type, retryable, attempts) and the row."""
@@ -149,69 +138,6 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         metadata=metadata if any(metadata) else None,
         namespace=shared if same_namespace else None,
         namespaces=None if same_namespace else namespaces,
-    )
-
-
-def client_options(options: BackendOptions, shape_key: tuple[bool, bool, bool]) -> BackendOptions:
-    """The options a client needs to read batches of this shape: the user's for Arrow, canonical else."""
-    user_arrow, sparse, per_row_namespace = shape_key
-    if user_arrow:
-        return options
-    return msgspec.structs.replace(
-        options,
-        id_column="id",
-        id_from=None,  # ids were derived when the rows were read
-        vector_column="values",
-        sparse_column="sparse_values" if sparse else None,
-        namespace_column="namespace" if per_row_namespace else None,
-        namespace=None,  # passed per write: VectorBatch.namespace
-        metadata_columns=None,  # the one "metadata" column, merged
-    )
-
-
-# -- Arrow columns -----------------------------------------------------------------------------------
-
-
-def _id_array(ids: list[Any]) -> pa.Array:
-    """Strings (the usual case, converted in C), integers if every id is one, else each id as a string."""
-    import pyarrow as pa
-
-    kind = pa.int64() if ids and type(ids[0]) is int else pa.string()
-    try:
-        return pa.array(ids, type=kind)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([None if i is None else str(i) for i in ids], type=pa.string())
-
-
-def _list_array(flat: np.ndarray, offsets: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
-    import pyarrow as pa
-
-    values = pa.array(flat, type=pa.float32())  # zero-copy over the numpy buffer
-    mask = None if nulls is None else pa.array(nulls, type=pa.bool_())
-    if offsets[-1] < 2**31:
-        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, mask=mask)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=mask)
-
-
-def _sparse_array(sparse: list[Sparse | None]) -> pa.Array:
-    import pyarrow as pa
-
-    n = len(sparse)
-    sizes = np.fromiter((0 if s is None else s[0].size for s in sparse), dtype=np.int64, count=n)
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(sizes, out=offsets[1:])
-    kept = [s for s in sparse if s is not None]
-    indices = np.concatenate([s[0] for s in kept]) if kept else np.zeros(0, dtype=np.int64)
-    values = np.concatenate([s[1] for s in kept]) if kept else np.zeros(0, dtype=np.float32)
-    mask = pa.array([s is None for s in sparse], type=pa.bool_())
-    offsets_array = pa.array(offsets)
-    return pa.StructArray.from_arrays(
-        [
-            pa.ListArray.from_arrays(offsets_array, pa.array(indices, type=pa.int64())),
-            pa.ListArray.from_arrays(offsets_array, pa.array(values, type=pa.float32())),
-        ],
-        names=["indices", "values"],
-        mask=mask,
     )
 
 

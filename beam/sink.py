@@ -7,14 +7,15 @@
 
 The steps, each one ``ParDo`` the runner fuses:
 
-1. ``Read``: every element becomes a ``Row`` (column options applied, vector a float32 array);
-   ``pyarrow`` batches skip this and go to step 3 as they are. An element that cannot become a
-   row is a dead letter (``on_error="fail"``: the bundle fails).
-2. ``Batch``: ``BatchElements`` (fixed size) for bounded input, ``GroupIntoBatches.WithShardedKey``
-   (size- and time-bounded) for unbounded input, chosen from the PCollection's ``is_bounded``
-   unless ``batching=`` says otherwise; each batch then becomes one ``VectorBatch`` (one float32
-   buffer), with its own coder, so vectors never travel as Python lists.
-3. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
+1. ``Batch`` and ``Read``. Bounded input (``BatchElements``, fixed size): each list of elements
+   is read in one call into one ``VectorBatch`` (one float32 buffer), so vectors never travel as
+   Python lists. Unbounded input: each element is read first into a ``Row`` (column options
+   applied, vector a float32 array, with its own coder), then ``GroupIntoBatches.WithShardedKey``
+   (size- and time-bounded) groups them and each group becomes one ``VectorBatch``. The choice
+   follows the PCollection's ``is_bounded`` unless ``batching=`` says otherwise. ``pyarrow``
+   batches go to the writer as they are. An element that cannot become a row is a dead letter
+   (``on_error="fail"``: the bundle fails).
+2. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
    the process). Each batch is written on one sender thread while the bundle thread reads the
    next, so Beam's work overlaps the round trips; the client re-chunks a batch to the database's
    row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
@@ -52,7 +53,7 @@ from vectordb.connector.options import BackendOptions
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import BatchFailure, WriteReport
 
-from .batch import VectorBatch, assemble, client_options
+from .batch import VectorBatch, assemble
 from .coders import register
 from .elements import ElementReader, Refusal, Row
 
@@ -144,22 +145,26 @@ class WriteToVectorDB(beam.PTransform):
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
                 'use on_error="report" and write result.failed yourself (examples/dataflow/README.md)'
             )
-        read = pcoll | "Read" >> beam.ParDo(
-            _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
-        ).with_output_types(Row, arrow=Any, refused=dict[str, Any]).with_outputs(
-            "arrow", "refused", main="rows"
-        )
-        rows = read.rows
+        read_fn = _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
         if bounded:
-            batches = (
-                rows
+            # batch the elements themselves, then read a whole batch in one call: one step per
+            # element fewer than reading first (BatchElements is fused, so nothing is encoded)
+            read = (
+                pcoll
                 | "Batch"
                 >> beam.BatchElements(self.rows_per_batch, self.rows_per_batch, record_metrics=False)
-                | "Assemble" >> beam.Map(assemble).with_output_types(VectorBatch)
+                | "Read"
+                >> beam.ParDo(_ReadBatchFn(read_fn))
+                .with_output_types(VectorBatch, arrow=Any, refused=dict[str, Any])
+                .with_outputs("arrow", "refused", main="batches")
             )
+            batches = read.batches
         else:
+            read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
+                Row, arrow=Any, refused=dict[str, Any]
+            ).with_outputs("arrow", "refused", main="rows")
             batches = (
-                rows
+                read.rows
                 | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, Row])
                 | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
                 | "Assemble" >> beam.Map(_assemble_values).with_output_types(VectorBatch)
@@ -238,29 +243,53 @@ class _ReadFn(beam.DoFn):
 
     def process(self, element: Any) -> Iterator[Any]:
         if type(element) is not dict and _is_arrow(element):
-            batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
-            for batch in batches:
-                for start in range(0, batch.num_rows, self._rows_per_batch):
-                    yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
+            yield from self.slices(element)
             return
         row = self._reader.read(element)
-        if isinstance(row, Refusal):
-            self._failed.inc()
-            letter = row.dead_letter
-            failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
-            enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
-            yield TaggedOutput("refused", letter)
-            return
-        yield row
+        yield self.refused(row) if type(row) is Refusal else row
+
+    def slices(self, element: Any) -> Iterator[TaggedOutput]:
+        batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
+        for batch in batches:
+            for start in range(0, batch.num_rows, self._rows_per_batch):
+                yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
+
+    def refused(self, refusal: Refusal) -> TaggedOutput:
+        """Count it, apply ``on_error`` (``fail`` raises), and route the dead letter to ``refused``."""
+        self._failed.inc()
+        letter = refusal.dead_letter
+        failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
+        enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
+        return TaggedOutput("refused", letter)
+
+
+class _ReadBatchFn(beam.DoFn):
+    """A ``BatchElements`` list → one ``VectorBatch`` of its rows; Arrow and refusals as ``_ReadFn``."""
+
+    def __init__(self, read_fn: _ReadFn) -> None:
+        self._read_fn = read_fn
+
+    def process(self, elements: list[Any]) -> Iterator[Any]:
+        read_fn = self._read_fn
+        read = read_fn._reader.read
+        rows: list[Row] = []
+        for element in elements:
+            if type(element) is not dict and _is_arrow(element):
+                yield from read_fn.slices(element)
+                continue
+            row = read(element)
+            if isinstance(row, Refusal):
+                yield read_fn.refused(row)
+            else:
+                rows.append(row)
+        if rows:
+            yield assemble(rows)
 
 
 class _Pending(NamedTuple):
     future: Future[WriteReport]
     batch: VectorBatch
     where: WindowedValue  # the batch's window and timestamp, for its outputs
-
-
-_USUAL_SHAPE = (False, False, False)  # VectorBatch.shape_key of dense rows in one namespace
 
 
 class _WriteFn(beam.DoFn):
@@ -274,10 +303,8 @@ class _WriteFn(beam.DoFn):
         return _display(self._options, self._target)
 
     def setup(self) -> None:
-        self._clients: dict[tuple[bool, bool, bool], Client] = {}
-        # the client for the usual batch shape now (no connection yet: the process-shared transport
-        # opens on the first write); batches of another shape get theirs when they come
-        self._client(_USUAL_SHAPE)
+        # no connection yet: the process-shared transport opens on the first write
+        self._client = Client(self._options)
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectordb-beam")
         self._pending: collections.deque[_Pending] = collections.deque()
 
@@ -290,8 +317,7 @@ class _WriteFn(beam.DoFn):
         window: Any = beam.DoFn.WindowParam,
         timestamp: Any = beam.DoFn.TimestampParam,
     ) -> Iterator[Any]:
-        client = self._client(batch.shape_key)
-        future = self._sender.submit(client.write, batch.to_arrow(), batch.namespace)
+        future = self._sender.submit(self._client.write, batch.for_client(), batch.namespace)
         self._pending.append(_Pending(future, batch, WindowedValue(None, timestamp, (window,))))
         while self._pending and (len(self._pending) > MAX_PENDING or self._pending[0].future.done()):
             yield from self._complete(self._pending.popleft())
@@ -303,15 +329,7 @@ class _WriteFn(beam.DoFn):
     def teardown(self) -> None:
         self._abandon()
         self._sender.shutdown(wait=True)
-        for client in self._clients.values():
-            client.close()
-        self._clients.clear()
-
-    def _client(self, shape_key: tuple[bool, bool, bool]) -> Client:
-        client = self._clients.get(shape_key)
-        if client is None:
-            client = self._clients[shape_key] = Client(client_options(self._options, shape_key))
-        return client
+        self._client.close()
 
     def _complete(self, pending: _Pending) -> Iterator[WindowedValue | TaggedOutput]:
         """On the bundle thread: count, apply on_error, emit the report and the dead letters."""

@@ -21,7 +21,16 @@ from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
 from .records import VectorRecord
 from .report import BatchFailure, WriteReport
-from .rows import ColumnSpec, DimensionState, Prepared, RowBatch, prepare_arrow, prepare_dicts
+from .rows import (
+    Columns,
+    ColumnSpec,
+    DimensionState,
+    Prepared,
+    RowBatch,
+    prepare_arrow,
+    prepare_columns,
+    prepare_dicts,
+)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -111,7 +120,8 @@ class Client:
 
         Args:
             data: a ``pyarrow.Table`` or ``RecordBatch``, an iterable of them, or an iterable of dicts
-                ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}`` / ``VectorRecord``s.
+                ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}`` / ``VectorRecord``s,
+                or ``rows.Columns`` (read as they are: the column options do not apply).
             namespace: overrides option ``namespace`` for this call.
         """
         return enforce(self.write(data, namespace), self.options.on_error, self.backend.describe())
@@ -149,6 +159,8 @@ class Client:
         for chunk in _chunks(data):
             if isinstance(chunk, list):
                 yield prepare_dicts(chunk, self.spec, rules, self.dimension, namespace)
+            elif isinstance(chunk, Columns):
+                yield prepare_columns(chunk, rules, self.dimension, namespace)
             else:
                 yield prepare_arrow(chunk, self.spec, rules, self.dimension, namespace)
 
@@ -171,7 +183,10 @@ class Client:
 
 
 def _chunks(data: Any) -> Iterator[Any]:
-    """Arrow record batches as they are; dicts and records in lists of ``DICT_CHUNK_ROWS``."""
+    """Arrow record batches and ``Columns`` as they are; dicts and records in lists of ``DICT_CHUNK_ROWS``."""
+    if isinstance(data, Columns):
+        yield data
+        return
     if _is_arrow(data):
         yield from _arrow_batches(data)
         return

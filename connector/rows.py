@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ColumnSpec",
+    "Columns",
     "Prepared",
     "RowBatch",
     "RowRules",
     "derive_id",
     "metadata_json_len",
     "prepare_arrow",
+    "prepare_columns",
     "prepare_dicts",
 ]
 
@@ -116,16 +118,17 @@ class Prepared:
 
 
 @dataclass(slots=True)
-class _Columns:
-    """Column-major input, common to Arrow and dict input."""
+class Columns:
+    """Column-major rows: what Arrow and dict input become, and what the Beam sink hands the client
+    directly (its batches are already one float32 buffer), so it skips a round trip through Arrow."""
 
     n: int
-    ids: list[Any]
+    ids: list[Any]  # str or int (int ids become strings unless the database takes numbers)
     flat: np.ndarray  # every row's dense values, concatenated, float32
-    offsets: np.ndarray  # int64, n + 1
+    offsets: np.ndarray  # int64, n + 1: row i is flat[offsets[i]:offsets[i + 1]]
     null_vector: np.ndarray  # bool, n
-    sparse: list[Any] | None  # per row: None or (indices, values) sequences
-    metadata: list[dict[str, Any] | None] | None
+    sparse: list[Any] | None  # per row: None or a mapping {"indices", "values"}
+    metadata: list[dict[str, Any] | None] | None  # None for a row: not a JSON object (refused)
     namespaces: list[Any] | None
 
 
@@ -163,7 +166,7 @@ def prepare_arrow(
     meta_cols = _metadata_columns(names, spec)
     metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
     namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
-    cols = _Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
+    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
     return _assemble(cols, rules, dim, namespace)
 
 
@@ -361,8 +364,17 @@ def prepare_dicts(
     metadata = [_dict_metadata(r, spec, used) for r in rows]
     has_ns = spec.namespace_column is not None or any(ns_key in r for r in rows)
     namespaces = [r.get(ns_key, namespace) for r in rows] if has_ns else None
-    cols = _Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
+    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
     return _assemble(cols, rules, dim, namespace, bad_type)
+
+
+def prepare_columns(
+    cols: Columns, rules: RowRules, dim: DimensionState, namespace: str | None = None
+) -> Prepared:
+    """Check column-major rows; ids are normalised as dict ids are."""
+    if not all(type(i) is str for i in cols.ids):
+        cols.ids = [_dict_id(i, rules) for i in cols.ids]
+    return _assemble(cols, rules, dim, namespace)
 
 
 def _dict_id(value: Any, rules: RowRules) -> Any:
@@ -406,7 +418,7 @@ def _dict_metadata(row: Mapping[str, Any], spec: ColumnSpec, used: set[str]) -> 
 
 
 def _assemble(
-    cols: _Columns,
+    cols: Columns,
     rules: RowRules,
     dim: DimensionState,
     namespace: str | None,
@@ -569,7 +581,7 @@ def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str
 
 
 def _group(
-    cols: _Columns,
+    cols: Columns,
     reasons: dict[int, str],
     dense_ok: np.ndarray,
     sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None,
@@ -628,7 +640,7 @@ def _kept_metadata(
     return [m or {} for m in metadata] if every else [metadata[i] or {} for i in rows]
 
 
-def _matrix(cols: _Columns, dense_ok: np.ndarray, dim: int | None) -> np.ndarray | None:
+def _matrix(cols: Columns, dense_ok: np.ndarray, dim: int | None) -> np.ndarray | None:
     """An (n, dim) float32 matrix over all n rows: a view when all rows are valid, else a gathered copy."""
     if dim is None or not dense_ok.any():
         return None

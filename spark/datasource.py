@@ -59,7 +59,7 @@ class VectorDataSource(DataSource):
       ``metadata`` (struct, map or JSON string) is merged. Default: every other column. Example: ``title,url``.
     - ``dimension``: the vector dimension, checked against the target before any task starts.
       Default: learnt from the first vector. Example: ``1536``.
-    - ``batch_size``: rows per request. Default: per database (Pinecone 100, Milvus 1000). Example: ``200``.
+    - ``batch_size``: rows per request. Default: per database (Pinecone 500, Milvus 1000). Example: ``200``.
     - ``max_batch_bytes``: bytes per request. Default: per database (Pinecone 2 MB). Example: ``1000000``.
     - ``max_concurrency``: requests in flight per task, adapted (AIMD) below it. Default: ``4``. Example: ``8``.
     - ``max_retries``: retries per request. Default: ``5``. Example: ``10``.

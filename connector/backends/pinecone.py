@@ -44,8 +44,10 @@ class PineconeBackend:
     options_type: ClassVar[type[BackendOptions]] = PineconeOptions
     bisect_rejections: ClassVar[bool] = True
 
-    # Pinecone: ≤ 1000 vectors and ≤ 2 MB per upsert request, ids ≤ 512 chars, metadata ≤ 40 KB per vector
-    limits = RequestLimits(max_rows=1000, max_bytes=2 << 20, default_rows=100, default_bytes=2 << 20)
+    # Pinecone: ≤ 1000 vectors and ≤ 2 MB per upsert request, ids ≤ 512 chars, metadata ≤ 40 KB per vector.
+    # 500 rows by default, as the SDK's upsert_from_dataframe: four requests in flight then carry enough
+    # rows to cover a cross-region round trip, and the 2 MB bound still splits wide or JSON rows.
+    limits = RequestLimits(max_rows=1000, max_bytes=2 << 20, default_rows=500, default_bytes=2 << 20)
     rules = RowRules(max_id_length=512, max_metadata_bytes=40_960, allow_sparse_only=True)
 
     def __init__(self, options: BackendOptions) -> None:

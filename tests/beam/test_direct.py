@@ -73,7 +73,7 @@ def test_twenty_thousand_records_arrive_exactly(kind: str, request: pytest.Fixtu
         "requests": len(arrived.requests),
         "bytes_sent": sum(r.size for r in arrived.requests),
     }
-    assert max(r.vector_count for r in arrived.requests) == 100  # the backend's default rows per request
+    assert max(r.vector_count for r in arrived.requests) == 500  # the backend's default rows per request
 
 
 def check_equals(value: int, want: int) -> None:

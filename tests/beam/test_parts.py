@@ -15,10 +15,11 @@ from apache_beam.ml.rag.types import Chunk, Content, Embedding
 from apache_beam.transforms.display import DisplayData
 
 from vectordb.beam import Row, RowCoder, VectorBatch, VectorBatchCoder, WriteToVectorDB
-from vectordb.beam.batch import assemble, client_options
+from vectordb.beam.batch import assemble
 from vectordb.beam.elements import ElementReader, Refusal
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import BatchFailure
+from vectordb.connector.rows import Columns
 
 
 def read(element: Any, **options: Any) -> Row | Refusal:
@@ -98,21 +99,23 @@ def rows(n: int, dim: int = 4) -> list[Row]:
     ]
 
 
-def test_assemble_makes_one_buffer_and_a_zero_copy_arrow_column() -> None:
+def test_assemble_makes_one_buffer_that_the_client_reads_as_it_is() -> None:
     given = rows(5)
     batch = assemble(given)
     assert batch.flat.size == 16 and batch.nulls is not None and batch.nulls.tolist() == [0, 1, 0, 0, 0]
     assert batch.namespaces == ["a", "a", "b", "b", "b"] and batch.namespace is None
-    arrow = batch.to_arrow()
-    values = arrow.column("values")
-    assert values.null_count == 1 and values[2].as_py() == given[2].vector.tolist()
-    assert values.values.buffers()[1].address == batch.flat.ctypes.data  # a view, not a copy
-    assert arrow.column("sparse_values")[1].as_py() == {"indices": [1, 4], "values": [0.5, 1.0]}
-    assert arrow.column("metadata")[0].as_py() is None and arrow.column("metadata")[3].as_py() == b'{"i":3}'
-    options = client_options(
-        resolve_options({"uri": "pinecone://127.0.0.1:1", "id_from": "a"}), batch.shape_key
-    )
-    assert (options.id_column, options.id_from, options.namespace_column) == ("id", None, "namespace")
+    columns = batch.for_client()
+    assert isinstance(columns, Columns)
+    assert columns.flat is batch.flat  # no copy on the way to the client
+    assert columns.null_vector.tolist() == [False, True, False, False, False]
+    assert columns.sparse is not None and columns.sparse[0] is None
+    assert columns.sparse[1]["indices"].tolist() == [1, 4] and columns.sparse[1]["values"].tolist() == [
+        0.5,
+        1.0,
+    ]
+    assert columns.metadata is not None and columns.metadata[3] == {"i": 3}
+    arrow = pa.RecordBatch.from_pydict({"id": ["x"], "values": [[1.0, 2.0]]})
+    assert VectorBatch.of_arrow(arrow).for_client() is arrow
 
 
 def test_coders_round_trip_and_beat_pickle() -> None:
@@ -128,7 +131,8 @@ def test_coders_round_trip_and_beat_pickle() -> None:
         None if s is None else s[0].tolist() for s in batch.sparse or []
     ]
     arrow = VectorBatch.of_arrow(pa.RecordBatch.from_pydict({"id": ["x"], "values": [[1.0, 2.0]]}))
-    assert coder.decode(coder.encode(arrow)).to_arrow().equals(arrow.to_arrow())
+    decoded = coder.decode(coder.encode(arrow)).arrow
+    assert decoded is not None and arrow.arrow is not None and decoded.equals(arrow.arrow)
 
     row_coder = registry.get_coder(Row)
     assert isinstance(row_coder, RowCoder)

@@ -8,11 +8,13 @@ import pytest
 
 from vectordb.connector import ConfigError
 from vectordb.connector.rows import (
+    Columns,
     ColumnSpec,
     DimensionState,
     RowRules,
     derive_id,
     prepare_arrow,
+    prepare_columns,
     prepare_dicts,
 )
 
@@ -70,6 +72,29 @@ def test_bad_row_is_refused_with_its_reason_and_others_go_on(bad: dict, reason: 
     assert reason in next(iter(got.values()))
     sent = [i for b in prepared.batches for i in b.ids]
     assert sent == ["g0", "g2"]
+
+
+def test_columns_are_checked_as_dicts_are_and_int_ids_become_strings() -> None:
+    flat = np.arange(12, dtype=np.float32)
+    flat[5] = np.nan
+    columns = Columns(
+        n=4,
+        ids=[7, "b", "c", 7],
+        flat=flat,
+        offsets=np.array([0, 4, 8, 8, 12]),
+        null_vector=np.array([False, False, True, False]),
+        sparse=None,
+        metadata=[{}, {"k": 1}, {}, {}],
+        namespaces=None,
+    )
+    prepared = prepare_columns(columns, RULES, DimensionState())
+    assert reasons(prepared) == {
+        "b": "vector contains NaN or infinity",
+        "c": "null vector",
+        "7": "duplicate id '7' (also in row 0 of the same input)",
+    }
+    [batch] = prepared.batches
+    assert batch.ids == ["7"] and batch.vectors is not None and batch.vectors[0].tolist() == [0, 1, 2, 3]
 
 
 def test_duplicate_id_refuses_the_later_row() -> None:
