@@ -7,15 +7,15 @@
 
 The steps, each one ``ParDo`` the runner fuses:
 
-1. ``Batch`` and ``Read``. Bounded input (``BatchElements``, fixed size): each list of elements
-   is read in one call into one ``VectorBatch`` (one float32 buffer), so vectors never travel as
-   Python lists. Unbounded input: each element is read first into a ``Row`` (column options
-   applied, vector a float32 array, with its own coder), then ``GroupIntoBatches.WithShardedKey``
-   (size- and time-bounded) groups them and each group becomes one ``VectorBatch``. The choice
-   follows the PCollection's ``is_bounded`` unless ``batching=`` says otherwise. ``pyarrow``
-   batches go to the writer as they are. An element that cannot become a row is a dead letter
-   (``on_error="fail"``: the bundle fails).
-2. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
+1. ``Read``: every element becomes a ``Row`` (column options applied, vector a float32 array);
+   ``pyarrow`` batches skip this and go to the writer as they are. An element that cannot become
+   a row is a dead letter (``on_error="fail"``: the bundle fails).
+2. ``Batch``: ``BatchElements`` (fixed size) for bounded input, ``GroupIntoBatches.WithShardedKey``
+   (size- and time-bounded) for unbounded input, chosen from the PCollection's ``is_bounded``
+   unless ``batching=`` says otherwise; each batch then becomes one ``VectorBatch`` (one float32
+   buffer), with its own coder, so vectors never travel as Python lists. The client takes its
+   rows as they are (``Columns``): no Arrow is built for it.
+3. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
    the process). Each batch is written on one sender thread while the bundle thread reads the
    next, so Beam's work overlaps the round trips; the client re-chunks a batch to the database's
    row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
@@ -145,24 +145,22 @@ class WriteToVectorDB(beam.PTransform):
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
                 'use on_error="report" and write result.failed yourself (examples/dataflow/README.md)'
             )
-        read_fn = _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
+        read = pcoll | "Read" >> beam.ParDo(
+            _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
+        ).with_output_types(Row, arrow=Any, refused=dict[str, Any]).with_outputs(
+            "arrow", "refused", main="rows"
+        )
+        # rows, not the elements themselves, go into the batching: a Row has a cheap coder, while
+        # a list of user elements would be sized by the runner element by element (ml.rag Chunks
+        # float by float), which costs more than reading them one step earlier
         if bounded:
-            # batch the elements themselves, then read a whole batch in one call: one step per
-            # element fewer than reading first (BatchElements is fused, so nothing is encoded)
-            read = (
-                pcoll
+            batches = (
+                read.rows
                 | "Batch"
                 >> beam.BatchElements(self.rows_per_batch, self.rows_per_batch, record_metrics=False)
-                | "Read"
-                >> beam.ParDo(_ReadBatchFn(read_fn))
-                .with_output_types(VectorBatch, arrow=Any, refused=dict[str, Any])
-                .with_outputs("arrow", "refused", main="batches")
+                | "Assemble" >> beam.Map(assemble).with_output_types(VectorBatch)
             )
-            batches = read.batches
         else:
-            read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
-                Row, arrow=Any, refused=dict[str, Any]
-            ).with_outputs("arrow", "refused", main="rows")
             batches = (
                 read.rows
                 | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, Row])
@@ -261,29 +259,6 @@ class _ReadFn(beam.DoFn):
         failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
         enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
         return TaggedOutput("refused", letter)
-
-
-class _ReadBatchFn(beam.DoFn):
-    """A ``BatchElements`` list → one ``VectorBatch`` of its rows; Arrow and refusals as ``_ReadFn``."""
-
-    def __init__(self, read_fn: _ReadFn) -> None:
-        self._read_fn = read_fn
-
-    def process(self, elements: list[Any]) -> Iterator[Any]:
-        read_fn = self._read_fn
-        read = read_fn._reader.read
-        rows: list[Row] = []
-        for element in elements:
-            if type(element) is not dict and _is_arrow(element):
-                yield from read_fn.slices(element)
-                continue
-            row = read(element)
-            if isinstance(row, Refusal):
-                yield read_fn.refused(row)
-            else:
-                rows.append(row)
-        if rows:
-            yield assemble(rows)
 
 
 class _Pending(NamedTuple):
