@@ -115,6 +115,16 @@ class Client:
             self._engine = Engine(self.backend, self.backend.open_transport(), self.options)
         return self._engine
 
+    def clear(self, namespace: str | None = None) -> str:
+        """Delete every row in ``namespace`` of the target (``None``: the whole collection or index,
+        every namespace); the collection stays. Returns what was cleared. Not atomic with a later
+        write: a reader in between sees the target empty."""
+        clear_target = getattr(self.backend, "clear_target", None)
+        if clear_target is None:
+            raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
+        self.backend.check_target(self.engine.transport, self.options.dimension)
+        return str(clear_target(self.engine.transport, namespace))
+
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.
 

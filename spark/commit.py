@@ -73,7 +73,7 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteRe
         plan.reports.write_bytes(
             f"{job}.json", msgspec.json.encode(_job_report(plan, job, report, tasks, files))
         )
-    _log(logging.INFO if report.ok else logging.WARNING, line)
+    log_line(logging.INFO if report.ok else logging.WARNING, line)
     return enforce(report, plan.options.on_error, plan.target)
 
 
@@ -81,7 +81,7 @@ def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
     """Say what finished tasks already wrote (it stays: upserts cannot be rolled back); drop staged files."""
     tasks = _task_reports(messages)
     written = sum(t.report.written for t in tasks)
-    _log(
+    log_line(
         logging.WARNING,
         f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {written} rows, which "
         "stay written (upserts cannot be rolled back); running the job again upserts the same ids.",
@@ -139,7 +139,7 @@ def _job_report(
     )
 
 
-def _log(level: int, message: str) -> None:
+def log_line(level: int, message: str) -> None:
     """Log on the driver's Python worker, whose stderr Spark copies to the driver log.
 
     Nobody configures logging in that process, so a handler is added the first time.

@@ -96,7 +96,10 @@ class VectorDataSource(DataSource):
 
     Save modes: Spark accepts only ``append`` and ``overwrite`` for Python data sources (its
     default, ``errorifexists``, is refused before the data source is asked), so write
-    ``.mode("append")``: upserts add new ids and replace existing ones.
+    ``.mode("append")``: upserts add new ids and replace existing ones. ``.mode("overwrite")``
+    with ``allow_overwrite=true`` first deletes the rows of the option ``namespace`` (no
+    namespace, or ``namespace_column``: the whole collection), once, on the driver; it is not
+    atomic with the write that follows.
     """
 
     @classmethod
@@ -107,7 +110,7 @@ class VectorDataSource(DataSource):
         return VectorWriter(plan_write(self.options, schema, overwrite))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> VectorStreamWriter:
-        return VectorStreamWriter(plan_write(self.options, schema, overwrite), schema)
+        return VectorStreamWriter(plan_write(self.options, schema, overwrite, streaming=True), schema)
 
 
 class VectorWriter(DataSourceArrowWriter):

@@ -11,11 +11,17 @@ Spark schedules anything, so a typo or a wrong column costs a second, not a fail
 4. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
    by ``budget_tasks`` (the data source cannot see how many tasks run at once: it must be told).
 
+``mode("overwrite")`` with ``allow_overwrite=true`` (batch writes only) then clears the target
+here, once, before any task writes: the option ``namespace``, or with ``namespace_column`` or
+no namespace the whole collection. Clearing and writing are not one transaction: a reader in
+between sees the target empty, and a job that fails after the clear leaves what it wrote.
+
 The resulting ``WritePlan`` is pickled into every task; it holds options, never a connection.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +30,7 @@ import msgspec
 
 from vectordb.connector.errors import ConfigError
 
+from .commit import log_line
 from .files import Location
 from .options import SparkOptions, parse_spark_options, split_options
 
@@ -51,7 +58,9 @@ class WritePlan:
     reports: Location | None
 
 
-def plan_write(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> WritePlan:
+def plan_write(
+    raw: Mapping[str, str], schema: StructType, overwrite: bool, *, streaming: bool = False
+) -> WritePlan:
     """Validate everything knowable on the driver; raise ``ConfigError`` (or a fatal server error)."""
     from vectordb.connector.client import Client, resolve_options
 
@@ -62,14 +71,19 @@ def plan_write(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> W
     client = Client(options)  # checks what the backend knows: hosts, keys, request limits
     _check_columns(client, schema)
     if overwrite:
-        _refuse_overwrite(client.backend.name, spark_options)
+        _check_overwrite(client, spark_options, streaming)
     dead_letters = reports = None
     if options.on_error == "dead_letter":
         dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
     if spark_options.report_path:
         reports = Location.parse(spark_options.report_path, "report_path").prepared()
     backend = client.backend
-    backend.check_target(backend.open_transport(), options.dimension)
+    transport = backend.open_transport()
+    backend.check_target(transport, options.dimension)
+    if overwrite:
+        namespace = None if options.namespace_column else options.namespace
+        cleared = backend.clear_target(transport, namespace)
+        log_line(logging.INFO, f'mode("overwrite"): deleted {cleared} before writing')
     # what the driver learnt (a collection id, "already verified") spares every task the same calls
     resolved = getattr(backend, "resolved_options", None)
     if resolved is not None:
@@ -135,14 +149,21 @@ def _check_namespace_column(name: str | None, schema: StructType) -> None:
         )
 
 
-def _refuse_overwrite(name: str, spark: SparkOptions) -> None:
-    """``mode("overwrite")`` would replace the target's contents: only when asked, and the backend can."""
+def _check_overwrite(client: Client, spark: SparkOptions, streaming: bool) -> None:
+    """``mode("overwrite")`` deletes the target's contents: only when asked, and the backend can."""
+    name = client.backend.name
     if not spark.allow_overwrite:
         raise ConfigError(
             f'mode("overwrite") would delete what the {name} target holds before writing; use '
             'mode("append") (upserts replace rows by id), or set allow_overwrite=true to really replace it'
         )
-    raise ConfigError(
-        f'mode("overwrite") with allow_overwrite=true: the {name} backend cannot delete a '
-        "collection's or namespace's contents yet; use mode(\"append\") (upserts replace rows by id)"
-    )
+    if streaming:
+        raise ConfigError(
+            'mode("overwrite") / outputMode("complete") is not supported for streaming writes: every '
+            'micro-batch would first delete the previous ones; use outputMode("append")'
+        )
+    if not hasattr(client.backend, "clear_target"):
+        raise ConfigError(
+            f'mode("overwrite") with allow_overwrite=true: the {name} backend cannot delete a '
+            "collection's or namespace's contents; use mode(\"append\") (upserts replace rows by id)"
+        )

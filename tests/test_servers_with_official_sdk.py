@@ -112,6 +112,19 @@ def test_dense_sparse_metadata_and_namespace_arrive_exactly(server: ServerHandle
     assert all(r.headers.get("x-pinecone-api-version") for r in arrived.requests)
 
 
+def test_sdk_delete_all_and_by_id_act_on_the_stored_vectors(server: ServerHandle, index: Any) -> None:
+    index.upsert(vectors=make_vectors(3, seed=5, prefix="x"), namespace="a", show_progress=False)
+    index.upsert(vectors=make_vectors(4, seed=6, prefix="y"), namespace="b", show_progress=False)
+
+    index.delete(ids=["y0"], namespace="b")
+    index.delete(delete_all=True, namespace="a")
+
+    arrived = server.arrived()
+    assert arrived.ids("a") == set() and arrived.ids("b") == {"y1", "y2", "y3"}
+    with pytest.raises(Exception, match=r"(?i)not.?found|404"):  # Pinecone: 404 for an empty namespace
+        index.delete(delete_all=True, namespace="a")
+
+
 def test_an_id_written_twice_keeps_the_last_write(server: ServerHandle, index: Any) -> None:
     first, second = make_vectors(2, seed=3)
     second = {**second, "id": first["id"], "metadata": {"version": 2}}

@@ -62,6 +62,11 @@ class Backend(Protocol):
     # Optional: ``refuse(batch) -> (RowBatch | None, list[BatchFailure])`` splits off the rows this
     # database cannot store, by rules beyond ``RowRules``; the client calls it before sizing requests.
 
+    # Optional: ``clear_target(transport, namespace) -> str`` deletes every row the target holds in
+    # ``namespace`` (``None``: every row of the collection or index, whatever its namespace), keeps
+    # the collection itself (schema, indexes) and returns what it cleared, for the log. It backs
+    # ``Client.clear`` and Spark's ``mode("overwrite")``; a backend without it cannot clear.
+
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Check (and with ``create=true`` create) the collection before the first request.
 

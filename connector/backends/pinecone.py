@@ -10,6 +10,7 @@ Pinecone applies or rejects a request whole; the engine bisects rejections to th
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, ClassVar
 
@@ -17,7 +18,7 @@ import numpy as np
 import orjson
 
 from .. import protowire as pw
-from ..errors import ConfigError, ServerError, TransportError
+from ..errors import ConfigError, NotFound, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules, metadata_json_len
@@ -31,6 +32,8 @@ GRPC_METHOD = "/VectorService/Upsert"
 REST_METHOD = "POST /vectors/upsert"
 GRPC_STATS = "/VectorService/DescribeIndexStats"
 REST_STATS = "POST /describe_index_stats"
+GRPC_DELETE = "/VectorService/Delete"
+REST_DELETE = "POST /vectors/delete"
 CHECK_ATTEMPTS = 4
 
 
@@ -120,6 +123,33 @@ class PineconeBackend:
             raise ConfigError(
                 f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}"
             )
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """``delete`` with ``deleteAll`` in ``namespace``, or in every namespace the index stats list.
+
+        Pinecone answers 404 for a namespace that holds nothing (newer API versions): already clear.
+        """
+        namespaces = [namespace] if namespace is not None else self._namespaces(transport)
+        for name in namespaces:
+            if self.grpc:  # DeleteRequest{delete_all=2, namespace=3}
+                body = pw.varint_field(2, 1) + (pw.string_field(3, name) if name else b"")
+                request = WireRequest(GRPC_DELETE, body)
+            else:
+                request = WireRequest(REST_DELETE, orjson.dumps({"deleteAll": True, "namespace": name}))
+            # 404: nothing in that namespace (check_target has already asked the index itself)
+            with contextlib.suppress(NotFound):
+                _send_with_retries(transport, request, self.options.timeout_s)
+        where = f"namespace {namespace!r}" if namespace is not None else f"{len(namespaces)} namespace(s)"
+        return f"every vector in {where} of {self.describe()}"
+
+    def _namespaces(self, transport: Transport) -> list[str]:
+        """The index's namespaces, from ``describe_index_stats`` (the default namespace is ``""``)."""
+        request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
+        reply = _send_with_retries(transport, request, self.options.timeout_s)
+        if not self.grpc:
+            return sorted(orjson.loads(reply.body or b"{}").get("namespaces") or {})
+        entries = pw.FieldReader(reply.body).fields.get(1, [])  # map<string, NamespaceSummary>: key = 1
+        return sorted(pw.FieldReader(entry).str(1) for entry in entries)
 
     def resolved_options(self) -> dict[str, Any]:
         """What executors may skip once the driver has run ``check_target``."""

@@ -41,6 +41,22 @@ class UpsertResponse(_message.Message):
     upserted_count: int
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
 
+class DeleteRequest(_message.Message):
+    __slots__ = ("ids", "delete_all", "namespace", "filter")
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    DELETE_ALL_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    delete_all: bool
+    namespace: str
+    filter: _struct_pb2.Struct
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., delete_all: _Optional[bool] = ..., namespace: _Optional[str] = ..., filter: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class DescribeIndexStatsRequest(_message.Message):
     __slots__ = ("filter",)
     FILTER_FIELD_NUMBER: _ClassVar[int]

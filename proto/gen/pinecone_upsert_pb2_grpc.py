@@ -44,6 +44,11 @@ class VectorServiceStub:
                 request_serializer=pinecone__upsert__pb2.DescribeIndexStatsRequest.SerializeToString,
                 response_deserializer=pinecone__upsert__pb2.DescribeIndexStatsResponse.FromString,
                 _registered_method=True)
+        self.Delete = channel.unary_unary(
+                '/VectorService/Delete',
+                request_serializer=pinecone__upsert__pb2.DeleteRequest.SerializeToString,
+                response_deserializer=pinecone__upsert__pb2.DeleteResponse.FromString,
+                _registered_method=True)
 
 
 class VectorServiceServicer:
@@ -61,6 +66,12 @@ class VectorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Delete(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VectorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -73,6 +84,11 @@ def add_VectorServiceServicer_to_server(servicer, server):
                     servicer.DescribeIndexStats,
                     request_deserializer=pinecone__upsert__pb2.DescribeIndexStatsRequest.FromString,
                     response_serializer=pinecone__upsert__pb2.DescribeIndexStatsResponse.SerializeToString,
+            ),
+            'Delete': grpc.unary_unary_rpc_method_handler(
+                    servicer.Delete,
+                    request_deserializer=pinecone__upsert__pb2.DeleteRequest.FromString,
+                    response_serializer=pinecone__upsert__pb2.DeleteResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -129,6 +145,33 @@ class VectorService:
             '/VectorService/DescribeIndexStats',
             pinecone__upsert__pb2.DescribeIndexStatsRequest.SerializeToString,
             pinecone__upsert__pb2.DescribeIndexStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Delete(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/VectorService/Delete',
+            pinecone__upsert__pb2.DeleteRequest.SerializeToString,
+            pinecone__upsert__pb2.DeleteResponse.FromString,
             options,
             channel_credentials,
             insecure,

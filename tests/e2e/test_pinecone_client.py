@@ -64,6 +64,27 @@ def test_everything_arrives_exactly(server: ServerHandle) -> None:
     assert report.bytes_sent == sum(r.size for r in arrived.requests)
 
 
+def test_clear_deletes_one_namespace_or_every_namespace(server: ServerHandle) -> None:
+    for namespace in ("a", "b", ""):
+        with connect(server.uri, api_key="k", namespace=namespace or None) as client:
+            assert client.upsert(table(5, seed=1)[0]).ok
+    with connect(server.uri, api_key="k") as client:
+        assert client.clear("a") == f"every vector in namespace 'a' of {client.backend.describe()}"
+        assert client.clear("a")  # clearing an empty namespace is fine (the server answers 404)
+        assert server.arrived().namespaces.keys() == {"b", ""}
+        assert "2 namespace(s)" in client.clear()
+    assert server.arrived().namespaces == {}
+
+
+def test_clear_with_a_wrong_key_fails_before_deleting_anything(server: ServerHandle) -> None:
+    with connect(server.uri, api_key="k", namespace="a") as client:
+        assert client.upsert(table(3)[0]).ok
+    server.script(api_key="right")
+    with connect(server.uri, api_key="wrong") as client, pytest.raises(AuthError):
+        client.clear()
+    assert server.arrived().ids("a") == {"doc-0", "doc-1", "doc-2"}
+
+
 def test_throttling_with_retry_hints_ends_with_everything_written(server: ServerHandle) -> None:
     server.script(throttle_first=5, retry_after_s=0.05)
     data, _ = table(200)

@@ -150,7 +150,11 @@ class PineconeGrpcServer:
             handlers=[
                 grpc.method_handlers_generic_handler(
                     SERVICE,
-                    {METHOD: handler, "DescribeIndexStats": grpc.unary_unary_rpc_method_handler(self._stats)},
+                    {
+                        METHOD: handler,
+                        "DescribeIndexStats": grpc.unary_unary_rpc_method_handler(self._stats),
+                        "Delete": grpc.unary_unary_rpc_method_handler(self._delete),
+                    },
                 )
             ],
             options=[
@@ -196,6 +200,18 @@ class PineconeGrpcServer:
         for ns, n in counts.items():
             reply.namespaces[ns].vector_count = n
         return reply.SerializeToString()
+
+    def _delete(self, body: bytes, context: grpc.ServicerContext) -> bytes:
+        metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
+        request = pb.DeleteRequest.FromString(body)
+        outcome = self.state.delete(
+            metadata.get("api-key"), request.namespace, delete_all=request.delete_all, ids=list(request.ids)
+        )
+        if outcome == "unauthenticated":
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid API key")
+        if outcome == "not_found":
+            context.abort(grpc.StatusCode.NOT_FOUND, "Namespace not found")
+        return pb.DeleteResponse().SerializeToString()
 
     def start(self) -> PineconeGrpcServer:
         self._server.start()

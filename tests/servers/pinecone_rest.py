@@ -6,6 +6,8 @@ numbers, so tests compare them byte for byte. The reply is ``{"upsertedCount": n
 are ``{"code", "message", "details"}`` with Pinecone's statuses: 400 rejected, 401 bad key,
 429 throttled (with ``Retry-After``), 503 unavailable; a dropped request gets its socket closed
 without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`` on every reply.
+``POST /describe_index_stats`` and ``POST /vectors/delete`` (ids or ``deleteAll`` in a namespace;
+404 for a namespace that holds nothing, as Pinecone answers) work on the same stored vectors.
 
 The control API (``/_control/...``) lets a test in another process read what arrived and
 set the script; the gRPC server runs the same HTTP server beside it with upserts switched off:
@@ -49,6 +51,7 @@ __all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_unt
 
 UPSERT_PATH = "/vectors/upsert"
 STATS_PATH = "/describe_index_stats"
+DELETE_PATH = "/vectors/delete"
 CONTROL_PREFIX = "/_control/"
 
 # Pinecone's error bodies carry the gRPC code number beside the HTTP status.
@@ -125,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._upsert(body)
         elif path == STATS_PATH and self.server.upserts:
             self._stats()
+        elif path == DELETE_PATH and self.server.upserts:
+            self._delete(body)
         elif path.startswith(CONTROL_PREFIX):
             self._control("POST", path[len(CONTROL_PREFIX) :], body)
         else:
@@ -186,6 +191,21 @@ class _Handler(BaseHTTPRequestHandler):
             "totalVectorCount": sum(counts.values()),
         }
         self._reply(200, orjson.dumps(body))
+
+    def _delete(self, body: bytes) -> None:
+        request = orjson.loads(body or b"{}")
+        outcome = self.server.state.delete(
+            self.headers.get("Api-Key"),
+            request.get("namespace") or "",
+            delete_all=bool(request.get("deleteAll")),
+            ids=list(request.get("ids") or []),
+        )
+        if outcome == "unauthenticated":
+            self._reply(401, orjson.dumps({"code": 16, "message": "Invalid API key", "details": []}))
+        elif outcome == "not_found":
+            self._reply(404, orjson.dumps({"code": 5, "message": "Namespace not found", "details": []}))
+        else:
+            self._reply(200, b"{}")
 
     def _error(self, verdict: Verdict) -> None:
         status, code = _STATUS[verdict.outcome]

@@ -298,6 +298,24 @@ class ServerState:
             )
             return None, counts, dimension
 
+    def delete(
+        self, api_key: str | None, namespace: str, *, delete_all: bool, ids: list[str]
+    ) -> Literal["ok", "unauthenticated", "not_found"]:
+        """Pinecone's ``delete``: every vector of the namespace, or the given ids; "not_found" for a
+        namespace that holds nothing, as Pinecone answers 404 to it."""
+        with self._lock:
+            script = self._script
+            if script.api_key is not None and api_key != script.api_key:
+                return "unauthenticated"
+            space = self._namespaces.get(namespace)
+            if not space:
+                return "not_found"
+            if delete_all:
+                del self._namespaces[namespace]
+            for vector_id in ids:
+                space.pop(vector_id, None)
+            return "ok"
+
     def snapshot(self) -> Arrived:
         with self._lock:
             return Arrived(

@@ -119,9 +119,14 @@ def test_overwrite_is_refused_before_any_job(spark: Any, frame: Any, grpc_server
     assert grpc_server.arrived().requests == []
 
 
-def test_overwrite_needs_a_database_that_can_delete(frame: Any, grpc_server: ServerHandle) -> None:
-    with pytest.raises(ConfigError, match="the pinecone backend cannot delete"):
-        plan_write({"uri": grpc_server.uri, "allow_overwrite": "true"}, frame.schema, overwrite=True)
+def test_streaming_overwrite_is_refused_and_deletes_nothing(frame: Any, grpc_server: ServerHandle) -> None:
+    from vectordb.connector import connect
+
+    with connect(grpc_server.uri) as client:
+        assert client.upsert(vectors_table(5, 4)).ok
+    with pytest.raises(ConfigError, match='outputMode\\("complete"\\) is not supported for streaming'):
+        plan_write({"uri": grpc_server.uri, "allow_overwrite": "true"}, frame.schema, True, streaming=True)
+    assert len(grpc_server.arrived().ids()) == 5
 
 
 def test_unwritable_dead_letter_path_is_a_config_error(

@@ -249,6 +249,31 @@ def test_save_path_is_the_uri(spark: Any, grpc_server: ServerHandle) -> None:
     assert len(grpc_server.arrived().ids()) == 10
 
 
+@pytest.mark.parametrize("namespace", ["docs", None])
+def test_overwrite_replaces_the_namespace_or_the_whole_index(
+    spark: Any, grpc_server: ServerHandle, namespace: str | None
+) -> None:
+    from vectordb.connector import connect
+
+    with connect(grpc_server.uri) as client:  # what an earlier load left: two namespaces
+        assert client.upsert(vectors_table(30, 4), namespace="docs").ok
+        assert client.upsert(vectors_table(7, 4), namespace="other").ok
+    new = vectors_table(40, 4).slice(20)  # ids v20..v39: v0..v19 must be gone afterwards
+    writer = spark.createDataFrame(new).write.format("vectordb").option("uri", grpc_server.uri)
+    if namespace is not None:
+        writer = writer.option("namespace", namespace)
+    writer.option("allow_overwrite", "true").mode("overwrite").save()
+
+    arrived = grpc_server.arrived()
+    target = namespace or ""
+    assert arrived.ids(target) == {f"v{i}" for i in range(20, 40)}
+    if namespace is not None:
+        assert arrived.ids("other") == {f"v{i}" for i in range(7)}  # other namespaces stay
+        assert len(arrived.ids("docs")) == 20
+    else:
+        assert set(arrived.namespaces) == {""}  # the whole index was cleared first
+
+
 def test_empty_dataframe_writes_nothing(spark: Any, grpc_server: ServerHandle) -> None:
     df = spark.createDataFrame(vectors_table(10, 4)).limit(0)
     df.write.format("vectordb").option("uri", grpc_server.uri).mode("append").save()
