@@ -432,8 +432,17 @@ def _assemble(
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    if not _ids_all_fine(cols.ids, rules):  # the per-row walk only when something is wrong
-        _check_ids(cols.ids, rules, refuse, reasons)
+    # ids are unique per namespace: the same id in two namespaces is two rows
+    keys = cols.ids
+    if (
+        cols.namespaces is not None
+    ):  # a namespace that is not a string is refused below; repr keeps it hashable
+        keys = [
+            (ns if ns is None or type(ns) is str else repr(ns), i)
+            for ns, i in zip(cols.namespaces, cols.ids, strict=True)
+        ]
+    if not _ids_all_fine(cols.ids, keys, rules):  # the per-row walk only when something is wrong
+        _check_ids(cols.ids, keys, rules, refuse, reasons)
 
     # dense vectors
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
@@ -492,12 +501,13 @@ def _assemble(
     )
 
 
-def _ids_all_fine(ids: list[Any], rules: RowRules) -> bool:
-    """True when every id is a unique, non-empty string (or int) within the length limit: the usual case."""
+def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
+    """True when every id is a non-empty string (or int) within the length limit and every key (the id,
+    or (namespace, id)) is unique: the usual case."""
     if not ids:
         return True
     try:
-        if len(set(ids)) != len(ids):
+        if len(set(keys)) != len(keys):
             return False
     except TypeError:  # an unhashable id: the walk refuses it
         return False
@@ -507,9 +517,13 @@ def _ids_all_fine(ids: list[Any], rules: RowRules) -> bool:
 
 
 def _check_ids(
-    ids: list[Any], rules: RowRules, refuse: Callable[[Iterable[int], str], None], reasons: dict[int, str]
+    ids: list[Any],
+    keys: list[Any],
+    rules: RowRules,
+    refuse: Callable[[Iterable[int], str], None],
+    reasons: dict[int, str],
 ) -> None:
-    """The per-row walk: missing, empty, too long, wrongly typed and duplicate ids."""
+    """The per-row walk: missing, empty, too long, wrongly typed and duplicate ids (by ``keys``)."""
     seen: dict[Any, int] = {}
     for i, key in enumerate(ids):
         if key is None:
@@ -522,7 +536,7 @@ def _check_ids(
         elif not isinstance(key, int):
             refuse([i], f"id {key!r} is neither a string nor an integer")
         if i not in reasons:
-            first = seen.setdefault(key, i)
+            first = seen.setdefault(keys[i], i)
             if first != i:
                 refuse([i], f"duplicate id {key!r} (also in row {first} of the same input)")
 

@@ -27,6 +27,10 @@ made as::
 
 and no ANN index is built: an index slows every insert of a bulk load several-fold. Build
 it after the load, e.g. ``CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)``.
+
+Clearing (``Client.clear``, Spark's overwrite) keeps the table, its indexes and grants:
+``TRUNCATE`` for the whole table (a ``DELETE`` where TRUNCATE is not allowed), ``DELETE …
+WHERE namespace = …`` for one namespace.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ..errors import ConfigError, ServerError
+from ..errors import AuthError, ConfigError, Rejected, ServerError
 from ..options import BackendOptions
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
@@ -59,6 +63,11 @@ _I32 = struct.Struct(">i").pack
 _SPARSE_HEAD = struct.Struct(">iiii").pack  # field size, dim, nnz, unused
 _EMPTY_JSONB = _I32(3) + b"\x01{}"  # jsonb binary: version 1, then the JSON text
 _JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+# SQLSTATEs of a TRUNCATE that a DELETE may still do, and why (for the log line)
+TRUNCATE_REFUSED = {
+    "42501": "no TRUNCATE privilege",
+    "0A000": "a foreign key references the table",
+}
 
 
 class PgvectorOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -270,6 +279,34 @@ def create_table_sql(layout: TableLayout) -> str:
     return f"CREATE TABLE IF NOT EXISTS {layout.table.sql} ({', '.join(cols)})"
 
 
+def truncate_sql(table: TableName, lock_timeout_ms: int) -> str:
+    """Empty the table in one transaction; give up when its lock is not free within ``lock_timeout_ms``.
+
+    TRUNCATE waits for an exclusive lock, and while it waits every new reader of the table
+    queues behind it: the lock timeout bounds that stall. No RESTART IDENTITY: the table's
+    sequences are configuration, kept like its indexes.
+    """
+    return f"BEGIN; SET LOCAL lock_timeout = {lock_timeout_ms}; TRUNCATE TABLE {table.sql}; COMMIT"
+
+
+def delete_sql(layout: TableLayout, namespace: str | None) -> str:
+    """Delete the rows of ``namespace`` (every row for ``None``) and count them: one parameter, or none.
+
+    ``""`` is also the rows written without a namespace: stored as ``''`` where the namespace is
+    part of the key, as NULL otherwise.
+    """
+    where = ""
+    if namespace is not None:
+        if layout.namespace is None:  # never widen a namespace's delete to the whole table
+            raise ConfigError(
+                f"table {layout.table} has no namespace column, so no namespace {namespace!r} to clear: "
+                "clear without a namespace empties the whole table"
+            )
+        ns = layout.namespace.ident
+        where = f" WHERE {ns} = %s" + (f" OR {ns} IS NULL" if namespace == "" else "")
+    return f"WITH gone AS (DELETE FROM {layout.table.sql}{where} RETURNING 1) SELECT count(*) FROM gone"
+
+
 # (name, type name, format_type, typmod) per column, and the column lists of usable unique keys
 COLUMNS_SQL = (
     "SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.atttypmod "
@@ -437,6 +474,47 @@ class PgvectorBackend:
         keys = [list(k) for (k,) in db.query(KEYS_SQL, (regclass,), timeout_s=timeout_s)]
         self.layout = learn_layout(self.target.table, columns, keys, types, self.options, dimension)
         self._statements = self._compile()
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete the rows of ``namespace`` (``None``: every row); the table, its indexes and grants stay.
+
+        The whole table is emptied with TRUNCATE (immediate, leaves no dead rows to vacuum);
+        where TRUNCATE is refused (no TRUNCATE privilege, or another table's foreign key
+        references this one) it falls back to DELETE, which needs only the DELETE privilege. A
+        namespace is a DELETE. ``check_target`` has learnt the layout first.
+        """
+        table = self.layout.table
+        if not hasattr(transport, "query"):
+            raise ConfigError(f"{self.describe()}: clearing table {table} needs a PostgreSQL connection")
+        db: _Queries = transport  # type: ignore[assignment]
+        if namespace is not None:
+            deleted = self._delete(db, namespace)
+            return f"namespace {namespace!r} of table {table} ({deleted} rows)"
+        lock_timeout_ms = max(1, int(self.options.timeout_s * 1000))
+        try:
+            db.query(truncate_sql(table, lock_timeout_ms), timeout_s=self.options.timeout_s)
+        except (AuthError, Rejected) as exc:
+            if exc.status not in TRUNCATE_REFUSED:
+                raise self._clear_error(exc) from None
+            deleted = self._delete(db, None)
+            return f"all rows of table {table} ({deleted} rows, by DELETE: {TRUNCATE_REFUSED[exc.status]})"
+        except ServerError as exc:
+            raise self._clear_error(exc) from None
+        return f"all rows of table {table}"
+
+    def _delete(self, db: _Queries, namespace: str | None) -> int:
+        params = () if namespace is None else (namespace,)
+        try:
+            ((deleted,),) = db.query(
+                delete_sql(self.layout, namespace), params, timeout_s=self.options.timeout_s
+            )
+        except ServerError as exc:
+            raise self._clear_error(exc) from None
+        return int(deleted)
+
+    def _clear_error(self, exc: ServerError) -> ServerError:
+        """The same kind of error, saying which table could not be cleared."""
+        return type(exc)(f"cannot clear table {self.layout.table}: {exc}", status=exc.status)
 
     def _install_pgvector(self, db: _Queries) -> dict[str, str]:
         where = self.describe()

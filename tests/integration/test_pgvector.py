@@ -18,7 +18,16 @@ import pytest
 
 from tests.contract.suite import BackendContract, StoredRow, Target
 from vectordb.connector import AuthError, ConfigError, ConnectError, connect
-from vectordb.connector.backends.pgvector import PgTarget, PgvectorBackend, PgvectorOptions, encode_copy
+from vectordb.connector.backends.pgvector import (
+    PgTarget,
+    PgvectorBackend,
+    PgvectorOptions,
+    TableName,
+    default_layout,
+    delete_sql,
+    encode_copy,
+    truncate_sql,
+)
 from vectordb.connector.errors import (
     DeadlineExceeded,
     NotFound,
@@ -272,6 +281,202 @@ def test_sparse_vectors_land_in_a_sparsevec_column(pg_server: PgServer, pg_table
     # pgvector's text form counts from 1; the binary form the connector sends counts from 0
     assert stored == {"both": "{1:1.5,8:-2,100:0.25}/100", "dense": None, "sparse-only": "{4:4}/100"}
     assert read_rows(pg_server, pg_table)["sparse-only"].vector is None
+
+
+# -- clearing (Client.clear, Spark's overwrite) ----------------------------------------------------
+
+
+def _make_table(server: PgServer, table: str, *, namespaced: bool = False) -> None:
+    ns = "namespace text NOT NULL DEFAULT '', " if namespaced else ""
+    key = "namespace, id" if namespaced else "id"
+    sql(
+        server,
+        f'CREATE TABLE "{table}" ({ns}id text NOT NULL, embedding vector({DIM}), metadata jsonb, '
+        f"PRIMARY KEY ({key}))",
+    )
+
+
+def test_clear_keeps_the_table_its_index_and_grants_and_the_same_client_writes_again(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    _make_table(pg_server, pg_table)
+    sql(pg_server, f'CREATE INDEX "{pg_table}_hnsw" ON "{pg_table}" USING hnsw (embedding vector_l2_ops)')
+    sql(pg_server, f'GRANT SELECT ON "{pg_table}" TO {LOADER}')
+    schema_sql = (
+        "SELECT (SELECT array_agg(indexdef ORDER BY indexdef) FROM pg_indexes WHERE tablename = %s), "
+        "(SELECT relacl::text FROM pg_class WHERE relname = %s)"
+    )
+    before = sql(pg_server, schema_sql, pg_table, pg_table)
+    with connect(pg_server.uri(pg_table)) as client:
+        assert client.write(rows_of(30)).written == 30
+        assert client.clear() == f"all rows of table {pg_table}"
+        assert read_rows(pg_server, pg_table) == {}
+        assert client.clear() == f"all rows of table {pg_table}"  # an empty table: nothing to do, no error
+        assert client.write(rows_of(3, prefix="again")).ok  # the pooled sessions' staging tables still work
+    assert sorted(read_rows(pg_server, pg_table)) == ["again0", "again1", "again2"]
+    assert sql(pg_server, schema_sql, pg_table, pg_table) == before
+    with connect(pg_server.uri(pg_table)) as client:  # a new client, after a clear by another
+        client.clear()
+        assert client.write(rows_of(2)).ok
+    assert sorted(read_rows(pg_server, pg_table)) == ["g0", "g1"]
+
+
+def test_clear_of_a_missing_table_names_it_and_creates_nothing(pg_server: PgServer, pg_table: str) -> None:
+    with connect(pg_server.uri(pg_table)) as client, pytest.raises(ConfigError) as caught:
+        client.clear()
+    assert pg_table in str(caught.value) and "does not exist" in str(caught.value)
+    assert sql(pg_server, "SELECT to_regclass(%s)::text", pg_table) == [(None,)]
+
+
+def test_clear_with_create_makes_an_empty_table(pg_server: PgServer, pg_table: str) -> None:
+    """Spark's overwrite of a table that is not there yet: created, cleared (empty), then written."""
+    with connect(pg_server.uri(pg_table), create=True, dimension=DIM, namespace="a") as client:
+        assert client.clear("a") == f"namespace 'a' of table {pg_table} (0 rows)"
+        assert client.write(rows_of(2)).ok
+    assert sql(pg_server, f'SELECT namespace, count(*) FROM "{pg_table}" GROUP BY 1') == [("a", 2)]
+
+
+def test_clear_of_a_namespace_counts_and_keeps_the_rest(pg_server: PgServer, pg_table: str) -> None:
+    """Same ids in several namespaces, and rows written without one (stored as '')."""
+    uri = pg_server.uri(pg_table)
+    with connect(uri, create=True, namespace="a") as client:
+        for ns in ("a", "b", "it's"):
+            assert client.upsert(rows_of(3), namespace=ns).written == 3
+    with connect(uri) as client:
+        assert client.write(rows_of(2, prefix="plain")).written == 2
+    counts_sql = f'SELECT namespace, count(*) FROM "{pg_table}" GROUP BY 1 ORDER BY 1'
+    assert sql(pg_server, counts_sql) == [("", 2), ("a", 3), ("b", 3), ("it's", 3)]
+    with connect(uri) as client:
+        assert client.clear("it's") == f'namespace "it\'s" of table {pg_table} (3 rows)'
+        assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
+        assert client.clear("a") == f"namespace 'a' of table {pg_table} (0 rows)"
+        assert client.clear("") == f"namespace '' of table {pg_table} (2 rows)"
+        assert client.clear("nobody") == f"namespace 'nobody' of table {pg_table} (0 rows)"
+    assert sql(pg_server, counts_sql) == [("b", 3)]
+
+
+def test_clear_of_namespace_also_takes_null_rows_when_namespace_is_not_in_the_key(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    sql(
+        pg_server,
+        f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, namespace text, embedding vector({DIM}), metadata jsonb)',
+    )
+    with connect(pg_server.uri(pg_table)) as client:
+        assert client.write(rows_of(2, prefix="none")).ok  # namespace NULL
+        assert client.upsert(rows_of(3, prefix="x"), namespace="x").ok
+        assert client.clear("") == f"namespace '' of table {pg_table} (2 rows)"
+    assert sorted(read_rows(pg_server, pg_table)) == ["x0", "x1", "x2"]
+
+
+def test_clear_of_a_namespace_without_a_namespace_column_deletes_nothing(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    _make_table(pg_server, pg_table)
+    with connect(pg_server.uri(pg_table)) as client:
+        assert client.write(rows_of(4)).ok
+        with pytest.raises(ConfigError, match=f"table {pg_table} has no namespace column"):
+            client.clear("a")
+    assert len(read_rows(pg_server, pg_table)) == 4
+
+
+def test_clear_of_a_table_partitioned_by_namespace(pg_server: PgServer, pg_table: str) -> None:
+    """A list-partitioned table (one partition per tenant): both clears keep every partition attached."""
+    sql(
+        pg_server,
+        f'CREATE TABLE "{pg_table}" (namespace text NOT NULL, id text NOT NULL, embedding vector({DIM}), '
+        "metadata jsonb, PRIMARY KEY (namespace, id)) PARTITION BY LIST (namespace)",
+    )
+    for ns in ("a", "b"):
+        sql(pg_server, f'CREATE TABLE "{pg_table}_{ns}" PARTITION OF "{pg_table}" FOR VALUES IN (\'{ns}\')')
+    uri = pg_server.uri(pg_table)
+    partitions_sql = f'SELECT tableoid::regclass::text, count(*) FROM "{pg_table}" GROUP BY 1 ORDER BY 1'
+    with connect(uri, namespace_column="ns") as client:
+        for ns in ("a", "b"):
+            assert client.write([{**r, "ns": ns} for r in rows_of(3)]).written == 3
+        assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
+        assert sql(pg_server, partitions_sql) == [(f"{pg_table}_b", 3)]
+        assert client.clear() == f"all rows of table {pg_table}"
+        assert sql(pg_server, partitions_sql) == []
+        assert client.write([{**r, "ns": "a"} for r in rows_of(2)]).written == 2
+    assert sql(pg_server, partitions_sql) == [(f"{pg_table}_a", 2)]
+    attached = f"SELECT count(*) FROM pg_inherits WHERE inhparent = '\"{pg_table}\"'::regclass"
+    assert sql(pg_server, attached) == [(2,)]
+
+
+def test_clear_without_truncate_privilege_deletes_and_without_delete_is_an_auth_error(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    _make_table(pg_server, pg_table)
+    sql(pg_server, f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{pg_table}" TO {LOADER}')
+    uri = pg_server.uri(pg_table, user=LOADER, password=LOADER_PASSWORD)
+    with connect(uri) as client:
+        assert client.write(rows_of(5)).written == 5
+        cleared = client.clear()
+    assert cleared == f"all rows of table {pg_table} (5 rows, by DELETE: no TRUNCATE privilege)"
+    assert read_rows(pg_server, pg_table) == {}
+    sql(pg_server, f'REVOKE DELETE ON "{pg_table}" FROM {LOADER}')
+    with connect(uri) as client:
+        assert client.write(rows_of(2)).written == 2
+        with pytest.raises(AuthError) as caught:
+            client.clear()
+    message = str(caught.value)
+    assert f"cannot clear table {pg_table}" in message and "42501" in message
+    assert "s3cret" not in message and LOADER_PASSWORD not in message
+    assert len(read_rows(pg_server, pg_table)) == 2
+
+
+def test_clear_of_a_table_another_references_deletes_or_says_why_not(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """TRUNCATE refuses a table a foreign key points at: DELETE does it, unless rows are still referenced."""
+    _make_table(pg_server, pg_table)
+    child = f"{pg_table}_child"
+    sql(pg_server, f'CREATE TABLE "{child}" (item text REFERENCES "{pg_table}" (id))')
+    try:
+        with connect(pg_server.uri(pg_table)) as client:
+            assert client.write(rows_of(3)).ok
+            assert client.clear().endswith("(3 rows, by DELETE: a foreign key references the table)")
+            assert client.write(rows_of(3)).ok
+            sql(pg_server, f"INSERT INTO \"{child}\" VALUES ('g1')")
+            with pytest.raises(Rejected, match=f"cannot clear table {pg_table}: .*23503"):
+                client.clear()
+        assert len(read_rows(pg_server, pg_table)) == 3  # the failed DELETE rolled back whole
+    finally:
+        sql(pg_server, f'DROP TABLE "{child}"')
+
+
+def test_clear_waits_for_a_lock_no_longer_than_timeout_s(pg_server: PgServer, pg_table: str) -> None:
+    """A reader's open transaction holds the table: TRUNCATE gives up after timeout_s instead of queueing."""
+    _make_table(pg_server, pg_table)
+    with connect(pg_server.uri(pg_table), timeout_s=0.3) as client:
+        assert client.write(rows_of(4)).ok
+        with pg_server.connect() as reader:
+            with reader.transaction():
+                reader.execute(f'SELECT count(*) FROM "{pg_table}"').fetchall()  # ACCESS SHARE until the end
+                started = time.monotonic()
+                with pytest.raises(Unavailable) as caught:
+                    client.clear()
+                assert time.monotonic() - started < 2.0
+            assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
+            assert len(read_rows(pg_server, pg_table)) == 4  # nothing was cleared
+            assert client.clear() == f"all rows of table {pg_table}"  # the pooled connection is fine
+        assert client.write(rows_of(1)).ok
+    assert sorted(read_rows(pg_server, pg_table)) == ["g0"]
+
+
+def test_clear_sql() -> None:
+    layout = default_layout(
+        TableName("s", 'we"ird'), PgvectorOptions(uri="postgresql:///db", namespace="x"), 4
+    )
+    assert truncate_sql(layout.table, 1500) == (
+        'BEGIN; SET LOCAL lock_timeout = 1500; TRUNCATE TABLE "s"."we""ird"; COMMIT'
+    )
+    assert delete_sql(layout, "a") == (
+        'WITH gone AS (DELETE FROM "s"."we""ird" WHERE "namespace" = %s RETURNING 1) SELECT count(*) FROM gone'
+    )
+    assert delete_sql(layout, None).startswith('WITH gone AS (DELETE FROM "s"."we""ird" RETURNING 1)')
+    assert 'WHERE "namespace" = %s OR "namespace" IS NULL' in delete_sql(layout, "")
 
 
 # -- the binary COPY itself ------------------------------------------------------------------------

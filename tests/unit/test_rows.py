@@ -103,6 +103,15 @@ def test_duplicate_id_refuses_the_later_row() -> None:
     assert prepared.batches[0].vectors[0][0] == 0.0
 
 
+def test_the_same_id_in_two_namespaces_is_two_rows() -> None:
+    rows = [{**good(0), "namespace": "a"}, {**good(0), "namespace": "b"}, {**good(0), "namespace": "a"}]
+    prepared = prep(rows)
+    assert reasons(prepared) == {"g0": "duplicate id 'g0' (also in row 0 of the same input)"}
+    assert sorted((b.namespace, list(b.ids)) for b in prepared.batches) == [("a", ["g0"]), ("b", ["g0"])]
+    odd = prep([{**good(1), "namespace": ["x"]}, {**good(1), "namespace": ["x"]}])  # unhashable: no crash
+    assert sum(len(f.ids) for f in odd.failures) == 2 and not any(len(b) for b in odd.batches)
+
+
 def test_dimension_comes_from_the_option_before_the_data() -> None:
     prepared = prep([good(0, dim=3), good(1, dim=4)], dim=4)
     assert reasons(prepared) == {"g0": "vector has 3 dimensions; expected 4"}
