@@ -23,6 +23,15 @@ per collection by default: for many tenants give the collection a partition key)
 collection and new partitions are the only calls outside ``check_target``; they run on the
 encoding thread, once, before the first request that needs them.
 
+Clearing (``clear_target``, behind ``Client.clear`` and Spark's overwrite) keeps the collection, its
+indexes and partitions. The whole collection: TruncateCollection (Milvus ≥ 2.6.16), or on a server
+without it a Delete whose expression every key satisfies. A namespace in a partition-key field: a
+Delete by ``field == "namespace"``. A namespace that names a partition: the partition's keys are
+queried a page at a time and deleted by key with ``partition_name`` set, because Milvus Lite
+ignores ``partition_name`` in a Delete by expression (it deletes matching rows of every partition):
+a server keeps each delete in the partition, and on Lite the keys themselves come from it. Deletes
+and queries are Strong (the proto default), so rows written just before are seen and removed.
+
 Milvus Lite: the URI's path is the data directory; ``embedded.ensure_server`` starts (or finds) the
 one server for it, and released collections are loaded so what was written can be queried.
 Credentials: option ``api_key`` is the token (``user:password`` or an API key), sent base64 in
@@ -57,7 +66,17 @@ from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import BatchOutcome, RequestLimits
 
-__all__ = ["Layout", "MilvusBackend", "MilvusOptions", "ScalarField", "encode_upsert"]
+__all__ = [
+    "Layout",
+    "MilvusBackend",
+    "MilvusOptions",
+    "ScalarField",
+    "all_rows_expr",
+    "encode_delete",
+    "encode_query_keys",
+    "encode_upsert",
+    "keys_of",
+]
 
 SERVICE = "/milvus.proto.milvus.MilvusService/"
 UPSERT = SERVICE + "Upsert"
@@ -67,6 +86,9 @@ DEFAULT_LITE_COLLECTION = "vectors"
 DYNAMIC_FIELD = "$meta"
 KEY_MAX_LENGTH = 512
 METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
+CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
+# a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
+CLEAR_TIMEOUT_S = 600.0
 
 # schema.DataType values (WIRE.md §5)
 BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON = 1, 2, 3, 4, 5, 10, 11, 20, 21, 23
@@ -230,10 +252,11 @@ class MilvusBackend:
         if self.lite_path:
             self._load_if_released()
 
-    def _call(self, method: str, body: bytes) -> pw.FieldReader:
+    def _call(self, method: str, body: bytes, *, timeout_s: float | None = None) -> pw.FieldReader:
         if self._transport is None:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
-        reply = self._transport.send(WireRequest(SERVICE + method, body), timeout_s=self.options.timeout_s)
+        request = WireRequest(SERVICE + method, body)
+        reply = self._transport.send(request, timeout_s=timeout_s or self.options.timeout_s)
         return pw.FieldReader(reply.body)
 
     def _expect_ok(self, method: str, status: pw.FieldReader | None, *, allow: tuple[str, ...] = ()) -> None:
@@ -317,6 +340,88 @@ class MilvusBackend:
         self._check_layout(layout, batch.dimension)
         self._layout = layout
         return layout
+
+    # -- clearing --------------------------------------------------------------------------------
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete every row of the collection, or of ``namespace``; the collection, indexes and partitions stay."""
+        self._transport = transport
+        layout = self._layout or self._describe()
+        where = self.describe()
+        if layout is None:
+            return f"nothing to clear: {where} does not exist yet"
+        # partitions are kept, but a later write checks them again rather than trust this cache
+        self._partitions.clear()
+        if namespace is None:
+            return self._clear_collection(layout, where)
+        if layout.partition_key is not None:
+            return self._clear_partition_key(layout, namespace, where)
+        return self._clear_partition(layout, namespace, where)
+
+    def _clear_collection(self, layout: Layout, where: str) -> str:
+        try:
+            reply = self._call(
+                "TruncateCollection", pw.string_field(3, self.collection), timeout_s=self._clear_timeout_s
+            )
+        except NotFound as exc:
+            if exc.status != "UNIMPLEMENTED":
+                raise
+            deleted = self._delete(encode_delete(self.collection, all_rows_expr(layout)), "every row")
+            return f"every row of {where} ({deleted} rows)"
+        self._expect_ok("TruncateCollection", reply.message(1))
+        return f"every row of {where}"
+
+    def _clear_partition_key(self, layout: Layout, namespace: str, where: str) -> str:
+        key_field = next(f for f in layout.scalars if f.name == layout.partition_key)
+        if key_field.dtype not in (VARCHAR, STRING):
+            raise ConfigError(
+                f"milvus collection {self.collection!r}: its partition key {key_field.name!r} is not VarChar, "
+                f"so namespace {namespace!r} names no rows"
+            )
+        expr = f"{key_field.name} == {_literal(namespace)}"
+        deleted = self._delete(encode_delete(self.collection, expr), f"namespace {namespace!r}")
+        return f"namespace {namespace!r} (partition key {key_field.name}) of {where} ({deleted} rows)"
+
+    def _clear_partition(self, layout: Layout, namespace: str, where: str) -> str:
+        body = pw.string_field(3, self.collection) + pw.string_field(4, namespace)
+        has = self._call("HasPartition", body)
+        self._expect_ok("HasPartition", has.message(1))
+        if not has.int(2):
+            return f"namespace {namespace!r} of {where}: nothing to clear (no partition {namespace!r})"
+        deleted = 0
+        previous: set[Any] = set()
+        while True:
+            page = self._query_keys(layout, namespace)
+            if not page:
+                return f"namespace {namespace!r} (partition {namespace}) of {where} ({deleted} rows)"
+            if previous.intersection(page):
+                # Strong consistency should hide deleted rows; stop rather than loop if it did not
+                raise ServerError(
+                    f"milvus collection {self.collection!r}: rows of partition {namespace!r} still "
+                    "visible after their delete"
+                )
+            expr = f"{layout.key} in [{', '.join(_literal(k) for k in page)}]"
+            deleted += self._delete(
+                encode_delete(self.collection, expr, partition=namespace), f"namespace {namespace!r}"
+            )
+            previous = set(page)
+
+    def _query_keys(self, layout: Layout, partition: str) -> list[Any]:
+        body = encode_query_keys(self.collection, layout, partition, CLEAR_PAGE_ROWS)
+        reply = self._call("Query", body)
+        self._expect_ok("Query", reply.message(1))
+        return keys_of(reply, layout)
+
+    def _delete(self, body: bytes, what: str) -> int:
+        reply = self._call("Delete", body, timeout_s=self._clear_timeout_s)
+        code, reason, retriable = status_of(reply.message(1))
+        if code:
+            raise error_for(code, reason, retriable, f"milvus Delete ({what}) {self.collection!r}")
+        return reply.int(7)  # MutationResult.delete_cnt
+
+    @property
+    def _clear_timeout_s(self) -> float:
+        return max(self.options.timeout_s, CLEAR_TIMEOUT_S)
 
     # -- sizes and encoding -----------------------------------------------------------------------
 
@@ -568,6 +673,63 @@ def encode_create_index(collection: str, field_name: str, index_type: str, metri
         + b"".join(pw.len_field(5, _kv(k, v)) for k, v in params)
         + pw.string_field(6, field_name)
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# encoding: clearing
+
+
+def _literal(value: Any) -> str:
+    """A key or namespace as a Milvus expression literal: integers bare, strings double-quoted and escaped."""
+    if isinstance(value, int):
+        return str(value)
+    return orjson.dumps(str(value)).decode()  # JSON escapes (\" \\ \n \uXXXX) are the parser's too
+
+
+def all_rows_expr(layout: Layout) -> str:
+    """An expression every key satisfies (Milvus needs one to delete or query by expression)."""
+    if layout.key_int64:
+        return f"{layout.key} <= 0 or {layout.key} > 0"  # -2**63 as a literal overflows the parser
+    return f'{layout.key} >= ""'
+
+
+def encode_delete(collection: str, expr: str, *, partition: str | None = None) -> bytes:
+    """``DeleteRequest{collection_name 3, partition_name 4, expr 5}``; consistency_level 7 left Strong (0)."""
+    return (
+        pw.string_field(3, collection)
+        + (pw.string_field(4, partition) if partition else b"")
+        + pw.string_field(5, expr)
+    )
+
+
+def encode_query_keys(collection: str, layout: Layout, partition: str, limit: int) -> bytes:
+    """``QueryRequest{collection_name 3, expr 4, output_fields 5, partition_names 6, query_params 9}``: a
+    page of keys; consistency_level 11 and use_default_consistency 12 left unset, so Strong."""
+    return (
+        pw.string_field(3, collection)
+        + pw.string_field(4, all_rows_expr(layout))
+        + pw.string_field(5, layout.key)
+        + pw.string_field(6, partition)
+        + pw.len_field(9, _kv("limit", str(limit)))
+    )
+
+
+def keys_of(reply: pw.FieldReader, layout: Layout) -> list[Any]:
+    """The key column of ``QueryResults{fields_data 2}``: ``long_data`` (3) or ``string_data`` (6)."""
+    for raw in reply.fields.get(2, []):
+        data = pw.FieldReader(raw)
+        if data.str(2) != layout.key:
+            continue
+        scalars = data.message(3)
+        if scalars is None:
+            return []
+        if layout.key_int64:
+            longs = scalars.message(3)
+            values = longs.packed_varints(1) if longs is not None else []
+            return [v - (1 << 64) if v >= 1 << 63 else v for v in values]
+        strings = scalars.message(6)
+        return [bytes(v).decode() for v in strings.fields.get(1, [])] if strings is not None else []
+    return []
 
 
 # --------------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from vectordb.connector.backends.milvus import (
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import WriteReport
 from vectordb.connector.rows import RowBatch
+from vectordb.connector.transports.base import Transport, WireReply, WireRequest
 
 pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite, collection_name
 
@@ -414,3 +415,142 @@ def test_rows_a_collection_cannot_hold_are_refused_before_sending() -> None:
     assert list(request.fields_data[2].scalars.double_data.data) == [2.5]
     typed = Layout(collection="c", dim=3, scalars=(ScalarField("title", 5, required=False),))
     assert "cannot hold 'a'" in encode_upsert(_batch(["a", "b"]), typed).refused[0].error
+
+
+# -- clearing (Client.clear, Spark's overwrite) ------------------------------------------------------
+
+
+def _partition_key_collection(server: LiteServer, name: str) -> None:
+    from pymilvus import DataType
+
+    schema = server.client.create_schema(auto_id=False, enable_dynamic_field=True)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("tenant", DataType.VARCHAR, max_length=64, is_partition_key=True)
+    index = server.client.prepare_index_params()
+    index.add_index("vector", index_type="AUTOINDEX", metric_type="COSINE")
+    server.client.create_collection(name, schema=schema, index_params=index)
+
+
+def test_clearing_a_namespace_in_a_partition_key_field(milvus_lite: LiteServer, collection_name: str) -> None:
+    _partition_key_collection(milvus_lite, collection_name)
+    odd = 'a "quoted" \\ tenant\n'  # the namespace goes into an expression literal: escaping must hold
+    for namespace, prefix in (("a", "a"), ("b", "b"), (odd, "q")):
+        assert write(
+            milvus_lite.uri, rows(3, prefix=prefix), collection=collection_name, namespace=namespace
+        ).ok
+    with connect(milvus_lite.uri, collection=collection_name) as client:
+        cleared = client.clear(odd)
+        assert cleared.startswith(f"namespace {odd!r} (partition key tenant)") and "(3 rows)" in cleared
+        assert "(3 rows)" in client.clear("a")
+        assert "(0 rows)" in client.clear("a")  # twice is fine
+        assert client.write(rows(2, prefix="a2"), namespace="a").ok  # and the same client writes again
+    stored = read_collection(milvus_lite.client, collection_name)
+    assert sorted(stored) == ["a20", "a21", "b0", "b1", "b2"]
+    assert {stored[k].metadata["tenant"] for k in stored} == {"a", "b"}
+
+
+def test_clearing_a_partition_pages_through_its_keys_and_keeps_the_others(
+    milvus_lite: LiteServer, collection_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.connector.backends import milvus
+
+    monkeypatch.setattr(milvus, "CLEAR_PAGE_ROWS", 3)  # 10 rows: four pages, the last one short
+    extremes = [-(1 << 63), (1 << 63) - 1, -1, 0]  # INT64 keys at both ends decode and delete exactly
+    in_a = [{"id": k, "values": [0.5] * DIM} for k in extremes + list(range(100, 106))]
+    in_b = [{"id": k, "values": [0.5] * DIM} for k in (7, 8)]
+    uri = milvus_lite.uri
+    assert write(uri, in_a, collection=collection_name, create=True, id_type="int64", namespace="a").ok
+    assert write(uri, in_b, collection=collection_name, namespace="b").ok
+    assert write(uri, [{"id": 9, "values": [0.5] * DIM}], collection=collection_name).ok  # _default
+    with connect(uri, collection=collection_name, namespace="a") as client:
+        assert client.clear("a") == f"namespace 'a' (partition a) of {client.backend.describe()} (10 rows)"
+        assert client.write([{"id": 5, "values": [1.0] * DIM}]).ok  # the partition is still there
+    assert sorted(milvus_lite.client.list_partitions(collection_name)) == ["_default", "a", "b"]
+    assert sorted(read_collection(milvus_lite.client, collection_name, partition="a")) == ["5"]
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["5", "7", "8", "9"]
+
+
+def test_clearing_what_is_not_there(milvus_lite: LiteServer, collection_name: str) -> None:
+    with (
+        connect(milvus_lite.uri, collection=collection_name) as client,
+        pytest.raises(ConfigError, match=f"milvus collection '{collection_name}' does not exist"),
+    ):
+        client.clear()
+    with connect(milvus_lite.uri, collection=collection_name, create=True) as client:
+        assert client.clear().startswith("nothing to clear:")  # overwrite of a new target: nothing to do
+        assert client.write(rows(2)).ok  # and the first write still creates it
+        cleared = client.clear("nobody")
+        assert cleared.endswith("nothing to clear (no partition 'nobody')")
+        assert "nobody" not in milvus_lite.client.list_partitions(collection_name)
+        assert client.clear() == client.clear() == f"every row of {client.backend.describe()}"
+    assert read_collection(milvus_lite.client, collection_name) == {}
+
+
+class _NoTruncate:
+    """The real server's transport, except that TruncateCollection answers as a Milvus older than 2.6.16."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.methods: list[str] = []
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        from vectordb.connector.transports.grpc import error_for_status
+
+        self.methods.append(request.method.rsplit("/", 1)[-1])
+        if request.method.endswith("/TruncateCollection"):
+            raise error_for_status("UNIMPLEMENTED", "Method not found!", "old milvus", {})
+        return self.inner.send(request, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_server_without_truncate_is_cleared_by_expression(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    data = [{"id": k, "values": [0.25] * DIM} for k in (-(1 << 63), -5, 0, 3, (1 << 63) - 1)]
+    assert write(milvus_lite.uri, data[:3], collection=collection_name, create=True, id_type="int64").ok
+    assert write(milvus_lite.uri, data[3:], collection=collection_name, namespace="p").ok
+    with connect(milvus_lite.uri, collection=collection_name) as client:
+        transport = _NoTruncate(client.engine.transport)
+        client.backend.check_target(transport, DIM)
+        cleared = client.backend.clear_target(transport, None)
+    assert transport.methods[-2:] == ["TruncateCollection", "Delete"]
+    assert cleared.endswith("(5 rows)")
+    assert read_collection(milvus_lite.client, collection_name) == {}
+    assert sorted(milvus_lite.client.list_partitions(collection_name)) == ["_default", "p"]
+
+
+def test_clear_messages_parse_like_pymilvus() -> None:
+    from pymilvus.grpc_gen import common_pb2, milvus_pb2, schema_pb2
+
+    from vectordb.connector import protowire as pw
+    from vectordb.connector.backends.milvus import all_rows_expr, encode_delete, encode_query_keys, keys_of
+
+    text_keys = Layout(collection="c", dim=3, key="pk")
+    int_keys = Layout(collection="c", dim=3, key="id", key_int64=True)
+    assert milvus_pb2.DeleteRequest.FromString(encode_delete("c", 'pk in ["x"]', partition="p")) == (
+        milvus_pb2.DeleteRequest(collection_name="c", partition_name="p", expr='pk in ["x"]')
+    )
+    assert milvus_pb2.DeleteRequest.FromString(encode_delete("c", "e")).consistency_level == 0  # Strong
+    query = milvus_pb2.QueryRequest.FromString(encode_query_keys("c", int_keys, "p", 50))
+    assert query == milvus_pb2.QueryRequest(
+        collection_name="c",
+        expr="id <= 0 or id > 0",
+        output_fields=["id"],
+        partition_names=["p"],
+        query_params=[common_pb2.KeyValuePair(key="limit", value="50")],
+    )
+    assert not query.use_default_consistency and query.consistency_level == 0
+    assert all_rows_expr(text_keys) == 'pk >= ""'
+
+    def column(name: str, **data: Any) -> Any:
+        return schema_pb2.FieldData(field_name=name, scalars=schema_pb2.ScalarField(**data))
+
+    longs = column("id", long_data=schema_pb2.LongArray(data=[-(1 << 63), -1, 7]))
+    texts = column("pk", string_data=schema_pb2.StringArray(data=["é", ""]))
+    other = column("title", string_data=schema_pb2.StringArray(data=["t"]))
+    reply = milvus_pb2.QueryResults(fields_data=[other, longs, texts]).SerializeToString()
+    assert keys_of(pw.FieldReader(reply), int_keys) == [-(1 << 63), -1, 7]
+    assert keys_of(pw.FieldReader(reply), text_keys) == ["é", ""]
