@@ -51,7 +51,8 @@ def make_table(n: int, dim: int, *, seed: int, start: int = 0) -> pa.Table:
 
 
 class BackendContract:
-    """Every backend: round trip, upsert replaces, empty input, small batches, bad rows reported."""
+    """Every backend: round trip, upsert replaces, empty input, small batches, bad rows reported,
+    clearing (what Spark's overwrite does)."""
 
     dim = 8
 
@@ -106,3 +107,21 @@ class BackendContract:
         assert report.written == 8
         assert sorted(report.failed_ids) == ["", "short"]
         assert set(target.read_back()) == {f"g{i}" for i in range(10)} - {"g3", "g6"}
+
+    def test_clear_empties_the_target_and_it_takes_writes_again(self, target: Target) -> None:
+        self.write(target, make_table(12, self.dim, seed=6))
+        assert len(target.read_back()) == 12
+        with connect(target.uri, **target.options) as client:
+            cleared = client.clear()
+        assert cleared  # says what it cleared, for the log
+        assert target.read_back() == {}
+        report = self.write(target, make_table(3, self.dim, seed=7, start=100))
+        assert report.ok, report
+        assert sorted(target.read_back()) == ["r100", "r101", "r102"]
+
+    def test_clear_of_a_namespace_keeps_the_others(self, target: Target) -> None:
+        self.write(target, make_table(4, self.dim, seed=8), namespace="a")
+        self.write(target, make_table(5, self.dim, seed=9, start=10), namespace="b")
+        with connect(target.uri, **{**target.options, "namespace": "a"}) as client:
+            client.clear("a")
+        assert sorted(target.read_back()) == [f"r{10 + i}" for i in range(5)]

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from tests.contract.suite import BackendContract, StoredRow, Target, make_table
-from vectordb.connector import ConfigError, connect
+from vectordb.connector import ConfigError, NotFound, connect
 from vectordb.connector.report import WriteReport
 from vectordb.connector.transports.base import forget_shared
 
@@ -239,16 +239,113 @@ def test_batch_size_above_the_servers_maximum_is_a_config_error(
 
 
 # --------------------------------------------------------------------------------------------------
+# clearing (Client.clear, Spark's overwrite): rows go, the collection stays
+
+
+def test_clear_keeps_the_collection_and_the_same_client_writes_again(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    uri = chroma_server.uri(chroma_collection)
+    assert write(uri, make_table(6, DIM, seed=20), create=True, metric="dotproduct").ok
+    before = chroma_client.get_collection(chroma_collection)
+    with connect(uri) as client:
+        said = client.clear()
+        assert said == f"every row of chroma collection '{chroma_collection}': 6 rows deleted"
+        assert client.write(rows(2, prefix="again")).ok  # the cached collection id is still the collection's
+    with pytest.raises(ConfigError, match="holds 8-dimensional vectors; this write has 4"):
+        write(uri, [{"id": "x", "values": [0.5] * 4}])  # the emptied collection kept its dimension
+    after = chroma_client.get_collection(chroma_collection)
+    assert after.id == before.id
+    assert after.configuration_json["hnsw"]["space"] == "ip"
+    assert sorted(read_all(chroma_client, chroma_collection)) == ["again0", "again1"]
+
+
+def test_clear_of_an_empty_collection_and_clearing_twice_are_fine(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    chroma_client.create_collection(chroma_collection)
+    uri = chroma_server.uri(chroma_collection)
+    with connect(uri) as client:
+        assert client.clear().endswith(": 0 rows deleted")
+        assert client.clear("a").endswith(": 0 rows deleted")
+    assert write(uri, rows(3)).ok
+    with connect(uri) as client:
+        assert client.clear().endswith(": 3 rows deleted")
+        assert client.clear().endswith(": 0 rows deleted")
+    assert chroma_client.get_collection(chroma_collection).count() == 0
+
+
+def test_clear_pages_through_every_row_with_or_without_metadata(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    collection = chroma_client.create_collection(chroma_collection)
+    uri = chroma_server.uri(chroma_collection)
+    assert write(uri, rows(13, prefix="a"), namespace="a").ok
+    assert write(uri, rows(3, prefix="b"), namespace="b").ok
+    collection.upsert(ids=[f"bare{i}" for i in range(9)], embeddings=[[0.5] * DIM] * 9)  # no metadata at all
+    # Given the collection id and encoding, the backend reads no pre-flight: its page is batch_size rows.
+    pinned = {"collection_id": str(collection.id), "vector_encoding": "json", "batch_size": 4}
+    with connect(uri, **pinned) as client:
+        assert client.clear("a").endswith(": 13 rows deleted")  # pages of 4, 4, 4, 1
+    assert sorted(read_all(chroma_client, chroma_collection)) == sorted(
+        [f"b{i}" for i in range(3)] + [f"bare{i}" for i in range(9)]
+    )
+    with connect(uri, **pinned) as client:
+        assert client.clear().endswith(": 12 rows deleted")  # every namespace, and rows with none
+    assert collection.count() == 0
+
+
+def test_clear_of_a_namespace_uses_namespace_key(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    chroma_client.create_collection(chroma_collection)
+    uri = chroma_server.uri(chroma_collection)
+    assert write(uri, rows(3, prefix="p"), namespace="a", namespace_key="part").ok
+    assert write(uri, rows(2, prefix="n"), namespace="a").ok  # "a" under the default key: another field
+    with connect(uri, namespace_key="part") as client:
+        said = client.clear("a")
+    assert (
+        said == f"namespace 'a' (metadata 'part') of chroma collection '{chroma_collection}': 3 rows deleted"
+    )
+    assert sorted(read_all(chroma_client, chroma_collection)) == ["n0", "n1"]
+
+
+def test_clear_of_a_missing_collection_is_a_config_error(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    with (
+        connect(chroma_server.uri(chroma_collection)) as client,
+        pytest.raises(ConfigError, match=rf"collection '{chroma_collection}'.*does not exist"),
+    ):
+        client.clear()
+    assert chroma_collection not in [c.name for c in chroma_client.list_collections()]
+
+
+def test_clear_of_a_collection_dropped_since_the_lookup_names_it(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    chroma_client.create_collection(chroma_collection)
+    with connect(chroma_server.uri(chroma_collection)) as client:
+        client.backend.check_target(client.engine.transport, None)
+        chroma_client.delete_collection(chroma_collection)
+        with pytest.raises(
+            NotFound, match=rf"cannot clear every row of chroma collection '{chroma_collection}'"
+        ):
+            client.clear()
+
+
+# --------------------------------------------------------------------------------------------------
 # credentials: the local server has no authentication, so a recording HTTP server checks the headers
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
     seen: list[tuple[str, dict[str, str]]]
+    bodies: list[bytes]
 
     def _answer(self, body: dict[str, Any]) -> None:
         self.seen.append((f"{self.command} {self.path}", {k.lower(): v for k, v in self.headers.items()}))
         length = int(self.headers.get("content-length") or 0)
-        self.rfile.read(length)
+        self.bodies.append(self.rfile.read(length))
         payload = orjson.dumps(body)
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -271,14 +368,18 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         """Quiet: the test reads ``seen`` instead."""
 
 
+Recorder = tuple[str, list[tuple[str, dict[str, str]]], list[bytes]]  # uri, (request, headers), bodies
+
+
 @pytest.fixture
-def recorder() -> Iterator[tuple[str, list[tuple[str, dict[str, str]]]]]:
+def recorder() -> Iterator[Recorder]:
     seen: list[tuple[str, dict[str, str]]] = []
-    handler = type("Handler", (_Recorder,), {"seen": seen})
+    bodies: list[bytes] = []
+    handler = type("Handler", (_Recorder,), {"seen": seen, "bodies": bodies})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"chroma://127.0.0.1:{server.server_address[1]}/recorded", seen
+    yield f"chroma://127.0.0.1:{server.server_address[1]}/recorded", seen, bodies
     forget_shared()  # the connector's pooled connection to this server
     server.shutdown()
     server.server_close()
@@ -290,9 +391,9 @@ def recorder() -> Iterator[tuple[str, list[tuple[str, dict[str, str]]]]]:
     [("x-chroma-token", "x-chroma-token", "s3cret"), ("authorization", "authorization", "Bearer s3cret")],
 )
 def test_api_key_goes_in_the_chosen_header(
-    recorder: tuple[str, list[tuple[str, dict[str, str]]]], auth_header: str, header: str, value: str
+    recorder: Recorder, auth_header: str, header: str, value: str
 ) -> None:
-    uri, seen = recorder
+    uri, seen, _ = recorder
     report = write(uri, rows(2), api_key="s3cret", auth_header=auth_header, tenant="t1", database="d1")
     assert report.ok, report
     assert [request for request, _ in seen] == [
@@ -303,10 +404,8 @@ def test_api_key_goes_in_the_chosen_header(
     assert all(headers.get(header) == value for _, headers in seen)
 
 
-def test_resolved_options_let_a_task_ask_the_server_nothing(
-    recorder: tuple[str, list[tuple[str, dict[str, str]]]],
-) -> None:
-    uri, seen = recorder
+def test_resolved_options_let_a_task_ask_the_server_nothing(recorder: Recorder) -> None:
+    uri, seen, _ = recorder
     with connect(uri) as driver:  # a Spark driver checks the target once...
         driver.backend.check_target(driver.engine.transport, None)
         pinned = driver.backend.resolved_options()
@@ -317,6 +416,37 @@ def test_resolved_options_let_a_task_ask_the_server_nothing(
         "POST /api/v2/tenants/default_tenant/databases/default_database/collections/"
         "4c1b7f0e-0000-4000-8000-000000000001/upsert"
     ]
+
+
+def test_clear_sends_what_chromadbs_own_client_sends(recorder: Recorder) -> None:
+    """The clear requests' paths and bodies, with chromadb's ``FastAPI._delete`` / ``_get`` as oracle."""
+    from uuid import UUID
+
+    from chromadb.api.fastapi import FastAPI
+
+    uri, seen, bodies = recorder
+    collection_id = "4c1b7f0e-0000-4000-8000-000000000001"
+    with connect(uri, collection_id=collection_id, vector_encoding="json", batch_size=50) as client:
+        client.clear("a")  # the recorder deletes nothing, so each clear is one request
+        client.clear()
+
+    class Official:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, Any]] = []
+
+        def _make_request(self, method: str, path: str, json: Any = None, **_: Any) -> Any:
+            self.calls.append((f"{method.upper()} /api/v2{path}", json))
+            return {"ids": []}
+
+    official, cid = Official(), UUID(collection_id)  # stands in for the FastAPI instance: it only sends
+    FastAPI._delete(official, cid, where={"namespace": {"$eq": "a"}}, limit=50)  # type: ignore[arg-type]
+    FastAPI._get(official, cid, limit=50, include=[])  # type: ignore[arg-type]
+    expected = [
+        (request, {k: v for k, v in body.items() if v is not None}) for request, body in official.calls
+    ]
+    assert [
+        (request, orjson.loads(body)) for (request, _), body in zip(seen, bodies, strict=True)
+    ] == expected
 
 
 def test_create_in_a_missing_database_is_a_config_error(
