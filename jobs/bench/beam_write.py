@@ -5,7 +5,8 @@
 to a local no-op Pinecone gRPC sink (``jobs/bench/sinks.py``, its own process) that replies at
 once or after a fixed 20 ms. Contenders, all on the same source:
 
-- ``connector``: ``WriteToVectorDB("pinecone+grpc://sink", batch_size=100, max_concurrency=c)``.
+- ``connector``: ``WriteToVectorDB("pinecone+grpc://sink", batch_size=b, max_concurrency=c)``; ``b``
+  is the connector's Pinecone default (500) unless ``--batch-size`` says otherwise, for both writers.
 - ``pattern``: what ``apache_beam.ml.rag`` sinks do (see ``ingestion/qdrant.py``): a ``Map`` that
   converts each item to the vendor client's record, then a DoFn that buffers ``batch_size``
   records and calls the vendor client on them, one batch at a time, waiting for each reply. The
@@ -45,6 +46,7 @@ from typing import Any
 import apache_beam as beam
 import numpy as np
 
+from vectordb.connector.backends.pinecone import PineconeBackend
 from vectordb.connector.transports.base import forget_shared
 
 from .sinks import Sink, start_sink
@@ -389,7 +391,12 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
     parser.add_argument("--dim", type=int, default=768)
     parser.add_argument("--reps", type=int, default=1, help="runs per cell; the best is reported")
     parser.add_argument("--quick", action="store_true", help="smoke check: 5000 rows, 1 run")
-    parser.add_argument("--batch-size", type=int, default=100, help="rows per request, both writers")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=PineconeBackend.limits.default_rows,
+        help="rows per request, both writers (default: the connector's Pinecone default)",
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="the connector's max_concurrency")
     parser.add_argument("--rows-per-batch", type=int, default=None, help="the connector's Beam batch")
     parser.add_argument("--sinks", default="noop,20ms", help="noop and/or <N>ms (a fixed reply delay)")
