@@ -46,6 +46,31 @@ def test_write_creates_the_collection_and_lands_exactly(
     assert (got["v499"]["title"], got["v499"]["n"]) == ("title 499", 499)
 
 
+def test_overwrite_replaces_the_collection_contents(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    def save(table: Any, mode: str) -> None:
+        (
+            spark.createDataFrame(table)
+            .write.format("vectordb")
+            .option("uri", milvus_lite.uri)
+            .option("collection", collection_name)
+            .option("create", "true")
+            .option("dimension", "8")
+            .option("allow_overwrite", "true")
+            .mode(mode)
+            .save()
+        )
+
+    save(vectors_table(50, 8), "append")
+    save(vectors_table(20, 8, seed=9, start=100), "overwrite")
+    milvus_lite.client.load_collection(collection_name)
+    ids = [
+        r["id"] for r in milvus_lite.client.query(collection_name, filter='id != ""', output_fields=["id"])
+    ]
+    assert sorted(ids) == sorted(f"v{i}" for i in range(100, 120))
+
+
 def test_dimension_mismatch_fails_before_any_job(
     spark: Any, milvus_lite: LiteServer, collection_name: str
 ) -> None:
