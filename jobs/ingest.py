@@ -62,6 +62,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--on-error", choices=("fail", "report", "dead_letter"), default="fail")
     parser.add_argument("--dead-letter-path", help="folder for failed rows (with --on-error dead_letter)")
     parser.add_argument("--no-create", action="store_true", help="do not create a missing collection")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete what the namespace (or, without --namespace, the collection) holds first",
+    )
     parser.add_argument("--partitions", type=int, help="Spark partitions to write with (default: as read)")
     parser.add_argument("--master", default=None, help="Spark master (default: local[*], or spark-submit's)")
     parser.add_argument(
@@ -154,6 +159,8 @@ def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[s
     ):
         if value:
             options[key] = value
+    if args.overwrite:
+        options["allow_overwrite"] = "true"
     if not args.no_create:
         options["create"] = "true"
         # the dimension lets the driver create (or check) the collection before any task starts
@@ -249,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         error: Exception | None = None
         with Progress(spark):
             try:
-                df.write.format("vectordb").options(**options).mode("append").save()
+                mode = "overwrite" if args.overwrite else "append"
+                df.write.format("vectordb").options(**options).mode(mode).save()
             except Exception as exc:  # on_error=fail raises after the report is written: summarize it
                 error = exc
         text, failed = summarize(report_dir, time.monotonic() - started)

@@ -36,6 +36,13 @@ def test_sample_lands_and_a_second_run_upserts_the_same_rows(
     assert spark.sparkContext._jsc is not None  # the job left the session it did not start running
 
 
+def test_overwrite_replaces_the_namespace(spark: Any, grpc_server: ServerHandle) -> None:
+    assert main(["--sample", "300", "--dim", "4", "--uri", grpc_server.uri, "--namespace", "s"]) == 0
+    argv = ["--sample", "100", "--dim", "4", "--uri", grpc_server.uri, "--namespace", "s", "--overwrite"]
+    assert main(argv) == 0
+    assert grpc_server.arrived().ids("s") == {str(i) for i in range(100)}
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
 def test_files_of_each_format(spark: Any, grpc_server: ServerHandle, tmp_path: Path, fmt: str) -> None:
     table = vectors_table(300, 4)
