@@ -241,24 +241,20 @@ class _ReadFn(beam.DoFn):
 
     def process(self, element: Any) -> Iterator[Any]:
         if type(element) is not dict and _is_arrow(element):
-            yield from self.slices(element)
+            batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
+            for batch in batches:
+                for start in range(0, batch.num_rows, self._rows_per_batch):
+                    yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
             return
         row = self._reader.read(element)
-        yield self.refused(row) if type(row) is Refusal else row
-
-    def slices(self, element: Any) -> Iterator[TaggedOutput]:
-        batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
-        for batch in batches:
-            for start in range(0, batch.num_rows, self._rows_per_batch):
-                yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
-
-    def refused(self, refusal: Refusal) -> TaggedOutput:
-        """Count it, apply ``on_error`` (``fail`` raises), and route the dead letter to ``refused``."""
-        self._failed.inc()
-        letter = refusal.dead_letter
-        failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
-        enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
-        return TaggedOutput("refused", letter)
+        if isinstance(row, Refusal):
+            self._failed.inc()
+            letter = row.dead_letter
+            failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
+            enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
+            yield TaggedOutput("refused", letter)
+            return
+        yield row
 
 
 class _Pending(NamedTuple):

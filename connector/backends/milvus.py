@@ -414,9 +414,7 @@ class MilvusBackend:
 
     def _delete(self, body: bytes, what: str) -> int:
         reply = self._call("Delete", body, timeout_s=self._clear_timeout_s)
-        code, reason, retriable = status_of(reply.message(1))
-        if code:
-            raise error_for(code, reason, retriable, f"milvus Delete ({what}) {self.collection!r}")
+        self._expect_ok(f"Delete ({what})", reply.message(1))
         return reply.int(7)  # MutationResult.delete_cnt
 
     @property

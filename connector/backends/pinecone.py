@@ -113,8 +113,7 @@ class PineconeBackend:
         """
         if not getattr(self.options, "verify", True):
             return
-        request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
-        reply = _send_with_retries(transport, request, self.options.timeout_s)
+        reply = self._stats(transport)
         if self.grpc:
             index_dimension = pw.FieldReader(reply.body).int(2)
         else:
@@ -144,12 +143,16 @@ class PineconeBackend:
 
     def _namespaces(self, transport: Transport) -> list[str]:
         """The index's namespaces, from ``describe_index_stats`` (the default namespace is ``""``)."""
-        request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
-        reply = _send_with_retries(transport, request, self.options.timeout_s)
+        reply = self._stats(transport)
         if not self.grpc:
             return sorted(orjson.loads(reply.body or b"{}").get("namespaces") or {})
         entries = pw.FieldReader(reply.body).fields.get(1, [])  # map<string, NamespaceSummary>: key = 1
         return sorted(pw.FieldReader(entry).str(1) for entry in entries)
+
+    def _stats(self, transport: Transport) -> WireReply:
+        """One ``describe_index_stats`` call, retried briefly."""
+        request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
+        return _send_with_retries(transport, request, self.options.timeout_s)
 
     def resolved_options(self) -> dict[str, Any]:
         """What executors may skip once the driver has run ``check_target``."""

@@ -118,6 +118,14 @@ def rest_server(rest_process: ServerHandle) -> ServerHandle:
     return rest_process
 
 
+@pytest.fixture
+def own_server() -> Iterator[ServerHandle]:
+    """A gRPC server only this test's tasks connect to: idle reused workers hold channels to the shared
+    one, and a micro-batch cancelled by ``stop()`` may still send after its test ends."""
+    with start_server_process("grpc") as handle:
+        yield handle
+
+
 def job_ids(spark: Any) -> set[int]:
     """Every job id the session's status tracker knows (jobs of no group included)."""
     return set(spark.sparkContext.statusTracker().getJobIdsForGroup())

@@ -10,13 +10,12 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.servers.fixtures import ServerHandle, start_server_process
+from tests.servers.fixtures import ServerHandle
 
 from .conftest import float32_rows, vectors_table
 
@@ -45,13 +44,6 @@ def kill_a_writer_midway(spark: Any, server: ServerHandle, after_requests: int, 
                 killed.append(workers[0].pid)
                 return
         time.sleep(0.05)
-
-
-@pytest.fixture
-def own_server() -> Iterator[ServerHandle]:
-    """A server only this test's tasks connect to (idle reused workers hold channels to the shared one)."""
-    with start_server_process("grpc") as handle:
-        yield handle
 
 
 def test_killed_task_is_retried_without_loss_or_duplicates(

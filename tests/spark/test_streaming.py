@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
-from tests.servers.fixtures import ServerHandle, start_server_process
+from tests.servers.fixtures import ServerHandle
 
 ROWS_PER_BATCH = 40
 
@@ -67,13 +65,6 @@ def spark_commits(checkpoint: Path) -> set[int]:
 
 def rows_of(batch_ids: set[int]) -> set[str]:
     return {f"s{v}" for b in batch_ids for v in range(b * ROWS_PER_BATCH, (b + 1) * ROWS_PER_BATCH)}
-
-
-@pytest.fixture
-def own_server() -> Iterator[ServerHandle]:
-    """A server of its own: a micro-batch cancelled by stop() may still send after the test ends."""
-    with start_server_process("grpc") as handle:
-        yield handle
 
 
 def test_micro_batches_land_and_a_restart_repeats_none(
