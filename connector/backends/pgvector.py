@@ -279,14 +279,13 @@ def create_table_sql(layout: TableLayout) -> str:
     return f"CREATE TABLE IF NOT EXISTS {layout.table.sql} ({', '.join(cols)})"
 
 
-def truncate_sql(table: TableName, lock_timeout_ms: int) -> str:
-    """Empty the table in one transaction; give up when its lock is not free within ``lock_timeout_ms``.
+def truncate_sql(table: TableName) -> str:
+    """Empty the table. No RESTART IDENTITY: the table's sequences are configuration, kept like its indexes.
 
     TRUNCATE waits for an exclusive lock, and while it waits every new reader of the table
-    queues behind it: the lock timeout bounds that stall. No RESTART IDENTITY: the table's
-    sequences are configuration, kept like its indexes.
+    queues behind it: the transport's lock timeout (``timeout_s``) bounds that stall.
     """
-    return f"BEGIN; SET LOCAL lock_timeout = {lock_timeout_ms}; TRUNCATE TABLE {table.sql}; COMMIT"
+    return f"TRUNCATE TABLE {table.sql}"
 
 
 def delete_sql(layout: TableLayout, namespace: str | None) -> str:
@@ -490,9 +489,8 @@ class PgvectorBackend:
         if namespace is not None:
             deleted = self._delete(db, namespace)
             return f"namespace {namespace!r} of table {table} ({deleted} rows)"
-        lock_timeout_ms = max(1, int(self.options.timeout_s * 1000))
         try:
-            db.query(truncate_sql(table, lock_timeout_ms), timeout_s=self.options.timeout_s)
+            db.query(truncate_sql(table), timeout_s=self.options.timeout_s)
         except (AuthError, Rejected) as exc:
             if exc.status not in TRUNCATE_REFUSED:
                 raise self._clear_error(exc) from None

@@ -3,12 +3,17 @@
 A ``CopyRequest`` carries a complete binary COPY stream (``body``: signature, tuples,
 trailer) and the statements around it. ``send`` runs, on one pooled connection::
 
+    SET lock_timeout                       when the connection's is not yet ``timeout_s``
     setup                                  once per connection, committed on its own
     BEGIN; SET LOCAL statement_timeout     one round trip
     COPY … FROM STDIN (FORMAT BINARY)      ``body`` written as it is
     apply; COMMIT                          one round trip (the upsert)
 
-so a batch lands whole or not at all. Connections are opened on demand, one per request in
+so a batch lands whole or not at all. Every statement, ``query``'s catalog look-ups, DDL
+and deletes included, waits for a lock at most ``timeout_s`` (``lock_timeout``, SQLSTATE
+55P03, retryable): a transaction left open elsewhere fails a call with its reason instead
+of hanging the task. A long delete that holds its locks may run as long as it needs; a
+write's statement may not (``statement_timeout``). Connections are opened on demand, one per request in
 flight, and kept idle for reuse; the pool is shared per process by target. Connections are
 in autocommit mode and transactions are explicit, which saves psycopg's separate ``BEGIN``.
 
@@ -186,10 +191,18 @@ _INHERITED: list[_Session] = []
 
 @dataclass(eq=False)
 class _Session:
-    """A pooled connection and the setup statements it has already run."""
+    """A pooled connection, the setup statements it has already run, and its lock timeout."""
 
     conn: Any
     done: set[str] = field(default_factory=set)
+    lock_timeout_ms: int | None = None
+
+    def limit_lock_waits(self, timeout_s: float) -> None:
+        """Every later statement on this connection waits for a lock at most ``timeout_s``."""
+        timeout_ms = max(1, int(timeout_s * 1000))
+        if timeout_ms != self.lock_timeout_ms:
+            self.conn.execute(f"SET lock_timeout = {timeout_ms}")
+            self.lock_timeout_ms = timeout_ms
 
 
 class _Pool:
@@ -331,6 +344,8 @@ class PostgresTransport:
         with pg_errors(where, self._secrets, connecting=True):
             session = self._pool.take(timeout_s)
         with self._pool.lease(session):
+            with pg_errors(where, self._secrets):
+                session.limit_lock_waits(timeout_s)
             yield session
 
     def close(self) -> None:

@@ -465,13 +465,30 @@ def test_clear_waits_for_a_lock_no_longer_than_timeout_s(pg_server: PgServer, pg
     assert sorted(read_rows(pg_server, pg_table)) == ["g0"]
 
 
+def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """Deletes, like every statement, wait for a lock at most timeout_s: a held row fails the clear with why."""
+    uri = pg_server.uri(pg_table)
+    with connect(uri, create=True, namespace="a", timeout_s=0.3) as client:
+        assert client.upsert(rows_of(3), namespace="a").written == 3
+        with pg_server.connect() as other:
+            with other.transaction():
+                other.execute(f'SELECT id FROM "{pg_table}" WHERE id = %s FOR UPDATE', ("g1",)).fetchall()
+                started = time.monotonic()
+                with pytest.raises(Unavailable) as caught:
+                    client.clear("a")
+                assert time.monotonic() - started < 2.0
+            assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
+            assert len(read_rows(pg_server, pg_table)) == 3  # the DELETE rolled back whole
+            assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
+
+
 def test_clear_sql() -> None:
     layout = default_layout(
         TableName("s", 'we"ird'), PgvectorOptions(uri="postgresql:///db", namespace="x"), 4
     )
-    assert truncate_sql(layout.table, 1500) == (
-        'BEGIN; SET LOCAL lock_timeout = 1500; TRUNCATE TABLE "s"."we""ird"; COMMIT'
-    )
+    assert truncate_sql(layout.table) == 'TRUNCATE TABLE "s"."we""ird"'
     assert delete_sql(layout, "a") == (
         'WITH gone AS (DELETE FROM "s"."we""ird" WHERE "namespace" = %s RETURNING 1) SELECT count(*) FROM gone'
     )
