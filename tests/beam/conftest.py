@@ -64,5 +64,6 @@ def counters(result: PipelineResult) -> dict[str, int]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "flink: runs on the Flink portable runner (skipped with the reason without Java or the job server)",
+        "flink: runs on the Flink portable runner (skipped with the reason without Java, the job server "
+        "or a private network namespace)",
     )

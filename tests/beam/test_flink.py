@@ -1,17 +1,25 @@
 """Optional: the same write on the Flink portable runner (embedded Flink, ``--environment_type=LOOPBACK``).
 
-The runner starts Beam's Flink job server, a shaded jar published to Maven Central as
-``org.apache.beam:beam-runners-flink-<flink>-job-server:<beam version>`` (Beam downloads it to
-``~/.apache_beam/cache/jars``). ``VECTORDB_FLINK_JOB_SERVER_JAR`` names a local jar instead. The
-test skips, saying why, when Java is missing or the jar can be neither found nor fetched.
+The job server jar, first found of: ``VECTORDB_FLINK_JOB_SERVER_JAR``; Beam's shaded
+``beam-runners-flink-<flink>-job-server`` jar in Beam's cache; one assembled by Maven from the
+runner's artifacts (``flink_job_server.py``) for this Beam version or, when the Maven repository
+lacks them, for ``FALLBACK_BEAM``, the newest release whose artifacts this project's build
+machines can fetch (the job server speaks the portable API, so an older one runs this SDK's
+pipelines).
+
+Beam's job and artifact services listen on every interface (they take a port, not an address).
+So the write runs in a private network namespace that has only a loopback interface:
+``test_flink_in_a_private_network`` runs pytest again inside one (``unshare --net``) for
+``test_flink_portable_runner_writes_everything``, which skips anywhere else. Every skip says
+why: no Java, no jar and no Maven artifacts, or no way to make the namespace.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import urllib.error
-import urllib.request
+import subprocess
+import sys
 from pathlib import Path
 
 import apache_beam as beam
@@ -24,45 +32,76 @@ from tests.servers.fixtures import ServerHandle
 from vectordb.beam import WriteToVectorDB
 
 from . import data
-from .conftest import counters
+from .conftest import ROOT, counters
+from .flink_job_server import AssemblyError, assemble
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 FLINK_VERSION = "1.19"
+FALLBACK_BEAM = "2.62.0"
 SHARDS = 2
+JAR_ENV = "VECTORDB_FLINK_JOB_SERVER_JAR"
+IN_NAMESPACE_ENV = "VECTORDB_FLINK_IN_PRIVATE_NETWORK"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vectordb-connector" / "flink"
 
 
 @pytest.fixture(scope="module")
 def job_server_jar() -> str:
-    """A local path or URL the FlinkRunner can start, or a skip with the reason (before any server starts)."""
-    explicit = os.environ.get("VECTORDB_FLINK_JOB_SERVER_JAR")
+    """A job server jar the FlinkRunner can start, or a skip with the reason (before any server starts)."""
+    explicit = os.environ.get(JAR_ENV)
     if explicit:
         if not Path(explicit).is_file():
-            pytest.skip(f"VECTORDB_FLINK_JOB_SERVER_JAR={explicit} is not a file")
+            pytest.skip(f"{JAR_ENV}={explicit} is not a file")
         return explicit
     if shutil.which("java") is None:
         pytest.skip("the Flink job server needs Java on PATH")
-    artifact = f"beam-runners-flink-{FLINK_VERSION}-job-server"
-    url = JavaJarServer.path_to_maven_jar(artifact, "org.apache.beam", beam_version)
+    url = JavaJarServer.path_to_maven_jar(
+        f"beam-runners-flink-{FLINK_VERSION}-job-server", "org.apache.beam", beam_version
+    )
     cached = Path(JavaJarServer.JAR_CACHE) / url.rsplit("/", 1)[1]
     if cached.is_file():
         return str(cached)
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=15):
-            return url
-    except urllib.error.HTTPError as exc:
-        exc.close()  # an HTTPError holds the reply's socket
-        reason = f"HTTP {exc.code}"
-    except (urllib.error.URLError, TimeoutError) as exc:
-        reason = str(exc)
-    pytest.skip(
-        f"no Flink job server: org.apache.beam:{artifact}:{beam_version} is not in the reachable Maven "
-        f"repository ({reason}); set VECTORDB_FLINK_JOB_SERVER_JAR to a local jar"
+    reasons = []
+    for version in dict.fromkeys((beam_version, FALLBACK_BEAM)):
+        try:
+            return str(assemble(CACHE, FLINK_VERSION, version))
+        except (AssemblyError, subprocess.TimeoutExpired) as exc:
+            reasons.append(f"Beam {version}: {exc}")
+    pytest.skip("no Flink job server: " + "; ".join(reasons) + f"; set {JAR_ENV} to a local jar")
+
+
+@pytest.mark.timeout(2400)  # a first run downloads about 150 MB of jars
+def test_flink_in_a_private_network(job_server_jar: str) -> None:
+    """Runs the Flink write below in a network namespace of its own, where every interface is loopback."""
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if unshare is None or ip is None:
+        pytest.skip(
+            "needs unshare and ip to give Beam's job server a private network (it binds every interface)"
+        )
+    probe = subprocess.run([unshare, "--net", ip, "link", "set", "lo", "up"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a private network namespace for Beam's job server: {probe.stderr.strip()}")
+    env = {**os.environ, JAR_ENV: job_server_jar, IN_NAMESPACE_ENV: "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    inner = f"{Path(__file__).relative_to(ROOT)}::test_flink_portable_runner_writes_everything"
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", inner]
+    done = subprocess.run(
+        [unshare, "--net", "sh", "-c", f'"{ip}" link set lo up && exec "$0" "$@"', *pytest_cmd],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
+    output = done.stdout[-20000:] + done.stderr[-4000:]
+    assert done.returncode == 0, output
+    assert "1 passed" in done.stdout and "skipped" not in done.stdout, output
 
 
 @pytest.mark.usefixtures("worker_env")
 def test_flink_portable_runner_writes_everything(job_server_jar: str, server_process: ServerHandle) -> None:
+    if os.environ.get(IN_NAMESPACE_ENV) != "1":
+        pytest.skip("runs inside the private network namespace that test_flink_in_a_private_network makes")
     server_process.reset()
     options = PipelineOptions(
         [
