@@ -98,10 +98,12 @@ def test_flink_in_a_private_network(job_server_jar: str) -> None:
     assert "1 passed" in done.stdout and "skipped" not in done.stdout, output
 
 
+@pytest.mark.skipif(
+    os.environ.get(IN_NAMESPACE_ENV) != "1",
+    reason="runs inside the private network namespace that test_flink_in_a_private_network makes",
+)
 @pytest.mark.usefixtures("worker_env")
 def test_flink_portable_runner_writes_everything(job_server_jar: str, server_process: ServerHandle) -> None:
-    if os.environ.get(IN_NAMESPACE_ENV) != "1":
-        pytest.skip("runs inside the private network namespace that test_flink_in_a_private_network makes")
     server_process.reset()
     options = PipelineOptions(
         [
