@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.slow]
 
 FLINK_VERSION = "1.19"
 FALLBACK_BEAM = "2.62.0"
-SHARDS = 2
+SHARDS = 20  # 20,000 records, as the multi-process test
 JAR_ENV = "VECTORDB_FLINK_JOB_SERVER_JAR"
 IN_NAMESPACE_ENV = "VECTORDB_FLINK_IN_PRIVATE_NETWORK"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vectordb-connector" / "flink"
