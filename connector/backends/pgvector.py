@@ -523,6 +523,8 @@ class PgvectorBackend:
         try:
             db.query("CREATE EXTENSION IF NOT EXISTS vector", timeout_s=self.options.timeout_s)
         except ServerError as exc:
+            if exc.retryable:  # a lock wait or a restart, not a missing privilege
+                raise
             raise ConfigError(
                 f"{where}: cannot install pgvector ({exc}): ask the owner to CREATE EXTENSION vector"
             ) from None

@@ -38,6 +38,7 @@ from vectordb.connector.errors import (
     Unavailable,
 )
 from vectordb.connector.rows import RowBatch
+from vectordb.connector.transports.base import forget_shared
 from vectordb.connector.transports.postgres import error_for
 
 from .pg_server import LOADER, LOADER_PASSWORD, PgServer, pg_server_fixture, pg_table_fixture  # noqa: F401
@@ -482,6 +483,39 @@ def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
             assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
             assert len(read_rows(pg_server, pg_table)) == 3  # the DELETE rolled back whole
             assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
+
+
+def test_installing_pgvector_behind_another_install_is_retryable_not_a_config_error(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """A CREATE EXTENSION that waits on another session's is a lock timeout, not a missing privilege."""
+    database = pg_table.replace("t_", "db_", 1)
+    sql(pg_server, f'CREATE DATABASE "{database}"')
+    try:
+        uri = pg_server.uri(pg_table).replace("/postgres?", f"/{database}?")
+        other = psycopg_connect(pg_server, database)
+        try:
+            with other.transaction():
+                other.execute("CREATE EXTENSION vector")  # not committed while the client tries
+                with (
+                    connect(uri, create=True, timeout_s=0.3) as client,
+                    pytest.raises(Unavailable, match="55P03"),
+                ):
+                    client.upsert(rows_of(2))
+            with connect(uri, create=True) as client:  # and once the other session is done
+                assert client.upsert(rows_of(2)).written == 2
+        finally:
+            other.close()
+    finally:
+        forget_shared()
+        sql(pg_server, f'DROP DATABASE "{database}" WITH (FORCE)')
+
+
+def psycopg_connect(server: PgServer, database: str) -> Any:
+    """An autocommit connection to another database of the test server."""
+    import psycopg
+
+    return psycopg.connect(f"postgresql://postgres@/{database}?host={server.socket_dir}", autocommit=True)
 
 
 def test_clear_sql() -> None:
