@@ -3,7 +3,7 @@
 A ``CopyRequest`` carries a complete binary COPY stream (``body``: signature, tuples,
 trailer) and the statements around it. ``send`` runs, on one pooled connection::
 
-    SET lock_timeout                       when the connection's is not yet ``timeout_s``
+    SET lock_timeout                       when the connection's is not yet ``timeout_s`` (and not the user's)
     setup                                  once per connection, committed on its own
     BEGIN; SET LOCAL statement_timeout     one round trip
     COPY … FROM STDIN (FORMAT BINARY)      ``body`` written as it is
@@ -196,11 +196,18 @@ class _Session:
     conn: Any
     done: set[str] = field(default_factory=set)
     lock_timeout_ms: int | None = None
+    lock_timeout_is_theirs: bool | None = None  # set by the URI's options, the role or the database
 
     def limit_lock_waits(self, timeout_s: float) -> None:
-        """Every later statement on this connection waits for a lock at most ``timeout_s``."""
+        """Every later statement on this connection waits for a lock at most ``timeout_s``.
+
+        A ``lock_timeout`` the user configured (``options=-c lock_timeout=…`` in the URI, or a
+        role or database default) is theirs to choose, so it is left as it is.
+        """
+        if self.lock_timeout_is_theirs is None:
+            self.lock_timeout_is_theirs = self.conn.execute("SHOW lock_timeout").fetchone()[0] != "0"
         timeout_ms = max(1, int(timeout_s * 1000))
-        if timeout_ms != self.lock_timeout_ms:
+        if not self.lock_timeout_is_theirs and timeout_ms != self.lock_timeout_ms:
             self.conn.execute(f"SET lock_timeout = {timeout_ms}")
             self.lock_timeout_ms = timeout_ms
 

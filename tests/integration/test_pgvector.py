@@ -485,6 +485,19 @@ def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
             assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
 
 
+def test_a_lock_timeout_set_in_the_uri_is_kept(pg_server: PgServer, pg_table: str) -> None:
+    """The user's own lock_timeout (libpq options) wins over timeout_s: the clear waits that long."""
+    uri = pg_server.uri(pg_table) + "&options=-c%20lock_timeout%3D1200"
+    with connect(uri, create=True, namespace="a", timeout_s=0.2) as client:
+        assert client.upsert(rows_of(3), namespace="a").written == 3
+        with pg_server.connect() as other, other.transaction():
+            other.execute(f'SELECT id FROM "{pg_table}" WHERE id = %s FOR UPDATE', ("g1",)).fetchall()
+            started = time.monotonic()
+            with pytest.raises(Unavailable, match="55P03"):
+                client.clear("a")
+            assert 1.1 < time.monotonic() - started < 5.0
+
+
 def test_installing_pgvector_behind_another_install_is_retryable_not_a_config_error(
     pg_server: PgServer, pg_table: str
 ) -> None:
