@@ -213,7 +213,9 @@ class Engine:
                 self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
             if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
                 return False
-            if not self._retry_budget.try_spend():
+            # a throttling server is up and the halved limit already eases its load: the budget is
+            # for servers that fail, so a throttled retry does not spend it
+            if not isinstance(exc, Throttled) and not self._retry_budget.try_spend():
                 return False
             report.retries += 1
             return True

@@ -14,7 +14,8 @@ but never less than the server's hint.
 
 Retry budget. A token bucket shared by all requests of a client: each success deposits
 one token (up to ``max_tokens``), each retry withdraws one. When a server is down, retries
-stop after the bucket is empty instead of multiplying the load by ``max_retries``.
+stop after the bucket is empty instead of multiplying the load by ``max_retries``. Throttled
+retries are free: the server is up, and the halved in-flight limit is what eases its load.
 
 Rate budget. A token bucket for rows and bytes per second (the job-wide budget divided by
 the tasks that run at once); ``delay_for`` says how long to wait before sending a batch.

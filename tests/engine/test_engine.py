@@ -141,6 +141,23 @@ def test_retry_budget_stops_a_retry_storm() -> None:
     assert len(transport.requests) == report.requests <= 50 + 22
 
 
+def test_throttling_longer_than_the_retry_budget_loses_no_row() -> None:
+    throttles = {"left": 40}  # twice the retry budget's first 20 tokens, before any success
+    lock = threading.Lock()
+
+    def throttled_at_first(request: WireRequest) -> WireReply:
+        with lock:
+            throttles["left"] -= 1
+            if throttles["left"] >= 0:
+                raise Throttled("RESOURCE_EXHAUSTED: slow down", status="RESOURCE_EXHAUSTED")
+        return OK
+
+    client, _ = client_with(throttled_at_first, max_retries=50, max_concurrency=8)
+    report = client.upsert(rows(100))
+    assert report.ok and report.written == 100
+    assert report.throttled == 40 and report.retries == 40
+
+
 def test_whole_batch_rejection_is_bisected_to_the_bad_rows() -> None:
     bad = {"r3", "r17", "r18"}
 
