@@ -40,11 +40,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple
 
 import apache_beam as beam
+import msgspec
 import orjson
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import PCollection, TaggedOutput
 from apache_beam.transforms.display import DisplayDataItem
+from apache_beam.utils.secret import Secret
 from apache_beam.utils.windowed_value import WindowedValue
 
 from vectordb.connector.client import Client, resolve_options
@@ -94,6 +96,10 @@ class WriteToVectorDB(beam.PTransform):
             client checks once, before its first write.
         **options: the connector's options (``api_key``, ``namespace``, ``batch_size``,
             ``max_concurrency``, ``on_error``, …), validated here: a bad one raises ``ConfigError``.
+            ``api_key`` may be a Beam ``Secret`` (``GcpSecret("projects/p/secrets/s/versions/1")``):
+            each worker fetches it in ``setup``, so the stored pipeline holds its name, not the key;
+            a plain string travels inside the pickled pipeline. ``api_key_env`` is read on the
+            workers too.
     """
 
     def __init__(
@@ -108,9 +114,13 @@ class WriteToVectorDB(beam.PTransform):
         **options: Any,
     ) -> None:
         super().__init__()
+        secret = options.pop("api_key") if isinstance(options.get("api_key"), Secret) else None
         raw = {"uri": uri, **options}
         self.options = resolve_options(raw)
-        with Client(self.options) as client:  # the backend's own checks: hosts, keys, request limits
+        self.secret: Secret | None = secret
+        # fetched here only to ask the database now; otherwise "" stands for "a key will come"
+        at_build = _with_secret(self.options, secret, fetch=check_target)
+        with Client(at_build) as client:  # the backend's own checks: hosts, keys, request limits
             self.target = client.backend.describe()
             rows_per_request = client.max_rows
             if check_target:
@@ -188,7 +198,7 @@ class WriteToVectorDB(beam.PTransform):
 
     def _write(self) -> beam.PTransform:
         return (
-            beam.ParDo(_WriteFn(self.options, self.target))
+            beam.ParDo(_WriteFn(self.options, self.target, self.secret))
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
         )
@@ -209,6 +219,17 @@ def _is_arrow(element: Any) -> bool:
 
 def _json_line(letter: dict[str, Any]) -> str:
     return orjson.dumps(letter, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def _with_secret(options: BackendOptions, secret: Secret | None, *, fetch: bool = True) -> BackendOptions:
+    """``options`` holding the secret's value (``""`` when not fetched); as they are without a secret."""
+    if secret is None:
+        return options
+    try:
+        key = secret.get_str() if fetch else ""
+    except Exception as exc:  # GcpSecret raises RuntimeError with the secret's name, never its value
+        raise ConfigError(f"option api_key: the {type(secret).__name__} could not be read: {exc}") from None
+    return msgspec.structs.replace(options, api_key=key)
 
 
 def _display(options: BackendOptions, target: str) -> dict[str, Any]:
@@ -266,16 +287,20 @@ class _Pending(NamedTuple):
 class _WriteFn(beam.DoFn):
     """Writes ``VectorBatch``es; see the module docstring for the lifecycle."""
 
-    def __init__(self, options: BackendOptions, target: str) -> None:
-        self._options, self._target = options, target  # pickled: options only, no client
+    def __init__(self, options: BackendOptions, target: str, secret: Secret | None = None) -> None:
+        # pickled: options (and the Secret's name), no client and no fetched key
+        self._options, self._target, self._secret = options, target, secret
         self._counters = {name: Metrics.counter(METRICS_NAMESPACE, name) for name in COUNTERS}
 
     def display_data(self) -> dict[str, Any]:
         return _display(self._options, self._target)
 
     def setup(self) -> None:
-        # no connection yet: the process-shared transport opens on the first write
-        self._client = Client(self._options)
+        # no connection yet: the process-shared transport opens on the first write; but a worker
+        # that cannot read its key (a Secret, or the api_key_env variable) fails now, saying which
+        options = _with_secret(self._options, self._secret)
+        options.credential()
+        self._client = Client(options)
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectordb-beam")
         self._pending: collections.deque[_Pending] = collections.deque()
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
@@ -53,17 +54,33 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     tls: bool | None = None  # None: on, except for loopback hosts
 
     def __post_init__(self) -> None:
-        if self.api_key is None and self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if key is None:
-                raise ConfigError(f"option api_key_env: environment variable {self.api_key_env!r} is not set")
-            self.api_key = key
         if self.metadata_columns == ["*"]:
             self.metadata_columns = None
         if self.on_error == "dead_letter" and not self.dead_letter_path:
             raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
         if self.namespace is not None and self.namespace_column is not None:
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
+
+    def credential(self) -> str | None:
+        """``api_key``, else this process's environment variable ``api_key_env``.
+
+        Read where a connection opens, not where options are parsed: options built from
+        ``api_key_env`` carry the variable's name to remote workers (a pickled Beam pipeline,
+        which the runner stores), never the key.
+        """
+        if self.api_key is not None or not self.api_key_env:
+            return self.api_key
+        key = os.environ.get(self.api_key_env)
+        if key is None:
+            raise ConfigError(
+                f"option api_key_env: environment variable {self.api_key_env!r} is not set "
+                f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
+            )
+        return key
+
+    def with_credential(self) -> Self:
+        """A copy holding the key itself, for workers that should not need the variable."""
+        return msgspec.structs.replace(self, api_key=self.credential())
 
     def __repr__(self) -> str:
         fields = []

@@ -16,6 +16,8 @@ pipeline starts. Parquet files are read as Arrow tables and written without a pe
 JSON Lines records are dicts, vectors as lists. With ``--dead_letters DIR`` rows that fail are
 written to ``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``) and the job succeeds; without
 it any failed row fails the job (``on_error=fail``), unless ``--option on_error=report``.
+``--api_key_secret SPEC`` gives the key as a Beam secret that each worker fetches (on Dataflow,
+Secret Manager), so the job's stored pipeline does not hold it.
 At the end the job logs the sink's counters (written, failed, requests, retries, throttled, bytes).
 """
 
@@ -30,6 +32,7 @@ import orjson
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
+from apache_beam.utils.secret import Secret
 
 from vectordb.beam import WriteToVectorDB
 from vectordb.connector.errors import ConfigError
@@ -61,6 +64,13 @@ class IngestOptions(PipelineOptions):  # type: ignore[misc]
             metavar="KEY=VALUE",
             help="a connector option (repeatable)",
         )
+        parser.add_argument(
+            "--api_key_secret",
+            default=None,
+            metavar="SPEC",
+            help="the key as a Beam secret each worker fetches, e.g. "
+            "'type:GcpSecret;version_name:projects/P/secrets/S/versions/latest'",
+        )
         parser.add_argument("--dead_letters", default=None, help="directory for dead-letters-*.jsonl")
         parser.add_argument(
             "--batching",
@@ -70,14 +80,19 @@ class IngestOptions(PipelineOptions):  # type: ignore[misc]
         )
 
 
-def connector_options(ingest: IngestOptions) -> dict[str, str]:
-    """``--option`` pairs as a dict, plus the dead-letter policy of ``--dead_letters``."""
-    options: dict[str, str] = {}
+def connector_options(ingest: IngestOptions) -> dict[str, Any]:
+    """``--option`` pairs as a dict, plus ``--api_key_secret`` and the policy of ``--dead_letters``."""
+    options: dict[str, Any] = {}
     for pair in ingest.option:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--option {pair!r}: expected KEY=VALUE")
         options[key.strip()] = value
+    if ingest.api_key_secret:
+        try:
+            options["api_key"] = Secret.parse_secret_option(ingest.api_key_secret)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--api_key_secret: {exc}") from None
     if ingest.dead_letters:
         options.setdefault("on_error", "dead_letter")
         options.setdefault("dead_letter_path", ingest.dead_letters)

@@ -47,7 +47,8 @@ class VectorDataSource(DataSource):
       (``save(uri)`` works too). Default: none, required. Example: ``pinecone+grpc://my-index-abc.svc.pinecone.io``.
     - ``collection``: collection/index/table when the URI has none. Default: from ``uri``. Example: ``docs``.
     - ``api_key``: the credential, never logged. Default: none. Example: ``dbutils.secrets.get("vdb", "key")``.
-    - ``api_key_env``: an environment variable holding the credential. Default: none. Example: ``PINECONE_API_KEY``.
+    - ``api_key_env``: an environment variable holding the credential, read once on the driver. Default: none.
+      Example: ``PINECONE_API_KEY``.
     - ``namespace``: namespace/partition/tenant of every row. Default: none. Example: ``docs``.
     - ``namespace_column``: a string column giving each row's namespace. Default: none. Example: ``tenant``.
     - ``id_column``: the id column (string or integer). Default: ``id``. Example: ``doc_id``.

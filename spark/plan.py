@@ -89,7 +89,8 @@ def plan_write(
     if resolved is not None:
         options = resolve_options({**connector_raw, **resolved()})
     return WritePlan(
-        options=_per_task_budget(options, spark_options),
+        # api_key_env is read here, once: executors of a spark-submit job need not have the variable
+        options=_per_task_budget(options, spark_options).with_credential(),
         spark=spark_options,
         token=uuid.uuid4().hex[:12],
         target=backend.describe(),

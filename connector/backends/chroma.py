@@ -150,7 +150,7 @@ class ChromaBackend:
         from ..transports.http import HttpTransport
 
         headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
-        key = self.options.api_key
+        key = self.options.credential()
         if key:
             auth = (
                 ("Authorization", f"Bearer {key}")

@@ -221,8 +221,9 @@ class MilvusBackend:
         from ..transports.grpc import GrpcTransport
 
         metadata: list[tuple[str, str]] = []
-        if self.options.api_key:
-            metadata.append(("authorization", base64.b64encode(self.options.api_key.encode()).decode()))
+        token = self.options.credential()
+        if token:
+            metadata.append(("authorization", base64.b64encode(token.encode()).decode()))
         if self.db_name:
             metadata.append(("dbname", self.db_name))
         if self.lite_path:

@@ -450,7 +450,7 @@ class PgvectorBackend:
 
         return PostgresTransport(
             self.target.conninfo,
-            password=self.options.api_key,
+            password=self.options.credential(),
             label=self.describe(),
             max_connections=self.options.max_concurrency,
         )

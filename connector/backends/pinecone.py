@@ -74,7 +74,7 @@ class PineconeBackend:
         self.tls = options.tls if options.tls is not None else not uri.is_loopback
         self.port = uri.port or 443
         self.host = uri.host
-        if options.api_key is None and not uri.is_loopback:
+        if options.api_key is None and not options.api_key_env and not uri.is_loopback:
             raise ConfigError("option api_key (or api_key_env) is required for pinecone")
         self._api_version = getattr(options, "api_version", API_VERSION)
 
@@ -82,7 +82,7 @@ class PineconeBackend:
         return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
 
     def open_transport(self) -> Transport:
-        key = self.options.api_key or ""
+        key = self.options.credential() or ""
         if self.grpc:
             from ..transports.grpc import GrpcTransport
 

@@ -11,11 +11,11 @@ Needs ``apache-beam[gcp]``; see README.md for the flags.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.utils.secret import GcpSecret
 
 from vectordb.beam import WriteToVectorDB
 
@@ -28,6 +28,9 @@ class StreamingIngestOptions(PipelineOptions):  # type: ignore[misc]
         parser.add_argument("--dead_letter_topic", help="projects/P/topics/T")
         parser.add_argument("--uri")
         parser.add_argument("--namespace", default=None)
+        parser.add_argument(
+            "--api_key_secret", help="projects/P/secrets/S/versions/V: each worker fetches the key"
+        )
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -36,7 +39,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     args = options.view_as(StreamingIngestOptions)
     sink = WriteToVectorDB(
         args.uri,
-        api_key=os.environ.get("VECTORDB_API_KEY"),  # read where the pipeline is built: see README.md
+        api_key=GcpSecret(args.api_key_secret),  # fetched by each worker: the job never holds the key
         namespace=args.namespace,
         on_error="report",
         rows_per_batch=1000,

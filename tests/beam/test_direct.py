@@ -9,6 +9,8 @@ and always test the same thing; one test goes through ``DirectRunner`` itself.
 
 from __future__ import annotations
 
+import base64
+import bz2
 import json
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from apache_beam.ml.rag.types import Chunk, Content, Embedding
+from apache_beam.portability import common_urns
+from apache_beam.portability.api import beam_runner_api_pb2
 from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.utils.secret import Secret
 
 from tests.servers.fixtures import ServerHandle
 from vectordb.beam import WriteToVectorDB
@@ -305,6 +310,62 @@ def test_a_bad_key_fails_the_pipeline_whatever_on_error_says(grpc_server: Server
     with pytest.raises(Exception, match="UNAUTHENTICATED"):
         pipeline.run().wait_until_finish()
     assert grpc_server.arrived().ids() == set()
+
+
+def pickled_fns(pipeline: beam.Pipeline) -> list[bytes]:
+    """Every ParDo's pickled DoFn as the runner stores it (Dataflow stages this), decompressed."""
+    out = []
+    for transform in pipeline.to_runner_api().components.transforms.values():
+        if transform.spec.urn == common_urns.primitives.PAR_DO.urn:
+            encoded = beam_runner_api_pb2.ParDoPayload.FromString(transform.spec.payload).do_fn.payload
+            out.append(bz2.decompress(base64.b64decode(encoded)))
+    return out
+
+
+def test_api_key_env_is_read_on_the_workers_and_never_stored_in_the_pipeline(
+    grpc_server: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grpc_server.script(api_key="s3cr3t-right-key")
+    monkeypatch.setenv("VDB_TEST_KEY", "s3cr3t-right-key")
+    pipeline, _ = write_records(grpc_server.uri, shards=1, api_key_env="VDB_TEST_KEY")
+    fns = pickled_fns(pipeline)
+    assert any(b"VDB_TEST_KEY" in fn for fn in fns)  # the sink's options are in there, by name only
+    assert not any(b"s3cr3t" in fn for fn in fns)
+    pipeline.run().wait_until_finish()
+    assert len(grpc_server.arrived().ids()) == 1000
+    monkeypatch.delenv("VDB_TEST_KEY")  # a worker without the variable stops with its name
+    pipeline, _ = write_records(grpc_server.uri, shards=1, api_key_env="VDB_TEST_KEY")
+    with pytest.raises(Exception, match="option api_key_env: environment variable 'VDB_TEST_KEY' is not set"):
+        pipeline.run().wait_until_finish()
+
+
+class FileSecret(Secret):
+    """A Beam ``Secret`` kept in a file: fetched where ``get_secret_bytes`` runs, as ``GcpSecret`` is."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = str(path)
+
+    def get_secret_bytes(self) -> bytes:
+        return Path(self.path).read_bytes()
+
+
+def test_a_beam_secret_is_fetched_on_the_workers(grpc_server: ServerHandle, tmp_path: Path) -> None:
+    grpc_server.script(api_key="s3cr3t-right-key")
+    key_file = tmp_path / "key"
+    key_file.write_text("s3cr3t-wrong-key")
+    with pytest.raises(AuthError):  # check_target fetches it at once, to ask the database
+        WriteToVectorDB(grpc_server.uri, api_key=FileSecret(key_file), check_target=True)
+    key_file.write_text("s3cr3t-right-key")
+    pipeline, _ = write_records(grpc_server.uri, shards=1, api_key=FileSecret(key_file))
+    fns = pickled_fns(pipeline)
+    assert any(str(key_file).encode() in fn for fn in fns) and not any(b"s3cr3t" in fn for fn in fns)
+    pipeline.run().wait_until_finish()
+    assert len(grpc_server.arrived().ids()) == 1000
+    key_file.unlink()
+    pipeline, _ = write_records(grpc_server.uri, shards=1, api_key=FileSecret(key_file))
+    with pytest.raises(Exception, match="option api_key: the FileSecret could not be read"):
+        pipeline.run().wait_until_finish()
 
 
 def test_large_arrow_batches_are_written_in_slices(grpc_server: ServerHandle) -> None:

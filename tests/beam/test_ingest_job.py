@@ -9,8 +9,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.utils.secret import GcpSecret
 
-from jobs.beam_ingest import main
+from jobs.beam_ingest import IngestOptions, connector_options, main
 from tests.servers.fixtures import ServerHandle
 from vectordb.connector import ConfigError
 
@@ -84,6 +86,14 @@ def test_a_bad_option_fails_before_the_pipeline_runs(grpc_server: ServerHandle, 
             ]
         )
     assert grpc_server.arrived().requests == []
+
+
+def test_api_key_secret_becomes_a_beam_secret_the_sink_fetches_on_workers() -> None:
+    spec = "type:GcpSecret;version_name:projects/p/secrets/pinecone/versions/3"
+    options = connector_options(PipelineOptions([f"--api_key_secret={spec}"]).view_as(IngestOptions))
+    assert options["api_key"] == GcpSecret("projects/p/secrets/pinecone/versions/3")
+    with pytest.raises(ConfigError, match=r"--api_key_secret: .*type"):
+        connector_options(PipelineOptions(["--api_key_secret=projects/p/secrets/s"]).view_as(IngestOptions))
 
 
 def test_input_and_uri_are_required() -> None:

@@ -85,6 +85,19 @@ def test_clear_with_a_wrong_key_fails_before_deleting_anything(server: ServerHan
     assert server.arrived().ids("a") == {"doc-0", "doc-1", "doc-2"}
 
 
+def test_api_key_env_is_read_when_the_client_connects(
+    server: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.script(api_key="right")
+    monkeypatch.delenv("VDB_TEST_KEY", raising=False)
+    with connect(server.uri, api_key_env="VDB_TEST_KEY") as client:  # made without the variable
+        with pytest.raises(ConfigError, match="option api_key_env: environment variable 'VDB_TEST_KEY'"):
+            client.upsert(table(3)[0])
+        monkeypatch.setenv("VDB_TEST_KEY", "right")
+        assert client.upsert(table(3)[0]).ok
+    assert server.arrived().ids() == {"doc-0", "doc-1", "doc-2"}
+
+
 def test_throttling_with_retry_hints_ends_with_everything_written(server: ServerHandle) -> None:
     server.script(throttle_first=5, retry_after_s=0.05)
     data, _ = table(200)

@@ -617,13 +617,15 @@ def test_bad_password_is_an_auth_error_at_once(pg_server: PgServer, pg_table: st
     assert _failed_logins(pg_server) == before + 1  # one login attempt: no retry storm
 
 
-@pytest.mark.parametrize("in_uri", [True, False], ids=["password-in-uri", "password-as-api-key"])
-def test_right_password_writes_and_is_never_shown(pg_server: PgServer, pg_table: str, in_uri: bool) -> None:
-    if in_uri:
-        uri, options = pg_server.uri(pg_table, user=LOADER, password=LOADER_PASSWORD), {}
-    else:
-        uri, options = pg_server.uri(pg_table, user=LOADER), {"api_key": LOADER_PASSWORD}
-    with connect(uri, create=True, **options) as client:
+@pytest.mark.parametrize("given", ["in-uri", "as-api-key", "from-api-key-env"])
+def test_right_password_writes_and_is_never_shown(
+    pg_server: PgServer, pg_table: str, given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_uri = given == "in-uri"
+    uri = pg_server.uri(pg_table, user=LOADER, password=LOADER_PASSWORD if in_uri else None)
+    options = {"as-api-key": {"api_key": LOADER_PASSWORD}, "from-api-key-env": {"api_key_env": "VDB_TEST_PG"}}
+    monkeypatch.setenv("VDB_TEST_PG", LOADER_PASSWORD)
+    with connect(uri, create=True, **options.get(given, {})) as client:
         assert client.write(rows_of(3)).written == 3
         shown = f"{client!r} {client.backend.describe()} {client.engine.transport!r}"
     assert "s3cret" not in shown and ("***" in shown) == in_uri

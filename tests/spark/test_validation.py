@@ -96,6 +96,19 @@ def test_plan_write_divides_the_budget_and_resolves_paths(
     assert (tmp_path / "rel" / "dir").is_dir()
 
 
+def test_api_key_env_is_read_once_on_the_driver_for_every_task(
+    frame: Any, grpc_server: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VDB_TEST_KEY", raising=False)
+    raw = {"uri": grpc_server.uri, "api_key_env": "VDB_TEST_KEY"}
+    with pytest.raises(ConfigError, match="option api_key_env: environment variable 'VDB_TEST_KEY'"):
+        plan_write(raw, frame.schema, overwrite=False)
+    monkeypatch.setenv("VDB_TEST_KEY", "key-read-on-the-driver")
+    plan = plan_write(raw, frame.schema, overwrite=False)
+    assert plan.options.api_key == "key-read-on-the-driver"  # executors need not have the variable
+    assert "key-read-on-the-driver" not in repr(plan)
+
+
 def test_missing_uri_fails_before_any_job(spark: Any, frame: Any) -> None:
     before = job_ids(spark)
     with pytest.raises(Exception, match="option uri is required"):

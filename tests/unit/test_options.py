@@ -35,7 +35,6 @@ def test_lists_accept_comma_separated_strings() -> None:
         ({"on_error": "dead_letter"}, "dead_letter_path"),
         ({"timeout_s": "-1"}, "option timeout_s"),
         ({"namespace": "a", "namespace_column": "ns"}, "namespace_column"),
-        ({"api_key_env": "VDB_TEST_SURELY_UNSET"}, "VDB_TEST_SURELY_UNSET"),
     ],
 )
 def test_bad_options_name_the_option(raw: dict, named: str) -> None:
@@ -60,11 +59,24 @@ def test_malformed_uris_are_config_errors(uri: str, named: str) -> None:
         connect(uri)
 
 
-def test_api_key_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VDB_TEST_KEY", "s3cr3t-from-env")
+def test_api_key_env_is_read_where_the_key_is_needed_not_where_options_are_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("VDB_TEST_KEY", raising=False)
     opts = resolve_options({"uri": URI, "api_key_env": "VDB_TEST_KEY"})
-    assert opts.api_key == "s3cr3t-from-env"
-    assert "s3cr3t" not in repr(opts)
+    assert opts.api_key is None
+    with pytest.raises(
+        ConfigError, match="option api_key_env: environment variable 'VDB_TEST_KEY' is not set on"
+    ):
+        opts.credential()
+    monkeypatch.setenv("VDB_TEST_KEY", "s3cr3t-from-env")
+    assert opts.credential() == "s3cr3t-from-env"
+    assert b"s3cr3t" not in pickle.dumps(opts)  # what travels to workers names the variable only
+    held = opts.with_credential()
+    assert held.api_key == "s3cr3t-from-env" and held.credential() == "s3cr3t-from-env"
+    assert "s3cr3t" not in repr(held) and "s3cr3t" not in repr(opts)
+    given = resolve_options({"uri": URI, "api_key": "given", "api_key_env": "VDB_TEST_KEY"})
+    assert given.credential() == "given"
 
 
 def test_api_key_never_in_repr_pickle_roundtrip_or_errors() -> None:
