@@ -46,7 +46,7 @@ class Engine:
     ) -> None:
         self.backend, self.transport, self.options = backend, transport, options
         self.limit = AimdLimit(options.max_concurrency)
-        self._retry_budget = RetryBudget()
+        self._retry_budget = RetryBudget.for_concurrency(options.max_concurrency)
         self._backoff = Backoff(rand=rand)
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
@@ -213,9 +213,7 @@ class Engine:
                 self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
             if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
                 return False
-            # a throttling server is up and the halved limit already eases its load: the budget is
-            # for servers that fail, so a throttled retry does not spend it
-            if not isinstance(exc, Throttled) and not self._retry_budget.try_spend():
+            if not self._retry_budget.try_spend():
                 return False
             report.retries += 1
             return True

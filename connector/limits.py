@@ -14,8 +14,10 @@ but never less than the server's hint.
 
 Retry budget. A token bucket shared by all requests of a client: each success deposits
 one token (up to ``max_tokens``), each retry withdraws one. When a server is down, retries
-stop after the bucket is empty instead of multiplying the load by ``max_retries``. Throttled
-retries are free: the server is up, and the halved in-flight limit is what eases its load.
+stop after the bucket is empty instead of multiplying the load by ``max_retries``; throttled
+retries count too, so a quota that is spent for good (a monthly limit) fails rows fast instead
+of retrying each one ``max_retries`` times. The bucket starts with room for the first burst:
+until AIMD finds a server's quota, up to about twice ``max_concurrency`` requests are throttled.
 
 Rate budget. A token bucket for rows and bytes per second (the job-wide budget divided by
 the tasks that run at once); ``delay_for`` says how long to wait before sending a batch.
@@ -88,6 +90,12 @@ class RetryBudget:
 
     def __init__(self, initial: float = 20.0, max_tokens: float = 100.0, per_success: float = 1.0) -> None:
         self.tokens, self.max_tokens, self.per_success = initial, max_tokens, per_success
+
+    @classmethod
+    def for_concurrency(cls, max_concurrency: int) -> RetryBudget:
+        """20 tokens, or twice the first burst of throttles (2 x 2 x ``max_concurrency``) if more."""
+        initial = max(20.0, 4.0 * max_concurrency)
+        return cls(initial=initial, max_tokens=max(100.0, initial))
 
     def on_success(self) -> None:
         self.tokens = min(self.max_tokens, self.tokens + self.per_success)

@@ -141,8 +141,10 @@ def test_retry_budget_stops_a_retry_storm() -> None:
     assert len(transport.requests) == report.requests <= 50 + 22
 
 
-def test_throttling_longer_than_the_retry_budget_loses_no_row() -> None:
-    throttles = {"left": 40}  # twice the retry budget's first 20 tokens, before any success
+def test_the_first_burst_of_throttles_at_high_concurrency_loses_no_row() -> None:
+    # until AIMD finds a quota, up to about 2 x max_concurrency requests are throttled; with 16 in
+    # flight that is more than a fixed 20-token budget holds, before any success refills it
+    throttles = {"left": 32}
     lock = threading.Lock()
 
     def throttled_at_first(request: WireRequest) -> WireReply:
@@ -152,10 +154,22 @@ def test_throttling_longer_than_the_retry_budget_loses_no_row() -> None:
                 raise Throttled("RESOURCE_EXHAUSTED: slow down", status="RESOURCE_EXHAUSTED")
         return OK
 
-    client, _ = client_with(throttled_at_first, max_retries=50, max_concurrency=8)
+    client, _ = client_with(throttled_at_first, max_retries=40, max_concurrency=16)
     report = client.upsert(rows(100))
     assert report.ok and report.written == 100
-    assert report.throttled == 40 and report.retries == 40
+    assert report.throttled == 32 and report.retries == 32
+
+
+def test_a_quota_spent_for_good_fails_rows_fast_instead_of_retrying_each() -> None:
+    def quota_spent(request: WireRequest) -> WireReply:
+        raise Throttled("RESOURCE_EXHAUSTED: monthly write limit reached", status="RESOURCE_EXHAUSTED")
+
+    client, transport = client_with(quota_spent, max_retries=5, on_error="report")
+    report = client.upsert(rows(500))
+    assert report.written == 0 and report.failed == 500
+    # without the budget: 50 batches x 6 attempts = 300; with it: 50 first attempts + 20 retries
+    assert report.retries == 20
+    assert len(transport.requests) == report.requests == 70
 
 
 def test_whole_batch_rejection_is_bisected_to_the_bad_rows() -> None:
