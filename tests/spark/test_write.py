@@ -292,3 +292,22 @@ def test_dead_letter_directory_accumulates_jobs_without_clobbering(
     ids = [r["id"] for r in spark.read.parquet(str(tmp_path)).collect()]
     assert ids == ["v1", "v1"]  # one per job: each job's files have its own names
     assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in tmp_path.glob("job-*-part-*.parquet"))
+
+
+def test_the_plans_spark_records_never_hold_the_key(spark: Any, grpc_server: ServerHandle) -> None:
+    """What the Spark UI and the history server show of a write: its plan, call site and description."""
+    key = "s3cr3t-plan-k3y"
+    (
+        spark.createDataFrame(vectors_table(10, 4))
+        .write.format("vectordb")
+        .option("uri", grpc_server.uri)
+        .option("api_key", key)
+        .mode("append")
+        .save()
+    )
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    recorded = [executions.apply(i) for i in range(executions.size())]
+    shown = [f"{e.description()} {e.details()} {e.physicalPlanDescription()}" for e in recorded]
+    assert any("AppendData vectordb" in text for text in shown)
+    assert not any(key in text for text in shown)
+    assert len(grpc_server.arrived().ids()) == 10
