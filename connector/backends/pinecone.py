@@ -77,6 +77,7 @@ class PineconeBackend:
         if options.api_key is None and not options.api_key_env and not uri.is_loopback:
             raise ConfigError("option api_key (or api_key_env) is required for pinecone")
         self._api_version = getattr(options, "api_version", API_VERSION)
+        self._index_dimension: int | None = None  # learnt by check_target
 
     def describe(self) -> str:
         return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
@@ -118,6 +119,7 @@ class PineconeBackend:
             index_dimension = pw.FieldReader(reply.body).int(2)
         else:
             index_dimension = int(orjson.loads(reply.body or b"{}").get("dimension") or 0)
+        self._index_dimension = index_dimension or None  # 0: a sparse-only index
         if dimension and index_dimension and dimension != index_dimension:
             raise ConfigError(
                 f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}"
@@ -155,8 +157,12 @@ class PineconeBackend:
         return _send_with_retries(transport, request, self.options.timeout_s)
 
     def resolved_options(self) -> dict[str, Any]:
-        """What executors may skip once the driver has run ``check_target``."""
-        return {"verify": False}
+        """What executors may skip once the driver has run ``check_target``, and what it learnt:
+        the index's dimension, so tasks refuse rows of another length instead of sending them."""
+        resolved: dict[str, Any] = {"verify": False}
+        if self.options.dimension is None and self._index_dimension:
+            resolved["dimension"] = self._index_dimension
+        return resolved
 
     # -- sizes ----------------------------------------------------------------------------------
 

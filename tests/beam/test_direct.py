@@ -294,11 +294,12 @@ def test_element_of_another_type_fails_with_its_name(grpc_server: ServerHandle) 
 
 
 def test_check_target_asks_the_database_while_the_pipeline_is_built(grpc_server: ServerHandle) -> None:
-    grpc_server.script(api_key="right-key")
+    grpc_server.script(api_key="right-key", dimension=data.DIM)
     with pytest.raises(AuthError):
         WriteToVectorDB(grpc_server.uri, api_key="wrong-key", check_target=True)
     sink = WriteToVectorDB(grpc_server.uri, api_key="right-key", check_target=True)
     assert getattr(sink.options, "verify", None) is False  # the workers need not ask again
+    assert sink.options.dimension == data.DIM  # and refuse rows of another length before sending
     pipeline, _ = write_records(grpc_server.uri, shards=1, api_key="right-key", check_target=True)
     pipeline.run().wait_until_finish()
     assert len(grpc_server.arrived().ids()) == 1000

@@ -109,6 +109,14 @@ def test_api_key_env_is_read_once_on_the_driver_for_every_task(
     assert "key-read-on-the-driver" not in repr(plan)
 
 
+def test_the_driver_hands_tasks_the_index_dimension_it_learnt(frame: Any, grpc_server: ServerHandle) -> None:
+    grpc_server.script(dimension=4)
+    plan = plan_write({"uri": grpc_server.uri}, frame.schema, overwrite=False)
+    assert (plan.options.dimension, getattr(plan.options, "verify", None)) == (4, False)
+    grpc_server.script()  # an index that reports no dimension (a sparse-only one: 0)
+    assert plan_write({"uri": grpc_server.uri}, frame.schema, overwrite=False).options.dimension is None
+
+
 def test_missing_uri_fails_before_any_job(spark: Any, frame: Any) -> None:
     before = job_ids(spark)
     with pytest.raises(Exception, match="option uri is required"):
