@@ -209,6 +209,25 @@ def test_on_error_report_succeeds_and_counts(spark: Any, grpc_server: ServerHand
     assert report["reasons"][0][0].startswith("Rejected: ")
 
 
+def test_rows_of_another_length_than_the_index_are_refused_before_sending(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path
+) -> None:
+    grpc_server.script(dimension=16)  # the driver learns it; the 8-d rows never reach the server
+    df = spark.createDataFrame(vectors_table(300, 8)).repartition(2)
+    (
+        df.write.format("vectordb")
+        .option("uri", grpc_server.uri)
+        .option("on_error", "report")
+        .option("report_path", str(tmp_path))
+        .mode("append")
+        .save()
+    )
+    report = read_report(tmp_path)
+    assert (report["written"], report["failed"], report["requests"]) == (0, 300, 0)
+    assert "vector has 8 dimensions; expected 16" in report["reasons"][0][0]
+    assert grpc_server.arrived().requests == []
+
+
 def test_one_client_per_worker_process_across_tasks(
     spark: Any, grpc_server: ServerHandle, tmp_path: Path
 ) -> None:
