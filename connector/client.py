@@ -60,8 +60,14 @@ def load_backend(options: BackendOptions) -> Backend:
 
 
 def connect(uri: str, **options: Any) -> Client:
-    """A client for ``uri``; see DESIGN.md §2 for the options. Use it as a context manager."""
-    return Client(resolve_options({"uri": uri, **options}))
+    """A client for ``uri``; see DESIGN.md §2 for the options. Use it as a context manager.
+
+    Unlike ``Client(options)``, which reads ``api_key_env`` only when it connects (on a worker),
+    this reads it now, so a variable that is not set fails here rather than at the first write.
+    """
+    parsed = resolve_options({"uri": uri, **options})
+    parsed.credential()
+    return Client(parsed)
 
 
 class Client:

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
-from vectordb.connector import AuthError, ConfigError, ConnectError, connect
+from vectordb.connector import AuthError, Client, ConfigError, ConnectError, connect
+from vectordb.connector.client import resolve_options
 from vectordb.connector.transports.base import forget_shared
 
 DIM = 16
@@ -90,8 +91,12 @@ def test_api_key_env_is_read_when_the_client_connects(
 ) -> None:
     server.script(api_key="right")
     monkeypatch.delenv("VDB_TEST_KEY", raising=False)
-    with connect(server.uri, api_key_env="VDB_TEST_KEY") as client:  # made without the variable
-        with pytest.raises(ConfigError, match="option api_key_env: environment variable 'VDB_TEST_KEY'"):
+    unset = "option api_key_env: environment variable 'VDB_TEST_KEY'"
+    with pytest.raises(ConfigError, match=unset):
+        connect(server.uri, api_key_env="VDB_TEST_KEY")  # connect() reads it at once
+    # a Client made from parsed options (a Beam worker's) reads it when it connects
+    with Client(resolve_options({"uri": server.uri, "api_key_env": "VDB_TEST_KEY"})) as client:
+        with pytest.raises(ConfigError, match=unset):
             client.upsert(table(3)[0])
         monkeypatch.setenv("VDB_TEST_KEY", "right")
         assert client.upsert(table(3)[0]).ok
