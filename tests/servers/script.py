@@ -19,7 +19,8 @@ Each request takes at most one fault, decided on arrival in this order:
 
 The "first N" counters count down from the moment the script is set. A request that gets no
 fault waits ``delay_s``, is decoded, and is rejected whole (400 / ``INVALID_ARGUMENT``) when
-it holds an id of ``reject_ids`` or a dense vector whose length is not ``dimension``, as
+it holds an id of ``reject_ids`` (its message names the ids, or with ``reject_named=False`` no row at
+all) or a dense vector whose length is not ``dimension``, as
 Pinecone rejects a request whole; otherwise it is applied. ``noop`` skips decoding and
 recording of bodies: the reply counts the vectors cheaply, for throughput runs.
 """
@@ -66,6 +67,8 @@ class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     drop_first: int = 0
     delay_s: float = 0.0
     reject_ids: frozenset[str] = frozenset()
+    reject_named: bool = True  # False: one message for any rejected id, naming no row (as Pinecone words its
+    # rejections of an over-long id or over-size metadata), so isolation cannot lean on the message
     dimension: int | None = None  # reject dense vectors of another length, like an index of this dimension
     api_key: str | None = None  # required key, when set
     max_in_flight: int | None = None  # throttle above this many concurrent upserts
@@ -172,8 +175,11 @@ class Verdict:
 
 
 def rejection_message(script: FaultScript, vectors: list[ArrivedVector]) -> str | None:
-    """Why a request is rejected whole, naming the ids at fault; ``None`` when it is accepted."""
+    """Why a request is rejected whole, naming the ids at fault unless ``reject_named`` is off (then the
+    same message whatever the row); ``None`` when it is accepted."""
     bad = sorted({v.id for v in vectors if v.id in script.reject_ids})
+    if bad and not script.reject_named:
+        return "Invalid vector: request rejected"
     if bad:
         more = " (and more)" if len(bad) > 10 else ""
         return f"Vector ID {', '.join(repr(i) for i in bad[:10])}{more} rejected"
