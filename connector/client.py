@@ -16,7 +16,7 @@ from .backends.base import Backend
 from .backends.registry import backend_class
 from .batching import split_rows
 from .embedded import lite_path
-from .errors import ConfigError
+from .errors import ConfigError, DimensionMismatch
 from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
 from .records import VectorRecord
@@ -96,7 +96,8 @@ class Client:
                 f"option max_batch_bytes: {self.backend.name} takes at most {limits.max_bytes} bytes "
                 "per request"
             )
-        self.dimension = DimensionState(options.dimension)
+        self.dimension = DimensionState(options.dimension, resolve=self._agree_dimension)
+        self._target_checked = False
         self._engine: Engine | None = None
 
     def __repr__(self) -> str:
@@ -157,11 +158,29 @@ class Client:
 
     # -- input → sized batches ------------------------------------------------------------------
 
+    def _check_target(self, dimension: int | None) -> None:
+        self.backend.check_target(self.engine.transport, dimension)
+        self._target_checked = True
+
+    def _agree_dimension(self, from_rows: int) -> int:
+        """The dimension a write learnt from its rows, unless the target has another: then the target's
+        (rows of another length fail one by one). Checks, and with ``create=true`` makes, the target."""
+        try:
+            self._check_target(from_rows)
+        except DimensionMismatch as exc:
+            if exc.target_dimension is None:
+                raise
+            self._check_target(exc.target_dimension)
+            return exc.target_dimension
+        return from_rows
+
     def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
         refuse = getattr(self.backend, "refuse", None)
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:
+                if not self._target_checked:  # a given dimension, or rows with no dense vector
+                    self._check_target(self.dimension.value)
                 if refuse is not None:  # the backend's own rules (e.g. Chroma's metadata types)
                     kept, failures = refuse(batch)
                     refused.extend(failures)

@@ -4,8 +4,18 @@ The caller's thread pulls a batch only when a send slot is free (so memory stays
 whatever the input size), encodes it while earlier requests are on the wire, and hands it
 to a sender thread. At most ``limit`` requests are in flight, where ``limit`` adapts
 (AIMD) below ``max_concurrency``. Sender threads retry what is retryable, with backoff
-and under a retry budget, and bisect whole-batch rejections so only the rows the server
-refuses fail. Every row ends in the report as written or failed, with its reason.
+and under a retry budget. Every row ends in the report as written or failed, with its reason.
+
+Isolation. A batch refused whole is split until exactly the rows the server refuses are
+left, whatever the messages say: two bad rows, one in each half, give both halves the same
+message, which proves nothing about the batch. When a half is accepted, its twin must hold a
+refused row and is split without being sent whole. Requests spent this way come from the
+isolation budget; past it, a refused batch's rows fail together with a reason that says they
+were not isolated. While no row has been accepted, rows refused one by one for one reason
+count towards a systemic stop (``SystemicRejection``): the cause is the whole write.
+
+Order per id. A batch that shares an id with a batch in flight waits until that one is done,
+so the same id twice in one write lands in input order: the last occurrence wins.
 
 A fatal error (bad credentials, no such index, a host that never answered) stops the
 pulling, lets the requests in flight finish, and is raised: nothing later could succeed.
@@ -13,6 +23,7 @@ pulling, lets the requests in flight finish, and is raised: nothing later could 
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
@@ -21,14 +32,28 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 
 from .backends.base import Backend
-from .errors import ConnectError, ConnectorError, Rejected, ServerError, Throttled, TransportError
-from .limits import AimdLimit, Backoff, RateBudget, RetryBudget
+from .errors import (
+    ConnectError,
+    ConnectorError,
+    Rejected,
+    ServerError,
+    SystemicRejection,
+    Throttled,
+    TransportError,
+)
+from .limits import AimdLimit, Backoff, IsolationBudget, RateBudget, RetryBudget, SystemicWatch
 from .options import BackendOptions
 from .report import BatchFailure, WriteReport
 from .rows import RowBatch
 from .transports.base import Transport, WireRequest
 
 __all__ = ["Engine"]
+
+_ACCEPTED, _GONE = object(), object()  # what isolating one part came to, besides a refusal
+
+
+def _refusal(result: object, known: Rejected) -> Rejected:
+    return result if isinstance(result, Rejected) else known
 
 
 class Engine:
@@ -57,7 +82,9 @@ class Engine:
         self._in_flight = 0
         self._fatal: BaseException | None = None
         self._reached_server = False
-        self._target_checked = False
+        self._isolation = IsolationBudget(options.isolation_budget)
+        self._systemic = SystemicWatch()
+        self._held: dict[str | None, set[object]] = {}  # ids in flight, per namespace
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -73,19 +100,20 @@ class Engine:
                 future = None
                 try:
                     batch = next(source, None)
-                    if batch is None:
+                    if batch is None or not self._hold_ids(batch):
                         break
-                    if not self._target_checked:
-                        self.backend.check_target(self.transport, batch.dimension)
-                        self._target_checked = True
-                    request = self.backend.request_for(batch)
-                    self._pace(len(batch), len(request.body))
-                    future = self._pool.submit(self._deliver_or_stop, batch, request, report)
+                    try:
+                        request = self.backend.request_for(batch)
+                        self._pace(len(batch), len(request.body))
+                        future = self._pool.submit(self._deliver_or_stop, batch, request, report)
+                    finally:
+                        if future is None:
+                            self._release_ids(batch)
                 finally:
                     if future is None:  # nothing was sent on this slot: a later write must get it back
                         self._give_slot()
                 # release in the done-callback: it runs however the sender ends
-                future.add_done_callback(lambda _f: self._give_slot())
+                future.add_done_callback(functools.partial(self._done, batch))
                 futures.append(future)
                 if len(futures) > 4 * self.options.max_concurrency:
                     futures = [f for f in futures if not f.done()]
@@ -116,6 +144,27 @@ class Engine:
             self._in_flight -= 1
             self._cond.notify_all()
 
+    def _done(self, batch: RowBatch, _future: Future[None]) -> None:
+        self._release_ids(batch)
+        self._give_slot()
+
+    def _hold_ids(self, batch: RowBatch) -> bool:
+        """Wait until no batch in flight shares an id with ``batch``, then hold its ids; False if the
+        write stopped meanwhile. Keeps the same id twice in one write in input order."""
+        with self._cond:
+            held = self._held.setdefault(batch.namespace, set())
+            while self._fatal is None and not held.isdisjoint(batch.ids):
+                self._cond.wait()
+            if self._fatal is not None:
+                return False
+            held.update(batch.ids)
+            return True
+
+    def _release_ids(self, batch: RowBatch) -> None:
+        with self._cond:
+            self._held[batch.namespace].difference_update(batch.ids)
+            self._cond.notify_all()
+
     def _pace(self, rows: int, nbytes: int) -> None:
         if self._rate.unbounded:
             return
@@ -143,16 +192,16 @@ class Engine:
 
     def _deliver(self, batch: RowBatch, request: WireRequest, report: WriteReport) -> None:
         """Send one batch until it lands or fails; every row ends in ``report``."""
+        with self._cond:
+            self._isolation.on_rows_sent(len(batch))
         error, attempts = self._attempt(batch, request, report)
         if error is None:
             return
-        if (
-            isinstance(error, Rejected)
-            and self.backend.bisect_rejections
-            and len(batch) > 1
-            and not error.fatal
-        ):
-            self._bisect(batch, error, report)
+        if isinstance(error, Rejected) and self.backend.bisect_rejections and not error.fatal:
+            if len(batch) > 1:
+                self._isolate(batch, error, report)
+            else:
+                self._refused_row(batch, error, attempts, report)
         else:
             self._give_up(batch, error, attempts, report)
 
@@ -180,6 +229,8 @@ class Engine:
                 self._reached_server = True
                 self.limit.on_success()
                 self._retry_budget.on_success()
+                if outcome.written:
+                    self._systemic.on_accepted()
                 report.written += outcome.written
                 for failure in outcome.failures:
                     report.failed += len(failure.ids)
@@ -187,24 +238,83 @@ class Engine:
                 self._cond.notify_all()
             return None, attempts
 
-    def _bisect(self, batch: RowBatch, error: Rejected, report: WriteReport) -> None:
-        """Split a rejected batch until only the rows the server refuses are left.
+    def _isolate(self, batch: RowBatch, error: Rejected, report: WriteReport) -> None:
+        """Split a batch refused whole until exactly the rows the server refuses are left.
 
-        When both halves are refused with the parent's very message, the cause is the whole batch
-        (a dimension that does not match the index, say), not some rows: both halves fail as they
-        are, which costs 3 requests instead of the 2n - 1 of splitting down to single rows.
+        Depth first, left before right (input order), so memory is one path of halves. Each entry
+        holds (or, when its twin was accepted, must hold) a refused row, with the last refusal seen
+        above it for messages. A half is sent whole only when nothing says it is refused; a single
+        row is always sent, so no row is blamed by inference. Stops early on a systemic cause or a
+        fatal error, failing what is left with a reason that says it was not isolated.
         """
-        mid = len(batch) // 2
-        halves = (batch.slice(0, mid), batch.slice(mid, len(batch)))
-        results = [self._attempt(half, self.backend.request_for(half), report) for half in halves]
-        same = all(isinstance(err, Rejected) and str(err) == str(error) for err, _ in results)
-        for half, (err, attempts) in zip(halves, results, strict=True):
-            if err is None:
+        stack: list[tuple[RowBatch, Rejected]] = [(batch, error)]
+        while stack:
+            node, known = stack.pop()
+            if not self._may_isolate(node, known, report):
                 continue
-            if isinstance(err, Rejected) and len(half) > 1 and not same and not err.fatal:
-                self._bisect(half, err, report)
+            mid = len(node) // 2
+            left, right = node.slice(0, mid), node.slice(mid, len(node))
+            left_result = self._probe(left, known, report)
+            if left_result is _ACCEPTED:
+                if len(right) > 1:
+                    stack.append((right, known))  # its twin was accepted: right holds the refused row
+                    continue
+                right_result = self._probe(right, known, report)
             else:
-                self._give_up(half, err, attempts, report)
+                right_result = self._probe(right, _refusal(left_result, known), report)
+            for part, result in ((right, right_result), (left, left_result)):  # left is popped first
+                if isinstance(result, Rejected) and len(part) > 1:
+                    stack.append((part, result))
+
+    def _may_isolate(self, part: RowBatch, known: Rejected, report: WriteReport) -> bool:
+        """True if one more isolation request may be sent; else ``part`` fails whole, saying why."""
+        with self._cond:
+            allowed = self._fatal is None and self._isolation.available
+            spent = self._isolation.spent
+        if allowed:
+            return True
+        note = (
+            "not isolated: the write stopped"
+            if self._fatal is not None
+            else f"not isolated: the isolation budget ({spent} requests) is spent; "
+            "these rows were in a batch the server refused and may be good"
+        )
+        self._fail(report, part, known, 1, note, error_type="NotIsolated")
+        return False
+
+    def _probe(self, part: RowBatch, known: Rejected, report: WriteReport) -> Rejected | object:
+        """Send ``part`` whole. Returns its refusal (a single row's is accounted for here),
+        ``_ACCEPTED``, or ``_GONE`` (failed for another reason, or not sent: budget or stop)."""
+        if not self._may_isolate(part, known, report):
+            return _GONE
+        with self._cond:
+            self._isolation.try_spend()
+        error, attempts = self._attempt(part, self.backend.request_for(part), report)
+        if error is None:
+            return _ACCEPTED
+        if not isinstance(error, Rejected) or error.fatal:
+            self._give_up(part, error, attempts, report)
+            return _GONE
+        if len(part) == 1:
+            self._refused_row(part, error, attempts, report)
+        return error
+
+    def _refused_row(self, row: RowBatch, error: Rejected, attempts: int, report: WriteReport) -> None:
+        """One row the server refused on its own; enough of them alike, and nothing accepted, stop the write."""
+        self._fail(report, row, error, attempts)
+        with self._cond:
+            systemic = self._systemic.on_row_refused(str(error))
+            count = self._systemic.count
+        if systemic:
+            self._set_fatal(
+                SystemicRejection(
+                    f"{self.backend.describe()} refused each of the first {count} rows sent one by one "
+                    f"for the same reason and accepted none: {error}. The cause is the write itself (the "
+                    "target's schema or limits, the vectors' kind), not some rows: stopped instead of "
+                    "refusing every row at about two requests a row",
+                    status=error.status,
+                )
+            )
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int, report: WriteReport) -> bool:
         with self._cond:
@@ -226,12 +336,18 @@ class Engine:
         self._fail(report, batch, exc, attempts, note)
 
     def _fail(
-        self, report: WriteReport, batch: RowBatch, exc: ConnectorError, attempts: int, note: str = ""
+        self,
+        report: WriteReport,
+        batch: RowBatch,
+        exc: ConnectorError,
+        attempts: int,
+        note: str = "",
+        error_type: str | None = None,
     ) -> None:
         failure = BatchFailure(
             ids=batch.str_ids(),
             error=f"{exc} ({note})" if note else str(exc),
-            error_type=type(exc).__name__,
+            error_type=error_type or type(exc).__name__,
             retryable=exc.retryable,
             attempts=attempts,
         )

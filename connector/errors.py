@@ -4,6 +4,7 @@
 
     ConnectorError
     ├── ConfigError(ValueError)              bad options, URI or schema; raised before anything is sent
+    │   └── DimensionMismatch                the target's dimension differs: .target_dimension
     ├── MissingExtra(ImportError)            a backend's optional dependency is not installed
     ├── TransportError                       no usable answer from the server
     │   ├── ConnectError                     could not connect (refused, DNS, TLS handshake)
@@ -12,6 +13,7 @@
     │   ├── Throttled                        retryable; halves the in-flight limit
     │   ├── Unavailable                      retryable (5xx, UNAVAILABLE)
     │   ├── Rejected                         not retryable: the request (or some of its rows) is invalid
+    │   │   └── SystemicRejection            fatal: the first rows sent one by one were all refused alike
     │   ├── AuthError                        fatal: credentials or permissions (401/403)
     │   └── NotFound                         fatal: no such index/collection/endpoint (404)
     └── WriteFailed                          raised by ``on_error="fail"``; carries ``.report``
@@ -33,10 +35,12 @@ __all__ = [
     "ConnectError",
     "ConnectorError",
     "DeadlineExceeded",
+    "DimensionMismatch",
     "MissingExtra",
     "NotFound",
     "Rejected",
     "ServerError",
+    "SystemicRejection",
     "Throttled",
     "TransportError",
     "Unavailable",
@@ -53,6 +57,18 @@ class ConnectorError(Exception):
 
 class ConfigError(ConnectorError, ValueError):
     """Bad options, URI or input schema. The message names the option or column at fault."""
+
+
+class DimensionMismatch(ConfigError):
+    """The target holds vectors of another dimension than the one asked for.
+
+    A dimension the user gave (option ``dimension``) is an error; one only learnt from the rows
+    gives way to the target's (``target_dimension``), and rows of another length fail one by one.
+    """
+
+    def __init__(self, message: str, *, target_dimension: int | None = None) -> None:
+        super().__init__(message)
+        self.target_dimension = target_dimension
 
 
 class MissingExtra(ConnectorError, ImportError):
@@ -103,6 +119,14 @@ class Unavailable(ServerError):
 
 class Rejected(ServerError):
     """400 / INVALID_ARGUMENT and kin: the request is invalid; a whole-batch rejection is bisected."""
+
+
+class SystemicRejection(Rejected):
+    """The first rows sent one by one were all refused for one reason and no row was accepted: the
+    cause is the whole write (the target's schema or limits), so the write stops instead of isolating
+    every row at about two requests a row."""
+
+    fatal = True
 
 
 class AuthError(ServerError):

@@ -15,7 +15,7 @@ __all__ = ["enforce"]
 def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
     """Raise ``WriteFailed`` if the policy is ``fail`` and any row failed; else return the report."""
     if on_error == "fail" and not report.ok:
-        sample = ", ".join(report.failed_ids[:5])
+        sample = ", ".join(map(str, report.failed_ids[:5]))
         raise WriteFailed(
             f"{target}: {report.failed} of {report.written + report.failed} rows failed (first ids: {sample}); "
             f"{report!r}. Set on_error='report' or 'dead_letter' to keep the rows that did land without failing.",

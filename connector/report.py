@@ -17,14 +17,16 @@ __all__ = ["BatchFailure", "WriteReport"]
 class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     """Rows that failed together, for one reason."""
 
-    ids: tuple[str, ...]
+    ids: tuple[str | None, ...]  # None: the row had no id
     error: str  # the reason, as the server or the validator said it
-    error_type: str = "Rejected"  # class name from errors.py, or "Invalid" for rows refused before sending
+    # class name from errors.py; "Invalid" for rows refused before sending; "NotIsolated" for rows of a
+    # refused batch left unisolated (budget spent, or the write stopped): they may be good
+    error_type: str = "Rejected"
     retryable: bool = False
     attempts: int = 0  # requests that carried these rows; 0 = never sent
 
     def __repr__(self) -> str:
-        head = ", ".join(self.ids[:3]) + (", …" if len(self.ids) > 3 else "")
+        head = ", ".join(map(str, self.ids[:3])) + (", …" if len(self.ids) > 3 else "")
         return f"BatchFailure({len(self.ids)} rows [{head}]: {self.error_type}: {self.error})"
 
 
@@ -45,7 +47,7 @@ class WriteReport(msgspec.Struct, kw_only=True):
         return self.failed == 0
 
     @property
-    def failed_ids(self) -> list[str]:
+    def failed_ids(self) -> list[str | None]:
         return [i for f in self.failures for i in f.ids]
 
     def merge(self, other: WriteReport) -> WriteReport:

@@ -133,12 +133,26 @@ class Columns:
 
 
 class DimensionState:
-    """The dimension of this write: given by the options, or learnt from its first vector."""
+    """The dimension of this write: option ``dimension``, else the target's, else the rows' agreed one.
 
-    __slots__ = ("value",)
+    Never one row's: the agreed length is the most common among the first input chunk's vectors
+    (the smaller on a tie). ``resolve``, set by the client, checks it against the target and
+    returns the dimension the write must have (the target's, where one exists).
+    """
 
-    def __init__(self, value: int | None = None) -> None:
+    __slots__ = ("resolve", "value")
+
+    def __init__(self, value: int | None = None, resolve: Callable[[int], int] | None = None) -> None:
         self.value = value
+        self.resolve = resolve
+
+    def learn(self, lengths: np.ndarray) -> None:
+        """Agree on a dimension from the lengths of one chunk's present vectors, once."""
+        if self.value is not None or not lengths.size:
+            return
+        values, counts = np.unique(lengths, return_counts=True)
+        agreed = int(values[int(np.argmax(counts))])
+        self.value = self.resolve(agreed) if self.resolve is not None else agreed
 
 
 # --------------------------------------------------------------------------------------------------
@@ -432,7 +446,7 @@ def _assemble(
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    # ids are unique per namespace: the same id in two namespaces is two rows
+    # ids are keys per namespace: the same id in two namespaces is two rows
     keys = cols.ids
     if (
         cols.namespaces is not None
@@ -441,8 +455,9 @@ def _assemble(
             (ns if ns is None or type(ns) is str else repr(ns), i)
             for ns, i in zip(cols.namespaces, cols.ids, strict=True)
         ]
+    generations = None
     if not _ids_all_fine(cols.ids, keys, rules):  # the per-row walk only when something is wrong
-        _check_ids(cols.ids, keys, rules, refuse, reasons)
+        generations = _check_ids(cols.ids, keys, rules, refuse, reasons)
 
     # dense vectors
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
@@ -455,7 +470,7 @@ def _assemble(
     refuse(np.flatnonzero(missing & ~missing_ok), "null vector")
     present = ~missing
     if dim.value is None and present.any():
-        dim.value = int(lengths[present][0])
+        dim.learn(lengths[present])
     dense_ok = present.copy()
     if dim.value is not None:
         wrong = present & (lengths != dim.value)
@@ -497,7 +512,13 @@ def _assemble(
             refuse([i], f"namespace {ns!r} is not a string")
 
     return _group(
-        cols, reasons, dense_ok & ~np.isin(np.arange(n), list(reasons)), sparse_rows, ns_values, dim
+        cols,
+        reasons,
+        dense_ok & ~np.isin(np.arange(n), list(reasons)),
+        sparse_rows,
+        ns_values,
+        dim,
+        generations,
     )
 
 
@@ -522,9 +543,15 @@ def _check_ids(
     rules: RowRules,
     refuse: Callable[[Iterable[int], str], None],
     reasons: dict[int, str],
-) -> None:
-    """The per-row walk: missing, empty, too long, wrongly typed and duplicate ids (by ``keys``)."""
+) -> np.ndarray | None:
+    """The per-row walk: missing, empty, too long and wrongly typed ids are refused.
+
+    Returns each row's generation, or ``None`` when every key is unique: the number of earlier
+    rows with the same key (the id, or (namespace, id)). A repeated id is not refused: rows go
+    to the database in generations, each after the one before, so the last occurrence wins.
+    """
     seen: dict[Any, int] = {}
+    generations = np.zeros(len(ids), dtype=np.int64)
     for i, key in enumerate(ids):
         if key is None:
             refuse([i], "missing id")
@@ -536,9 +563,9 @@ def _check_ids(
         elif not isinstance(key, int):
             refuse([i], f"id {key!r} is neither a string nor an integer")
         if i not in reasons:
-            first = seen.setdefault(keys[i], i)
-            if first != i:
-                refuse([i], f"duplicate id {key!r} (also in row {first} of the same input)")
+            generations[i] = seen.get(keys[i], 0)
+            seen[keys[i]] = int(generations[i]) + 1
+    return generations if generations.any() else None
 
 
 def metadata_json_len(metadata: dict[str, Any] | None) -> int:
@@ -601,14 +628,15 @@ def _group(
     sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None,
     ns_values: list[Any],
     dim: DimensionState,
+    generations: np.ndarray | None = None,
 ) -> Prepared:
-    """Failures for refused rows; one RowBatch per namespace for the rest."""
+    """Failures for refused rows; one RowBatch per namespace (and generation of a repeated id) for the rest."""
     out = Prepared()
     by_reason: dict[str, list[int]] = {}
     for i, reason in sorted(reasons.items()):
         by_reason.setdefault(reason, []).append(i)
     for reason, rows in by_reason.items():
-        ids = tuple("" if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
+        ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
         out.failures.append(BatchFailure(ids=ids, error=reason, error_type="Invalid"))
 
     keep = np.ones(cols.n, dtype=bool)
@@ -616,17 +644,19 @@ def _group(
     if not keep.any():
         return out
     matrix = _matrix(cols, dense_ok, dim.value)
-    # one batch per (namespace, has a dense vector): a batch's rows are all dense or all sparse-only
-    groups: dict[tuple[Any, bool], list[int]] = {}
-    if len(set(ns_values)) == 1:  # the usual case: no per-row namespace, no walk over the rows
+    # one batch per (generation, namespace, has a dense vector): a batch's rows are all dense or all
+    # sparse-only, and hold an id once; generations go out in order, so a repeated id's last row wins
+    groups: dict[tuple[int, Any, bool], list[int]] = {}
+    if len(set(ns_values)) == 1 and generations is None:  # the usual case: no walk over the rows
         for dense in (True, False):
             rows = np.flatnonzero(keep & (dense_ok == dense)).tolist()
             if rows:
-                groups[(ns_values[0], dense)] = rows
+                groups[(0, ns_values[0], dense)] = rows
     else:
         for row in np.flatnonzero(keep):
-            groups.setdefault((ns_values[row], bool(dense_ok[row])), []).append(int(row))
-    for (ns, dense), rows in groups.items():
+            generation = 0 if generations is None else int(generations[row])
+            groups.setdefault((generation, ns_values[row], bool(dense_ok[row])), []).append(int(row))
+    for (_, ns, dense), rows in sorted(groups.items(), key=lambda group: group[0][0]):
         every = len(rows) == cols.n
         vectors = None
         if dense and matrix is not None:

@@ -55,7 +55,7 @@ class JobReport(msgspec.Struct, frozen=True, kw_only=True):
     bytes_sent: int
     elapsed_s: float
     reasons: list[tuple[str, int]]
-    failed_ids_sample: list[str]
+    failed_ids_sample: list[str | None]
     dead_letter_files: list[str]
     tasks: list[TaskSummary]
 

@@ -58,7 +58,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ..errors import ConfigError, ConnectorError, NotFound, Rejected
+from ..errors import ConfigError, ConnectorError, DimensionMismatch, NotFound, Rejected
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
@@ -178,9 +178,10 @@ class ChromaBackend:
             self._checked = True
         stored = None if self._target is None else self._target.dimension
         if dimension is not None and stored is not None and stored != dimension:
-            raise ConfigError(
+            raise DimensionMismatch(
                 f"chroma collection {self.collection!r} holds {stored}-dimensional vectors; this write has "
-                f"{dimension} (option dimension, or the length of the input's vectors)"
+                f"{dimension} (option dimension, or the length of the input's vectors)",
+                target_dimension=stored,
             )
 
     def resolved_options(self) -> dict[str, str]:

@@ -54,6 +54,7 @@ from ..errors import (
     AuthError,
     ConfigError,
     ConnectError,
+    DimensionMismatch,
     NotFound,
     Rejected,
     ServerError,
@@ -284,8 +285,9 @@ class MilvusBackend:
 
     def _check_layout(self, layout: Layout, dimension: int | None) -> None:
         if dimension is not None and layout.dim is not None and layout.dim != dimension:
-            raise ConfigError(
-                f"dimension mismatch: collection {self.collection} has dim {layout.dim}, data has {dimension}"
+            raise DimensionMismatch(
+                f"dimension mismatch: collection {self.collection} has dim {layout.dim}, data has {dimension}",
+                target_dimension=layout.dim,
             )
 
     def _create(self, dimension: int, *, key_int64: bool, sparse: bool) -> Layout:

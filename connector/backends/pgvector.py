@@ -46,7 +46,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ..errors import AuthError, ConfigError, Rejected, ServerError
+from ..errors import AuthError, ConfigError, DimensionMismatch, Rejected, ServerError
 from ..options import BackendOptions
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
@@ -345,9 +345,10 @@ def learn_layout(
     _, vector_sql, typmod = by_name[vector_name]
     table_dim = typmod if typmod > 0 else None
     if dimension is not None and table_dim is not None and dimension != table_dim:
-        raise ConfigError(
+        raise DimensionMismatch(
             f"dimension mismatch: table {table} column {vector_name} is {vector_sql}, "
-            f"the data has {dimension} dimensions"
+            f"the data has {dimension} dimensions",
+            target_dimension=table_dim,
         )
     metadata_name = _pick(table, by_name, ("jsonb", "json"), "metadata")
     namespace = Column("namespace", by_name["namespace"][1]) if "namespace" in by_name else None

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from .. import protowire as pw
-from ..errors import ConfigError, NotFound, ServerError, TransportError
+from ..errors import ConfigError, DimensionMismatch, NotFound, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules, metadata_json_len
@@ -121,8 +121,9 @@ class PineconeBackend:
             index_dimension = int(orjson.loads(reply.body or b"{}").get("dimension") or 0)
         self._index_dimension = index_dimension or None  # 0: a sparse-only index
         if dimension and index_dimension and dimension != index_dimension:
-            raise ConfigError(
-                f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}"
+            raise DimensionMismatch(
+                f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}",
+                target_dimension=index_dimension,
             )
 
     def clear_target(self, transport: Transport, namespace: str | None) -> str:

@@ -21,6 +21,7 @@ from vectordb.connector import (
     connect,
 )
 from vectordb.connector.engine import Engine
+from vectordb.connector.errors import SystemicRejection
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
@@ -275,17 +276,16 @@ def test_arrow_input_reaches_the_wire_as_the_same_float32_bytes() -> None:
         assert got[f"a{i}"].tobytes() == matrix[i].tobytes()
 
 
-def test_a_rejection_of_every_row_is_not_split_down_to_single_rows() -> None:
+def test_a_rejection_of_every_row_stops_the_write_after_a_bounded_number_of_requests() -> None:
     def wrong_dimension(request: WireRequest) -> WireReply:
         raise Rejected("INVALID_ARGUMENT: Vector dimension 4 does not match the dimension of the index 8")
 
-    client, transport = client_with(wrong_dimension, batch_size=64, on_error="report")
-    report = client.upsert(rows(128))
-    assert report.written == 0 and report.failed == 128
-    assert len(transport.requests) == 2 * 3  # each batch, then its two halves: the cause is not a row
-    assert {f.error for f in report.failures} == {
-        "INVALID_ARGUMENT: Vector dimension 4 does not match the dimension of the index 8"
-    }
+    client, transport = client_with(wrong_dimension, batch_size=64, on_error="report", max_concurrency=1)
+    with pytest.raises(SystemicRejection, match="refused each of the first 32 rows") as info:
+        client.upsert(rows(10_000))
+    assert "Vector dimension 4 does not match" in str(info.value)
+    # one batch of 64 split depth first: 32 single rows refused, plus the halves above them
+    assert len(transport.requests) < 80
 
 
 def test_a_failed_write_gives_back_its_slots_so_the_next_write_runs() -> None:

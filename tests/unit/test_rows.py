@@ -88,26 +88,29 @@ def test_columns_are_checked_as_dicts_are_and_int_ids_become_strings() -> None:
         namespaces=None,
     )
     prepared = prepare_columns(columns, RULES, DimensionState())
-    assert reasons(prepared) == {
-        "b": "vector contains NaN or infinity",
-        "c": "null vector",
-        "7": "duplicate id '7' (also in row 0 of the same input)",
-    }
-    [batch] = prepared.batches
-    assert batch.ids == ["7"] and batch.vectors is not None and batch.vectors[0].tolist() == [0, 1, 2, 3]
+    assert reasons(prepared) == {"b": "vector contains NaN or infinity", "c": "null vector"}
+    first, second = prepared.batches  # the repeated id goes out again, in a later batch
+    assert first.ids == ["7"] and first.vectors is not None and first.vectors[0].tolist() == [0, 1, 2, 3]
+    assert second.ids == ["7"] and second.vectors is not None and second.vectors[0].tolist() == [8, 9, 10, 11]
 
 
-def test_duplicate_id_refuses_the_later_row() -> None:
-    prepared = prep([good(0), good(1), {"id": "g0", "values": [9.0] * 4}])
-    assert reasons(prepared) == {"g0": "duplicate id 'g0' (also in row 0 of the same input)"}
-    assert prepared.batches[0].vectors[0][0] == 0.0
+def test_a_repeated_id_goes_out_in_generations_in_input_order() -> None:
+    rows = [good(0), good(1), {"id": "g0", "values": [9.0] * 4}, good(2), {"id": "g0", "values": [7.0] * 4}]
+    prepared = prep(rows)
+    assert reasons(prepared) == {}
+    assert [(list(b.ids), b.vectors[:, 0].tolist()) for b in prepared.batches] == [
+        (["g0", "g1", "g2"], [0.0, 1.0, 2.0]),
+        (["g0"], [9.0]),
+        (["g0"], [7.0]),
+    ]
 
 
 def test_the_same_id_in_two_namespaces_is_two_rows() -> None:
     rows = [{**good(0), "namespace": "a"}, {**good(0), "namespace": "b"}, {**good(0), "namespace": "a"}]
     prepared = prep(rows)
-    assert reasons(prepared) == {"g0": "duplicate id 'g0' (also in row 0 of the same input)"}
-    assert sorted((b.namespace, list(b.ids)) for b in prepared.batches) == [("a", ["g0"]), ("b", ["g0"])]
+    assert reasons(prepared) == {}
+    # b's row and a's first row go together; a's second row follows, alone
+    assert [(b.namespace, list(b.ids)) for b in prepared.batches] == [("a", ["g0"]), ("b", ["g0"]), ("a", ["g0"])]
     odd = prep([{**good(1), "namespace": ["x"]}, {**good(1), "namespace": ["x"]}])  # unhashable: no crash
     assert sum(len(f.ids) for f in odd.failures) == 2 and not any(len(b) for b in odd.batches)
 
