@@ -144,15 +144,15 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
 # -- dead letters ------------------------------------------------------------------------------------
 
 
-def _rows_by_id(ids: Sequence[Any]) -> dict[str, list[int]]:
-    """Failed ids are strings; a duplicated id maps to each of its rows in turn."""
-    rows: dict[str, list[int]] = {}
+def _rows_by_id(ids: Sequence[Any]) -> dict[str | None, list[int]]:
+    """Failed ids are strings (``None`` for a row without one); a repeated id maps to its rows in turn."""
+    rows: dict[str | None, list[int]] = {}
     for i, row_id in enumerate(ids):
-        rows.setdefault("" if row_id is None else str(row_id), []).append(i)
+        rows.setdefault(None if row_id is None else str(row_id), []).append(i)
     return rows
 
 
-def _letter(record: dict[str, Any], failed_id: str, failure: BatchFailure) -> dict[str, Any]:
+def _letter(record: dict[str, Any], failed_id: str | None, failure: BatchFailure) -> dict[str, Any]:
     return {
         **record,
         "id": failed_id,

@@ -59,7 +59,7 @@ class VectorDataSource(DataSource):
     - ``metadata_columns``: columns sent as metadata; ``*`` = every other column; a column named
       ``metadata`` (struct, map or JSON string) is merged. Default: every other column. Example: ``title,url``.
     - ``dimension``: the vector dimension, checked against the target before any task starts.
-      Default: learnt from the first vector. Example: ``1536``.
+      Default: the target's, else the most common length among a task's first rows. Example: ``1536``.
     - ``batch_size``: rows per request. Default: per database (Pinecone 500, Milvus 1000). Example: ``200``.
     - ``max_batch_bytes``: bytes per request. Default: per database (Pinecone 2 MB). Example: ``1000000``.
     - ``max_concurrency``: requests in flight per task, adapted (AIMD) below it. Default: ``4``. Example: ``8``.
@@ -69,6 +69,9 @@ class VectorDataSource(DataSource):
       Default: unlimited. Example: ``5000``.
     - ``max_bytes_per_second``: bytes per second for the whole job, likewise. Default: unlimited.
       Example: ``50000000``.
+    - ``isolation_budget``: requests per row sent that splitting refused batches down to the refused
+      rows may spend (1,000 in reserve); ``0`` fails a refused batch whole. Default: ``0.25``.
+      Example: ``1``.
     - ``on_error``: ``fail`` (any failed row fails the job), ``report`` (the job succeeds, failures
       are counted and logged) or ``dead_letter`` (failed rows go to ``dead_letter_path``). Default:
       ``fail``. Example: ``dead_letter``.

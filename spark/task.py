@@ -213,29 +213,27 @@ def _densify(fields: dict[str, Any], sparse: np.ndarray, nulls: np.ndarray) -> p
 # dead letters
 
 
-def match_failures(row_ids: list[str], failures: list[BatchFailure]) -> list[tuple[int, int]]:
-    """(row, failure) pairs: each failed id matched to one row of the batch.
+def match_failures(row_ids: list[str | None], failures: list[BatchFailure]) -> list[tuple[int, int]]:
+    """(row, failure) pairs: each failed id matched to one row of the batch, in input order.
 
-    An id that occurs more than once in a batch is refused as a duplicate after its first row,
-    which may still be written: "duplicate id" failures take rows from the end, others from the start.
-    A failed id with no row left (which the core never reports) is matched to row ``-1``.
+    A failed id with no row left (which the core never reports) is matched to row ``-1``. An id
+    repeated in a batch is matched to its rows in order, whichever occurrence failed.
     """
     wanted = {i for f in failures for i in f.ids}
-    rows_of: dict[str, list[int]] = {}
+    rows_of: dict[str | None, list[int]] = {}
     for row, rid in enumerate(row_ids):
         if rid in wanted:
             rows_of.setdefault(rid, []).append(row)
     pairs = []
     for k, failure in enumerate(failures):
-        from_end = failure.error.startswith("duplicate id")
         for rid in failure.ids:
             rows = rows_of.get(rid)
-            pairs.append(((rows.pop() if from_end else rows.pop(0)) if rows else -1, k))
+            pairs.append((rows.pop(0) if rows else -1, k))
     return pairs
 
 
-def row_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str]:
-    """Each row's id as the core reports it in ``BatchFailure.ids`` (``""`` where it had none)."""
+def row_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str | None]:
+    """Each row's id as the core reports it in ``BatchFailure.ids`` (``None`` where it had none)."""
     import pyarrow as pa
 
     from vectordb.connector.rows import derive_id
@@ -245,8 +243,8 @@ def row_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str]:
         return [derive_id(values) for values in zip(*columns, strict=True)]
     column = batch.column(spec.id_column)
     if pa.types.is_fixed_size_binary(column.type) and column.type.byte_width == 16:
-        return ["" if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
-    return column.cast(pa.string()).fill_null("").to_pylist()
+        return [None if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
+    return column.cast(pa.string()).to_pylist()
 
 
 @dataclass

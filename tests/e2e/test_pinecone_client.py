@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
-from vectordb.connector import AuthError, Client, ConfigError, ConnectError, connect
+from vectordb.connector import AuthError, Client, ConfigError, ConnectError, WriteFailed, connect
 from vectordb.connector.client import resolve_options
 from vectordb.connector.transports.base import forget_shared
 
@@ -178,15 +178,19 @@ def test_wrong_api_key_stops_at_once_without_the_check(server: ServerHandle) -> 
     assert len(server.arrived().requests) == 1  # no retry storm: the first 401 stops the write
 
 
-def test_dimension_mismatch_with_the_index_fails_before_any_row_is_sent(server: ServerHandle) -> None:
+def test_rows_of_another_dimension_than_the_index_fail_before_any_is_sent(server: ServerHandle) -> None:
     server.script(dimension=DIM * 2)
     data, _ = table(50)
+    with connect(server.uri) as client, pytest.raises(WriteFailed) as info:
+        client.upsert(data)  # the index's dimension wins over the rows': each row fails, with the reason
+    assert info.value.report.failed == 50
+    assert f"50× Invalid: vector has {DIM} dimensions; expected {DIM * 2}" in str(info.value)
+    assert server.arrived().requests == []
     with (
-        connect(server.uri) as client,
+        connect(server.uri, dimension=DIM) as client,  # a dimension the user states must match the index
         pytest.raises(ConfigError, match=f"index .* has dimension {DIM * 2}, the data has {DIM}"),
     ):
         client.upsert(data)
-    assert server.arrived().requests == []
 
 
 def test_unreachable_host_fails_fast_with_a_clear_error() -> None:

@@ -148,10 +148,10 @@ def failure(ids: tuple[str, ...], error: str = "rejected") -> BatchFailure:
     return BatchFailure(ids=ids, error=error, error_type="Rejected", attempts=1)
 
 
-def test_failures_match_rows_by_id_duplicates_from_the_end() -> None:
-    ids = ["a", "b", "a", "c", "a"]
-    pairs = match_failures(ids, [failure(("b",)), failure(("a", "a"), "duplicate id 'a' (also in row 0)")])
-    assert pairs == [(1, 0), (4, 1), (2, 1)]
+def test_failures_match_rows_by_id_in_input_order() -> None:
+    ids = ["a", "b", "a", "c", "a", None]
+    pairs = match_failures(ids, [failure(("b",)), failure(("a", "a")), failure((None,))])
+    assert pairs == [(1, 0), (0, 1), (2, 1), (5, 2)]
     assert match_failures(ids, [failure(("zz",))]) == [(-1, 0)]
 
 
@@ -168,12 +168,12 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
     )
     location = Location.parse(str(tmp_path), "dead_letter_path")
     with DeadLetterFile(location, "_temporary-job/part.parquet", ColumnSpec()) as dead:
-        dead.add(batch, [failure(("b",)), BatchFailure(ids=("",), error="missing id", error_type="Invalid")])
+        dead.add(batch, [failure(("b",)), BatchFailure(ids=(None,), error="missing id", error_type="Invalid")])
     assert dead.staged == "_temporary-job/part.parquet" and dead.rows == 2
     table = pq.read_table(tmp_path / dead.staged)
     assert table.column_names == ["id", "error", "retryable", "attempts", "values", "row_error", "k"]
     assert table.to_pylist()[1] == {
-        "id": "",
+        "id": None,  # null, as the row had it: not an empty string
         "error": "Invalid: missing id",
         "retryable": False,
         "attempts": 0,
