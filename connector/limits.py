@@ -23,7 +23,7 @@ Isolation budget. A batch the server refuses whole is split until exactly the re
 are left (the engine's ``_isolate``); each request that costs is one token. The bucket starts
 full with ``reserve`` tokens and earns ``per_row`` for every row sent in a first attempt, up to
 ``reserve``: one bad row in a batch of ``n`` costs about 1.5 log2(n) + 1 requests, ``k`` bad rows
-about 2k + 1.5 k log2(n/k); the default 0.25 a row pays for about 10 bad rows per 500 sent. When
+about 2k + 1.5 k log2(n/k); the default, 1 a row, pays for about one bad row in six. When
 it is spent, the rows of a refused batch fail together, with a reason that says they were not
 isolated.
 

@@ -47,7 +47,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
     max_rows_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
     max_bytes_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
-    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 0.25  # requests per row sent
+    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 1.0  # requests per row sent
     on_error: Literal["fail", "report", "dead_letter"] = "fail"
     dead_letter_path: str | None = None
     create: bool = False

@@ -70,8 +70,8 @@ class VectorDataSource(DataSource):
     - ``max_bytes_per_second``: bytes per second for the whole job, likewise. Default: unlimited.
       Example: ``50000000``.
     - ``isolation_budget``: requests per row sent that splitting refused batches down to the refused
-      rows may spend (1,000 in reserve); ``0`` fails a refused batch whole. Default: ``0.25``.
-      Example: ``1``.
+      rows may spend (1,000 in reserve); ``0`` fails a refused batch whole. Default: ``1``.
+      Example: ``4``.
     - ``on_error``: ``fail`` (any failed row fails the job), ``report`` (the job succeeds, failures
       are counted and logged) or ``dead_letter`` (failed rows go to ``dead_letter_path``). Default:
       ``fail``. Example: ``dead_letter``.

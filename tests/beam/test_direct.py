@@ -254,7 +254,7 @@ def test_unreadable_and_invalid_rows_are_dead_letters(grpc_server: ServerHandle)
                     ("words", "vector is not a sequence of numbers", "Invalid", 0),
                     ("nan", "vector contains NaN or infinity", "Invalid", 0),
                     ("short", "vector has 2 dimensions; expected 3", "Invalid", 0),
-                    ("", "missing id", "Invalid", 0),
+                    (None, "missing id", "Invalid", 0),  # null, as the element had it
                 ]
             ),
         )

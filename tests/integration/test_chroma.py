@@ -106,8 +106,11 @@ def test_dimension_of_the_collection_is_checked_before_sending(
     chroma_collection: str,
 ) -> None:
     chroma_client.create_collection(chroma_collection).upsert(ids=["four"], embeddings=[[0.25] * 4])
+    report = write(chroma_server.uri(chroma_collection), make_table(3, DIM, seed=9))  # rows of another length
+    assert (report.written, report.failed, report.requests) == (0, 3, 0)
+    assert {f.error for f in report.failures} == {"vector has 8 dimensions; expected 4"}
     with pytest.raises(ConfigError, match="holds 4-dimensional vectors; this write has 8"):
-        write(chroma_server.uri(chroma_collection), make_table(3, DIM, seed=9))
+        write(chroma_server.uri(chroma_collection), make_table(3, DIM, seed=9), dimension=DIM)  # stated
     assert chroma_client.get_collection(chroma_collection).count() == 1
 
 
@@ -252,8 +255,8 @@ def test_clear_keeps_the_collection_and_the_same_client_writes_again(
         said = client.clear()
         assert said == f"every row of chroma collection '{chroma_collection}': 6 rows deleted"
         assert client.write(rows(2, prefix="again")).ok  # the cached collection id is still the collection's
-    with pytest.raises(ConfigError, match="holds 8-dimensional vectors; this write has 4"):
-        write(uri, [{"id": "x", "values": [0.5] * 4}])  # the emptied collection kept its dimension
+    report = write(uri, [{"id": "x", "values": [0.5] * 4}])  # the emptied collection kept its dimension
+    assert report.failed_ids == ["x"] and report.failures[0].error == "vector has 4 dimensions; expected 8"
     after = chroma_client.get_collection(chroma_collection)
     assert after.id == before.id
     assert after.configuration_json["hnsw"]["space"] == "ip"

@@ -111,14 +111,17 @@ def test_missing_collection_without_create_names_it(milvus_lite: LiteServer, col
     assert not milvus_lite.client.has_collection(collection_name)
 
 
-def test_dimension_mismatch_is_a_config_error_before_any_upsert(
+def test_rows_of_another_dimension_fail_and_a_stated_one_is_a_config_error(
     milvus_lite: LiteServer, collection_name: str
 ) -> None:
     milvus_lite.client.create_collection(collection_name, dimension=DIM, id_type="string", max_length=64)
+    report = write(milvus_lite.uri, rows(3, dim=16), collection=collection_name)
+    assert (report.written, report.failed) == (0, 3)
+    assert {f.error for f in report.failures} == {f"vector has 16 dimensions; expected {DIM}"}
     with pytest.raises(
         ConfigError, match=f"dimension mismatch: collection {collection_name} has dim {DIM}, data has 16"
     ):
-        write(milvus_lite.uri, rows(3, dim=16), collection=collection_name)
+        write(milvus_lite.uri, rows(3, dim=16), collection=collection_name, dimension=16)
     assert read_collection(milvus_lite.client, collection_name) == {}
 
 

@@ -111,9 +111,18 @@ def test_missing_table_without_create_names_the_table_and_the_option(
     assert pg_table in str(caught.value) and "create=true" in str(caught.value)
 
 
-def test_dimension_mismatch_is_a_config_error_before_any_write(pg_server: PgServer, pg_table: str) -> None:
+def test_rows_of_another_dimension_fail_and_a_stated_one_is_a_config_error(
+    pg_server: PgServer, pg_table: str
+) -> None:
     sql(pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector(4), metadata jsonb)')
-    with connect(pg_server.uri(pg_table)) as client, pytest.raises(ConfigError, match="dimension mismatch"):
+    with connect(pg_server.uri(pg_table)) as client:
+        report = client.write(rows_of(3))
+    assert (report.written, report.failed) == (0, 3)
+    assert {f.error for f in report.failures} == {f"vector has {DIM} dimensions; expected 4"}
+    with (
+        connect(pg_server.uri(pg_table), dimension=DIM) as client,
+        pytest.raises(ConfigError, match="dimension mismatch"),
+    ):
         client.write(rows_of(3))
     assert sql(pg_server, f'SELECT count(*) FROM "{pg_table}"') == [(0,)]
 
