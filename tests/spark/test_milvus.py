@@ -94,3 +94,34 @@ def test_ingest_job_into_the_embedded_default(
     assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 600
     row = stored(milvus_lite, collection_name, ["5"])["5"]
     assert len(row["vector"]) == 12 and row["title"] == "sample 5"
+
+
+def test_a_partitions_first_rows_of_another_length_are_dead_letters_not_the_dimension(
+    spark: Any, milvus_lite: LiteServer, collection_name: str, tmp_path: Any
+) -> None:
+    """create=true, no dimension given: a task agrees on its rows' most common length, never on its first row's."""
+    import pyarrow as pa
+
+    table = vectors_table(2000, 32)
+    values = table.column("values").to_pylist()
+    short = {f"v{i}" for i in range(1000, 1010)}  # the first rows of the second partition
+    for i in range(1000, 1010):
+        values[i] = values[i][:31]
+    table = table.set_column(1, "values", pa.array(values, type=pa.list_(pa.float32())))
+    dead = tmp_path / "dead"
+    (
+        spark.createDataFrame(table)
+        .coalesce(2)  # rows 0-999 and 1000-1999, in order
+        .write.format("vectordb")
+        .option("uri", milvus_lite.uri)
+        .option("collection", collection_name)
+        .option("create", "true")
+        .option("on_error", "dead_letter")
+        .option("dead_letter_path", str(dead))
+        .mode("append")
+        .save()
+    )
+    letters = spark.read.parquet(str(dead)).collect()
+    assert {r["id"] for r in letters} == short
+    assert {r["error"] for r in letters} == {"Invalid: vector has 31 dimensions; expected 32"}
+    assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 1990
