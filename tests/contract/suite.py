@@ -52,9 +52,14 @@ def make_table(n: int, dim: int, *, seed: int, start: int = 0) -> pa.Table:
 
 class BackendContract:
     """Every backend: round trip, upsert replaces, empty input, small batches, bad rows reported,
-    clearing (what Spark's overwrite does)."""
+    the same id twice in one write, clearing (what Spark's overwrite does).
+
+    Capability flags say what a database lacks; a test that needs it skips and says so.
+    """
 
     dim = 8
+    supports_clear = True
+    supports_namespaces = True
 
     @pytest.fixture
     def target(self) -> Target:  # pragma: no cover - every subclass overrides it
@@ -108,7 +113,23 @@ class BackendContract:
         assert sorted(report.failed_ids) == ["", "short"]
         assert set(target.read_back()) == {f"g{i}" for i in range(10)} - {"g3", "g6"}
 
+    def test_the_same_id_twice_in_one_write_ends_with_the_last_occurrence(self, target: Target) -> None:
+        rng = np.random.default_rng(10)
+        vectors = rng.standard_normal((60, self.dim), dtype=np.float32)
+        ids = [f"d{i % 7}" for i in range(60)]  # seven ids, each many times, in batches of five
+        rows = [{"id": ids[i], "values": vectors[i], "title": f"occurrence {i}"} for i in range(60)]
+        report = self.write(target, rows, batch_size=5, max_concurrency=4)
+        assert report.ok and report.written == 60, report
+        stored = target.read_back()
+        assert sorted(stored) == [f"d{k}" for k in range(7)]
+        for k in range(7):
+            last = max(i for i in range(60) if ids[i] == f"d{k}")
+            np.testing.assert_array_equal(stored[f"d{k}"].vector, vectors[last])
+            assert stored[f"d{k}"].metadata.get("title") == f"occurrence {last}"
+
     def test_clear_empties_the_target_and_it_takes_writes_again(self, target: Target) -> None:
+        if not self.supports_clear:
+            pytest.skip("this database cannot delete a target's rows")
         self.write(target, make_table(12, self.dim, seed=6))
         assert len(target.read_back()) == 12
         with connect(target.uri, **target.options) as client:
@@ -120,6 +141,8 @@ class BackendContract:
         assert sorted(target.read_back()) == ["r100", "r101", "r102"]
 
     def test_clear_of_a_namespace_keeps_the_others(self, target: Target) -> None:
+        if not (self.supports_clear and self.supports_namespaces):
+            pytest.skip("this database cannot clear one namespace")
         self.write(target, make_table(4, self.dim, seed=8), namespace="a")
         self.write(target, make_table(5, self.dim, seed=9, start=10), namespace="b")
         with connect(target.uri, **{**target.options, "namespace": "a"}) as client:
