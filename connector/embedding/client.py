@@ -1,0 +1,612 @@
+"""``EmbeddingClient``: texts in, float32 vectors out, in input order, many requests in flight.
+
+The shell of threads and clocks around the engine's pure rules (``limits.py``), kept the same:
+
+- A feeder thread pulls input chunks, cuts them into requests by count and by characters (a
+  request may span chunks), and starts one only when the AIMD limit has a free slot and fewer
+  than ``WINDOW_PER_SLOT × max_concurrency`` requests wait to be handed over, so memory stays
+  bounded however long the input and however slow the consumer.
+- Sender threads (a pool of ``max_concurrency``) send, decode the reply straight into one float32
+  matrix, and retry what is retryable with capped full-jitter backoff that honours
+  ``Retry-After``, under a retry budget; a throttle halves the limit and holds new starts.
+- Isolation: a request the server refuses (400 and kin) is split until exactly the refused
+  inputs are left, whatever the messages say (an OpenAI-compatible server may or may not name
+  the input); each refused input fails alone with the server's reason and the others are
+  embedded. The isolation budget and the systemic stop are the engine's.
+- Base64 first: a refusal before any base64 reply has come back is tried once more as
+  ``"float"``; if that is accepted the client asks for floats from then on.
+- The consumer's thread assembles finished requests into chunks in input order and yields them.
+
+Fatal errors (bad key, no such model, a server never reached, a reply that is not the protocol,
+a systemic refusal) stop the feeder, let the requests in flight finish, and are raised by the
+stream. Per-input failures are data: ``EmbeddedChunk.failures``.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import (
+    ConnectError,
+    ConnectorError,
+    Rejected,
+    ServerError,
+    SystemicRejection,
+    Throttled,
+    TransportError,
+)
+from ..limits import AimdLimit, Backoff, IsolationBudget, RetryBudget, SystemicWatch
+from .options import EmbedOptions
+from .result import EmbeddedChunk, EmbedStats, InputFailure
+from .transport import EmbeddingTransport
+from .wire import MalformedReply, decode_reply, request_body
+
+__all__ = ["EmbedResult", "EmbeddingClient"]
+
+WINDOW_PER_SLOT = 4  # requests sent or done but not yet handed over, per unit of max_concurrency
+MAX_PENDING_CHUNKS = 4096  # chunks read but not yet handed over (beyond what the window holds)
+
+_ACCEPTED, _GONE = object(), object()  # what isolating one part came to, besides a refusal
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedResult:
+    """All inputs' vectors, ``nan`` in the rows of ``failures``; shape ``(n, 0)`` if none was embedded."""
+
+    vectors: np.ndarray
+    failures: tuple[InputFailure, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+@dataclass(slots=True)
+class _Part:
+    """Inputs sent together: their positions among all inputs, and their texts."""
+
+    indices: list[int]
+    texts: list[str]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def halves(self) -> tuple[_Part, _Part]:
+        mid = len(self.texts) // 2
+        return (
+            _Part(self.indices[:mid], self.texts[:mid]),
+            _Part(self.indices[mid:], self.texts[mid:]),
+        )
+
+
+@dataclass(slots=True, eq=False)
+class _Request:
+    """One request's inputs ``[lo, hi)`` and, once ``done``, what became of each."""
+
+    lo: int
+    hi: int
+    part: _Part
+    failures: list[InputFailure] = field(default_factory=list)
+    pieces: list[tuple[list[int], np.ndarray]] = field(default_factory=list)
+    indices: np.ndarray | None = None
+    vectors: np.ndarray | None = None
+    done: bool = False
+
+    def finish(self, dim: int | None) -> None:
+        """Merge the accepted pieces into one matrix, in input order (isolation may accept out of order)."""
+        if len(self.pieces) == 1:
+            self.indices = np.asarray(self.pieces[0][0], dtype=np.int64)
+            self.vectors = self.pieces[0][1]
+        elif self.pieces:
+            indices = np.concatenate([np.asarray(i, dtype=np.int64) for i, _ in self.pieces])
+            vectors = np.concatenate([v for _, v in self.pieces])
+            order = np.argsort(indices, kind="stable")
+            self.indices, self.vectors = indices[order], vectors[order]
+        else:
+            self.indices = np.empty(0, dtype=np.int64)
+            self.vectors = np.empty((0, dim or 0), dtype=np.float32)
+        self.failures.sort(key=lambda failure: failure.index)
+        self.pieces = []
+        self.part = _Part([], [])  # the texts are no longer needed
+
+
+class _Batcher:
+    """Cuts a stream of (index, text) into requests of at most ``batch_size`` inputs and ``max_chars``."""
+
+    def __init__(self, batch_size: int, max_chars: int) -> None:
+        self.batch_size, self.max_chars = batch_size, max_chars
+        self._start()
+
+    def _start(self, lo: int = 0) -> None:
+        self.lo, self.hi, self.chars = lo, lo, 0
+        self.indices: list[int] = []
+        self.texts: list[str] = []
+        self.invalid: list[InputFailure] = []
+
+    def add(self, index: int, text: object) -> _Request | None:
+        """Take one input; return the request it completed, if any."""
+        ready = None
+        if not isinstance(text, str):
+            message = f"input {index} is {type(text).__name__}, not a string"
+            self.invalid.append(InputFailure(index=index, error_type="InvalidInput", message=message))
+        else:
+            if self.texts and self.chars + len(text) > self.max_chars:
+                ready = self.flush()
+            self.indices.append(index)
+            self.texts.append(text)
+            self.chars += len(text)
+        self.hi = index + 1
+        if len(self.texts) + len(self.invalid) >= self.batch_size:
+            # never two at once: after a flush for size, one input is held, below any batch_size > 1
+            ready = self.flush()
+        return ready
+
+    def flush(self) -> _Request | None:
+        """The inputs taken so far as a request (None if there are none)."""
+        if self.hi == self.lo:
+            return None
+        request = _Request(self.lo, self.hi, _Part(self.indices, self.texts), failures=list(self.invalid))
+        self._start(self.hi)
+        return request
+
+
+class EmbeddingClient:
+    """An OpenAI-compatible embeddings client: ``stream(chunks)`` and ``embed(texts)``. Use it as a
+    context manager; it owns a pool of ``max_concurrency`` sender threads and their connections."""
+
+    def __init__(
+        self,
+        options: EmbedOptions,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.options = options
+        self._transport = EmbeddingTransport(options.endpoint, options.credential())
+        self._clock, self._sleep = clock, sleep
+        self.limit = AimdLimit(options.max_concurrency)
+        self._retry_budget = RetryBudget.for_concurrency(options.max_concurrency)
+        self._backoff = Backoff(rand=rand)
+        self._isolation = IsolationBudget(options.isolation_budget)
+        self._systemic = SystemicWatch()
+        self._pool = ThreadPoolExecutor(options.max_concurrency, thread_name_prefix="vectordb-embed")
+        self._cond = threading.Condition()
+        self._in_flight = 0
+        self._reached_server = False
+        self._format = options.encoding_format
+        self._format_known = options.encoding_format == "float"
+        self._dim = options.dimensions
+        self.stats = EmbedStats(encoding_format=options.encoding_format)
+
+    def __repr__(self) -> str:
+        return f"EmbeddingClient({self.options.endpoint}, model={self.options.model!r})"
+
+    def __enter__(self) -> EmbeddingClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._transport.close()
+
+    @property
+    def dimension(self) -> int | None:
+        """The vectors' length: ``dimensions`` if given, else learnt from the first reply."""
+        return self._dim
+
+    # -- public calls ------------------------------------------------------------------------------
+
+    def stream(self, chunks: Iterable[Iterable[str]]) -> Iterator[EmbeddedChunk]:
+        """One ``EmbeddedChunk`` per input chunk, in order, while later chunks are being embedded.
+
+        ``chunks`` is consumed on a feeder thread, ahead of the consumer by at most the window; an
+        error it raises comes out of this iterator after the chunks read before it. Closing the
+        iterator early stops the feeder and waits for the requests in flight.
+        """
+        run = _Run(self, iter(chunks))
+        return run.results()
+
+    def embed(self, texts: Sequence[str]) -> EmbedResult:
+        """Every input's vector, in order; inputs that could not be embedded are in ``failures``."""
+        if isinstance(texts, str | bytes):
+            raise TypeError("texts must be a sequence of strings, not one string")
+        chunks = list(self.stream([texts]))
+        chunk = chunks[0]
+        if chunk.ok:
+            return EmbedResult(chunk.vectors, ())
+        out = np.full((chunk.count, chunk.vectors.shape[1]), np.nan, dtype=np.float32)
+        out[chunk.indices] = chunk.vectors
+        return EmbedResult(out, chunk.failures)
+
+    # -- one request, on a sender thread -----------------------------------------------------------
+
+    def _deliver(self, run: _Run, request: _Request) -> None:
+        try:
+            part = request.part
+            if not part.texts:
+                return
+            with self._cond:
+                self._isolation.on_rows_sent(len(part))
+            result, attempts = self._attempt(run, part)
+            if isinstance(result, np.ndarray):
+                request.pieces.append((part.indices, result))
+            elif isinstance(result, Rejected) and not result.fatal:
+                if len(part) > 1:
+                    self._isolate(run, request, part, result)
+                else:
+                    self._refused_one(run, request, part, result, attempts)
+            else:
+                self._give_up(run, request, part, result, attempts)
+        except BaseException as exc:  # a bug on a sender thread stops the stream: never swallowed
+            run.set_fatal(exc)
+            raise
+        finally:
+            request.finish(self._dim)
+
+    def _attempt(self, run: _Run, part: _Part) -> tuple[np.ndarray | ConnectorError, int]:
+        """Send with retries: the ``(n, d)`` matrix, or the last error."""
+        attempts = 0
+        while True:
+            attempts += 1
+            with self._cond:
+                epoch = self.limit.epoch
+            try:
+                matrix = self._send(part.texts)
+            except (ServerError, TransportError) as exc:
+                if run.fatal is not None or not self._should_retry(exc, attempts, epoch):
+                    return exc, attempts
+                hint = exc.retry_after_s if isinstance(exc, ServerError) else None
+                self._sleep(self._backoff.delay_s(attempts, hint))
+                continue
+            with self._cond:
+                self._reached_server = True
+                self.limit.on_success()
+                self._retry_budget.on_success()
+                if self._dim is None:
+                    self._dim = matrix.shape[1]
+                dim = self._dim
+                if matrix.shape[1] == dim:
+                    self._systemic.on_accepted()
+                    self.stats.embedded += len(part)
+            if matrix.shape[1] != dim:
+                asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
+                mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{dim}"
+                return MalformedReply(f"{self._transport.where}: {mismatch}"), attempts
+            return matrix, attempts
+
+    def _send(self, texts: list[str]) -> np.ndarray:
+        """One request (two when the server may not know base64 and refuses it)."""
+        encoding = self._format
+        try:
+            matrix = self._post(texts, encoding)
+        except Rejected as exc:
+            if encoding != "base64" or self._format_known or exc.fatal:
+                raise
+        else:
+            self._format_known = True
+            return matrix
+        matrix = self._post(texts, "float")  # a refusal here is the inputs' fault, not base64's
+        with self._cond:
+            if not self._format_known:
+                self._format, self._format_known = "float", True
+                self.stats.encoding_format = "float"
+        return matrix
+
+    def _post(self, texts: list[str], encoding: str) -> np.ndarray:
+        body = request_body(self.options.model, texts, encoding, self.options.dimensions)
+        with self._cond:
+            self.stats.requests += 1
+        reply = self._transport.post(body, self.options.timeout_s)
+        with self._cond:
+            self.stats.bytes_received += len(reply)
+        return decode_reply(reply, len(texts), self._transport.where)
+
+    def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
+        with self._cond:
+            if isinstance(exc, Throttled):
+                self.stats.throttled += 1
+                self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
+            if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
+                return False
+            if not self._retry_budget.try_spend():
+                return False
+            self.stats.retries += 1
+            return True
+
+    # -- isolation ---------------------------------------------------------------------------------
+
+    def _isolate(self, run: _Run, request: _Request, part: _Part, error: Rejected) -> None:
+        """Split a refused request until exactly the inputs the server refuses are left.
+
+        The engine's rule: depth first, left before right; when a half is accepted its twin must
+        hold a refused input and is split without being sent whole; a single input is always sent.
+        """
+        stack: list[tuple[_Part, Rejected]] = [(part, error)]
+        while stack:
+            node, known = stack.pop()
+            if not self._may_isolate(run, request, node, known):
+                continue
+            left, right = node.halves()
+            left_result = self._probe(run, request, left, known)
+            if left_result is _ACCEPTED:
+                if len(right) > 1:
+                    stack.append((right, known))
+                    continue
+                right_result = self._probe(run, request, right, known)
+            else:
+                refusal = left_result if isinstance(left_result, Rejected) else known
+                right_result = self._probe(run, request, right, refusal)
+            for piece, result in ((right, right_result), (left, left_result)):  # left is popped first
+                if isinstance(result, Rejected) and len(piece) > 1:
+                    stack.append((piece, result))
+
+    def _may_isolate(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> bool:
+        with self._cond:
+            allowed = run.fatal is None and self._isolation.available
+            spent = self._isolation.spent
+        if allowed:
+            return True
+        note = (
+            "not isolated: the stream stopped"
+            if run.fatal is not None
+            else f"not isolated: the isolation budget ({spent} requests) is spent; these inputs were in a "
+            "request the server refused and may be good"
+        )
+        self._fail(request, part, known, 1, note, error_type="NotIsolated")
+        return False
+
+    def _probe(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> Rejected | object:
+        """Send ``part`` whole: its refusal, ``_ACCEPTED``, or ``_GONE`` (failed otherwise, or not sent)."""
+        if not self._may_isolate(run, request, part, known):
+            return _GONE
+        with self._cond:
+            self._isolation.try_spend()
+            self.stats.isolation_requests += 1
+        result, attempts = self._attempt(run, part)
+        if isinstance(result, np.ndarray):
+            request.pieces.append((part.indices, result))
+            return _ACCEPTED
+        if not isinstance(result, Rejected) or result.fatal:
+            self._give_up(run, request, part, result, attempts)
+            return _GONE
+        if len(part) == 1:
+            self._refused_one(run, request, part, result, attempts)
+        return result
+
+    def _refused_one(self, run: _Run, request: _Request, part: _Part, error: Rejected, attempts: int) -> None:
+        self._fail(request, part, error, attempts)
+        with self._cond:
+            systemic = self._systemic.on_row_refused(str(error))
+            count = self._systemic.count
+        if systemic:
+            run.set_fatal(
+                SystemicRejection(
+                    f"the embeddings server refused each of the first {count} inputs sent one by one for the "
+                    f"same reason and accepted none: {error}. The cause is the request itself (model, "
+                    "dimensions, options), not the inputs: stopped instead of refusing every input",
+                    status=error.status,
+                )
+            )
+
+    def _give_up(self, run: _Run, request: _Request, part: _Part, exc: ConnectorError, attempts: int) -> None:
+        if exc.fatal or (isinstance(exc, ConnectError) and not self._reached_server):
+            run.set_fatal(exc)
+        note = "not retried: the stream stopped" if run.fatal is not None and run.fatal is not exc else ""
+        self._fail(request, part, exc, attempts, note)
+
+    def _fail(
+        self,
+        request: _Request,
+        part: _Part,
+        exc: ConnectorError,
+        attempts: int,
+        note: str = "",
+        error_type: str | None = None,
+    ) -> None:
+        message = f"{exc} ({note})" if note else str(exc)
+        kind = error_type or type(exc).__name__
+        request.failures.extend(
+            InputFailure(
+                index=i, error_type=kind, message=message, retryable=exc.retryable, attempts=attempts
+            )
+            for i in part.indices
+        )
+        with self._cond:
+            self.stats.failed += len(part)
+
+
+class _Run:
+    """The state of one ``stream`` call: its feeder, its requests in order, its chunks, its fatal error."""
+
+    def __init__(self, client: EmbeddingClient, source: Iterator[Iterable[str]]) -> None:
+        self.client = client
+        self.source = source
+        self.cond = client._cond
+        self.window = WINDOW_PER_SLOT * client.options.max_concurrency
+        self.chunks: deque[tuple[int, int]] = deque()  # (offset, count) read, not yet handed over
+        self.requests: deque[_Request] = deque()  # submitted, in input order, not yet handed over
+        self.submitted_to = 0  # inputs below this index are in submitted requests
+        self.fatal: BaseException | None = None
+        self.source_error: BaseException | None = None
+        self.fed_all = False
+        self.stopping = False
+        self.feeder = threading.Thread(target=self._feed, name="vectordb-embed-feed", daemon=True)
+
+    def set_fatal(self, exc: BaseException) -> None:
+        with self.cond:
+            if self.fatal is None:
+                self.fatal = exc
+            self.cond.notify_all()
+
+    # -- the feeder thread -------------------------------------------------------------------------
+
+    def _feed(self) -> None:
+        try:
+            self._feed_all()
+        finally:
+            with self.cond:
+                self.fed_all = True
+                self.cond.notify_all()
+
+    def _feed_all(self) -> None:
+        options = self.client.options
+        batcher = _Batcher(options.batch_size, options.max_batch_chars)
+        offset = 0
+        try:
+            for chunk in self.source:
+                texts = _as_list(chunk)
+                if not self._room_for_chunk(batcher):
+                    return
+                with self.cond:
+                    self.chunks.append((offset, len(texts)))
+                    self.client.stats.inputs += len(texts)
+                    self.cond.notify_all()
+                for i, text in enumerate(texts):
+                    request = batcher.add(offset + i, text)
+                    if request is not None and not self._submit(request):
+                        return
+                offset += len(texts)
+        except BaseException as exc:  # the input's error, raised to the consumer after the chunks before it
+            with self.cond:
+                self.source_error = exc
+        last = batcher.flush()
+        if last is not None:
+            self._submit(last)
+
+    def _room_for_chunk(self, batcher: _Batcher) -> bool:
+        with self.cond:
+            full = len(self.chunks) >= MAX_PENDING_CHUNKS
+        if full:  # the consumer waits for the inputs held back: send them before waiting
+            held = batcher.flush()
+            if held is not None and not self._submit(held):
+                return False
+        with self.cond:
+            while len(self.chunks) >= MAX_PENDING_CHUNKS and not self._stopped():
+                self.cond.wait()
+            return not self._stopped()
+
+    def _stopped(self) -> bool:
+        return self.stopping or self.fatal is not None
+
+    def _submit(self, request: _Request) -> bool:
+        """Wait for a free slot and room in the window, then send; False if the stream stopped."""
+        client = self.client
+        with self.cond:
+            while True:
+                if self._stopped():
+                    return False
+                now = client._clock()
+                if len(self.requests) < self.window and client.limit.can_start(client._in_flight, now):
+                    break
+                hold = client.limit.wait_s(now)
+                self.cond.wait(timeout=hold if hold > 0 else None)
+            client._in_flight += 1
+            self.requests.append(request)
+            self.submitted_to = request.hi
+        try:
+            future = client._pool.submit(client._deliver, self, request)
+        except BaseException:
+            self._done(request, None)  # never sent: give the slot back
+            raise
+        # release in the done-callback: it runs however the sender ends
+        future.add_done_callback(functools.partial(self._done, request))
+        return True
+
+    def _done(self, request: _Request, _future: Future[None] | None) -> None:
+        with self.cond:
+            self.client._in_flight -= 1
+            request.done = True
+            self.cond.notify_all()
+
+    # -- the consumer's thread ---------------------------------------------------------------------
+
+    def results(self) -> Iterator[EmbeddedChunk]:
+        self.feeder.start()
+        try:
+            while True:
+                with self.cond:
+                    while True:
+                        if self.fatal is not None and self._settled():
+                            raise self.fatal
+                        if self.chunks and self._complete(*self.chunks[0]):
+                            chunk = self._assemble(*self.chunks.popleft())
+                            self.cond.notify_all()
+                            break
+                        if not self.chunks and self.fed_all:
+                            if self.source_error is not None:
+                                raise self.source_error
+                            return
+                        self.cond.wait()
+                yield chunk
+        finally:
+            with self.cond:
+                self.stopping = True
+                self.cond.notify_all()
+            self.feeder.join()
+            with self.cond:
+                while not self._settled():
+                    self.cond.wait()
+
+    def _settled(self) -> bool:
+        """The feeder stopped and no request of this stream is in flight."""
+        return self.fed_all and all(request.done for request in self.requests)
+
+    def _complete(self, offset: int, count: int) -> bool:
+        end = offset + count
+        if self.submitted_to < end:
+            return False
+        for request in self.requests:
+            if request.lo >= end:
+                break
+            if not request.done:
+                return False
+        return True
+
+    def _assemble(self, offset: int, count: int) -> EmbeddedChunk:
+        end = offset + count
+        indices: list[np.ndarray] = []
+        vectors: list[np.ndarray] = []
+        failures: list[InputFailure] = []
+        for request in self.requests:
+            if request.lo >= end:
+                break
+            assert request.indices is not None and request.vectors is not None
+            if request.lo >= offset and request.hi <= end:
+                lo, hi = 0, len(request.indices)
+                failures.extend(request.failures)
+            else:
+                lo, hi = np.searchsorted(request.indices, [offset, end])
+                failures.extend(f for f in request.failures if offset <= f.index < end)
+            if hi > lo:
+                indices.append(request.indices[lo:hi])
+                vectors.append(request.vectors[lo:hi])
+        while self.requests and self.requests[0].hi <= end:
+            self.requests.popleft()
+        dim = self.client._dim or 0
+        if not vectors:
+            matrix, found = np.empty((0, dim), dtype=np.float32), np.empty(0, dtype=np.int64)
+        elif len(vectors) == 1:
+            matrix, found = vectors[0], indices[0]
+        else:
+            matrix, found = np.concatenate(vectors), np.concatenate(indices)
+        return EmbeddedChunk(offset, count, found, matrix, tuple(failures))
+
+
+def _as_list(chunk: Any) -> list[Any]:
+    if isinstance(chunk, str | bytes):
+        raise TypeError("each chunk must be a sequence of strings, not one string")
+    to_pylist = getattr(chunk, "to_pylist", None)  # a pyarrow array or chunked array of strings
+    return list(to_pylist() if to_pylist is not None else chunk)

@@ -1,0 +1,97 @@
+"""``EmbedOptions``: what an embedding client needs, validated once; the key is masked in ``repr``.
+
+The writer options of the embedding stage (``embed_url``, ``embed_model``, ``embed_api_key``…) map
+onto these fields one to one, without the ``embed_`` prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from ..errors import ConfigError
+
+__all__ = ["EmbedOptions", "parse_embed_options"]
+
+
+class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Options of an OpenAI-compatible embeddings client.
+
+    ``url`` is the server's base URL: ``/v1/embeddings`` is appended, or ``/embeddings`` when it
+    ends in ``/v1`` (the OpenAI client's ``base_url``); a URL ending in ``/embeddings`` is used as is.
+    ``encoding_format="base64"`` asks for base64 and falls back to floats for good when the server
+    refuses it; ``"float"`` never asks for base64.
+    """
+
+    url: str
+    model: str
+    api_key: str | None = None
+    api_key_env: str | None = None
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 64
+    max_batch_chars: Annotated[int, msgspec.Meta(ge=1)] = 200_000
+    max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
+    dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
+    timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
+    encoding_format: Literal["base64", "float"] = "base64"
+    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 0.25  # requests per input sent
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise ConfigError(f"option url: {self.url!r} is not an http:// or https:// URL")
+        if not self.model:
+            raise ConfigError("option model: give the embedding model's name")
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ConfigError("options api_key and api_key_env exclude each other: give one")
+
+    @property
+    def endpoint(self) -> str:
+        base = self.url.rstrip("/")
+        if base.endswith("/embeddings"):
+            return base
+        return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
+
+    def credential(self) -> str | None:
+        """``api_key``, else this process's environment variable ``api_key_env`` (read where it is used)."""
+        if self.api_key is not None or not self.api_key_env:
+            return self.api_key
+        key = os.environ.get(self.api_key_env)
+        if key is None:
+            raise ConfigError(
+                f"option api_key_env: environment variable {self.api_key_env!r} is not set "
+                f"on {socket.gethostname()} (pid {os.getpid()})"
+            )
+        return key
+
+    def __repr__(self) -> str:
+        shown = []
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            shown.append(f"{name}=***" if name == "api_key" else f"{name}={value!r}")
+        return f"EmbedOptions({', '.join(shown)})"
+
+    __str__ = __repr__
+
+
+def parse_embed_options(raw: Mapping[str, Any]) -> EmbedOptions:
+    """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the option."""
+    values = {key: value for key, value in raw.items() if value is not None}
+    for required in ("url", "model"):
+        if required not in values:
+            raise ConfigError(f"option {required} is required")
+    try:
+        return msgspec.convert(values, EmbedOptions, strict=False)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        if " - at `$." in message:
+            text, _, where = message.partition(" - at `$.")
+            message = f"option {where.rstrip('`')}: {text}"
+        elif message.startswith("Object contains unknown field"):
+            message = f"unknown option {message.split('`')[1] if '`' in message else message!r}"
+        raise ConfigError(f"invalid embedding options: {message}") from None
