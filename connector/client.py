@@ -13,9 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import Backend
-from .backends.registry import backend_class
+from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
-from .embedded import lite_path
 from .errors import ConfigError, DimensionMismatch
 from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
@@ -45,9 +44,8 @@ def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
     uri = raw.get("uri")
     if not isinstance(uri, str) or not uri:
         raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
-    path = lite_path(uri)  # a file path or milvus+lite://: the embedded default, as an absolute path
-    if path is not None:
-        uri = f"milvus+lite://{path}"
+    if canonical_uri(uri) != uri:  # a file path: the embedded default, as an absolute path
+        uri = canonical_uri(uri)
         raw = {**raw, "uri": uri}
     cls = backend_class(uri_database(uri))
     return parse_options(raw, cls.options_type)

@@ -238,10 +238,12 @@ def summarize(report_dir: str, wall_s: float) -> tuple[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     check_environment()
+    from vectordb.connector.backends.registry import canonical_uri
+    from vectordb.connector.options import uri_database
     from vectordb.spark import register
-    from vectordb.spark.options import absolute_lite_uri
 
-    args.uri = absolute_lite_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
+    args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
+    uri_database(args.uri)  # a URI that is neither SCHEME://… nor a path fails before Spark starts
     spark, ours = session(args.master)
     report_dir = tempfile.mkdtemp(prefix="vectordb-ingest-")
     try:

@@ -8,12 +8,12 @@ as ``uri`` when no ``uri`` option is given. Keys Spark itself adds to streaming 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
 
+from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.errors import ConfigError
 
 __all__ = ["SparkOptions", "parse_spark_options", "split_options"]
@@ -54,24 +54,8 @@ def split_options(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str
         connector["uri"] = path
     uri = connector.get("uri")
     if uri:
-        connector["uri"] = absolute_lite_uri(uri)
+        connector["uri"] = canonical_uri(uri)  # a path is made absolute here, on the driver
     return connector, adapter
-
-
-def absolute_lite_uri(uri: str) -> str:
-    """An embedded-default URI (a file path or ``milvus+lite://PATH``) with its path made absolute.
-
-    Resolved where the job starts: executors may run in another working directory.
-    """
-    scheme = "milvus+lite://"
-    if uri.startswith(scheme):
-        raw = uri[len(scheme) :]
-    elif "://" in uri:
-        return uri
-    else:
-        raw = uri
-    path, sep, query = raw.partition("?")
-    return f"{scheme}{os.path.abspath(os.path.expanduser(path))}{sep}{query}"
 
 
 def parse_spark_options(raw: Mapping[str, str]) -> SparkOptions:

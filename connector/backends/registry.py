@@ -1,17 +1,23 @@
 """URI scheme → backend class, loaded lazily by dotted path so nothing imports until asked for.
 
 ``register_backend`` lets a third party add a database; ``backends()`` is a read-only view.
+``canonical_uri`` is the one rule for what a ``uri`` with no scheme means: a file path names the
+embedded default (``PATH_SCHEME``); anything else without a scheme is refused, so a typo such as
+``my-index.svc.pinecone.io`` never quietly becomes a local database.
 """
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigError, MissingExtra
 
-__all__ = ["backend_class", "backends", "register_backend"]
+__all__ = ["PATH_SCHEME", "backend_class", "backends", "canonical_uri", "register_backend"]
+
+PATH_SCHEME = "milvus+lite"  # what a file path given as ``uri`` names: the embedded default
 
 # scheme (the part before "+") → (module:Class, what to install if its import fails)
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -33,6 +39,30 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     ),
     "chroma": ("vectordb.connector.backends.chroma:ChromaBackend", "pip install vectordb-connector"),
 }
+
+
+def canonical_uri(uri: str) -> str:
+    """``uri`` as backends read it: a path (``./vectors.db``, ``~/x.db``, ``/abs/x.db``, or
+    ``milvus+lite://./x.db``) becomes ``milvus+lite:///ABSOLUTE/PATH``; any other URI is returned as it is.
+
+    Resolve it where the job starts (the driver, the pipeline's constructor): executors may run in
+    another working directory.
+    """
+    prefix = f"{PATH_SCHEME}://"
+    if uri.startswith(prefix):
+        raw = uri[len(prefix) :]
+    elif "://" in uri or not _looks_like_path(uri):
+        return uri
+    else:
+        raw = uri
+    path, sep, query = raw.partition("?")
+    if not path:
+        raise ConfigError(f"option uri: {uri!r} names no path; e.g. {prefix}./vectors.db")
+    return f"{prefix}{os.path.abspath(os.path.expanduser(path))}{sep}{query}"
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", "./", "../", "~")) or text.endswith(".db")
 
 
 def register_backend(scheme: str, dotted: str, install_hint: str = "") -> None:

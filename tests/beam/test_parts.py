@@ -203,3 +203,14 @@ def test_vector_conversions() -> None:
         row = read({"id": "a", "values": given})
         assert isinstance(row, Row) and row.vector is not None, name
         assert row.vector.dtype == np.float32 and row.vector.tolist() == want, name
+
+
+def test_a_host_without_its_scheme_is_refused_where_the_pipeline_is_built(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.connector import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="is not SCHEME://host"):
+        WriteToVectorDB("my-index-abc.svc.pinecone.io", create=True)
+    assert list(tmp_path.iterdir()) == []

@@ -30,6 +30,8 @@ SPARK_CASES = {
         {"namespace_column": "label"},
         "option namespace_column: column 'label'",
     ),
+    # pinecone+grpc:// forgotten: an error, never a local Milvus Lite database named after the host
+    "a host without its scheme": ({"uri": "my-index-abc.svc.pinecone.io"}, "is not SCHEME://host"),
 }
 
 PLAN_CASES = {
