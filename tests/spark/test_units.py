@@ -168,7 +168,9 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
     )
     location = Location.parse(str(tmp_path), "dead_letter_path")
     with DeadLetterFile(location, "_temporary-job/part.parquet", ColumnSpec()) as dead:
-        dead.add(batch, [failure(("b",)), BatchFailure(ids=(None,), error="missing id", error_type="Invalid")])
+        dead.add(
+            batch, [failure(("b",)), BatchFailure(ids=(None,), error="missing id", error_type="Invalid")]
+        )
     assert dead.staged == "_temporary-job/part.parquet" and dead.rows == 2
     table = pq.read_table(tmp_path / dead.staged)
     assert table.column_names == ["id", "error", "retryable", "attempts", "values", "row_error", "k"]

@@ -110,7 +110,11 @@ def test_the_same_id_in_two_namespaces_is_two_rows() -> None:
     prepared = prep(rows)
     assert reasons(prepared) == {}
     # b's row and a's first row go together; a's second row follows, alone
-    assert [(b.namespace, list(b.ids)) for b in prepared.batches] == [("a", ["g0"]), ("b", ["g0"]), ("a", ["g0"])]
+    assert [(b.namespace, list(b.ids)) for b in prepared.batches] == [
+        ("a", ["g0"]),
+        ("b", ["g0"]),
+        ("a", ["g0"]),
+    ]
     odd = prep([{**good(1), "namespace": ["x"]}, {**good(1), "namespace": ["x"]}])  # unhashable: no crash
     assert sum(len(f.ids) for f in odd.failures) == 2 and not any(len(b) for b in odd.batches)
 
