@@ -293,8 +293,8 @@ class EmbeddingClient:
         try:
             matrix = self._post(texts, encoding)
         except Rejected as exc:
-            if encoding != "base64" or self._format_known or exc.fatal:
-                raise
+            if encoding != "base64" or exc.fatal or (self._format_known and self._format == "base64"):
+                raise  # a refusal of the inputs: base64 is known to work, or was not asked for
         else:
             self._format_known = True
             return matrix
