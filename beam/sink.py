@@ -124,10 +124,7 @@ class WriteToVectorDB(beam.PTransform):
             self.target = client.backend.describe()
             rows_per_request = client.max_rows
             if check_target:
-                backend = client.backend
-                backend.check_target(backend.open_transport(), self.options.dimension)
-                resolved: dict[str, Any] = getattr(backend, "resolved_options", dict)()
-                self.options = resolve_options({**raw, **resolved})
+                self.options = resolve_options({**raw, **client.prepare_target().resolved})
         if batching not in ("auto", "bounded", "unbounded"):
             raise ConfigError(f"batching={batching!r}: expected 'auto', 'bounded' or 'unbounded'")
         if rows_per_batch is not None and rows_per_batch < 1:

@@ -10,6 +10,7 @@ first write.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backends.base import Backend
@@ -34,7 +35,7 @@ from .rows import (
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["Client", "connect", "load_backend", "resolve_options"]
+__all__ = ["Client", "TargetPrepared", "connect", "load_backend", "resolve_options"]
 
 DICT_CHUNK_ROWS = 4096
 
@@ -51,9 +52,9 @@ def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
     return parse_options(raw, cls.options_type)
 
 
-def load_backend(options: BackendOptions) -> Backend:
+def load_backend(options: BackendOptions) -> Backend[Any]:
     """The backend for parsed options; its constructor checks what only it knows (hosts, keys, limits)."""
-    backend: Backend = backend_class(uri_database(options.uri))(options)
+    backend: Backend[Any] = backend_class(uri_database(options.uri))(options)
     return backend
 
 
@@ -68,12 +69,20 @@ def connect(uri: str, **options: Any) -> Client:
     return Client(parsed)
 
 
+@dataclass(frozen=True, slots=True)
+class TargetPrepared:
+    """What ``Client.prepare_target`` did: options for the workers, and what it cleared (for the log)."""
+
+    resolved: dict[str, Any]
+    cleared: str | None
+
+
 class Client:
     """Batched, concurrent, retrying upserts to one target. Thread-compatible: one write at a time."""
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options
-        self.backend = load_backend(options)
+        self.backend: Backend[Any] = load_backend(options)
         self.spec = ColumnSpec(
             id_column=options.id_column,
             id_from=tuple(options.id_from or ()),
@@ -124,11 +133,24 @@ class Client:
         """Delete every row in ``namespace`` of the target (``None``: the whole collection or index,
         every namespace); the collection stays. Returns what was cleared. Not atomic with a later
         write: a reader in between sees the target empty."""
-        clear_target = getattr(self.backend, "clear_target", None)
-        if clear_target is None:
+        if not self.backend.supports_clear:
             raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
         self.backend.check_target(self.engine.transport, self.options.dimension)
-        return str(clear_target(self.engine.transport, namespace))
+        return self.backend.clear_target(self.engine.transport, namespace)
+
+    def prepare_target(self, *, clear: bool = False) -> TargetPrepared:
+        """A job's driver side, before any worker writes: check (with ``create=true`` make) the target,
+        clear it when asked (option ``namespace``, or the whole target when rows carry their own), and
+        return the options the workers should add, so each skips what was learnt here."""
+        transport = self.backend.open_transport()
+        self.backend.check_target(transport, self.options.dimension)
+        cleared = None
+        if clear:
+            if not self.backend.supports_clear:
+                raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
+            namespace = None if self.options.namespace_column else self.options.namespace
+            cleared = self.backend.clear_target(transport, namespace)
+        return TargetPrepared(resolved=self.backend.resolved_options(), cleared=cleared)
 
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.
@@ -173,19 +195,15 @@ class Client:
         return from_rows
 
     def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
-        refuse = getattr(self.backend, "refuse", None)
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:
                 if not self._target_checked:  # a given dimension, or rows with no dense vector
                     self._check_target(self.dimension.value)
-                if refuse is not None:  # the backend's own rules (e.g. Chroma's metadata types)
-                    kept, failures = refuse(batch)
-                    refused.extend(failures)
-                    if kept is None:
-                        continue
-                    batch = kept
-                yield from self._split(batch, refused)
+                kept, failures = self.backend.refuse(batch)  # the backend's own rules (Chroma's metadata)
+                refused.extend(failures)
+                if kept is not None:
+                    yield from self._split(kept, refused)
 
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
         rules = self.backend.rules

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
+from typing import Any
 
 from .backends.base import Backend
 from .errors import (
@@ -61,7 +62,7 @@ class Engine:
 
     def __init__(
         self,
-        backend: Backend,
+        backend: Backend[Any],
         transport: Transport,
         options: BackendOptions,
         *,
@@ -197,7 +198,7 @@ class Engine:
         error, attempts = self._attempt(batch, request, report)
         if error is None:
             return
-        if isinstance(error, Rejected) and self.backend.bisect_rejections and not error.fatal:
+        if isinstance(error, Rejected) and self.backend.isolate_rejections and not error.fatal:
             if len(batch) > 1:
                 self._isolate(batch, error, report)
             else:
@@ -218,7 +219,7 @@ class Engine:
                 report.bytes_sent += len(request.body)
             try:
                 reply = self.transport.send(request, timeout_s=self.options.timeout_s)
-                outcome = self.backend.outcome_of(batch, reply)
+                outcome = self.backend.outcome_of(batch, request, reply)
             except (ServerError, TransportError) as exc:
                 if self._fatal is not None or not self._should_retry(exc, attempts, epoch, report):
                     return exc, attempts

@@ -20,15 +20,14 @@ import msgspec
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
+from .driver_log import log_line
 from .files import staging_name
 from .task import TaskReport
 
 if TYPE_CHECKING:
     from .plan import WritePlan
 
-__all__ = ["JobReport", "abort_job", "commit_job", "logger"]
-
-logger = logging.getLogger("vectordb.spark")
+__all__ = ["JobReport", "abort_job", "commit_job"]
 
 
 class TaskSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,17 +136,3 @@ def _job_report(
             for t in sorted(tasks, key=lambda t: t.partition)
         ],
     )
-
-
-def log_line(level: int, message: str) -> None:
-    """Log on the driver's Python worker, whose stderr Spark copies to the driver log.
-
-    Nobody configures logging in that process, so a handler is added the first time.
-    """
-    if not logger.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
-    if logger.level == logging.NOTSET:
-        logger.setLevel(logging.INFO)
-    logger.log(level, message)

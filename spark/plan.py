@@ -30,7 +30,7 @@ import msgspec
 
 from vectordb.connector.errors import ConfigError
 
-from .commit import log_line
+from .driver_log import log_line
 from .files import Location
 from .options import SparkOptions, parse_spark_options, split_options
 
@@ -77,23 +77,17 @@ def plan_write(
         dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
     if spark_options.report_path:
         reports = Location.parse(spark_options.report_path, "report_path").prepared()
-    backend = client.backend
-    transport = backend.open_transport()
-    backend.check_target(transport, options.dimension)
-    if overwrite:
-        namespace = None if options.namespace_column else options.namespace
-        cleared = backend.clear_target(transport, namespace)
-        log_line(logging.INFO, f'mode("overwrite"): deleted {cleared} before writing')
+    prepared = client.prepare_target(clear=overwrite)
+    if prepared.cleared is not None:
+        log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
     # what the driver learnt (a collection id, "already verified") spares every task the same calls
-    resolved = getattr(backend, "resolved_options", None)
-    if resolved is not None:
-        options = resolve_options({**connector_raw, **resolved()})
+    options = resolve_options({**connector_raw, **prepared.resolved})
     return WritePlan(
         # api_key_env is read here, once: executors of a spark-submit job need not have the variable
         options=_per_task_budget(options, spark_options).with_credential(),
         spark=spark_options,
         token=uuid.uuid4().hex[:12],
-        target=backend.describe(),
+        target=client.backend.describe(),
         dead_letters=dead_letters,
         reports=reports,
     )
@@ -163,7 +157,7 @@ def _check_overwrite(client: Client, spark: SparkOptions, streaming: bool) -> No
             'mode("overwrite") / outputMode("complete") is not supported for streaming writes: every '
             'micro-batch would first delete the previous ones; use outputMode("append")'
         )
-    if not hasattr(client.backend, "clear_target"):
+    if not client.backend.supports_clear:
         raise ConfigError(
             f'mode("overwrite") with allow_overwrite=true: the {name} backend cannot delete a '
             "collection's or namespace's contents; use mode(\"append\") (upserts replace rows by id)"

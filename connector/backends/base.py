@@ -1,26 +1,38 @@
-"""The backend contract: a backend knows its wire format and limits; it holds no connection.
+"""The backend contract: a backend knows its wire format, limits and control plane; it holds no connection.
 
-``request_for`` encodes a batch; ``outcome_of`` reads the reply into per-row results (a
-reply that succeeded can still reject some rows); ``open_transport`` returns the process-
-shared transport for its target. Whole-batch rejections are bisected by the engine when
-``bisect_rejections`` is true, so only the rows the server really refuses fail.
+Required of every backend: ``open_transport`` (the process-shared channel or pool for its
+target), ``row_bytes`` (encoded size per row, for sizing requests), ``request_for`` (encode a
+batch; whatever the encoding decided goes into ``WireRequest.context``), ``outcome_of`` (read a
+reply into per-row results: a reply that succeeded can still refuse some rows) and
+``describe``. The other hooks have defaults here, so the client and the Spark and Beam adapters
+call them without asking whether they exist. Control-plane calls go through ``control``: one
+retried path, under the data plane's rules (``max_retries``, backoff, ``Retry-After``).
+
+A backend is ``Backend[ItsOptions]`` and receives its own parsed options Struct.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from ..errors import ConfigError, ServerError, TransportError
+from ..limits import Backoff
+from ..options import BackendOptions
 from ..report import BatchFailure
 
 if TYPE_CHECKING:
-    from ..options import BackendOptions
     from ..rows import RowBatch, RowRules
     from ..transports.base import Transport, WireReply, WireRequest
 
 __all__ = ["Backend", "BatchOutcome", "RequestLimits"]
+
+OptionsT = TypeVar("OptionsT", bound=BackendOptions)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,40 +54,91 @@ class BatchOutcome:
     failures: list[BatchFailure] = field(default_factory=list)
 
 
-class Backend(Protocol):
+class Backend(Generic[OptionsT]):
+    """One database's side of a write; subclass it as ``Backend[ItsOptions]``."""
+
     name: ClassVar[str]
     options_type: ClassVar[type[BackendOptions]]
-    bisect_rejections: ClassVar[bool]
-
-    options: BackendOptions
+    # A refusal of a whole request may be one row's fault: the engine then isolates the refused
+    # rows by splitting. False for a database whose refusals always name their rows.
+    isolate_rejections: ClassVar[bool] = True
     limits: RequestLimits
     rules: RowRules
 
-    def open_transport(self) -> Transport: ...
+    def __init__(self, options: OptionsT) -> None:
+        self.options = options
 
-    def row_bytes(self, batch: RowBatch) -> np.ndarray: ...
+    # -- required ---------------------------------------------------------------------------------
 
-    def request_for(self, batch: RowBatch) -> WireRequest: ...
+    def open_transport(self) -> Transport:
+        raise NotImplementedError
 
-    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome: ...
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        raise NotImplementedError
 
-    # Optional: ``refuse(batch) -> (RowBatch | None, list[BatchFailure])`` splits off the rows this
-    # database cannot store, by rules beyond ``RowRules``; the client calls it before sizing requests.
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        """The request for ``batch``; put what ``outcome_of`` must know (rows left out, say) in ``context``."""
+        raise NotImplementedError
 
-    # Optional: ``clear_target(transport, namespace) -> str`` deletes every row the target holds in
-    # ``namespace`` (``None``: every row of the collection or index, whatever its namespace), keeps
-    # the collection itself (schema, indexes) and returns what it cleared, for the log. It backs
-    # ``Client.clear`` and Spark's ``mode("overwrite")``; a backend without it cannot clear.
-
-    def check_target(self, transport: Transport, dimension: int | None) -> None:
-        """Check (and with ``create=true`` create) the collection before the first request.
-
-        Called once per client with the write's dimension (``None`` if unknown yet), and by the
-        Spark driver before any task starts. Raises ``ConfigError`` (e.g. dimension mismatch) or a
-        fatal ``ServerError``. Backends without a control plane do nothing.
-        """
-        ...
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        """Rows written and refused, from the reply to ``request`` (as ``request_for`` built it)."""
+        raise NotImplementedError
 
     def describe(self) -> str:
         """The target for logs and display data: no credentials."""
-        ...
+        raise NotImplementedError
+
+    # -- optional, with defaults ------------------------------------------------------------------
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Check (and with ``create=true`` create) the target before the first request.
+
+        Called once per client with the write's dimension (``None`` if unknown yet), and by the
+        driver of a Spark or Beam job before any task. Raises ``ConfigError`` (a
+        ``DimensionMismatch`` carries the target's dimension) or a fatal ``ServerError``.
+        Default: nothing to check.
+        """
+
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """The rows this database can store (``None``: none) and a failure for each other row, by
+        rules beyond ``RowRules``; the client calls it before sizing requests. Default: all rows."""
+        return batch, []
+
+    @property
+    def supports_clear(self) -> bool:
+        return type(self).clear_target is not Backend.clear_target
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete every row in ``namespace`` (``None``: every row of the target, whatever its
+        namespace), keep the target itself (schema, indexes), and say what was cleared, for the log.
+        Backs ``Client.clear`` and Spark's ``mode("overwrite")``."""
+        raise ConfigError(f"{self.name} cannot delete a target's rows")
+
+    def resolved_options(self) -> dict[str, Any]:
+        """After ``check_target``: options for the job's workers, so they skip what the driver
+        learnt (a collection's id, the target's dimension). Default: none."""
+        return {}
+
+    # -- the control plane ------------------------------------------------------------------------
+
+    def control(
+        self, transport: Transport, request: WireRequest, *, timeout_s: float | None = None
+    ) -> WireReply:
+        """A control-plane request (describe, create, load, clear), retried as the data plane is."""
+        return self.retried(lambda: transport.send(request, timeout_s=timeout_s or self.options.timeout_s))
+
+    def retried(self, call: Callable[[], T]) -> T:
+        """``call()``, with retryable failures retried up to ``max_retries`` times under backoff and
+        ``Retry-After``: the one retry rule for every control-plane call of every backend."""
+        backoff = Backoff()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return call()
+            except (ServerError, TransportError) as exc:
+                if not exc.retryable or exc.fatal or attempt > self.options.max_retries:
+                    raise
+                time.sleep(
+                    backoff.delay_s(attempt, exc.retry_after_s if isinstance(exc, ServerError) else None)
+                )

@@ -63,7 +63,7 @@ from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
-from .base import BatchOutcome, RequestLimits
+from .base import Backend, BatchOutcome, RequestLimits
 
 __all__ = ["ChromaBackend", "ChromaOptions", "metadata_problem"]
 
@@ -97,10 +97,9 @@ class _Collection:
     dimension: int | None
 
 
-class ChromaBackend:
+class ChromaBackend(Backend[ChromaOptions]):
     name: ClassVar[str] = "chroma"
     options_type: ClassVar[type[BackendOptions]] = ChromaOptions
-    bisect_rejections: ClassVar[bool] = True
 
     # No body limit was found on the server (8 MB bodies pass); 256 rows keeps requests near 1–4 MB
     # at 768–1536 dimensions and below Chroma Cloud's smaller max_batch_size.
@@ -108,7 +107,8 @@ class ChromaBackend:
     # The server takes ids of any length (100k characters pass); every row needs a dense vector.
     rules = RowRules(max_id_length=65_536, allow_sparse_only=False)
 
-    def __init__(self, options: BackendOptions) -> None:
+    def __init__(self, options: ChromaOptions) -> None:
+        super().__init__(options)
         uri = parse_uri(options.uri)
         if uri.transport not in (None, "http", "https", "rest"):
             raise ConfigError(
@@ -116,24 +116,22 @@ class ChromaBackend:
             )
         if not uri.host:
             raise ConfigError("option uri: chroma needs a host, e.g. chroma://127.0.0.1:8000/docs")
-        self.options = options
         self.collection = _collection_name(uri.path, options.collection)
         if options.sparse_column:
             raise ConfigError("option sparse_column: chroma stores dense vectors only")
         self.tls = _tls(uri.transport, options.tls, uri.is_loopback)
         self.host, self.port = uri.host, uri.port or DEFAULT_PORT
-        self.tenant = getattr(options, "tenant", "default_tenant")
-        self.database = getattr(options, "database", "default_database")
-        self.namespace_key: str = getattr(options, "namespace_key", "namespace")
+        self.tenant, self.database = options.tenant, options.database
+        self.namespace_key = options.namespace_key
         problem = metadata_problem({self.namespace_key: ""})
         if problem:
             raise ConfigError(f"option namespace_key: {problem}")
-        self.document_column: str | None = getattr(options, "document_column", None)
-        self._auth_header: str = getattr(options, "auth_header", "x-chroma-token")
-        self._encoding: str = getattr(options, "vector_encoding", "auto")
+        self.document_column = options.document_column
+        self._auth_header: str = options.auth_header
+        self._encoding: str = options.vector_encoding
         self._base64 = self._encoding == "base64"
         self._prefix = f"{API}/tenants/{quote(self.tenant, safe='')}/databases/{quote(self.database, safe='')}/collections"
-        pinned = getattr(options, "collection_id", None)
+        pinned = options.collection_id
         self._target: _Collection | None = None if pinned is None else _Collection(id=pinned, dimension=None)
         self._checked = False
         self._server_max_rows: int | None = None  # the pre-flight max_batch_size, once read
@@ -184,7 +182,7 @@ class ChromaBackend:
                 target_dimension=stored,
             )
 
-    def resolved_options(self) -> dict[str, str]:
+    def resolved_options(self) -> dict[str, Any]:
         """After ``check_target``: options with which a task's backend asks the server nothing.
 
         A Spark driver can add these to the options it sends to tasks, so no task repeats the lookup.
@@ -194,7 +192,7 @@ class ChromaBackend:
         return {"collection_id": self._target.id, "vector_encoding": "base64" if self._base64 else "json"}
 
     def _get_json(self, transport: Transport, method: str, body: bytes = b"") -> Any:
-        reply = transport.send(WireRequest(method, body), timeout_s=self.options.timeout_s)
+        reply = self.control(transport, WireRequest(method, body))
         return orjson.loads(reply.body) if reply.body else {}
 
     def _read_pre_flight(self, transport: Transport) -> None:
@@ -313,20 +311,16 @@ class ChromaBackend:
         refused = self.refusals(batch)
         keep = [i for i in range(len(batch)) if i not in refused]
         body = encode_upsert(batch, keep, self._base64, self.namespace_key, self.document_column)
-        return WireRequest(f"POST {self._prefix}/{self._target.id}/upsert", body)
+        return WireRequest(f"POST {self._prefix}/{self._target.id}/upsert", body, context=refused)
 
-    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # The reply is all-or-nothing for the rows sent; the rows left out failed before sending.
-        refused = self.refusals(batch)
+        refused: dict[int, str] = request.context or {}  # type: ignore[assignment]
         return BatchOutcome(written=len(batch) - len(refused), failures=_failures(batch, refused))
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """The rows Chroma can store, and a failure per reason for the others: for a pre-send hook.
-
-        Until the client calls this before splitting, ``request_for`` leaves refused rows out and
-        ``outcome_of`` reports them; but if the server rejects the rest of their request, they fail with
-        the server's reason instead of their own.
-        """
+        """The rows Chroma can store, and a failure per reason for the others (the client calls it
+        before sizing requests). ``request_for`` still leaves such rows out, for batches made otherwise."""
         refused = self.refusals(batch)
         if not refused:
             return batch, []

@@ -41,8 +41,6 @@ Credentials: option ``api_key`` is the token (``user:password`` or an API key), 
 from __future__ import annotations
 
 import base64
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -65,7 +63,7 @@ from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
-from .base import BatchOutcome, RequestLimits
+from .base import Backend, BatchOutcome, RequestLimits
 
 __all__ = [
     "Layout",
@@ -150,10 +148,9 @@ class Encoded:
     refused: list[BatchFailure] = field(default_factory=list)
 
 
-class MilvusBackend:
+class MilvusBackend(Backend[MilvusOptions]):
     name: ClassVar[str] = "milvus"
     options_type: ClassVar[type[BackendOptions]] = MilvusOptions
-    bisect_rejections: ClassVar[bool] = True
 
     # gRPC messages up to 64 MB are safe on every Milvus (proxy default maxRecvMsgSize is larger)
     limits = RequestLimits(max_rows=100_000, max_bytes=64 << 20, default_rows=1000, default_bytes=16 << 20)
@@ -162,9 +159,9 @@ class MilvusBackend:
         max_id_length=65_535, max_metadata_bytes=65_536, allow_sparse_only=False, numeric_ids=True
     )
 
-    def __init__(self, options: BackendOptions) -> None:
-        self.options = options
-        self.db_name: str | None = getattr(options, "db_name", None)
+    def __init__(self, options: MilvusOptions) -> None:
+        super().__init__(options)
+        self.db_name = options.db_name
         self.lite_path: str | None = None
         uri = options.uri
         if uri.startswith(LITE_SCHEME) or "://" not in uri:
@@ -183,8 +180,6 @@ class MilvusBackend:
         self._transport: Transport | None = None
         self._create_pending = False
         self._partitions: set[str] = set()
-        self._refused: OrderedDict[int, tuple[RowBatch, Encoded]] = OrderedDict()
-        self._refused_lock = threading.Lock()
 
     def _parse_server_uri(self, uri: str) -> None:
         parsed = parse_uri(uri)
@@ -245,7 +240,7 @@ class MilvusBackend:
                     "set create=true to create it"
                 )
             self._create_pending = True
-            id_type = getattr(self.options, "id_type", "auto")
+            id_type = self.options.id_type
             if dimension is None or id_type == "auto":
                 return  # made with the first batch, whose ids and dimension say what it needs
             layout = self._create(dimension, key_int64=id_type == "int64", sparse=False)
@@ -257,8 +252,7 @@ class MilvusBackend:
     def _call(self, method: str, body: bytes, *, timeout_s: float | None = None) -> pw.FieldReader:
         if self._transport is None:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
-        request = WireRequest(SERVICE + method, body)
-        reply = self._transport.send(request, timeout_s=timeout_s or self.options.timeout_s)
+        reply = self.control(self._transport, WireRequest(SERVICE + method, body), timeout_s=timeout_s)
         return pw.FieldReader(reply.body)
 
     def _expect_ok(self, method: str, status: pw.FieldReader | None, *, allow: tuple[str, ...] = ()) -> None:
@@ -281,7 +275,7 @@ class MilvusBackend:
         schema = reply.message(2)
         if schema is None:
             raise ConfigError(f"milvus DescribeCollection {self.collection!r} returned no schema")
-        return layout_from_schema(self.collection, schema, getattr(self.options, "vector_field", None))
+        return layout_from_schema(self.collection, schema, self.options.vector_field)
 
     def _check_layout(self, layout: Layout, dimension: int | None) -> None:
         if dimension is not None and layout.dim is not None and layout.dim != dimension:
@@ -296,7 +290,7 @@ class MilvusBackend:
         status = self._call("CreateCollection", pw.string_field(3, self.collection) + pw.len_field(4, schema))
         self._expect_ok("CreateCollection", status, allow=("exist",))
         metric = METRICS[self.options.metric]
-        index_type = getattr(self.options, "index_type", "AUTOINDEX")
+        index_type = self.options.index_type
         indexes = [("vector", index_type, metric)] + (
             [("sparse", "SPARSE_INVERTED_INDEX", "IP")] if sparse else []
         )
@@ -334,7 +328,7 @@ class MilvusBackend:
             return self._layout
         if not self._create_pending or batch.vectors is None:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
-        id_type = getattr(self.options, "id_type", "auto")
+        id_type = self.options.id_type
         key_int64 = id_type == "int64" or (
             id_type == "auto" and bool(batch.ids) and isinstance(batch.ids[0], int)
         )
@@ -445,20 +439,15 @@ class MilvusBackend:
             self._ensure_partition(batch.namespace)
             partition = batch.namespace
         encoded = encode_upsert(batch, layout, partition=partition)
-        if encoded.refused:
-            with self._refused_lock:
-                self._refused[id(batch)] = (batch, encoded)
-                while len(self._refused) > 1024:  # entries of batches that failed as a whole are never taken
-                    self._refused.popitem(last=False)
         if encoded.sent == 0:
             # nothing left to write: a harmless call stands in for the upsert
-            return WireRequest(SERVICE + "HasCollection", pw.string_field(3, layout.collection))
-        return WireRequest(UPSERT, encoded.body)
+            return WireRequest(
+                SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=encoded
+            )
+        return WireRequest(UPSERT, encoded.body, context=encoded)
 
-    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
-        with self._refused_lock:
-            entry = self._refused.get(id(batch))
-        encoded = entry[1] if entry is not None and entry[0] is batch else None
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        encoded = request.context if isinstance(request.context, Encoded) else None
         refused = list(encoded.refused) if encoded else []
         sent = encoded.sent if encoded else len(batch)
         if sent:
@@ -476,9 +465,6 @@ class MilvusBackend:
                     BatchFailure(ids=bad, error=reason or "listed in err_index by the server", attempts=1)
                 )
                 sent -= len(bad)
-        if entry is not None:
-            with self._refused_lock:
-                self._refused.pop(id(batch), None)
         return BatchOutcome(written=sent, failures=refused)
 
 

@@ -39,7 +39,7 @@ import hashlib
 import json
 import struct
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import unquote, urlsplit
 
 import msgspec
@@ -49,8 +49,8 @@ import orjson
 from ..errors import AuthError, ConfigError, DimensionMismatch, Rejected, ServerError
 from ..options import BackendOptions
 from ..rows import RowBatch, RowRules
-from ..transports.base import Transport, WireReply, WireRequest
-from .base import BatchOutcome, RequestLimits
+from ..transports.base import SqlTransport, Transport, WireReply, WireRequest
+from .base import Backend, BatchOutcome, RequestLimits
 
 __all__ = ["PgvectorBackend", "PgvectorOptions", "TableLayout", "encode_copy", "learn_layout"]
 
@@ -74,12 +74,6 @@ class PgvectorOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     id_type: Literal["text", "bigint"] = "text"  # create=true: the id column's type
     vector_type: Literal["vector", "halfvec"] = "vector"  # create=true: halfvec stores 2 bytes per value
     sparse_dimension: Annotated[int, msgspec.Meta(ge=1, le=1_000_000_000)] | None = None
-
-
-class _Queries(Protocol):
-    def query(
-        self, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float = 30.0
-    ) -> list[tuple[Any, ...]]: ...
 
 
 # --------------------------------------------------------------------------------------------------
@@ -422,10 +416,9 @@ def _conflict_key(table: TableName, keys: list[list[str]], namespace: Column | N
 # the backend
 
 
-class PgvectorBackend:
+class PgvectorBackend(Backend[PgvectorOptions]):
     name: ClassVar[str] = "postgresql"
     options_type: ClassVar[type[BackendOptions]] = PgvectorOptions
-    bisect_rejections: ClassVar[bool] = True
 
     # No per-statement row limit in PostgreSQL; a request is bounded to keep memory and
     # transaction length sane, and kept under one jsonb value's size so every row that fits
@@ -435,10 +428,8 @@ class PgvectorBackend:
     )
     rules = RowRules(max_id_length=512, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True)
 
-    def __init__(self, options: BackendOptions) -> None:
-        if not isinstance(options, PgvectorOptions):
-            options = PgvectorOptions(**msgspec.structs.asdict(options))
-        self.options = options
+    def __init__(self, options: PgvectorOptions) -> None:
+        super().__init__(options)
         self.target = PgTarget.parse(options.uri, options.collection)
         self.layout = default_layout(self.target.table, options, options.dimension)
         self._statements = self._compile()
@@ -458,20 +449,20 @@ class PgvectorBackend:
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Learn the table's columns (creating it with ``create=true``); ``ConfigError`` if it doesn't fit."""
-        if not hasattr(transport, "query"):
+        if not isinstance(transport, SqlTransport):
             return  # a scripted transport: keep the layout create=true would make
-        db: _Queries = transport  # type: ignore[assignment]
+        db = transport
         dimension = dimension or self.options.dimension
         timeout_s = self.options.timeout_s
-        types = dict(db.query(TYPES_SQL, timeout_s=timeout_s))
+        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
         if "vector" not in types:
             types = self._install_pgvector(db)
         regclass = self.target.table.sql
-        columns = db.query(COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         if not columns:
             self._create(db, dimension)
-            columns = db.query(COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
-        keys = [list(k) for (k,) in db.query(KEYS_SQL, (regclass,), timeout_s=timeout_s)]
+            columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
         self.layout = learn_layout(self.target.table, columns, keys, types, self.options, dimension)
         self._statements = self._compile()
 
@@ -484,14 +475,14 @@ class PgvectorBackend:
         namespace is a DELETE. ``check_target`` has learnt the layout first.
         """
         table = self.layout.table
-        if not hasattr(transport, "query"):
+        if not isinstance(transport, SqlTransport):
             raise ConfigError(f"{self.describe()}: clearing table {table} needs a PostgreSQL connection")
-        db: _Queries = transport  # type: ignore[assignment]
+        db = transport
         if namespace is not None:
             deleted = self._delete(db, namespace)
             return f"namespace {namespace!r} of table {table} ({deleted} rows)"
         try:
-            db.query(truncate_sql(table), timeout_s=self.options.timeout_s)
+            self._query(db, truncate_sql(table), timeout_s=self.options.timeout_s)
         except (AuthError, Rejected) as exc:
             if exc.status not in TRUNCATE_REFUSED:
                 raise self._clear_error(exc) from None
@@ -501,11 +492,17 @@ class PgvectorBackend:
             raise self._clear_error(exc) from None
         return f"all rows of table {table}"
 
-    def _delete(self, db: _Queries, namespace: str | None) -> int:
+    def _query(
+        self, db: SqlTransport, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float | None = None
+    ) -> list[tuple[Any, ...]]:
+        """One control-plane statement, retried under the backends' one rule (``Backend.retried``)."""
+        return self.retried(lambda: db.query(sql, params, timeout_s=timeout_s or self.options.timeout_s))
+
+    def _delete(self, db: SqlTransport, namespace: str | None) -> int:
         params = () if namespace is None else (namespace,)
         try:
-            ((deleted,),) = db.query(
-                delete_sql(self.layout, namespace), params, timeout_s=self.options.timeout_s
+            ((deleted,),) = self._query(
+                db, delete_sql(self.layout, namespace), params, timeout_s=self.options.timeout_s
             )
         except ServerError as exc:
             raise self._clear_error(exc) from None
@@ -515,23 +512,23 @@ class PgvectorBackend:
         """The same kind of error, saying which table could not be cleared."""
         return type(exc)(f"cannot clear table {self.layout.table}: {exc}", status=exc.status)
 
-    def _install_pgvector(self, db: _Queries) -> dict[str, str]:
+    def _install_pgvector(self, db: SqlTransport) -> dict[str, str]:
         where = self.describe()
         if not self.options.create:
             raise ConfigError(
                 f"{where}: the pgvector extension is not installed: CREATE EXTENSION vector (or set create=true)"
             )
         try:
-            db.query("CREATE EXTENSION IF NOT EXISTS vector", timeout_s=self.options.timeout_s)
+            self._query(db, "CREATE EXTENSION IF NOT EXISTS vector", timeout_s=self.options.timeout_s)
         except ServerError as exc:
             if exc.retryable:  # a lock wait or a restart, not a missing privilege
                 raise
             raise ConfigError(
                 f"{where}: cannot install pgvector ({exc}): ask the owner to CREATE EXTENSION vector"
             ) from None
-        return dict(db.query(TYPES_SQL, timeout_s=self.options.timeout_s))
+        return dict(self._query(db, TYPES_SQL, timeout_s=self.options.timeout_s))
 
-    def _create(self, db: _Queries, dimension: int | None) -> None:
+    def _create(self, db: SqlTransport, dimension: int | None) -> None:
         table = self.target.table
         if not self.options.create:
             raise ConfigError(
@@ -551,13 +548,14 @@ class PgvectorBackend:
                 f"pgvector stores at most {MAX_DIMENSION} dimensions in {self.options.vector_type}; got {dimension}"
             )
         try:
-            db.query(
+            self._query(
+                db,
                 create_table_sql(default_layout(table, self.options, dimension)),
                 timeout_s=self.options.timeout_s,
             )
         except ServerError:
             # another task may have created it at the same moment (CREATE … IF NOT EXISTS races on pg_type)
-            if not db.query(COLUMNS_SQL, (table.sql,), timeout_s=self.options.timeout_s):
+            if not self._query(db, COLUMNS_SQL, (table.sql,), timeout_s=self.options.timeout_s):
                 raise
 
     def _compile(self) -> tuple[str, str, str]:
@@ -603,7 +601,7 @@ class PgvectorBackend:
         body = encode_copy(batch, layout)
         return _copy_request(f"COPY {layout.table}", body, setup, copy, apply)
 
-    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # the transaction committed: every row of the batch is in the table
         return BatchOutcome(written=len(batch))
 

@@ -11,19 +11,17 @@ Pinecone applies or rejects a request whole; the engine bisects rejections to th
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any, ClassVar
 
 import numpy as np
 import orjson
 
 from .. import protowire as pw
-from ..errors import ConfigError, DimensionMismatch, NotFound, ServerError, TransportError
-from ..limits import Backoff
+from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
-from .base import BatchOutcome, RequestLimits
+from .base import Backend, BatchOutcome, RequestLimits
 
 __all__ = ["PineconeBackend", "PineconeOptions"]
 
@@ -34,7 +32,6 @@ GRPC_STATS = "/VectorService/DescribeIndexStats"
 REST_STATS = "POST /describe_index_stats"
 GRPC_DELETE = "/VectorService/Delete"
 REST_DELETE = "POST /vectors/delete"
-CHECK_ATTEMPTS = 4
 
 
 class PineconeOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -42,10 +39,9 @@ class PineconeOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     verify: bool = True  # one describe_index_stats call before the first upsert: credentials and dimension
 
 
-class PineconeBackend:
+class PineconeBackend(Backend[PineconeOptions]):
     name: ClassVar[str] = "pinecone"
     options_type: ClassVar[type[BackendOptions]] = PineconeOptions
-    bisect_rejections: ClassVar[bool] = True
 
     # Pinecone: ≤ 1000 vectors and ≤ 2 MB per upsert request, ids ≤ 512 chars, metadata ≤ 40 KB per vector.
     # 500 rows by default, as the SDK's upsert_from_dataframe: four requests in flight then carry enough
@@ -53,7 +49,8 @@ class PineconeBackend:
     limits = RequestLimits(max_rows=1000, max_bytes=2 << 20, default_rows=500, default_bytes=2 << 20)
     rules = RowRules(max_id_length=512, max_metadata_bytes=40_960, allow_sparse_only=True)
 
-    def __init__(self, options: BackendOptions) -> None:
+    def __init__(self, options: PineconeOptions) -> None:
+        super().__init__(options)
         uri = parse_uri(options.uri)
         if uri.transport not in (None, "grpc", "rest", "http", "https"):
             raise ConfigError(
@@ -69,14 +66,12 @@ class PineconeBackend:
                 "is not allowed "
                 "(use option namespace for a namespace)"
             )
-        self.options = options
         self.grpc = uri.transport == "grpc"
         self.tls = options.tls if options.tls is not None else not uri.is_loopback
         self.port = uri.port or 443
         self.host = uri.host
         if options.api_key is None and not options.api_key_env and not uri.is_loopback:
             raise ConfigError("option api_key (or api_key_env) is required for pinecone")
-        self._api_version = getattr(options, "api_version", API_VERSION)
         self._index_dimension: int | None = None  # learnt by check_target
 
     def describe(self) -> str:
@@ -87,7 +82,7 @@ class PineconeBackend:
         if self.grpc:
             from ..transports.grpc import GrpcTransport
 
-            metadata = (("api-key", key), ("x-pinecone-api-version", self._api_version))
+            metadata = (("api-key", key), ("x-pinecone-api-version", self.options.api_version))
             return GrpcTransport(
                 f"{self.host}:{self.port}", tls=self.tls, metadata=metadata, label=self.describe()
             )
@@ -96,7 +91,7 @@ class PineconeBackend:
         scheme = "https" if self.tls else "http"
         headers = (
             ("Api-Key", key),
-            ("X-Pinecone-API-Version", self._api_version),
+            ("X-Pinecone-API-Version", self.options.api_version),
             ("Content-Type", "application/json"),
         )
         return HttpTransport(
@@ -112,7 +107,7 @@ class PineconeBackend:
         A dimension that differs from the index's is a ``ConfigError``. Skipped with ``verify=false``
         (the Spark driver checks once and tells its tasks so).
         """
-        if not getattr(self.options, "verify", True):
+        if not self.options.verify:
             return
         reply = self._stats(transport)
         if self.grpc:
@@ -140,7 +135,7 @@ class PineconeBackend:
                 request = WireRequest(REST_DELETE, orjson.dumps({"deleteAll": True, "namespace": name}))
             # 404: nothing in that namespace (check_target has already asked the index itself)
             with contextlib.suppress(NotFound):
-                _send_with_retries(transport, request, self.options.timeout_s)
+                self.control(transport, request)
         where = f"namespace {namespace!r}" if namespace is not None else f"{len(namespaces)} namespace(s)"
         return f"every vector in {where} of {self.describe()}"
 
@@ -155,7 +150,7 @@ class PineconeBackend:
     def _stats(self, transport: Transport) -> WireReply:
         """One ``describe_index_stats`` call, retried briefly."""
         request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
-        return _send_with_retries(transport, request, self.options.timeout_s)
+        return self.control(transport, request)
 
     def resolved_options(self) -> dict[str, Any]:
         """What executors may skip once the driver has run ``check_target``, and what it learnt:
@@ -194,23 +189,9 @@ class PineconeBackend:
             else WireRequest(REST_METHOD, encode_json(batch))
         )
 
-    def outcome_of(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # A reply is all-or-nothing: it arrived, so every row is in the index.
         return BatchOutcome(written=len(batch))
-
-
-def _send_with_retries(transport: Transport, request: WireRequest, timeout_s: float) -> WireReply:
-    """The check call, retried briefly when the failure is retryable; the last error is raised."""
-    for attempt in range(CHECK_ATTEMPTS):
-        try:
-            return transport.send(request, timeout_s=timeout_s)
-        except (ServerError, TransportError) as exc:
-            if not exc.retryable or exc.fatal or attempt == CHECK_ATTEMPTS - 1:
-                raise
-            time.sleep(
-                Backoff().delay_s(attempt + 1, exc.retry_after_s if isinstance(exc, ServerError) else None)
-            )
-    raise AssertionError("unreachable")
 
 
 def _json_bytes_per_float(matrix: np.ndarray) -> float:

@@ -11,9 +11,9 @@ import atexit
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Transport", "WireReply", "WireRequest", "shared"]
+__all__ = ["SqlTransport", "Transport", "WireReply", "WireRequest", "shared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,7 @@ class WireRequest:
     method: str  # "/VectorService/Upsert", or "POST /vectors/upsert"
     body: bytes
     headers: tuple[tuple[str, str], ...] = ()  # per-request extras; credentials live in the transport
+    context: object = field(default=None, compare=False)  # what the backend built it with, for outcome_of
 
     def __repr__(self) -> str:
         return f"WireRequest({self.method}, {len(self.body)} bytes)"
@@ -39,6 +40,15 @@ class Transport(Protocol):
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SqlTransport(Transport, Protocol):
+    """A transport that also runs SQL statements (PostgreSQL's): catalog look-ups, DDL, deletes."""
+
+    def query(
+        self, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float = 30.0
+    ) -> list[tuple[Any, ...]]: ...
 
 
 T = TypeVar("T")

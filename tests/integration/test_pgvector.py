@@ -457,9 +457,10 @@ def test_clear_of_a_table_another_references_deletes_or_says_why_not(
 
 
 def test_clear_waits_for_a_lock_no_longer_than_timeout_s(pg_server: PgServer, pg_table: str) -> None:
-    """A reader's open transaction holds the table: TRUNCATE gives up after timeout_s instead of queueing."""
+    """A reader's open transaction holds the table: TRUNCATE gives up after timeout_s instead of queueing
+    (and, with no retries left, the clear fails with the reason)."""
     _make_table(pg_server, pg_table)
-    with connect(pg_server.uri(pg_table), timeout_s=0.3) as client:
+    with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=0) as client:
         assert client.write(rows_of(4)).ok
         with pg_server.connect() as reader:
             with reader.transaction():
@@ -480,7 +481,7 @@ def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
 ) -> None:
     """Deletes, like every statement, wait for a lock at most timeout_s: a held row fails the clear with why."""
     uri = pg_server.uri(pg_table)
-    with connect(uri, create=True, namespace="a", timeout_s=0.3) as client:
+    with connect(uri, create=True, namespace="a", timeout_s=0.3, max_retries=0) as client:
         assert client.upsert(rows_of(3), namespace="a").written == 3
         with pg_server.connect() as other:
             with other.transaction():
@@ -494,10 +495,31 @@ def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
             assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
 
 
+def test_a_clear_held_up_by_a_lock_is_retried_like_a_write(pg_server: PgServer, pg_table: str) -> None:
+    """Control-plane statements retry retryable failures as upserts do: a TRUNCATE that meets a reader's
+    lock is tried again, and lands once the reader is done."""
+    _make_table(pg_server, pg_table)
+    with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=8) as client:
+        assert client.write(rows_of(4)).ok
+        reader = pg_server.connect()
+        transaction = reader.transaction()
+        transaction.__enter__()
+        reader.execute(f'SELECT count(*) FROM "{pg_table}"').fetchall()  # ACCESS SHARE until it ends
+        release = threading.Timer(0.8, lambda: (transaction.__exit__(None, None, None), reader.close()))
+        release.start()
+        try:
+            started = time.monotonic()
+            assert client.clear() == f"all rows of table {pg_table}"
+            assert time.monotonic() - started > 0.6  # it did wait for the reader, through retries
+        finally:
+            release.join()
+    assert read_rows(pg_server, pg_table) == {}
+
+
 def test_a_lock_timeout_set_in_the_uri_is_kept(pg_server: PgServer, pg_table: str) -> None:
     """The user's own lock_timeout (libpq options) wins over timeout_s: the clear waits that long."""
     uri = pg_server.uri(pg_table) + "&options=-c%20lock_timeout%3D1200"
-    with connect(uri, create=True, namespace="a", timeout_s=0.2) as client:
+    with connect(uri, create=True, namespace="a", timeout_s=0.2, max_retries=0) as client:
         assert client.upsert(rows_of(3), namespace="a").written == 3
         with pg_server.connect() as other, other.transaction():
             other.execute(f'SELECT id FROM "{pg_table}" WHERE id = %s FOR UPDATE', ("g1",)).fetchall()
