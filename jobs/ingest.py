@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.uri.startswith("milvus+lite://"):
             print(
                 "the embedded Milvus Lite server stops after 5 idle minutes; read it meanwhile with "
-                "pymilvus: MilvusClient(uri='http://' + vectordb.connector.embedded.ensure_server(PATH))",
+                "pymilvus: MilvusClient(uri='http://' + vectordb.connector.backends.milvus.lite.ensure_server(PATH))",
                 flush=True,
             )
         return 1 if failed else 0

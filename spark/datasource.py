@@ -60,8 +60,8 @@ class VectorDataSource(DataSource):
       ``metadata`` (struct, map or JSON string) is merged. Default: every other column. Example: ``title,url``.
     - ``dimension``: the vector dimension, checked against the target before any task starts.
       Default: the target's, else the most common length among a task's first rows. Example: ``1536``.
-    - ``batch_size``: rows per request. Default: per database (Pinecone 500, Milvus 1000). Example: ``200``.
-    - ``max_batch_bytes``: bytes per request. Default: per database (Pinecone 2 MB). Example: ``1000000``.
+    - ``batch_size``: rows per request. Default: per database (the database table). Example: ``200``.
+    - ``max_batch_bytes``: bytes per request. Default: per database (the database table). Example: ``1000000``.
     - ``max_concurrency``: requests in flight per task, adapted (AIMD) below it. Default: ``4``. Example: ``8``.
     - ``max_retries``: retries per request. Default: ``5``. Example: ``10``.
     - ``timeout_s``: seconds per request. Default: ``30``. Example: ``60``.
@@ -93,10 +93,9 @@ class VectorDataSource(DataSource):
     - ``report_path``: a directory where each job (``job-<id>.json``) or micro-batch
       (``batch-<n>.json``) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
 
-    Database options (each backend's module says what they do): pinecone ``api_version``, ``verify``;
-    milvus ``db_name``, ``id_type``, ``vector_field``, ``index_type``; postgresql ``id_type``,
-    ``vector_type``, ``sparse_dimension``; chroma ``tenant``, ``database``, ``namespace_key``,
-    ``document_column``, ``auth_header``, ``vector_encoding``, ``collection_id``.
+    Database options: each database's own, and its request sizes, are listed by
+    ``python -m vectordb.connector.backends.registry`` (the README's database table); what they do,
+    in each backend's module docstring.
 
     Save modes: Spark accepts only ``append`` and ``overwrite`` for Python data sources (its
     default, ``errorifexists``, is refused before the data source is asked), so write

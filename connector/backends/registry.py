@@ -2,8 +2,10 @@
 
 ``register_backend`` lets a third party add a database; ``backends()`` is a read-only view.
 ``canonical_uri`` is the one rule for what a ``uri`` with no scheme means: a file path names the
-embedded default (``PATH_SCHEME``); anything else without a scheme is refused, so a typo such as
-``my-index.svc.pinecone.io`` never quietly becomes a local database.
+embedded default (the scheme registered with ``takes_paths``, ``PATH_SCHEME``); anything else
+without a scheme is refused, so a typo such as ``my-index.svc.pinecone.io`` never quietly becomes
+a local database. ``database_table`` renders the per-database facts (request sizes, own options)
+from the backends themselves, for the README: ``python -m vectordb.connector.backends.registry``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..errors import ConfigError, MissingExtra
 __all__ = ["PATH_SCHEME", "backend_class", "backends", "canonical_uri", "register_backend"]
 
 PATH_SCHEME = "milvus+lite"  # what a file path given as ``uri`` names: the embedded default
+_path_scheme = PATH_SCHEME  # moved by register_backend(..., takes_paths=...)
 
 # scheme (the part before "+") → (module:Class, what to install if its import fails)
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -48,7 +51,7 @@ def canonical_uri(uri: str) -> str:
     Resolve it where the job starts (the driver, the pipeline's constructor): executors may run in
     another working directory.
     """
-    prefix = f"{PATH_SCHEME}://"
+    prefix = f"{_path_scheme}://"
     if uri.startswith(prefix):
         raw = uri[len(prefix) :]
     elif "://" in uri or not _looks_like_path(uri):
@@ -65,9 +68,17 @@ def _looks_like_path(text: str) -> bool:
     return text.startswith(("/", "./", "../", "~")) or text.endswith(".db")
 
 
-def register_backend(scheme: str, dotted: str, install_hint: str = "") -> None:
-    """Add (or replace) the backend for URIs ``scheme://…`` and ``scheme+transport://…``."""
+def register_backend(
+    scheme: str, dotted: str, install_hint: str = "", *, takes_paths: str | None = None
+) -> None:
+    """Add (or replace) the backend for URIs ``scheme://…`` and ``scheme+transport://…``.
+
+    ``takes_paths="scheme+transport"`` makes a file path given as ``uri`` name that backend instead.
+    """
+    global _path_scheme
     _REGISTRY[scheme.lower()] = (dotted, install_hint)
+    if takes_paths is not None:
+        _path_scheme = takes_paths
 
 
 def backends() -> MappingProxyType[str, tuple[str, str]]:
@@ -89,3 +100,51 @@ def backend_class(database: str) -> Any:
             f"the {database} backend needs a package that is missing ({exc.name}): {hint}"
         ) from None
     return getattr(module, class_name)
+
+
+def database_table() -> str:
+    """A Markdown table of each installed backend's request sizes and own options (and the shared
+    options whose default it changes), read from the backend classes themselves."""
+    from ..options import BackendOptions
+
+    shared = BackendOptions._defaults()
+    lines = [
+        "| database (scheme) | rows per request: default / most | bytes per request: default / most "
+        "| its own options and defaults |",
+        "|---|---|---|---|",
+    ]
+    by_class: dict[str, list[str]] = {}
+    for scheme, (dotted, _) in _REGISTRY.items():
+        by_class.setdefault(dotted, []).append(scheme)
+    for schemes in sorted(by_class.values()):
+        try:
+            cls = backend_class(schemes[0])
+        except MissingExtra:
+            continue
+        limits, defaults = cls.limits, cls.options_type._defaults()
+        own = [
+            f"`{name}` ({_shown(value)})"
+            for name, value in defaults.items()
+            if name not in shared or shared[name] != value
+        ]
+        names = ", ".join(f"`{s}`" for s in sorted(schemes, key=lambda s: s != cls.name))
+        lines.append(
+            f"| {cls.name} ({names}) | {limits.default_rows} / {limits.max_rows} "
+            f"| {_size(limits.default_bytes)} / {_size(limits.max_bytes)} | {', '.join(own) or '—'} |"
+        )
+    return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("MB", 1_000_000), ("KiB", 1024)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+if __name__ == "__main__":
+    print(database_table())

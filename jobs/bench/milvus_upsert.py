@@ -5,7 +5,7 @@ float32 vectors (fixed seed, unit length) with string ids into fresh collections
 way (pymilvus quick setup: VarChar key, FloatVector, dynamic field, AUTOINDEX COSINE), on two
 servers, each its own process:
 
-- ``lite``: Milvus Lite, started by ``vectordb.connector.embedded.ensure_server`` (the embedded
+- ``lite``: Milvus Lite, started by ``vectordb.connector.backends.milvus.lite.ensure_server`` (the embedded
   default users get). Its engine is pure Python, so this measures the server.
 - ``noop``: Milvus Lite's own servicer with ``Upsert`` replaced by "count the rows and say OK"
   (control-plane calls stay real, so both clients run unchanged). This measures the clients.
@@ -67,7 +67,7 @@ class Result:
 
 @contextmanager
 def lite_server(data_dir: str) -> Iterator[str]:
-    from vectordb.connector import embedded
+    from vectordb.connector.backends.milvus import lite as embedded
 
     address = embedded.ensure_server(data_dir, idle_timeout_s=0)
     try:

@@ -247,7 +247,7 @@ class MilvusTarget:
     def __init__(self, path: str) -> None:
         from pymilvus import MilvusClient
 
-        from vectordb.connector import embedded
+        from vectordb.connector.backends.milvus import lite as embedded
 
         self.name, self.path = "milvus-lite", path
         self.address = embedded.ensure_server(path, idle_timeout_s=0)
@@ -279,7 +279,7 @@ class MilvusTarget:
             self.client.drop_collection(self.collection)
 
     def close(self) -> None:
-        from vectordb.connector import embedded
+        from vectordb.connector.backends.milvus import lite as embedded
 
         self.client.close()
         embedded.stop(self.path)

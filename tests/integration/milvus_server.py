@@ -1,4 +1,4 @@
-"""Fixtures: one Milvus Lite server for the session, started through ``vectordb.connector.embedded``.
+"""Fixtures: one Milvus Lite server for the session, started through ``vectordb.connector.backends.milvus.lite``.
 
 Starting it through the connector's own embedded module is the point: the session proves that
 ``ensure_server`` starts a server other clients (pymilvus here) can use, and ``stop`` ends it.
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from vectordb.connector import embedded
+from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.transports.base import forget_shared
 
 __all__ = ["LiteServer", "collection_name", "milvus_lite"]

@@ -19,16 +19,16 @@ from tests.contract.suite import BackendContract, StoredRow, Target, make_table
 
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
-from vectordb.connector import ConfigError, connect, embedded
+from vectordb.connector import ConfigError, connect
 from vectordb.connector.backends.milvus import (
     Layout,
     MilvusBackend,
     ScalarField,
-    encode_create_index,
-    encode_schema,
     encode_upsert,
     error_for,
 )
+from vectordb.connector.backends.milvus import lite as embedded
+from vectordb.connector.backends.milvus.schema import encode_create_index, encode_schema
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import WriteReport
 from vectordb.connector.rows import RowBatch
@@ -319,7 +319,7 @@ def test_control_plane_messages_parse_as_intended() -> None:
 _ENSURE = textwrap.dedent(
     """
     import json, sys
-    from vectordb.connector import embedded
+    from vectordb.connector.backends.milvus import lite as embedded
     address = embedded.ensure_server(sys.argv[1], idle_timeout_s=60)
     print(json.dumps({"address": address, "pid": embedded.running(sys.argv[1]).pid}))
     """
@@ -456,9 +456,9 @@ def test_clearing_a_namespace_in_a_partition_key_field(milvus_lite: LiteServer, 
 def test_clearing_a_partition_pages_through_its_keys_and_keeps_the_others(
     milvus_lite: LiteServer, collection_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vectordb.connector.backends import milvus
+    from vectordb.connector.backends.milvus import backend
 
-    monkeypatch.setattr(milvus, "CLEAR_PAGE_ROWS", 3)  # 10 rows: four pages, the last one short
+    monkeypatch.setattr(backend, "CLEAR_PAGE_ROWS", 3)  # 10 rows: four pages, the last one short
     extremes = [-(1 << 63), (1 << 63) - 1, -1, 0]  # INT64 keys at both ends decode and delete exactly
     in_a = [{"id": k, "values": [0.5] * DIM} for k in extremes + list(range(100, 106))]
     in_b = [{"id": k, "values": [0.5] * DIM} for k in (7, 8)]

@@ -11,7 +11,7 @@ Rules it keeps:
   starting and stopping; ``connector-server.json`` records the server's pid and port. The server
   holds an exclusive flock on that state file for its whole life, so "alive" means "someone holds
   the lock" (no trap from a reused pid or a zombie), confirmed by a ``CheckHealth`` call.
-- Its own process and session (``python -m vectordb.connector.embedded serve``, double-forked),
+- Its own process and session (``python -m vectordb.connector.backends.milvus.lite serve``, double-forked),
   so it outlives the task that started it and is nobody's child to reap; it binds 127.0.0.1 only
   and logs to ``connector-server.log`` in the data directory. It serves Milvus Lite's own
   servicer, but serialises mutating calls: Lite's engine is single-writer per collection and its
@@ -41,9 +41,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, ConnectError, MissingExtra
+from ...errors import ConfigError, ConnectError, MissingExtra
+from ...transports.base import Transport, WireReply, WireRequest
+from ..registry import PATH_SCHEME, canonical_uri
 
-__all__ = ["ensure_server", "lite_path", "running", "stop"]
+__all__ = ["LiteTransport", "ensure_server", "lite_path", "running", "stop"]
 
 LOCK_NAME = "connector.lock"
 STATE_NAME = "connector-server.json"
@@ -51,7 +53,7 @@ LOG_NAME = "connector-server.log"
 IDLE_ENV = "VECTORDB_MILVUS_LITE_IDLE_S"
 DEFAULT_IDLE_S = 300.0
 HEALTH_METHOD = "/milvus.proto.milvus.MilvusService/CheckHealth"
-LITE_SCHEME = "milvus+lite://"
+LITE_SCHEME = f"{PATH_SCHEME}://"
 
 # path → address this process has already seen answer; the flock check alone then suffices
 _VERIFIED: dict[str, str] = {}
@@ -72,23 +74,13 @@ def lite_path(uri: str) -> str | None:
     """The absolute data path a URI names for the embedded default, or ``None`` for any other URI.
 
     ``./vectors.db``, ``/abs/x.db``, ``~/x.db`` and ``milvus+lite://./x.db`` (``milvus+lite:///abs/x.db``)
-    all name a path; a URI with another scheme does not. Resolve it where the job starts: executors
-    may run in another working directory.
+    all name a path (``registry.canonical_uri`` says which URIs are paths); a URI with another scheme
+    does not. Resolve it where the job starts: executors may run in another working directory.
     """
-    if uri.startswith(LITE_SCHEME):
-        raw = uri[len(LITE_SCHEME) :]
-    elif "://" in uri or not _looks_like_path(uri):
-        return None  # a typo such as "my-index.svc.pinecone.io" must not quietly become a local database
-    else:
-        raw = uri
-    raw = raw.split("?", 1)[0]
-    if not raw:
-        raise ConfigError(f"option uri: {uri!r} names no path; e.g. milvus+lite://./vectors.db")
-    return os.path.abspath(os.path.expanduser(raw))
-
-
-def _looks_like_path(text: str) -> bool:
-    return text.startswith(("/", "./", "../", "~")) or text.endswith(".db")
+    canonical = canonical_uri(uri)
+    if not canonical.startswith(LITE_SCHEME):
+        return None
+    return canonical[len(LITE_SCHEME) :].split("?", 1)[0]
 
 
 def ensure_server(path: str, *, idle_timeout_s: float | None = None, start_timeout_s: float = 60.0) -> str:
@@ -288,7 +280,14 @@ def _spawn(data_dir: str, idle_timeout_s: float, deadline: float) -> ServerState
         raise MissingExtra(
             f"the embedded default needs Milvus Lite ({', '.join(missing)} missing): pip install 'vectordb-connector[milvus]'"
         )
-    cmd = [sys.executable, "-m", "vectordb.connector.embedded", "serve", data_dir, str(idle_timeout_s)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vectordb.connector.backends.milvus.lite",
+        "serve",
+        data_dir,
+        str(idle_timeout_s),
+    ]
     with open(os.path.join(data_dir, LOG_NAME), "ab") as log:
         # the launcher exits as soon as the (grandchild) server is ready, or with its error
         proc = subprocess.Popen(
@@ -313,8 +312,39 @@ def _spawn(data_dir: str, idle_timeout_s: float, deadline: float) -> ServerState
     return state
 
 
+class LiteTransport:
+    """gRPC to the embedded server for a path; if that server has gone (idle timeout), the next one.
+
+    Not a retry layer: a request that could not connect is sent again once, and only when
+    ``ensure_server`` gives a different address (a fresh server on the same data).
+    """
+
+    def __init__(self, path: str, metadata: tuple[tuple[str, str], ...], label: str) -> None:
+        self._path, self._metadata, self._label = path, metadata, label
+        self._inner = self._connect(ensure_server(path))
+
+    def _connect(self, address: str) -> Transport:
+        from ...transports.grpc import GrpcTransport
+
+        self.address = address
+        return GrpcTransport(address, tls=False, metadata=self._metadata, label=self._label)
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        try:
+            return self._inner.send(request, timeout_s=timeout_s)
+        except ConnectError:
+            address = ensure_server(self._path)
+            if address == self.address:
+                raise
+            self._inner = self._connect(address)
+            return self._inner.send(request, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 # --------------------------------------------------------------------------------------------------
-# server side: ``python -m vectordb.connector.embedded serve DATA_DIR IDLE_S``
+# server side: ``python -m vectordb.connector.backends.milvus.lite serve DATA_DIR IDLE_S``
 
 
 # Milvus Lite's engine is single-writer per collection and its own server does not serialise
@@ -455,7 +485,9 @@ def _run_until_stopped(
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3 or argv[0] != "serve":
-        sys.stderr.write("usage: python -m vectordb.connector.embedded serve DATA_DIR IDLE_TIMEOUT_S\n")
+        sys.stderr.write(
+            "usage: python -m vectordb.connector.backends.milvus.lite serve DATA_DIR IDLE_TIMEOUT_S\n"
+        )
         return 2
     return _serve(argv[1], float(argv[2]))
 

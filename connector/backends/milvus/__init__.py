@@ -1,0 +1,65 @@
+"""Milvus over gRPC: ``milvus://host:19530/[db/]collection``, and Milvus Lite (``milvus+lite://PATH``, a file path).
+
+Data plane: ``/milvus.proto.milvus.MilvusService/Upsert`` with an ``UpsertRequest`` encoded by
+hand (field numbers in WIRE.md §5): the key as VarChar ``string_data`` or Int64 ``long_data``, the
+dense vectors as one packed FloatVector copied straight from the matrix buffer, sparse vectors as
+SparseFloatVector rows of little-endian (uint32 index, float32 value) pairs, metadata keys that
+name declared scalar fields into those fields and the rest into the dynamic ``$meta`` JSON field.
+Rows the collection cannot hold (a non-integer id for an INT64 key, a required field missing, a
+key with no field and no dynamic field) fail alone before sending. Milvus applies or rejects an
+upsert whole: a rejection is raised as ``Rejected`` with the server's reason, and the engine
+bisects it down to the rows at fault.
+
+Control plane (``check_target``): HasCollection and DescribeCollection learn the key, vector and
+scalar field names and check the dimension, so collections made elsewhere with other field
+names work. ``create=true`` makes a missing collection the way pymilvus's quick setup does (key
+``id``, FloatVector ``vector``, dynamic field on, AUTOINDEX with the option's metric, loaded).
+The key type follows the data (integer ids → INT64, else VarChar(512)) unless option ``id_type``
+fixes it, so a missing collection is created with the first batch, when ids and dimension are known.
+
+Namespaces: if the collection has a partition-key field, the namespace is written into it;
+otherwise it names a partition, created the first time it is seen (Milvus allows 1024 partitions
+per collection by default: for many tenants give the collection a partition key). Creating the
+collection and new partitions are the only calls outside ``check_target``; they run on the
+encoding thread, once, before the first request that needs them.
+
+Clearing (``clear_target``, behind ``Client.clear`` and Spark's overwrite) keeps the collection, its
+indexes and partitions. The whole collection: TruncateCollection (Milvus ≥ 2.6.16), or on a server
+without it a Delete whose expression every key satisfies. A namespace in a partition-key field: a
+Delete by ``field == "namespace"``. A namespace that names a partition: the partition's keys are
+queried a page at a time and deleted by key with ``partition_name`` set, because Milvus Lite
+ignores ``partition_name`` in a Delete by expression (it deletes matching rows of every partition):
+a server keeps each delete in the partition, and on Lite the keys themselves come from it. Deletes
+and queries are Strong (the proto default), so rows written just before are seen and removed.
+
+Milvus Lite: the URI's path is the data directory; ``lite.ensure_server`` starts (or finds) the
+one server for it, and released collections are loaded so what was written can be queried.
+Credentials: option ``api_key`` is the token (``user:password`` or an API key), sent base64 in
+``authorization`` metadata; option ``db_name`` (or ``milvus://host/db/collection``) in ``dbname``.
+
+Modules: ``backend`` (the backend and its options), ``schema`` (DescribeCollection → ``Layout``, the
+quick-setup schema), ``wire`` (the upsert and clearing messages), ``status`` (status codes → errors),
+``lite`` (the embedded Milvus Lite server).
+"""
+
+from __future__ import annotations
+
+from .backend import MilvusBackend, MilvusOptions
+from .schema import Layout, ScalarField, layout_from_schema
+from .status import error_for, status_of
+from .wire import all_rows_expr, encode_delete, encode_query_keys, encode_upsert, keys_of
+
+__all__ = [
+    "Layout",
+    "MilvusBackend",
+    "MilvusOptions",
+    "ScalarField",
+    "all_rows_expr",
+    "encode_delete",
+    "encode_query_keys",
+    "encode_upsert",
+    "error_for",
+    "keys_of",
+    "layout_from_schema",
+    "status_of",
+]

@@ -1,0 +1,373 @@
+from __future__ import annotations
+
+import base64
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from ... import protowire as pw
+from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
+from ...options import BackendOptions, parse_uri
+from ...report import BatchFailure
+from ...rows import RowBatch, RowRules, metadata_json_len
+from ...transports.base import Transport, WireReply, WireRequest
+from ..base import Backend, BatchOutcome, RequestLimits
+from .schema import (
+    STRING,
+    VARCHAR,
+    Layout,
+    encode_create_index,
+    encode_schema,
+    layout_from_schema,
+)
+from .status import NOT_FOUND_CODES, error_for, status_of
+from .wire import (
+    Encoded,
+    all_rows_expr,
+    encode_delete,
+    encode_query_keys,
+    encode_upsert,
+    expr_literal,
+    keys_of,
+)
+
+__all__ = ["MilvusBackend", "MilvusOptions"]
+
+SERVICE = "/milvus.proto.milvus.MilvusService/"
+UPSERT = SERVICE + "Upsert"
+DEFAULT_PORT = 19530
+DEFAULT_LITE_COLLECTION = "vectors"
+LITE_SCHEME = "milvus+lite://"
+METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
+CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
+# a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
+CLEAR_TIMEOUT_S = 600.0
+
+
+class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    db_name: str | None = None
+    id_type: Literal["auto", "varchar", "int64"] = "auto"  # key type of a collection made by create=true
+    vector_field: str | None = None  # which FloatVector field, when the collection has several
+    index_type: str = "AUTOINDEX"  # index of a collection made by create=true
+
+
+class MilvusBackend(Backend[MilvusOptions]):
+    name: ClassVar[str] = "milvus"
+    options_type: ClassVar[type[BackendOptions]] = MilvusOptions
+
+    # gRPC messages up to 64 MB are safe on every Milvus (proxy default maxRecvMsgSize is larger)
+    limits = RequestLimits(max_rows=100_000, max_bytes=64 << 20, default_rows=1000, default_bytes=16 << 20)
+    # integer ids stay integers (INT64 keys); the collection's own VarChar max_length is the server's check
+    rules = RowRules(
+        max_id_length=65_535, max_metadata_bytes=65_536, allow_sparse_only=False, numeric_ids=True
+    )
+
+    def __init__(self, options: MilvusOptions) -> None:
+        super().__init__(options)
+        self.db_name = options.db_name
+        self.lite_path: str | None = None
+        uri = options.uri
+        if uri.startswith(LITE_SCHEME) or "://" not in uri:
+            from .lite import lite_path  # the server side of lite.py runs as __main__: import it late
+
+            self.lite_path = lite_path(uri)
+            self.host, self.port, self.tls = "127.0.0.1", 0, False
+            self.collection = options.collection or DEFAULT_LITE_COLLECTION
+        else:
+            self._parse_server_uri(uri)
+        if not self.collection:
+            raise ConfigError(
+                "option uri: milvus needs a collection: milvus://host:19530/COLLECTION or option collection"
+            )
+        self._layout: Layout | None = None
+        self._transport: Transport | None = None
+        self._create_pending = False
+        self._partitions: set[str] = set()
+
+    def _parse_server_uri(self, uri: str) -> None:
+        parsed = parse_uri(uri)
+        if parsed.transport not in (None, "grpc"):
+            raise ConfigError(
+                f"option uri: milvus has no transport {parsed.transport!r}; use milvus:// (gRPC)"
+            )
+        if not parsed.host:
+            raise ConfigError("option uri: milvus needs a host, e.g. milvus://127.0.0.1:19530/docs")
+        self.host, self.port = parsed.host, parsed.port or DEFAULT_PORT
+        self.tls = self.options.tls if self.options.tls is not None else self.port == 443
+        parts = [p for p in parsed.path.split("/") if p]
+        if len(parts) > 2:
+            raise ConfigError(f"option uri: {parsed.path!r} is not [db/]collection")
+        if len(parts) == 2:
+            if self.db_name and self.db_name != parts[0]:
+                raise ConfigError(
+                    f"option db_name {self.db_name!r} disagrees with the URI's database {parts[0]!r}"
+                )
+            self.db_name = parts[0]
+        from_uri = parts[-1] if parts else None
+        if from_uri and self.options.collection and from_uri != self.options.collection:
+            raise ConfigError(
+                f"option collection {self.options.collection!r} disagrees with the URI's {from_uri!r}"
+            )
+        self.collection = from_uri or self.options.collection or ""
+
+    def describe(self) -> str:
+        if self.lite_path:
+            return f"milvus+lite://{self.lite_path} collection {self.collection}"
+        db = f"{self.db_name}/" if self.db_name else ""
+        return f"milvus://{self.host}:{self.port}/{db}{self.collection}"
+
+    def open_transport(self) -> Transport:
+        from ...transports.grpc import GrpcTransport
+
+        metadata: list[tuple[str, str]] = []
+        token = self.options.credential()
+        if token:
+            metadata.append(("authorization", base64.b64encode(token.encode()).decode()))
+        if self.db_name:
+            metadata.append(("dbname", self.db_name))
+        if self.lite_path:
+            from .lite import LiteTransport
+
+            return LiteTransport(self.lite_path, tuple(metadata), self.describe())
+        target = f"{self.host}:{self.port}"
+        return GrpcTransport(target, tls=self.tls, metadata=tuple(metadata), label=self.describe())
+
+    # -- control plane ----------------------------------------------------------------------------
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Learn the collection's fields and check its dimension; with ``create=true`` make it if missing."""
+        self._transport = transport
+        layout = self._describe()
+        if layout is None:
+            if not self.options.create:
+                raise ConfigError(
+                    f"milvus collection {self.collection!r} does not exist at {self.describe()}; "
+                    "set create=true to create it"
+                )
+            self._create_pending = True
+            id_type = self.options.id_type
+            if dimension is None or id_type == "auto":
+                return  # made with the first batch, whose ids and dimension say what it needs
+            layout = self._create(dimension, key_int64=id_type == "int64", sparse=False)
+        self._check_layout(layout, dimension)
+        self._layout = layout
+        if self.lite_path:
+            self._load_if_released()
+
+    def _call(self, method: str, body: bytes, *, timeout_s: float | None = None) -> pw.FieldReader:
+        if self._transport is None:
+            raise RuntimeError("MilvusBackend: check_target() must run before the first request")
+        reply = self.control(self._transport, WireRequest(SERVICE + method, body), timeout_s=timeout_s)
+        return pw.FieldReader(reply.body)
+
+    def _expect_ok(self, method: str, status: pw.FieldReader | None, *, allow: tuple[str, ...] = ()) -> None:
+        code, reason, retriable = status_of(status)
+        if code and not any(word in reason.lower() for word in allow):
+            raise error_for(code, reason, retriable, f"milvus {method} {self.collection!r}")
+
+    def _describe(self) -> Layout | None:
+        name = pw.string_field(3, self.collection)
+        has = self._call("HasCollection", name)
+        self._expect_ok("HasCollection", has.message(1))
+        if not has.int(2):
+            return None
+        reply = self._call("DescribeCollection", name)
+        code, reason, retriable = status_of(reply.message(1))
+        if code in NOT_FOUND_CODES:
+            return None
+        if code:
+            raise error_for(code, reason, retriable, f"milvus DescribeCollection {self.collection!r}")
+        schema = reply.message(2)
+        if schema is None:
+            raise ConfigError(f"milvus DescribeCollection {self.collection!r} returned no schema")
+        return layout_from_schema(self.collection, schema, self.options.vector_field)
+
+    def _check_layout(self, layout: Layout, dimension: int | None) -> None:
+        if dimension is not None and layout.dim is not None and layout.dim != dimension:
+            raise DimensionMismatch(
+                f"dimension mismatch: collection {self.collection} has dim {layout.dim}, data has {dimension}",
+                target_dimension=layout.dim,
+            )
+
+    def _create(self, dimension: int, *, key_int64: bool, sparse: bool) -> Layout:
+        """Create the collection, its indexes, and load it; a concurrent creator's collection is reused."""
+        schema = encode_schema(self.collection, dimension, key_int64=key_int64, sparse=sparse)
+        status = self._call("CreateCollection", pw.string_field(3, self.collection) + pw.len_field(4, schema))
+        self._expect_ok("CreateCollection", status, allow=("exist",))
+        metric = METRICS[self.options.metric]
+        index_type = self.options.index_type
+        indexes = [("vector", index_type, metric)] + (
+            [("sparse", "SPARSE_INVERTED_INDEX", "IP")] if sparse else []
+        )
+        for field_name, kind, metric_type in indexes:
+            body = encode_create_index(self.collection, field_name, kind, metric_type)
+            self._expect_ok("CreateIndex", self._call("CreateIndex", body), allow=("exist",))
+        self._expect_ok("LoadCollection", self._call("LoadCollection", pw.string_field(3, self.collection)))
+        layout = self._describe()
+        if layout is None:
+            raise ConfigError(f"milvus collection {self.collection!r} was created but cannot be described")
+        self._create_pending = False
+        return layout
+
+    def _load_if_released(self) -> None:
+        # GetLoadStateRequest{collection_name=2}; LoadState: NotLoad=1, Loading=2, Loaded=3
+        reply = self._call("GetLoadState", pw.string_field(2, self.collection))
+        self._expect_ok("GetLoadState", reply.message(1))
+        if reply.int(2) not in (2, 3):
+            self._expect_ok(
+                "LoadCollection", self._call("LoadCollection", pw.string_field(3, self.collection))
+            )
+
+    def _ensure_partition(self, partition: str) -> None:
+        if partition in self._partitions:
+            return
+        body = pw.string_field(3, self.collection) + pw.string_field(4, partition)
+        has = self._call("HasPartition", body)
+        self._expect_ok("HasPartition", has.message(1))
+        if not has.int(2):
+            self._expect_ok("CreatePartition", self._call("CreatePartition", body), allow=("exist",))
+        self._partitions.add(partition)
+
+    def _layout_for(self, batch: RowBatch) -> Layout:
+        if self._layout is not None:
+            return self._layout
+        if not self._create_pending or batch.vectors is None:
+            raise RuntimeError("MilvusBackend: check_target() must run before the first request")
+        id_type = self.options.id_type
+        key_int64 = id_type == "int64" or (
+            id_type == "auto" and bool(batch.ids) and isinstance(batch.ids[0], int)
+        )
+        sparse = batch.sparse is not None and any(s is not None for s in batch.sparse)
+        layout = self._create(batch.vectors.shape[1], key_int64=key_int64, sparse=sparse)
+        self._check_layout(layout, batch.dimension)
+        self._layout = layout
+        return layout
+
+    # -- clearing --------------------------------------------------------------------------------
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete every row of the collection, or of ``namespace``; the collection, indexes and partitions stay."""
+        self._transport = transport
+        layout = self._layout or self._describe()
+        where = self.describe()
+        if layout is None:
+            return f"nothing to clear: {where} does not exist yet"
+        # partitions are kept, but a later write checks them again rather than trust this cache
+        self._partitions.clear()
+        if namespace is None:
+            return self._clear_collection(layout, where)
+        if layout.partition_key is not None:
+            return self._clear_partition_key(layout, namespace, where)
+        return self._clear_partition(layout, namespace, where)
+
+    def _clear_collection(self, layout: Layout, where: str) -> str:
+        try:
+            reply = self._call(
+                "TruncateCollection", pw.string_field(3, self.collection), timeout_s=self._clear_timeout_s
+            )
+        except NotFound as exc:
+            if exc.status != "UNIMPLEMENTED":
+                raise
+            deleted = self._delete(encode_delete(self.collection, all_rows_expr(layout)), "every row")
+            return f"every row of {where} ({deleted} rows)"
+        self._expect_ok("TruncateCollection", reply.message(1))
+        return f"every row of {where}"
+
+    def _clear_partition_key(self, layout: Layout, namespace: str, where: str) -> str:
+        key_field = next(f for f in layout.scalars if f.name == layout.partition_key)
+        if key_field.dtype not in (VARCHAR, STRING):
+            raise ConfigError(
+                f"milvus collection {self.collection!r}: its partition key {key_field.name!r} is not VarChar, "
+                f"so namespace {namespace!r} names no rows"
+            )
+        expr = f"{key_field.name} == {expr_literal(namespace)}"
+        deleted = self._delete(encode_delete(self.collection, expr), f"namespace {namespace!r}")
+        return f"namespace {namespace!r} (partition key {key_field.name}) of {where} ({deleted} rows)"
+
+    def _clear_partition(self, layout: Layout, namespace: str, where: str) -> str:
+        body = pw.string_field(3, self.collection) + pw.string_field(4, namespace)
+        has = self._call("HasPartition", body)
+        self._expect_ok("HasPartition", has.message(1))
+        if not has.int(2):
+            return f"namespace {namespace!r} of {where}: nothing to clear (no partition {namespace!r})"
+        deleted = 0
+        previous: set[Any] = set()
+        while True:
+            page = self._query_keys(layout, namespace)
+            if not page:
+                return f"namespace {namespace!r} (partition {namespace}) of {where} ({deleted} rows)"
+            if previous.intersection(page):
+                # Strong consistency should hide deleted rows; stop rather than loop if it did not
+                raise ServerError(
+                    f"milvus collection {self.collection!r}: rows of partition {namespace!r} still "
+                    "visible after their delete"
+                )
+            expr = f"{layout.key} in [{', '.join(expr_literal(k) for k in page)}]"
+            deleted += self._delete(
+                encode_delete(self.collection, expr, partition=namespace), f"namespace {namespace!r}"
+            )
+            previous = set(page)
+
+    def _query_keys(self, layout: Layout, partition: str) -> list[Any]:
+        body = encode_query_keys(self.collection, layout, partition, CLEAR_PAGE_ROWS)
+        reply = self._call("Query", body)
+        self._expect_ok("Query", reply.message(1))
+        return keys_of(reply, layout)
+
+    def _delete(self, body: bytes, what: str) -> int:
+        reply = self._call("Delete", body, timeout_s=self._clear_timeout_s)
+        self._expect_ok(f"Delete ({what})", reply.message(1))
+        return reply.int(7)  # MutationResult.delete_cnt
+
+    @property
+    def _clear_timeout_s(self) -> float:
+        return max(self.options.timeout_s, CLEAR_TIMEOUT_S)
+
+    # -- sizes and encoding -----------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Encoded size per row: exact for vectors and ids, JSON length for metadata."""
+        n = len(batch)
+        dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
+        sizes = np.full(n, dense + 8, dtype=np.int64)
+        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        if batch.sparse is not None:
+            sizes += np.fromiter((0 if s is None else len(s[0]) * 8 + 3 for s in batch.sparse), np.int64, n)
+        if batch.metadata is not None:
+            sizes += np.fromiter(((metadata_json_len(m) or 2) + 3 for m in batch.metadata), np.int64, n)
+        return sizes
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        layout = self._layout_for(batch)
+        partition = None
+        if batch.namespace and layout.partition_key is None:
+            self._ensure_partition(batch.namespace)
+            partition = batch.namespace
+        encoded = encode_upsert(batch, layout, partition=partition)
+        if encoded.sent == 0:
+            # nothing left to write: a harmless call stands in for the upsert
+            return WireRequest(
+                SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=encoded
+            )
+        return WireRequest(UPSERT, encoded.body, context=encoded)
+
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        encoded = request.context if isinstance(request.context, Encoded) else None
+        refused = list(encoded.refused) if encoded else []
+        sent = encoded.sent if encoded else len(batch)
+        if sent:
+            result = pw.FieldReader(reply.body)
+            code, reason, retriable = status_of(result.message(1))
+            if code:
+                raise error_for(
+                    code, reason, retriable, f"milvus rejected {sent} rows of {self.collection!r}"
+                )
+            errors = result.packed_varints(4)
+            if errors:
+                ids = encoded.sent_ids if encoded and encoded.sent_ids is not None else batch.ids
+                bad = tuple(str(ids[i]) for i in errors if i < len(ids))
+                refused.append(
+                    BatchFailure(ids=bad, error=reason or "listed in err_index by the server", attempts=1)
+                )
+                sent -= len(bad)
+        return BatchOutcome(written=sent, failures=refused)

@@ -1,0 +1,167 @@
+"""A collection's schema: DescribeCollection read into a ``Layout``, and the quick-setup schema ``create=true`` makes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import protowire as pw
+from ...errors import ConfigError
+
+__all__ = ["Layout", "ScalarField", "encode_create_index", "encode_schema", "kv_pair", "layout_from_schema"]
+
+KEY_MAX_LENGTH = 512
+
+# schema.DataType values (WIRE.md §5)
+BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON = 1, 2, 3, 4, 5, 10, 11, 20, 21, 23
+FLOAT_VECTOR, SPARSE_FLOAT_VECTOR = 101, 104
+VECTOR_TYPES = frozenset({100, 101, 102, 103, 104, 105, 106})
+SCALAR_TYPES = frozenset({BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON})
+INT_RANGES = {INT8: 7, INT16: 15, INT32: 31, INT64: 63}
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarField:
+    """A declared scalar field that metadata keys of the same name fill."""
+
+    name: str
+    dtype: int
+    required: bool  # not nullable and no default: every row needs a value
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What an upsert into one collection needs: field names and types, learnt from DescribeCollection."""
+
+    collection: str
+    dim: int | None
+    key: str = "id"
+    key_int64: bool = False
+    vector: str = "vector"
+    sparse: str | None = None
+    dynamic: bool = True
+    scalars: tuple[ScalarField, ...] = ()
+    partition_key: str | None = None  # a scalar field (also in ``scalars``) that takes the namespace
+
+
+def layout_from_schema(collection: str, schema: pw.FieldReader, vector_field: str | None = None) -> Layout:
+    """Read ``schema.CollectionSchema`` (name 1, autoID 3, fields 4, enable_dynamic_field 5)."""
+    key: tuple[str, int] | None = None
+    dense: list[tuple[str, int | None, bool]] = []
+    sparse: list[str] = []
+    scalars: list[ScalarField] = []
+    partition_key = None
+    for raw in schema.fields.get(4, []):
+        f = pw.FieldReader(raw)
+        # FieldSchema: name 2, is_primary_key 3, data_type 5, type_params 6, autoID 8,
+        # default_value 11, is_dynamic 12, is_partition_key 13, nullable 15, is_function_output 16
+        name, dtype = f.str(2), f.int(5)
+        optional = bool(f.int(15)) or 11 in f.fields
+        if f.int(3):
+            if f.int(8) or schema.int(3):
+                raise ConfigError(
+                    f"milvus collection {collection!r} generates its own ids (autoID); the connector upserts by id: "
+                    "use a collection whose primary key is not autoID"
+                )
+            key = (name, dtype)
+        elif f.int(12) or f.int(16):
+            continue  # the dynamic $meta field, and outputs of functions (e.g. BM25), are not ours to write
+        elif dtype == FLOAT_VECTOR:
+            dense.append((name, _dim_of(f), optional))
+        elif dtype == SPARSE_FLOAT_VECTOR:
+            sparse.append(name)
+        elif dtype in SCALAR_TYPES:
+            scalars.append(ScalarField(name, dtype, required=not optional))
+            if f.int(13):
+                partition_key = name
+        elif not optional:
+            kind = "vector" if dtype in VECTOR_TYPES else "field"
+            raise ConfigError(
+                f"milvus collection {collection!r} has a required {kind} {name!r} of data type {dtype}, "
+                "which the connector cannot fill"
+            )
+    if key is None or key[1] not in (INT64, VARCHAR):
+        raise ConfigError(f"milvus collection {collection!r} has no INT64 or VarChar primary key")
+    vector = _pick_vector(collection, dense, vector_field)
+    return Layout(
+        collection=collection,
+        dim=vector[1],
+        key=key[0],
+        key_int64=key[1] == INT64,
+        vector=vector[0],
+        sparse=sparse[0] if sparse else None,
+        dynamic=bool(schema.int(5)),
+        scalars=tuple(scalars),
+        partition_key=partition_key,
+    )
+
+
+def _dim_of(f: pw.FieldReader) -> int | None:
+    for raw in f.fields.get(6, []):
+        kv = pw.FieldReader(raw)
+        if kv.str(1) == "dim":
+            return int(kv.str(2))
+    return None
+
+
+def _pick_vector(
+    collection: str, dense: list[tuple[str, int | None, bool]], wanted: str | None
+) -> tuple[str, int | None]:
+    if wanted is not None:
+        for name, dim, _ in dense:
+            if name == wanted:
+                others = [n for n, _, optional in dense if n != name and not optional]
+                if others:
+                    raise ConfigError(
+                        f"milvus collection {collection!r} also requires vector field {others[0]!r}"
+                    )
+                return name, dim
+        raise ConfigError(
+            f"option vector_field: collection {collection!r} has no FloatVector field {wanted!r}"
+        )
+    if not dense:
+        raise ConfigError(f"milvus collection {collection!r} has no FloatVector field")
+    if len(dense) > 1:
+        names = ", ".join(n for n, _, _ in dense)
+        raise ConfigError(
+            f"milvus collection {collection!r} has several FloatVector fields ({names}): set option vector_field"
+        )
+    return dense[0][0], dense[0][1]
+
+
+# --------------------------------------------------------------------------------------------------
+# encoding: control-plane messages
+
+
+def kv_pair(key: str, value: str) -> bytes:
+    return pw.string_field(1, key) + pw.string_field(2, value)
+
+
+def encode_schema(collection: str, dimension: int, *, key_int64: bool, sparse: bool) -> bytes:
+    """``CollectionSchema`` of a quick-setup collection: key ``id``, ``vector`` (and ``sparse``), dynamic field on."""
+    key_field = (
+        pw.string_field(2, "id") + pw.varint_field(3, 1) + pw.varint_field(5, INT64 if key_int64 else VARCHAR)
+    )
+    if not key_int64:
+        key_field += pw.len_field(6, kv_pair("max_length", str(KEY_MAX_LENGTH)))
+    vector_field = (
+        pw.string_field(2, "vector")
+        + pw.varint_field(5, FLOAT_VECTOR)
+        + pw.len_field(6, kv_pair("dim", str(dimension)))
+    )
+    fields = [key_field, vector_field]
+    if sparse:
+        fields.append(pw.string_field(2, "sparse") + pw.varint_field(5, SPARSE_FLOAT_VECTOR))
+    return (
+        pw.string_field(1, collection) + b"".join(pw.len_field(4, f) for f in fields) + pw.varint_field(5, 1)
+    )
+
+
+def encode_create_index(collection: str, field_name: str, index_type: str, metric_type: str) -> bytes:
+    """``CreateIndexRequest{collection_name 3, field_name 4, extra_params 5, index_name 6}``."""
+    params = [("index_type", index_type), ("metric_type", metric_type), ("params", "{}")]
+    return (
+        pw.string_field(3, collection)
+        + pw.string_field(4, field_name)
+        + b"".join(pw.len_field(5, kv_pair(k, v)) for k, v in params)
+        + pw.string_field(6, field_name)
+    )

@@ -1,0 +1,338 @@
+"""Milvus messages encoded by hand: the upsert (vectors copied straight from the matrix buffer) and clearing.
+
+Field numbers are in WIRE.md §5. Rows the collection cannot hold (a non-integer id for an INT64
+key, a required field missing, a key with no field and no dynamic field) are left out of the
+request, each with its reason, so the rest of the batch lands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ... import protowire as pw
+from ...errors import ConfigError
+from ...report import BatchFailure
+from ...rows import RowBatch
+from .schema import (
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    FLOAT_VECTOR,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    INT_RANGES,
+    JSON,
+    SPARSE_FLOAT_VECTOR,
+    STRING,
+    VARCHAR,
+    Layout,
+    ScalarField,
+    kv_pair,
+)
+
+__all__ = [
+    "Encoded",
+    "all_rows_expr",
+    "encode_delete",
+    "encode_query_keys",
+    "encode_upsert",
+    "expr_literal",
+    "keys_of",
+]
+
+DYNAMIC_FIELD = "$meta"
+
+
+@dataclass(slots=True)
+class Encoded:
+    """An UpsertRequest body and the rows that were left out of it, with reasons."""
+
+    body: bytes
+    sent: int
+    sent_ids: list[Any] | None = None  # None: every row was sent
+    refused: list[BatchFailure] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# encoding: clearing
+
+
+def expr_literal(value: Any) -> str:
+    """A key or namespace as a Milvus expression literal: integers bare, strings double-quoted and escaped."""
+    if isinstance(value, int):
+        return str(value)
+    return orjson.dumps(str(value)).decode()  # JSON escapes (\" \\ \n \uXXXX) are the parser's too
+
+
+def all_rows_expr(layout: Layout) -> str:
+    """An expression every key satisfies (Milvus needs one to delete or query by expression)."""
+    if layout.key_int64:
+        return f"{layout.key} <= 0 or {layout.key} > 0"  # -2**63 as a literal overflows the parser
+    return f'{layout.key} >= ""'
+
+
+def encode_delete(collection: str, expr: str, *, partition: str | None = None) -> bytes:
+    """``DeleteRequest{collection_name 3, partition_name 4, expr 5}``; consistency_level 7 left Strong (0)."""
+    return (
+        pw.string_field(3, collection)
+        + (pw.string_field(4, partition) if partition else b"")
+        + pw.string_field(5, expr)
+    )
+
+
+def encode_query_keys(collection: str, layout: Layout, partition: str, limit: int) -> bytes:
+    """``QueryRequest{collection_name 3, expr 4, output_fields 5, partition_names 6, query_params 9}``: a
+    page of keys; consistency_level 11 and use_default_consistency 12 left unset, so Strong."""
+    return (
+        pw.string_field(3, collection)
+        + pw.string_field(4, all_rows_expr(layout))
+        + pw.string_field(5, layout.key)
+        + pw.string_field(6, partition)
+        + pw.len_field(9, kv_pair("limit", str(limit)))
+    )
+
+
+def keys_of(reply: pw.FieldReader, layout: Layout) -> list[Any]:
+    """The key column of ``QueryResults{fields_data 2}``: ``long_data`` (3) or ``string_data`` (6)."""
+    for raw in reply.fields.get(2, []):
+        data = pw.FieldReader(raw)
+        if data.str(2) != layout.key:
+            continue
+        scalars = data.message(3)
+        if scalars is None:
+            return []
+        if layout.key_int64:
+            longs = scalars.message(3)
+            values = longs.packed_varints(1) if longs is not None else []
+            return [v - (1 << 64) if v >= 1 << 63 else v for v in values]
+        strings = scalars.message(6)
+        return [bytes(v).decode() for v in strings.fields.get(1, [])] if strings is not None else []
+    return []
+
+
+# --------------------------------------------------------------------------------------------------
+# encoding: the upsert
+
+
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _message(field_number: int, parts: list[Any]) -> list[Any]:
+    """A length-delimited field around ``parts`` without joining them: vectors are copied once, at the end."""
+    return [pw.key(field_number, pw.LEN), pw.varint(sum(len(p) for p in parts)), *parts]
+
+
+def _field_data(
+    dtype: int, name: str, slot: int, payload: list[Any], *, dynamic: bool = False, valid: bytes = b""
+) -> list[Any]:
+    """``FieldData{type 1, field_name 2, scalars 3 | vectors 4, is_dynamic 6, valid_data 7}`` as request field 5."""
+    parts = [pw.varint_field(1, dtype), pw.string_field(2, name), *_message(slot, payload)]
+    if dynamic:
+        parts.append(pw.varint_field(6, 1))
+    if valid:
+        parts.append(pw.len_field(7, valid))
+    return _message(5, parts)
+
+
+def _strings(values: list[str]) -> list[Any]:
+    out: list[Any] = []
+    for text in values:
+        data = text.encode()
+        out += [b"\x0a", pw.varint(len(data)), data]
+    return out
+
+
+def _blobs(values: list[bytes]) -> list[Any]:
+    out: list[Any] = []
+    for data in values:
+        out += [b"\x0a", pw.varint(len(data)), data]
+    return out
+
+
+def _scalar_payload(dtype: int, values: list[Any]) -> list[Any]:
+    """``ScalarField`` holding ``values`` (non-null ones only: nulls live in ``valid_data``)."""
+    if dtype == BOOL:
+        return _message(1, [pw.len_field(1, bytes(int(v) for v in values))] if values else [])
+    if dtype in (INT8, INT16, INT32, INT64):
+        slot = 3 if dtype == INT64 else 2
+        packed = b"".join(pw.varint(int(v)) for v in values)
+        return _message(slot, [pw.len_field(1, packed)] if values else [])
+    if dtype in (FLOAT, DOUBLE):
+        data = np.asarray(values, dtype="<f4" if dtype == FLOAT else "<f8").tobytes()
+        return _message(4 if dtype == FLOAT else 5, [pw.len_field(1, data)] if values else [])
+    if dtype in (VARCHAR, STRING):
+        return _message(6, _strings(values))
+    return _message(9, _blobs([_json(v) for v in values]))  # JSON
+
+
+def _scalar_problem(f: ScalarField, value: Any) -> str | None:
+    """Why ``value`` cannot go into field ``f``, or ``None`` if it can."""
+    if f.dtype == JSON:
+        return None
+    ok: bool
+    if f.dtype == BOOL:
+        ok = isinstance(value, bool | np.bool_)
+    elif f.dtype in INT_RANGES:
+        bits = INT_RANGES[f.dtype]
+        ok = (
+            isinstance(value, int | np.integer)
+            and not isinstance(value, bool)
+            and bool(-(1 << bits) <= value < (1 << bits))
+        )
+    elif f.dtype in (FLOAT, DOUBLE):
+        ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, str)
+    return None if ok else f"field {f.name!r} (data type {f.dtype}) cannot hold {value!r}"
+
+
+def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> list[Any]:
+    ids = batch.ids
+    if not layout.key_int64:
+        return [i if isinstance(i, str) else str(i) for i in ids]
+    out: list[Any] = []
+    for row, value in enumerate(ids):
+        if isinstance(value, str):
+            text = value.strip()
+            value = int(text) if text.lstrip("-").isdigit() else None
+        if not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
+            reasons.setdefault(
+                row,
+                f"id {ids[row]!r} is not a 64-bit integer; collection {layout.collection} has an INT64 primary key",
+            )
+            value = 0
+        out.append(value)
+    return out
+
+
+def _split_metadata(
+    batch: RowBatch, layout: Layout, reasons: dict[int, str]
+) -> tuple[dict[str, list[Any]], list[bytes]]:
+    """Per declared scalar field its column (``None`` = null), and the ``$meta`` JSON of each row."""
+    n = len(batch)
+    rows = batch.metadata if batch.metadata is not None else [None] * n
+    columns: dict[str, list[Any]] = {f.name: [None] * n for f in layout.scalars}
+    meta: list[bytes] = []
+    if not layout.scalars:
+        meta = [_json(md) if md else b"{}" for md in rows] if layout.dynamic else []
+        if not layout.dynamic:
+            for row, md in enumerate(rows):
+                if md:
+                    reasons.setdefault(row, _no_field(layout, next(iter(md))))
+        return columns, meta
+    declared = {f.name for f in layout.scalars}
+    for row, md in enumerate(rows):
+        md = md or {}
+        for f in layout.scalars:
+            value = batch.namespace if f.name == layout.partition_key and batch.namespace else md.get(f.name)
+            if value is None:
+                if f.required:
+                    reasons.setdefault(
+                        row, f"no value for field {f.name!r} of collection {layout.collection}"
+                    )
+                continue
+            problem = _scalar_problem(f, value)
+            if problem:
+                reasons.setdefault(row, problem)
+            else:
+                columns[f.name][row] = value
+        rest = {k: v for k, v in md.items() if k not in declared}
+        if layout.dynamic:
+            meta.append(_json(rest) if rest else b"{}")
+        elif rest:
+            reasons.setdefault(row, _no_field(layout, next(iter(rest))))
+    return columns, meta
+
+
+def _no_field(layout: Layout, name: str) -> str:
+    return f"metadata key {name!r}: collection {layout.collection} has no such field and its dynamic field is off"
+
+
+def _sparse_rows(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> list[bytes]:
+    """Each row's ``(uint32 index, float32 value)`` little-endian pairs; an empty row where there is none."""
+    if batch.sparse is None:
+        return [b""] * len(batch) if layout.sparse else []
+    if layout.sparse is None:
+        for row, entry in enumerate(batch.sparse):
+            if entry is not None:
+                reasons.setdefault(
+                    row, f"row has a sparse vector but collection {layout.collection} has no sparse field"
+                )
+        return []
+    pair = np.dtype([("index", "<u4"), ("value", "<f4")])
+    out: list[bytes] = []
+    for entry in batch.sparse:
+        if entry is None or not len(entry[0]):
+            out.append(b"")
+            continue
+        indices, values = entry
+        pairs = np.empty(len(indices), dtype=pair)
+        pairs["index"], pairs["value"] = indices, values
+        out.append(pairs.tobytes())  # indices arrive sorted ascending (rows.py checks)
+    return out
+
+
+def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = None) -> Encoded:
+    """``UpsertRequest{collection_name 3, partition_name 4, fields_data 5, num_rows 7}`` for the rows it can hold."""
+    reasons: dict[int, str] = {}
+    keys = _key_values(batch, layout, reasons)
+    columns, meta = _split_metadata(batch, layout, reasons)
+    sparse = _sparse_rows(batch, layout, reasons)
+    matrix = batch.vectors
+    if matrix is None:
+        raise ConfigError(f"milvus collection {layout.collection} needs a dense vector in every row")
+    refused: list[BatchFailure] = []
+    sent_ids: list[Any] | None = None
+    if reasons:
+        by_reason: dict[str, list[str]] = {}
+        for row, reason in sorted(reasons.items()):
+            by_reason.setdefault(reason, []).append(str(batch.ids[row]))
+        refused = [
+            BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid")
+            for reason, ids in by_reason.items()
+        ]
+        keep = [i for i in range(len(batch)) if i not in reasons]
+        if not keep:
+            return Encoded(body=b"", sent=0, sent_ids=[], refused=refused)
+        keys = [keys[i] for i in keep]
+        columns = {name: [col[i] for i in keep] for name, col in columns.items()}
+        meta = [meta[i] for i in keep] if meta else meta
+        sparse = [sparse[i] for i in keep] if sparse else sparse
+        matrix = matrix[keep]
+        sent_ids = [batch.ids[i] for i in keep]
+    n = len(keys)
+    parts: list[Any] = [pw.string_field(3, layout.collection)]
+    if partition:
+        parts.append(pw.string_field(4, partition))
+    if layout.key_int64:
+        key_payload = _message(3, [pw.len_field(1, b"".join(pw.varint(k) for k in keys))])
+        parts += _field_data(INT64, layout.key, 3, key_payload)
+    else:
+        parts += _field_data(VARCHAR, layout.key, 3, _message(6, _strings(keys)))
+    raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B")  # type: ignore[arg-type]
+    dim = matrix.shape[1]
+    parts += _field_data(
+        FLOAT_VECTOR,
+        layout.vector,
+        4,
+        [pw.varint_field(1, dim), *_message(2, [b"\x0a", pw.varint(len(raw)), raw])],
+    )
+    if layout.sparse:
+        # as pymilvus's row upsert: contents only; the server reads each row's pairs (no dim fields)
+        parts += _field_data(SPARSE_FLOAT_VECTOR, layout.sparse, 4, _message(6, _blobs(sparse)))
+    for f in layout.scalars:
+        column = columns[f.name]
+        valid = b"" if f.required else bytes(v is not None for v in column)
+        values = [v for v in column if v is not None]
+        parts += _field_data(f.dtype, f.name, 3, _scalar_payload(f.dtype, values), valid=valid)
+    if layout.dynamic:
+        parts += _field_data(JSON, DYNAMIC_FIELD, 3, _message(9, _blobs(meta)), dynamic=True)
+    parts.append(pw.varint_field(7, n))
+    return Encoded(body=b"".join(parts), sent=n, sent_ids=sent_ids, refused=refused)
