@@ -3,7 +3,7 @@
 Elements may be dicts (vectors as lists or numpy arrays), ``beam.Row``s and other named
 tuples, or ``apache_beam.ml.rag`` ``Chunk``/``EmbeddableItem``s; ``pyarrow`` batches bypass
 this module (the client reads them as they are). The column options are applied here, as the
-client applies them to dicts (DESIGN.md §2): ``id_column`` or ``id_from`` (a deterministic
+client applies them to dicts: ``id_column`` or ``id_from`` (a deterministic
 UUIDv5, the same as the client and Spark derive), ``vector_column``, ``sparse_column`` (default
 key ``sparse_values``), ``namespace_column`` (default key ``namespace``, else option
 ``namespace``), ``metadata_columns`` (default: every other key, with a ``metadata`` dict or JSON

@@ -82,7 +82,7 @@ class WriteToVectorDB(beam.PTransform):
     """Upsert a PCollection of records into a vector database.
 
     Args:
-        uri: the target, ``SCHEME://host[:port][/collection]`` (DESIGN.md §2).
+        uri: the target, ``SCHEME://host[:port][/collection]``, or a path for the embedded Milvus Lite.
         batching: ``"auto"`` (from the input's boundedness), ``"bounded"`` (``BatchElements``) or
             ``"unbounded"`` (``GroupIntoBatches.WithShardedKey``).
         rows_per_batch: rows per Beam batch (a batch is one client write, re-chunked into requests);

@@ -59,7 +59,8 @@ def load_backend(options: BackendOptions) -> Backend[Any]:
 
 
 def connect(uri: str, **options: Any) -> Client:
-    """A client for ``uri``; see DESIGN.md §2 for the options. Use it as a context manager.
+    """A client for ``uri``, with the options of ``BackendOptions`` and the backend's own (the README's
+    options table). Use it as a context manager.
 
     Unlike ``Client(options)``, which reads ``api_key_env`` only when it connects (on a worker),
     this reads it now, so a variable that is not set fails here rather than at the first write.

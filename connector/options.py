@@ -26,7 +26,7 @@ _SECRET_FIELDS = frozenset({"api_key", "password", "token"})
 
 
 class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Options every backend understands (DESIGN.md §2). ``None`` means "the backend's default"."""
+    """Options every backend understands (the README's options table). ``None``: the backend's default."""
 
     uri: str
     collection: str | None = None

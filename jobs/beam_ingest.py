@@ -10,7 +10,7 @@
 Every other flag is a standard Beam pipeline option (``--runner``, ``--direct_num_workers``,
 ``--direct_running_mode``, Dataflow's ``--project``/``--region``/``--temp_location``/
 ``--setup_file`` …); the runner defaults to the ``DirectRunner``. ``--option key=value``
-(repeatable) passes any connector option (DESIGN.md §2: ``id_column``, ``vector_column``,
+(repeatable) passes any connector option (the README's options table: ``id_column``, ``vector_column``,
 ``metadata_columns``, ``batch_size``, ``max_concurrency``, …); they are checked before the
 pipeline starts. Parquet files are read as Arrow tables and written without a per-row step;
 JSON Lines records are dicts, vectors as lists. With ``--dead_letters DIR`` rows that fail are

@@ -63,7 +63,8 @@ class CopyRequest(WireRequest):
 
 ErrorClass = type[ServerError] | type[TransportError]
 
-# SQLSTATE → error class; exact codes first, then the two-character class. Unknown: ServerError.
+# SQLSTATE → error class; exact codes first, then the two-character class (every class PostgreSQL
+# defines is listed, a test checks). Unknown: ServerError.
 ERROR_BY_SQLSTATE: dict[str, ErrorClass] = {
     "57014": DeadlineExceeded,  # query_canceled: statement_timeout fired
     "53300": Throttled,  # too_many_connections: fewer in flight helps
@@ -77,17 +78,30 @@ ERROR_BY_CLASS: dict[str, ErrorClass] = {
     "08": Unavailable,  # connection exception
     "09": Rejected,  # triggered action exception
     "0A": Rejected,  # feature not supported
+    "02": Rejected,  # no data (a statement's own outcome, not a transient state)
+    "03": Rejected,  # SQL statement not yet complete
+    "0B": Unavailable,  # invalid transaction initiation: the connection's transaction state
+    "0F": Rejected,  # locator exception
     "0L": AuthError,  # invalid grantor
     "0P": AuthError,  # invalid role specification
+    "0Z": Rejected,  # diagnostics exception
+    "10": Rejected,  # XQuery error
+    "20": Rejected,  # case not found (PL/pgSQL, in a trigger)
     "21": Rejected,  # cardinality violation
     "22": Rejected,  # data exception: a bad value in some row
     "23": Rejected,  # integrity constraint violation
+    "24": Unavailable,  # invalid cursor state: the connection's state, not the rows
     "25": Unavailable,  # invalid transaction state
+    "26": Rejected,  # invalid SQL statement name
     "27": Rejected,  # triggered data change violation
     "28": AuthError,  # invalid authorization specification
+    "2B": Rejected,  # dependent privilege descriptors or objects still exist
+    "2D": Unavailable,  # invalid transaction termination: the connection's transaction state
     "2F": Rejected,  # SQL routine exception (a trigger function)
+    "34": Rejected,  # invalid cursor name
     "38": Rejected,  # external routine exception
     "39": Rejected,  # external routine invocation exception
+    "3B": Rejected,  # savepoint exception
     "3D": NotFound,  # invalid catalog name: no such database
     "3F": NotFound,  # invalid schema name
     "40": Unavailable,  # transaction rollback: serialization failure, deadlock

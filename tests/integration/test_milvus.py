@@ -29,6 +29,7 @@ from vectordb.connector.backends.milvus import (
 )
 from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.backends.milvus.schema import encode_create_index, encode_schema
+from vectordb.connector.backends.milvus.status import LEGACY_KIND, Status, status_of
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import WriteReport
 from vectordb.connector.rows import RowBatch
@@ -381,14 +382,39 @@ def test_lite_paths_are_absolute_and_other_uris_are_not_paths(tmp_path: Any) -> 
 
 
 @pytest.mark.parametrize(
-    ("code", "retriable", "kind"),
-    [(8, False, "Throttled"), (49, False, "Throttled"), (53, False, "Unavailable"), (1, True, "Unavailable"),
-     (100, False, "NotFound"), (4, False, "NotFound"), (3, False, "AuthError"), (6, False, "Rejected"),
-     (1, False, "Rejected")],
+    ("code", "legacy", "retriable", "kind"),
+    [(8, False, False, "Throttled"), (4, False, False, "Throttled"), (100, False, False, "NotFound"),
+     (200, False, False, "NotFound"), (1401, False, False, "AuthError"), (3, False, False, "Unavailable"),
+     (1, False, True, "Unavailable"), (1100, False, False, "Rejected"), (6, False, False, "Rejected"),
+     (49, True, False, "Throttled"), (53, True, False, "Unavailable"), (4, True, False, "NotFound"),
+     (28, True, False, "NotFound"), (3, True, False, "AuthError"), (5, True, False, "Rejected"),
+     (1, True, False, "Rejected"), (1, True, True, "Unavailable")],
 )  # fmt: skip
-def test_status_codes_map_to_connector_errors(code: int, retriable: bool, kind: str) -> None:
-    error = error_for(code, "why", retriable, "milvus Upsert 'c'")
+def test_status_codes_map_to_connector_errors(code: int, legacy: bool, retriable: bool, kind: str) -> None:
+    """The new ``code`` field and the legacy ``error_code`` number differently: each is read with its table."""
+    error = error_for(Status(code, "why", retriable, legacy), "milvus Upsert 'c'")
     assert type(error).__name__ == kind and str(error) == f"milvus Upsert 'c': why (code {code})"
+
+
+def test_every_legacy_error_code_is_classed_on_purpose() -> None:
+    from pymilvus.grpc_gen import common_pb2
+
+    codes = {value for name, value in common_pb2.ErrorCode.items() if name != "Success"}
+    assert codes == set(LEGACY_KIND), "classify the new ErrorCode values in backends/milvus/status.py"
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [({3: 100}, Status(100)), ({1: 4}, Status(4, legacy=True)), ({3: 4 | 1 << 20}, Status(4, retriable=True)),
+     ({3: 65535 | 1 << 20, 4: 1}, Status(65535, retriable=True)), ({1: 1, 3: 1100}, Status(1100)), ({}, Status(0, legacy=True))],
+)  # fmt: skip
+def test_a_status_is_read_from_whichever_field_holds_its_code(
+    fields: dict[int, int], expected: Status
+) -> None:
+    from vectordb.connector import protowire as pw
+
+    raw = b"".join(pw.varint_field(number, value) for number, value in sorted(fields.items()))
+    assert status_of(pw.FieldReader(raw)) == expected
 
 
 def test_uri_forms() -> None:

@@ -4,7 +4,7 @@ zero-config discovery: the driver runs with a regular (non-editable) install and
 A driver needs a process of its own (the shared session holds this one's SparkContext), so the
 write runs in ``cluster_driver.py``. The install is ``pip install --no-deps --target`` of a copy of
 the project: an editable install with ``package-dir`` mappings is served by an import hook that
-``pkgutil.iter_modules()`` does not list, so Spark's lookup would miss it (DESIGN.md §5).
+``pkgutil.iter_modules()`` does not list, so Spark's lookup would miss it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Milvus over gRPC: ``milvus://host:19530/[db/]collection``, and Milvus Lite (``milvus+lite://PATH``, a file path).
 
 Data plane: ``/milvus.proto.milvus.MilvusService/Upsert`` with an ``UpsertRequest`` encoded by
-hand (field numbers in WIRE.md §5): the key as VarChar ``string_data`` or Int64 ``long_data``, the
+hand (field numbers from milvus.proto and schema.proto of milvus-io/milvus-proto): the key as VarChar ``string_data`` or Int64 ``long_data``, the
 dense vectors as one packed FloatVector copied straight from the matrix buffer, sparse vectors as
 SparseFloatVector rows of little-endian (uint32 index, float32 value) pairs, metadata keys that
 name declared scalar fields into those fields and the rest into the dynamic ``$meta`` JSON field.

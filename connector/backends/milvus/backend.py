@@ -20,7 +20,7 @@ from .schema import (
     encode_schema,
     layout_from_schema,
 )
-from .status import NOT_FOUND_CODES, error_for, status_of
+from .status import error_for, status_of
 from .wire import (
     Encoded,
     all_rows_expr,
@@ -161,9 +161,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         return pw.FieldReader(reply.body)
 
     def _expect_ok(self, method: str, status: pw.FieldReader | None, *, allow: tuple[str, ...] = ()) -> None:
-        code, reason, retriable = status_of(status)
-        if code and not any(word in reason.lower() for word in allow):
-            raise error_for(code, reason, retriable, f"milvus {method} {self.collection!r}")
+        found = status_of(status)
+        if found.code and not any(word in found.reason.lower() for word in allow):
+            raise error_for(found, f"milvus {method} {self.collection!r}")
 
     def _describe(self) -> Layout | None:
         name = pw.string_field(3, self.collection)
@@ -172,11 +172,11 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not has.int(2):
             return None
         reply = self._call("DescribeCollection", name)
-        code, reason, retriable = status_of(reply.message(1))
-        if code in NOT_FOUND_CODES:
+        status = status_of(reply.message(1))
+        if status.not_found:
             return None
-        if code:
-            raise error_for(code, reason, retriable, f"milvus DescribeCollection {self.collection!r}")
+        if status.code:
+            raise error_for(status, f"milvus DescribeCollection {self.collection!r}")
         schema = reply.message(2)
         if schema is None:
             raise ConfigError(f"milvus DescribeCollection {self.collection!r} returned no schema")
@@ -357,17 +357,17 @@ class MilvusBackend(Backend[MilvusOptions]):
         sent = encoded.sent if encoded else len(batch)
         if sent:
             result = pw.FieldReader(reply.body)
-            code, reason, retriable = status_of(result.message(1))
-            if code:
-                raise error_for(
-                    code, reason, retriable, f"milvus rejected {sent} rows of {self.collection!r}"
-                )
+            status = status_of(result.message(1))
+            if status.code:
+                raise error_for(status, f"milvus rejected {sent} rows of {self.collection!r}")
             errors = result.packed_varints(4)
             if errors:
                 ids = encoded.sent_ids if encoded and encoded.sent_ids is not None else batch.ids
                 bad = tuple(str(ids[i]) for i in errors if i < len(ids))
                 refused.append(
-                    BatchFailure(ids=bad, error=reason or "listed in err_index by the server", attempts=1)
+                    BatchFailure(
+                        ids=bad, error=status.reason or "listed in err_index by the server", attempts=1
+                    )
                 )
                 sent -= len(bad)
         return BatchOutcome(written=sent, failures=refused)

@@ -11,7 +11,7 @@ __all__ = ["Layout", "ScalarField", "encode_create_index", "encode_schema", "kv_
 
 KEY_MAX_LENGTH = 512
 
-# schema.DataType values (WIRE.md §5)
+# schema.DataType values (schema.proto of milvus-io/milvus-proto)
 BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON = 1, 2, 3, 4, 5, 10, 11, 20, 21, 23
 FLOAT_VECTOR, SPARSE_FLOAT_VECTOR = 101, 104
 VECTOR_TYPES = frozenset({100, 101, 102, 103, 104, 105, 106})

@@ -1,46 +1,98 @@
 """Milvus's ``common.Status`` → the connector's errors: the one place a status code gets a meaning.
 
-Throttling and unavailability retry; a missing collection is ``NotFound``; the rest is a
-rejection the engine isolates. Codes are the new ``code`` field or the legacy ``error_code`` enum.
+A status carries a code in one of two fields. Milvus ≥ 2.3 sets ``code`` (its ``merr`` codes, with
+bit 20 set on retriable ones) and ``retriable``; older servers set only the legacy ``error_code``
+enum. The two number differently (4 is "request limit exceeded" in the first, "collection does not
+exist" in the second), so each has its own table. Throttling and unavailability retry; a missing
+collection is ``NotFound`` and bad credentials an ``AuthError`` (both stop the write); every other
+code is a rejection, which the engine isolates. Every legacy code is classed here on purpose (a test
+checks that none is left out).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ... import protowire as pw
 from ...errors import AuthError, NotFound, Rejected, ServerError, Throttled, Unavailable
 
-__all__ = ["NOT_FOUND_CODES", "error_for", "status_of"]
+__all__ = ["CODE_KIND", "LEGACY_KIND", "Status", "error_for", "status_of"]
 
-THROTTLE_CODES = frozenset({8, 49})  # RateLimit
-UNAVAILABLE_CODES = frozenset({9, 48, 53, 54, 56, 57})  # ForceDeny, quota exhausted, not ready
-NOT_FOUND_CODES = frozenset({4, 28, 100})  # CollectionNotExists, CollectionNameNotFound, COLLECTION_NOT_FOUND
-AUTH_CODES = frozenset(
-    {3}
-)  # PermissionDenied (a bad token is a gRPC UNAUTHENTICATED, mapped by the transport)
+RETRIABLE_FLAG = 1 << 20
+ROOT_CODE_MASK = (1 << 16) - 1
+
+# Status.code: Milvus's merr codes (pkg/util/merr/errors.go); any other is a rejection
+CODE_KIND: dict[int, type[ServerError]] = {
+    1: Unavailable,  # service not ready
+    2: Unavailable,  # service unavailable
+    3: Unavailable,  # memory limit exceeded (a quota: it frees up)
+    4: Throttled,  # request limit exceeded
+    7: Unavailable,  # disk limit exceeded
+    8: Throttled,  # rate limit exceeded
+    9: Unavailable,  # force deny: writes denied for now
+    100: NotFound,  # collection not found
+    200: NotFound,  # partition not found
+    1400: AuthError,  # not authenticated
+    1401: AuthError,  # privilege not permitted
+    1800: AuthError,  # user hasn't authenticated
+}
+
+# Status.error_code: the legacy ErrorCode enum (common.proto), every value classed
+_LEGACY_UNAVAILABLE = frozenset({2, 15, 16, 24, 45, 46, 48, 52, 53, 54, 55, 56, 57, 100, 1000})
+_LEGACY_REJECTED = frozenset(
+    {1, 5, 7, 8, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20, 21, 22, 23, 25, 26, 27, 29, 30, 31, 32, 33, 34, 35}
+    | {36, 37, 38, 39, 40, 41, 42, 43, 44, 47, 50, 51, 58, 59, 60, 61, 62}
+)
+LEGACY_KIND: dict[int, type[ServerError]] = {
+    **dict.fromkeys(_LEGACY_UNAVAILABLE, Unavailable),  # connect failed, meta/cache failed, out of
+    # memory, not shard leader, no replica, force deny, quotas, time tick delay, not ready, races
+    **dict.fromkeys(_LEGACY_REJECTED, Rejected),  # illegal arguments, dimension, rows, ids, schema
+    3: AuthError,  # PermissionDenied (a bad token is a gRPC UNAUTHENTICATED, mapped by the transport)
+    4: NotFound,  # CollectionNotExists
+    28: NotFound,  # CollectionNameNotFound
+    49: Throttled,  # RateLimit
+}
 
 
-def status_of(status: pw.FieldReader | None) -> tuple[int, str, bool]:
-    """``(code, reason, retriable)`` of a ``common.Status``; code 0 is success (new ``code`` or legacy ``error_code``)."""
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A ``common.Status``: ``code`` is 0 on success; ``legacy`` says which table it is read with."""
+
+    code: int
+    reason: str = ""
+    retriable: bool = False
+    legacy: bool = False
+
+    @property
+    def not_found(self) -> bool:
+        return bool(self.code) and self.kind is NotFound
+
+    @property
+    def kind(self) -> type[ServerError]:
+        table = LEGACY_KIND if self.legacy else CODE_KIND
+        kind = table.get(self.code, Rejected)
+        if kind is Rejected and self.retriable:
+            return Unavailable
+        return kind
+
+
+def status_of(status: pw.FieldReader | None) -> Status:
+    """Read ``common.Status{error_code 1, reason 2, code 3, retriable 4}``."""
     if status is None:
-        return 0, "", False
-    code = status.int(3) or status.int(1)
+        return Status(0)
+    code, legacy = status.int(3), False
     if code >= 1 << 31:
         code -= 1 << 64  # a negative int32 arrives as a ten-byte varint
-    return code, status.str(2), bool(status.int(4))
+    retriable = bool(status.int(4))
+    if code > 0:
+        retriable = retriable or bool(code & RETRIABLE_FLAG)
+        code &= ROOT_CODE_MASK
+    elif not code:
+        code, legacy = status.int(1), True
+    return Status(code, status.str(2), retriable, legacy)
 
 
-def error_for(code: int, reason: str, retriable: bool, where: str) -> ServerError:
-    """The connector error for a Milvus status: throttling and unavailability retry, the rest does not."""
-    message = f"{where}: {reason or 'no reason given'} (code {code})"
-    kind: type[ServerError]
-    if code in THROTTLE_CODES:
-        kind = Throttled
-    elif code in UNAVAILABLE_CODES or retriable:
-        kind = Unavailable
-    elif code in NOT_FOUND_CODES:
-        kind = NotFound
-    elif code in AUTH_CODES:
-        kind = AuthError
-    else:
-        kind = Rejected
-    return kind(message, status=code)
+def error_for(status: Status, where: str) -> ServerError:
+    """The connector error for a failed status, saying where it happened and the server's reason."""
+    message = f"{where}: {status.reason or 'no reason given'} (code {status.code})"
+    return status.kind(message, status=status.code)

@@ -1,6 +1,6 @@
 """Milvus messages encoded by hand: the upsert (vectors copied straight from the matrix buffer) and clearing.
 
-Field numbers are in WIRE.md §5. Rows the collection cannot hold (a non-integer id for an INT64
+Field numbers are milvus-io/milvus-proto's (milvus.proto, schema.proto), given beside each encoder. Rows the collection cannot hold (a non-integer id for an INT64
 key, a required field missing, a key with no field and no dynamic field) are left out of the
 request, each with its reason, so the rest of the batch lands.
 """
