@@ -54,6 +54,7 @@ from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import BatchFailure, WriteReport
+from vectordb.connector.rows import arrow_batches, is_arrow
 
 from .batch import VectorBatch, assemble
 from .coders import register
@@ -209,11 +210,6 @@ def _assemble_values(keyed: tuple[Any, list[Row]]) -> VectorBatch:
     return assemble(keyed[1])
 
 
-def _is_arrow(element: Any) -> bool:
-    kind = type(element)
-    return kind.__name__ in ("RecordBatch", "Table") and kind.__module__.startswith("pyarrow")
-
-
 def _json_line(letter: dict[str, Any]) -> str:
     return orjson.dumps(letter, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
@@ -258,9 +254,8 @@ class _ReadFn(beam.DoFn):
         self._failed = Metrics.counter(METRICS_NAMESPACE, "failed")
 
     def process(self, element: Any) -> Iterator[Any]:
-        if type(element) is not dict and _is_arrow(element):
-            batches = [element] if type(element).__name__ == "RecordBatch" else element.to_batches()
-            for batch in batches:
+        if type(element) is not dict and is_arrow(element):
+            for batch in arrow_batches(element):
                 for start in range(0, batch.num_rows, self._rows_per_batch):
                     yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
             return

@@ -27,6 +27,8 @@ from .rows import (
     DimensionState,
     Prepared,
     RowBatch,
+    arrow_batches,
+    is_arrow,
     prepare_arrow,
     prepare_columns,
     prepare_dicts,
@@ -239,15 +241,15 @@ def _chunks(data: Any) -> Iterator[Any]:
     if isinstance(data, Columns):
         yield data
         return
-    if _is_arrow(data):
-        yield from _arrow_batches(data)
+    if is_arrow(data):
+        yield from arrow_batches(data)
         return
     if isinstance(data, Mapping | VectorRecord):
         raise ConfigError("upsert() takes an iterable of rows, not a single row: wrap it in a list")
     if _is_pandas(data):
         import pyarrow as pa
 
-        yield from _arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
+        yield from arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
         return
     if not isinstance(data, Iterable):
         raise ConfigError(
@@ -255,11 +257,11 @@ def _chunks(data: Any) -> Iterator[Any]:
         )
     rows: list[Mapping[str, Any]] = []
     for item in data:
-        if _is_arrow(item):
+        if is_arrow(item):
             if rows:
                 yield rows
                 rows = []
-            yield from _arrow_batches(item)
+            yield from arrow_batches(item)
             continue
         if isinstance(item, VectorRecord):
             item = item.to_dict()
@@ -275,16 +277,5 @@ def _chunks(data: Any) -> Iterator[Any]:
         yield rows
 
 
-def _is_arrow(obj: Any) -> bool:
-    return type(obj).__module__.startswith("pyarrow") and type(obj).__name__ in ("Table", "RecordBatch")
-
-
 def _is_pandas(obj: Any) -> bool:
     return type(obj).__module__.startswith("pandas") and type(obj).__name__ == "DataFrame"
-
-
-def _arrow_batches(obj: Any) -> Iterator[Any]:
-    if type(obj).__name__ == "RecordBatch":
-        yield obj
-    else:
-        yield from obj.to_batches()

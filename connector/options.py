@@ -20,7 +20,15 @@ import msgspec
 
 from .errors import ConfigError
 
-__all__ = ["BackendOptions", "ParsedUri", "parse_options", "parse_uri", "uri_database", "without_password"]
+__all__ = [
+    "BackendOptions",
+    "ParsedUri",
+    "convert_options",
+    "parse_options",
+    "parse_uri",
+    "uri_database",
+    "without_password",
+]
 
 _SECRET_FIELDS = frozenset({"api_key", "password", "token"})
 
@@ -106,6 +114,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 OptionsT = TypeVar("OptionsT", bound=BackendOptions)
+StructT = TypeVar("StructT", bound=msgspec.Struct)
 
 _LIST_FIELDS = ("id_from", "metadata_columns")
 _FALSE = {"false", "0", "no", "off"}
@@ -114,23 +123,36 @@ _TRUE = {"true", "1", "yes", "on"}
 
 def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
     """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault."""
+    if raw.get("uri") is None:
+        raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
+    return convert_options(raw, cls)
+
+
+def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
+    """Options given as strings or values into the Struct ``cls``: the one parser, for the connector's
+    options and an adapter's own. ``"true"``/``"false"`` (and kin) become booleans where the field is one,
+    comma-separated strings lists where it is a list; ``None`` is "not given"."""
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if value is None:
             continue
         if key in _LIST_FIELDS and isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            field_type = cls.__annotations__.get(key) or BackendOptions.__annotations__.get(key, "")
-            if "bool" in str(field_type):
-                value = value.strip().lower() in _TRUE
+        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE and _is_bool_field(cls, key):
+            value = value.strip().lower() in _TRUE
         values[key] = value
-    if "uri" not in values:
-        raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
     try:
         return msgspec.convert(values, cls, strict=False)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"invalid options: {_name_option(str(exc))}") from None
+
+
+def _is_bool_field(cls: type[msgspec.Struct], name: str) -> bool:
+    for klass in cls.__mro__:
+        field_type = getattr(klass, "__annotations__", {}).get(name)
+        if field_type is not None:
+            return "bool" in str(field_type)
+    return False
 
 
 def _name_option(message: str) -> str:

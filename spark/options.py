@@ -9,12 +9,13 @@ as ``uri`` when no ``uri`` option is given. Keys Spark itself adds to streaming 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.errors import ConfigError
+from vectordb.connector.options import convert_options
 
 __all__ = ["SparkOptions", "parse_spark_options", "split_options"]
 
@@ -28,9 +29,6 @@ class SparkOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     allow_overwrite: bool = False  # mode("overwrite") may replace the target's contents
     budget_tasks: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
     report_path: str | None = None  # a directory: commit() writes the job's report there as JSON
-
-
-_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
 def split_options(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -59,19 +57,5 @@ def split_options(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str
 
 
 def parse_spark_options(raw: Mapping[str, str]) -> SparkOptions:
-    """Validate the adapter's options; ``ConfigError`` names the option at fault."""
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        text = value.strip().lower() if isinstance(value, str) else value
-        if key == "allow_overwrite" and isinstance(text, str) and text in _TRUE | _FALSE:
-            values[key] = text in _TRUE
-        else:
-            values[key] = value
-    try:
-        return msgspec.convert(values, SparkOptions, strict=False)
-    except msgspec.ValidationError as exc:
-        message = str(exc)
-        if " - at `$." in message:
-            text, _, where = message.partition(" - at `$.")
-            raise ConfigError(f"option {where.rstrip('`')}: {text}") from None
-        raise ConfigError(f"invalid options: {message}") from None
+    """Validate the adapter's options with the core's parser; ``ConfigError`` names the option at fault."""
+    return convert_options(raw, SparkOptions)

@@ -32,6 +32,7 @@ from vectordb.connector.errors import ConfigError
 
 from .driver_log import log_line
 from .files import Location
+from .ml_vectors import dense_ml_vectors
 from .options import SparkOptions, parse_spark_options, split_options
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def _check_columns(client: Client, schema: StructType) -> None:
         empty = pa.RecordBatch.from_pylist([], schema=arrow_schema(schema))
     except (TypeError, ValueError, NotImplementedError) as exc:
         raise ConfigError(f"input schema: a column has a type the Arrow writer cannot pass: {exc}") from None
+    (empty,) = dense_ml_vectors([empty], client.options.vector_column)  # as tasks hand it to the client
     prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))
     _check_namespace_column(client.options.namespace_column, schema)
 

@@ -27,12 +27,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pyspark.sql.datasource import WriterCommitMessage
 
 from vectordb.connector.report import BatchFailure, WriteReport
 
 from .files import staging_name
+from .ml_vectors import dense_ml_vectors
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .files import Location
     from .plan import WritePlan
 
-__all__ = ["DeadLetterFile", "TaskReport", "dense_ml_vectors", "match_failures", "write_task"]
+__all__ = ["DeadLetterFile", "TaskReport", "match_failures", "write_task"]
 
 MAX_CLIENTS = 2  # per process: this write's client and the previous one, whose tasks may still be ending
 MAX_IDS_PER_TASK = 10_000  # failed ids a commit message carries; counts stay exact beyond it
@@ -150,63 +150,6 @@ def _trim_ids(report: WriteReport) -> int:
         out.append(failure)
     report.failures = out
     return dropped
-
-
-# --------------------------------------------------------------------------------------------------
-# Spark ML vectors
-
-
-def dense_ml_vectors(batches: Iterable[pa.RecordBatch], column: str) -> Iterator[pa.RecordBatch]:
-    """The batches, with a Spark ML vector column holding sparse vectors made dense (``list<float>``).
-
-    ``VectorUDT`` arrives as ``struct<type: int8, size: int32, indices: list<int32>, values:
-    list<double>>``, type 1 dense (all values), type 0 sparse (``size``, non-zero entries). Dense-only
-    batches pass unchanged: the core reads their ``values``.
-    """
-    import pyarrow as pa
-
-    for batch in batches:
-        index = batch.schema.get_field_index(column)
-        typ = batch.schema.field(index).type if index >= 0 else None
-        if typ is None or not pa.types.is_struct(typ) or typ.get_field_index("type") < 0:
-            yield batch
-            continue
-        struct = batch.column(index)
-        fields = dict(zip(typ.names, struct.flatten(), strict=True))  # flatten() honours slicing
-        kinds = fields["type"].fill_null(1).to_numpy(zero_copy_only=False)
-        if not (kinds == 0).any():
-            yield batch
-            continue
-        nulls = struct.is_null().to_numpy(zero_copy_only=False)
-        yield batch.set_column(index, column, _densify(fields, kinds == 0, nulls))
-
-
-def _densify(fields: dict[str, Any], sparse: np.ndarray, nulls: np.ndarray) -> pa.Array:
-    """Scatter every row's entries into a fresh float32 buffer: dense rows in order, sparse by index."""
-    import pyarrow as pa
-
-    n = len(sparse)
-    values = fields["values"]
-    v_off = values.offsets.to_numpy().astype(np.int64)
-    counts = np.diff(v_off)
-    sizes = fields["size"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    lengths = np.where(nulls, 0, np.where(sparse, sizes, counts))
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    parent = np.repeat(np.arange(n), counts)  # the row of each stored entry
-    entries = values.values.slice(v_off[0], v_off[-1] - v_off[0]).to_numpy(zero_copy_only=False)
-    where = np.arange(len(parent), dtype=np.int64) - (v_off[parent] - v_off[0])  # position in its row
-    in_sparse = sparse[parent]
-    if in_sparse.any():
-        indices = fields["indices"]
-        i_off = indices.offsets.to_numpy().astype(np.int64)
-        stored = indices.values.slice(i_off[0], i_off[-1] - i_off[0]).to_numpy(zero_copy_only=False)
-        where[in_sparse] = stored[(i_off[parent[in_sparse]] - i_off[0]) + where[in_sparse]]
-    keep = ~nulls[parent]
-    flat = np.zeros(int(offsets[-1]), dtype=np.float32)
-    flat[offsets[parent[keep]] + where[keep]] = entries[keep]
-    mask = pa.array(nulls) if nulls.any() else None
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(flat), mask=mask)
 
 
 # --------------------------------------------------------------------------------------------------

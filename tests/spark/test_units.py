@@ -20,6 +20,7 @@ from vectordb.connector.rows import ColumnSpec
 from vectordb.spark.commit import abort_job, commit_job
 from vectordb.spark.datasource import VectorDataSource
 from vectordb.spark.files import Location
+from vectordb.spark.ml_vectors import dense_ml_vectors
 from vectordb.spark.options import SparkOptions, parse_spark_options, split_options
 from vectordb.spark.plan import WritePlan
 from vectordb.spark.task import (
@@ -27,7 +28,6 @@ from vectordb.spark.task import (
     DeadLetterFile,
     TaskReport,
     _trim_ids,
-    dense_ml_vectors,
     match_failures,
 )
 
@@ -121,9 +121,13 @@ def test_sliced_ml_vectors_are_made_dense() -> None:
     assert out.column("values").to_pylist() == [[5.0, 0.0, -1.5], None, [0.0, 0.0, 0.0]]
 
 
-def test_dense_only_ml_vectors_and_plain_lists_pass_unchanged() -> None:
+def test_dense_only_ml_vectors_become_their_values_and_plain_lists_pass_unchanged() -> None:
     dense = ml_batch().filter(pa.array([True, False, False, False, True]))
-    assert next(dense_ml_vectors([dense], "values")) is dense
+    out = next(dense_ml_vectors([dense], "values"))
+    assert out.column("values").to_pylist() == [[1.0, 2.0, 3.0], [0.25, 0.5, 0.75]]
+    assert out.column("values").type == pa.list_(pa.float64())  # the ML values as they are, not copied
+    with_null = ml_batch().filter(pa.array([True, False, True, False, True]))  # a null ML vector stays null
+    assert next(dense_ml_vectors([with_null], "values")).column("values").to_pylist()[1] is None
     plain = pa.RecordBatch.from_pydict({"id": ["a"], "values": [[1.0]]})
     assert next(dense_ml_vectors([plain], "values")) is plain
 

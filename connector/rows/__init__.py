@@ -1,0 +1,37 @@
+"""Input → ``RowBatch``: ids, one contiguous float32 matrix, sparse vectors, metadata.
+
+Every input form (Arrow tables and record batches, dicts, ``VectorRecord``s) goes through
+``prepare_arrow`` or ``prepare_dicts``; both end in ``checks.assemble``, the one place
+where rows are checked. A row the database could never store (missing/duplicate/long id, null or
+wrong-size vector, NaN/Inf, bad sparse indices, oversize metadata) becomes a
+``BatchFailure`` with the reason and is not sent; the others continue.
+
+Vectors never become Python floats: an Arrow ``list<float>`` column's values buffer is
+viewed as an (n, dim) matrix; other float types are converted once per batch.
+
+Modules: ``types`` (the shapes and rules), ``arrow`` and ``dicts`` (the two readers), ``checks``.
+"""
+
+from __future__ import annotations
+
+from .arrow import arrow_batches, is_arrow, prepare_arrow
+from .checks import metadata_json_len
+from .dicts import prepare_columns, prepare_dicts
+from .types import ID_NAMESPACE, Columns, ColumnSpec, DimensionState, Prepared, RowBatch, RowRules, derive_id
+
+__all__ = [
+    "ID_NAMESPACE",
+    "ColumnSpec",
+    "Columns",
+    "DimensionState",
+    "Prepared",
+    "RowBatch",
+    "RowRules",
+    "arrow_batches",
+    "derive_id",
+    "is_arrow",
+    "metadata_json_len",
+    "prepare_arrow",
+    "prepare_columns",
+    "prepare_dicts",
+]

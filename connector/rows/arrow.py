@@ -1,0 +1,179 @@
+"""Arrow input: record batches read column by column, vectors viewed in place where they are float32."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .checks import assemble
+from .types import BAD_JSON, Columns, ColumnSpec, DimensionState, Prepared, RowRules, as_mapping, derive_id
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["arrow_batches", "is_arrow", "prepare_arrow"]
+
+
+def is_arrow(obj: Any) -> bool:
+    """A pyarrow ``Table`` or ``RecordBatch``, known without importing pyarrow."""
+    return type(obj).__module__.startswith("pyarrow") and type(obj).__name__ in ("Table", "RecordBatch")
+
+
+def arrow_batches(obj: Any) -> Iterator[Any]:
+    """The record batches of a ``Table`` or ``RecordBatch``."""
+    if type(obj).__name__ == "RecordBatch":
+        yield obj
+    else:
+        yield from obj.to_batches()
+
+
+def prepare_arrow(
+    batch: pa.RecordBatch | pa.Table,
+    spec: ColumnSpec,
+    rules: RowRules,
+    dim: DimensionState,
+    namespace: str | None = None,
+) -> Prepared:
+    """Check and convert one Arrow batch; raises ``ConfigError`` for a missing or mistyped column."""
+    import pyarrow as pa
+
+    if isinstance(batch, pa.Table):
+        batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else _empty_batch(batch.schema)
+    names = batch.schema.names
+    _require_columns(names, spec)
+    n = batch.num_rows
+    ids = _arrow_ids(batch, spec, rules)
+    flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
+    sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
+    meta_cols = _metadata_columns(names, spec)
+    metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
+    namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
+    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
+    return assemble(cols, rules, dim, namespace)
+
+
+def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
+    needed = [("vector_column", spec.vector_column)]
+    needed += [("id_from", c) for c in spec.id_from] if spec.id_from else [("id_column", spec.id_column)]
+    needed += [
+        (opt, c)
+        for opt, c in (("sparse_column", spec.sparse_column), ("namespace_column", spec.namespace_column))
+        if c
+    ]
+    needed += [("metadata_columns", c) for c in spec.metadata_columns or ()]
+    for option, column in needed:
+        if column not in names:
+            raise ConfigError(
+                f"option {option}: no column {column!r} in the input (columns: {', '.join(names)})"
+            )
+
+
+def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> list[Any]:
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if spec.id_from:
+        rows = zip(*(batch.column(c).to_pylist() for c in spec.id_from), strict=True)
+        return [derive_id(values) for values in rows]
+    column = batch.column(spec.id_column)
+    if pt.is_integer(column.type) and rules.numeric_ids:
+        return column.to_pylist()
+    if pt.is_integer(column.type) or pt.is_string(column.type) or pt.is_large_string(column.type):
+        return column.cast(pa.string()).to_pylist()
+    if pt.is_fixed_size_binary(column.type) and column.type.byte_width == 16:
+        return [None if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
+    raise ConfigError(
+        f"option id_column: column {spec.id_column!r} has type {column.type}; expected a string or integer"
+    )
+
+
+def _arrow_vectors(
+    column: pa.Array | pa.ChunkedArray, name: str, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(flat float32 values, int64 offsets, null mask) of a list column; zero-copy for list<float>."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):
+        column = column.storage
+    typ = column.type
+    if not (pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ)):
+        raise ConfigError(f"option vector_column: column {name!r} has type {typ}; expected a list of floats")
+    value_type = typ.value_type
+    if not (pt.is_floating(value_type) or pt.is_integer(value_type)):
+        raise ConfigError(f"option vector_column: column {name!r} holds {value_type}; expected floats")
+    nulls = (
+        np.zeros(n, dtype=bool) if column.null_count == 0 else column.is_null().to_numpy(zero_copy_only=False)
+    )
+    if pt.is_fixed_size_list(typ):
+        size = typ.list_size
+        lengths = np.where(nulls, 0, size)
+        flat_arr = column.flatten()  # skips null slots, respects slicing
+    else:
+        lengths = np.nan_to_num(column.value_lengths().to_numpy(zero_copy_only=False)).astype(np.int64)
+        flat_arr = column.flatten()
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if flat_arr.null_count:
+        flat = flat_arr.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused below
+    elif value_type == pa.float32():
+        flat = flat_arr.to_numpy(zero_copy_only=True)
+    else:
+        flat = flat_arr.to_numpy(zero_copy_only=False).astype(np.float32)
+    return flat, offsets, nulls
+
+
+def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:
+    import pyarrow.types as pt
+
+    column = batch.column(name)
+    typ = column.type
+    if not (pt.is_struct(typ) and {"indices", "values"} <= {f.name for f in typ}):
+        raise ConfigError(
+            f"option sparse_column: column {name!r} has type {typ}; expected struct<indices, values>"
+        )
+    return column.to_pylist()
+
+
+def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
+    if spec.metadata_columns is not None:
+        return list(spec.metadata_columns)
+    used = spec.used()
+    return [c for c in names if c not in used]
+
+
+def _arrow_metadata(batch: pa.RecordBatch, columns: list[str]) -> list[dict[str, Any] | None]:
+    """Per-row dicts; a column named ``metadata`` (struct, map or JSON string) is merged, not nested."""
+    import pyarrow.types as pt
+
+    n = batch.num_rows
+    rows: list[dict[str, Any] | None] = [{} for _ in range(n)]
+    for name in columns:
+        column = batch.column(name)
+        values = column.to_pylist()
+        if name == "metadata":
+            for i, value in enumerate(values):
+                merged = as_mapping(value, pt.is_map(column.type))
+                row = rows[i]
+                if merged is BAD_JSON:
+                    rows[i] = None
+                elif row is not None and merged:
+                    row.update(merged)
+            continue
+        for i, value in enumerate(values):
+            row = rows[i]
+            if value is not None and row is not None:
+                row[name] = value
+    return rows

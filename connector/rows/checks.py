@@ -1,0 +1,280 @@
+"""The one place rows are checked: ids, vectors, sparse vectors, metadata, and the batches they make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..report import BatchFailure
+from .types import MAX_SPARSE_INDEX, Columns, DimensionState, Prepared, RowBatch, RowRules
+
+__all__ = ["assemble", "metadata_json_len"]
+
+
+def assemble(
+    cols: Columns,
+    rules: RowRules,
+    dim: DimensionState,
+    namespace: str | None,
+    bad_vector_type: set[int] = frozenset(),  # type: ignore[assignment]
+) -> Prepared:
+    n = cols.n
+    reasons: dict[int, str] = {}
+    lengths = np.diff(cols.offsets)
+
+    def refuse(rows: Iterable[int], reason: str) -> None:
+        for i in rows:
+            reasons.setdefault(int(i), reason)
+
+    # ids are keys per namespace: the same id in two namespaces is two rows
+    keys = cols.ids
+    if (
+        cols.namespaces is not None
+    ):  # a namespace that is not a string is refused below; repr keeps it hashable
+        keys = [
+            (ns if ns is None or type(ns) is str else repr(ns), i)
+            for ns, i in zip(cols.namespaces, cols.ids, strict=True)
+        ]
+    generations = None
+    if not _ids_all_fine(cols.ids, keys, rules):  # the per-row walk only when something is wrong
+        generations = _check_ids(cols.ids, keys, rules, refuse, reasons)
+
+    # dense vectors
+    has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
+    refuse(sorted(bad_vector_type), "vector is not a sequence of numbers")
+    missing = cols.null_vector | (lengths == 0)
+    if has_sparse is not None and rules.allow_sparse_only:
+        missing_ok = missing & has_sparse
+    else:
+        missing_ok = np.zeros(n, dtype=bool)
+    refuse(np.flatnonzero(missing & ~missing_ok), "null vector")
+    present = ~missing
+    if dim.value is None and present.any():
+        dim.learn(lengths[present])
+    dense_ok = present.copy()
+    if dim.value is not None:
+        wrong = present & (lengths != dim.value)
+        for row in np.flatnonzero(wrong):
+            refuse([int(row)], f"vector has {int(lengths[row])} dimensions; expected {dim.value}")
+        dense_ok &= ~wrong
+    finite = _finite_rows(cols.flat, cols.offsets, dense_ok)
+    refuse(np.flatnonzero(dense_ok & ~finite), "vector contains NaN or infinity")
+
+    # sparse vectors
+    sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None = None
+    if cols.sparse is not None:
+        sparse_rows = []
+        for i, value in enumerate(cols.sparse):
+            parsed, problem = _check_sparse(value)
+            if problem:
+                refuse([i], problem)
+            sparse_rows.append(parsed)
+
+    # metadata
+    if cols.metadata is not None:
+        for i, md in enumerate(cols.metadata):
+            if md is None:
+                refuse([i], "metadata is not a JSON object")
+            elif md:
+                # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
+                try:
+                    size = metadata_json_len(md)
+                except TypeError as exc:
+                    refuse([i], f"metadata cannot be written as JSON: {exc}")
+                    continue
+                if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
+                    refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
+
+    # namespaces
+    ns_values: list[Any] = [namespace] * n if cols.namespaces is None else cols.namespaces
+    for i, ns in enumerate(ns_values):
+        if ns is not None and not isinstance(ns, str):
+            refuse([i], f"namespace {ns!r} is not a string")
+
+    return _group(
+        cols,
+        reasons,
+        dense_ok & ~np.isin(np.arange(n), list(reasons)),
+        sparse_rows,
+        ns_values,
+        dim,
+        generations,
+    )
+
+
+def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
+    """True when every id is a non-empty string (or int) within the length limit and every key (the id,
+    or (namespace, id)) is unique: the usual case."""
+    if not ids:
+        return True
+    try:
+        if len(set(keys)) != len(keys):
+            return False
+    except TypeError:  # an unhashable id: the walk refuses it
+        return False
+    if all(type(i) is str for i in ids):
+        return min(map(len, ids)) > 0 and max(map(len, ids)) <= rules.max_id_length
+    return all(type(i) is int for i in ids)
+
+
+def _check_ids(
+    ids: list[Any],
+    keys: list[Any],
+    rules: RowRules,
+    refuse: Callable[[Iterable[int], str], None],
+    reasons: dict[int, str],
+) -> np.ndarray | None:
+    """The per-row walk: missing, empty, too long and wrongly typed ids are refused.
+
+    Returns each row's generation, or ``None`` when every key is unique: the number of earlier
+    rows with the same key (the id, or (namespace, id)). A repeated id is not refused: rows go
+    to the database in generations, each after the one before, so the last occurrence wins.
+    """
+    seen: dict[Any, int] = {}
+    generations = np.zeros(len(ids), dtype=np.int64)
+    for i, key in enumerate(ids):
+        if key is None:
+            refuse([i], "missing id")
+        elif isinstance(key, str):
+            if not key:
+                refuse([i], "empty id")
+            elif len(key) > rules.max_id_length:
+                refuse([i], f"id is {len(key)} characters long; the limit is {rules.max_id_length}")
+        elif not isinstance(key, int):
+            refuse([i], f"id {key!r} is neither a string nor an integer")
+        if i not in reasons:
+            generations[i] = seen.get(keys[i], 0)
+            seen[keys[i]] = int(generations[i]) + 1
+    return generations if generations.any() else None
+
+
+def metadata_json_len(metadata: dict[str, Any] | None) -> int:
+    """Bytes of a row's metadata as JSON (0 when empty): the limit check here, and backends' size estimates."""
+    return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
+
+
+def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per row: all values finite (rows not in ``rows`` count as finite)."""
+    n = len(rows)
+    if n and flat.size and flat.size % n == 0 and (np.diff(offsets) == flat.size // n).all():
+        # one pass, no n×dim temporary: a row with NaN or inf has a non-finite sum; a non-finite sum
+        # can also be an overflow of large finite values, so those few rows are checked exactly
+        matrix = flat.reshape(n, -1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.isfinite(matrix.sum(axis=1))
+        for row in np.flatnonzero(~out):
+            out[row] = bool(np.isfinite(matrix[row]).all())
+        return out | ~rows
+    bad = ~np.isfinite(flat)
+    if not bad.any():
+        return np.ones(len(rows), dtype=bool)
+    row_of = np.searchsorted(offsets, np.flatnonzero(bad), side="right") - 1
+    out = np.ones(len(rows), dtype=bool)
+    out[row_of] = False
+    return out
+
+
+def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str | None]:
+    if value is None:
+        return None, None
+    indices, values = (
+        (value.get("indices"), value.get("values")) if isinstance(value, Mapping) else (None, None)
+    )
+    if indices is None or values is None:
+        return None, "sparse vector needs both indices and values"
+    try:
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        val = np.asarray(values, dtype=np.float32).reshape(-1)
+    except (TypeError, ValueError, OverflowError):
+        return None, "sparse indices must be integers and values numbers"
+    if idx.size != val.size:
+        return None, f"sparse vector has {idx.size} indices but {val.size} values"
+    if idx.size and idx.min() < 0:
+        return None, "sparse index is negative"
+    if idx.size and idx.max() > MAX_SPARSE_INDEX:
+        return None, "sparse index is 2^32 or more"
+    if idx.size > 1 and not (np.diff(idx) > 0).all():
+        dup = (np.diff(idx) == 0).any()
+        return None, "sparse indices are duplicated" if dup else "sparse indices are not sorted ascending"
+    if not np.isfinite(val).all():
+        return None, "sparse vector contains NaN or infinity"
+    return (idx.astype(np.uint32), val), None
+
+
+def _group(
+    cols: Columns,
+    reasons: dict[int, str],
+    dense_ok: np.ndarray,
+    sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None,
+    ns_values: list[Any],
+    dim: DimensionState,
+    generations: np.ndarray | None = None,
+) -> Prepared:
+    """Failures for refused rows; one RowBatch per namespace (and generation of a repeated id) for the rest."""
+    out = Prepared()
+    by_reason: dict[str, list[int]] = {}
+    for i, reason in sorted(reasons.items()):
+        by_reason.setdefault(reason, []).append(i)
+    for reason, rows in by_reason.items():
+        ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
+        out.failures.append(BatchFailure(ids=ids, error=reason, error_type="Invalid"))
+
+    keep = np.ones(cols.n, dtype=bool)
+    keep[list(reasons)] = False
+    if not keep.any():
+        return out
+    matrix = _matrix(cols, dense_ok, dim.value)
+    # one batch per (generation, namespace, has a dense vector): a batch's rows are all dense or all
+    # sparse-only, and hold an id once; generations go out in order, so a repeated id's last row wins
+    groups: dict[tuple[int, Any, bool], list[int]] = {}
+    if len(set(ns_values)) == 1 and generations is None:  # the usual case: no walk over the rows
+        for dense in (True, False):
+            rows = np.flatnonzero(keep & (dense_ok == dense)).tolist()
+            if rows:
+                groups[(0, ns_values[0], dense)] = rows
+    else:
+        for row in np.flatnonzero(keep):
+            generation = 0 if generations is None else int(generations[row])
+            groups.setdefault((generation, ns_values[row], bool(dense_ok[row])), []).append(int(row))
+    for (_, ns, dense), rows in sorted(groups.items(), key=lambda group: group[0][0]):
+        every = len(rows) == cols.n
+        vectors = None
+        if dense and matrix is not None:
+            vectors = matrix if every else matrix[np.asarray(rows)]
+        out.batches.append(
+            RowBatch(
+                ids=cols.ids if every else [cols.ids[i] for i in rows],
+                vectors=vectors,
+                sparse=None
+                if sparse_rows is None
+                else (sparse_rows if every else [sparse_rows[i] for i in rows]),
+                metadata=_kept_metadata(cols.metadata, rows, every),
+                namespace=ns,
+            )
+        )
+    return out
+
+
+def _kept_metadata(
+    metadata: list[dict[str, Any] | None] | None, rows: list[int], every: bool
+) -> list[dict[str, Any]] | None:
+    """Metadata of kept rows (rows whose metadata was unreadable were refused, so none is None here)."""
+    if metadata is None:
+        return None
+    return [m or {} for m in metadata] if every else [metadata[i] or {} for i in rows]
+
+
+def _matrix(cols: Columns, dense_ok: np.ndarray, dim: int | None) -> np.ndarray | None:
+    """An (n, dim) float32 matrix over all n rows: a view when all rows are valid, else a gathered copy."""
+    if dim is None or not dense_ok.any():
+        return None
+    if dense_ok.all() and cols.flat.size == cols.n * dim:
+        return np.ascontiguousarray(cols.flat.reshape(cols.n, dim))
+    matrix = np.zeros((cols.n, dim), dtype=np.float32)
+    for i in np.flatnonzero(dense_ok):
+        start = cols.offsets[i]
+        matrix[i] = cols.flat[start : start + dim]
+    return matrix

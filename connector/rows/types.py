@@ -1,0 +1,163 @@
+"""The shapes rows take on their way to a request, and the rules a database sets for them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..report import BatchFailure
+
+__all__ = [
+    "BAD_JSON",
+    "ID_NAMESPACE",
+    "ColumnSpec",
+    "Columns",
+    "DimensionState",
+    "Prepared",
+    "RowBatch",
+    "RowRules",
+    "as_mapping",
+    "derive_id",
+]
+
+# Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
+# run, machine and retry, so a retried task upserts instead of duplicating.
+ID_NAMESPACE = uuid.UUID("6f1c2a8e-3b7d-5c4e-9a0f-2d8b7e6c5a41")
+MAX_SPARSE_INDEX = 2**32 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class RowRules:
+    """What a backend can store; rows outside these rules fail before sending."""
+
+    max_id_length: int = 512
+    max_metadata_bytes: int | None = None  # JSON bytes per row
+    allow_sparse_only: bool = True  # a row may have a sparse vector and no dense one
+    numeric_ids: bool = False  # ids may stay integers (Milvus INT64 keys)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSpec:
+    """Which input columns hold what; built from the options."""
+
+    id_column: str = "id"
+    id_from: tuple[str, ...] = ()
+    vector_column: str = "values"
+    sparse_column: str | None = None
+    metadata_columns: tuple[str, ...] | None = None  # None: every column not used above
+    namespace_column: str | None = None
+
+    def used(self) -> set[str]:
+        cols = (
+            {self.vector_column} if self.id_from else {self.id_column, self.vector_column}
+        )  # id_from columns stay metadata
+        cols.update(c for c in (self.sparse_column, self.namespace_column) if c)
+        return cols
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows ready to encode: parallel arrays, all of length ``len(ids)``."""
+
+    ids: list[Any]  # str, or int where the backend keeps numeric ids
+    vectors: np.ndarray | None  # (n, dim) float32, C-contiguous
+    sparse: list[tuple[np.ndarray, np.ndarray] | None] | None = None  # (uint32 indices, float32 values)
+    metadata: list[dict[str, Any]] | None = None
+    namespace: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def dimension(self) -> int | None:
+        return None if self.vectors is None else int(self.vectors.shape[1])
+
+    def slice(self, start: int, stop: int) -> RowBatch:
+        """Rows ``start:stop``; vectors stay a view of the same buffer."""
+        return RowBatch(
+            ids=self.ids[start:stop],
+            vectors=None if self.vectors is None else self.vectors[start:stop],
+            sparse=None if self.sparse is None else self.sparse[start:stop],
+            metadata=None if self.metadata is None else self.metadata[start:stop],
+            namespace=self.namespace,
+        )
+
+    def str_ids(self) -> tuple[str, ...]:
+        return tuple(str(i) for i in self.ids)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """The sendable rows of one input chunk (one ``RowBatch`` per namespace) and the refused ones."""
+
+    batches: list[RowBatch] = field(default_factory=list)
+    failures: list[BatchFailure] = field(default_factory=list)
+
+    @property
+    def refused(self) -> int:
+        return sum(len(f.ids) for f in self.failures)
+
+
+@dataclass(slots=True)
+class Columns:
+    """Column-major rows: what Arrow and dict input become, and what the Beam sink hands the client
+    directly (its batches are already one float32 buffer), so it skips a round trip through Arrow."""
+
+    n: int
+    ids: list[Any]  # str or int (int ids become strings unless the database takes numbers)
+    flat: np.ndarray  # every row's dense values, concatenated, float32
+    offsets: np.ndarray  # int64, n + 1: row i is flat[offsets[i]:offsets[i + 1]]
+    null_vector: np.ndarray  # bool, n
+    sparse: list[Any] | None  # per row: None or a mapping {"indices", "values"}
+    metadata: list[dict[str, Any] | None] | None  # None for a row: not a JSON object (refused)
+    namespaces: list[Any] | None
+
+
+class DimensionState:
+    """The dimension of this write: option ``dimension``, else the target's, else the rows' agreed one.
+
+    Never one row's: the agreed length is the most common among the first input chunk's vectors
+    (the smaller on a tie). ``resolve``, set by the client, checks it against the target and
+    returns the dimension the write must have (the target's, where one exists).
+    """
+
+    __slots__ = ("resolve", "value")
+
+    def __init__(self, value: int | None = None, resolve: Callable[[int], int] | None = None) -> None:
+        self.value = value
+        self.resolve = resolve
+
+    def learn(self, lengths: np.ndarray) -> None:
+        """Agree on a dimension from the lengths of one chunk's present vectors, once."""
+        if self.value is not None or not lengths.size:
+            return
+        values, counts = np.unique(lengths, return_counts=True)
+        agreed = int(values[int(np.argmax(counts))])
+        self.value = self.resolve(agreed) if self.resolve is not None else agreed
+
+
+def derive_id(values: Sequence[Any]) -> str:
+    """A UUIDv5 of the row's ``id_from`` values: deterministic, so a retried task upserts the same id."""
+    return str(uuid.uuid5(ID_NAMESPACE, orjson.dumps(list(values), default=str).decode()))
+
+
+BAD_JSON: dict[str, Any] = {}
+
+
+def as_mapping(value: Any, is_map: bool) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if is_map:
+        return dict(value)
+    if isinstance(value, str | bytes):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return BAD_JSON
+        return parsed if isinstance(parsed, dict) else BAD_JSON
+    return value if isinstance(value, dict) else BAD_JSON
