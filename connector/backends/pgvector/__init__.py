@@ -1,0 +1,58 @@
+"""PostgreSQL + pgvector: ``postgresql://user@host:5432/db?table=items`` (also ``postgres://``).
+
+The URI is any libpq URI (a unix socket is ``?host=/path``); the connector's own parameter
+``table`` (or option ``collection``; ``schema.table`` allowed, names taken as written) is
+removed before the rest reaches libpq. A password may sit in the URI or in option
+``api_key``; it never appears in ``describe()``, reprs or errors.
+
+One batch is one transaction (see transports/postgres.py): a binary ``COPY`` of the rows
+into a session-local staging table, then ``INSERT … SELECT … ON CONFLICT (id) DO UPDATE``,
+a true upsert that replaces the stored row's vector, metadata, namespace and sparse vector.
+The COPY stream is built here from the numpy matrix in one vectorised step; pgvector's
+binary ``vector`` is int16 dim, int16 unused, then big-endian float32 values. Rows go in
+ordered by id, so concurrent batches lock rows in the same order; a deadlock or
+serialization failure that still happens is retried. PostgreSQL applies or rejects a
+batch whole, so the engine bisects rejections to the rows at fault, and the report quotes
+PostgreSQL's reason (e.g. a NUL character, which text and jsonb refuse).
+
+The table, learnt in ``check_target``: an ``id`` column with a unique key (alone, or with
+``namespace``), the one ``vector``/``halfvec`` column (``embedding`` when there are
+several), a ``jsonb`` ``metadata`` column, optionally ``namespace text`` and a
+``sparsevec`` column for option ``sparse_column``. With ``create=true`` a missing table is
+made as::
+
+    CREATE TABLE items (id text PRIMARY KEY, embedding vector(768), metadata jsonb)
+    -- with namespaces: namespace text NOT NULL DEFAULT '', PRIMARY KEY (namespace, id)
+    -- with sparse_column: sparse_embedding sparsevec(sparse_dimension)
+
+and no ANN index is built: an index slows every insert of a bulk load several-fold. Build
+it after the load, e.g. ``CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)``.
+
+Clearing (``Client.clear``, Spark's overwrite) keeps the table, its indexes and grants:
+``TRUNCATE`` for the whole table (a ``DELETE`` where TRUNCATE is not allowed), ``DELETE …
+WHERE namespace = …`` for one namespace.
+
+Modules: ``target`` (names and the URI), ``table`` (the layout and its SQL), ``copy`` (the binary
+COPY stream), ``options``, ``backend``.
+"""
+
+from __future__ import annotations
+
+from .backend import PgvectorBackend
+from .copy import encode_copy
+from .options import PgvectorOptions
+from .table import TableLayout, default_layout, delete_sql, learn_layout, truncate_sql
+from .target import PgTarget, TableName
+
+__all__ = [
+    "PgTarget",
+    "PgvectorBackend",
+    "PgvectorOptions",
+    "TableLayout",
+    "TableName",
+    "default_layout",
+    "delete_sql",
+    "encode_copy",
+    "learn_layout",
+    "truncate_sql",
+]

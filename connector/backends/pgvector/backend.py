@@ -1,0 +1,228 @@
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...errors import AuthError, ConfigError, Rejected, ServerError
+from ...options import BackendOptions
+from ...rows import RowBatch, RowRules
+from ...transports.base import SqlTransport, Transport, WireReply, WireRequest
+from ..base import Backend, BatchOutcome, RequestLimits
+from .copy import encode_copy, json_bytes
+from .options import MAX_DIMENSION, PgvectorOptions
+from .table import (
+    COLUMNS_SQL,
+    KEYS_SQL,
+    TYPES_SQL,
+    create_table_sql,
+    default_layout,
+    delete_sql,
+    learn_layout,
+    truncate_sql,
+)
+from .target import PgTarget
+
+__all__ = ["PgvectorBackend"]
+
+# SQLSTATEs of a TRUNCATE that a DELETE may still do, and why (for the log line)
+TRUNCATE_REFUSED = {
+    "42501": "no TRUNCATE privilege",
+    "0A000": "a foreign key references the table",
+}
+
+
+class PgvectorBackend(Backend[PgvectorOptions]):
+    name: ClassVar[str] = "postgresql"
+    options_type: ClassVar[type[BackendOptions]] = PgvectorOptions
+
+    # No per-statement row limit in PostgreSQL; a request is bounded to keep memory and
+    # transaction length sane, and kept under one jsonb value's size so every row that fits
+    # a request fits jsonb. Ids stay under a btree entry's ~2.7 kB even at 4 bytes per character.
+    limits = RequestLimits(
+        max_rows=100_000, max_bytes=256_000_000, default_rows=1000, default_bytes=16_000_000
+    )
+    rules = RowRules(max_id_length=512, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True)
+
+    def __init__(self, options: PgvectorOptions) -> None:
+        super().__init__(options)
+        self.target = PgTarget.parse(options.uri, options.collection)
+        self.layout = default_layout(self.target.table, options, options.dimension)
+        self._statements = self._compile()
+
+    def describe(self) -> str:
+        return self.target.label
+
+    def open_transport(self) -> Transport:
+        from ...transports.postgres import PostgresTransport
+
+        return PostgresTransport(
+            self.target.conninfo,
+            password=self.options.credential(),
+            label=self.describe(),
+            max_connections=self.options.max_concurrency,
+        )
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Learn the table's columns (creating it with ``create=true``); ``ConfigError`` if it doesn't fit."""
+        if not isinstance(transport, SqlTransport):
+            return  # a scripted transport: keep the layout create=true would make
+        db = transport
+        dimension = dimension or self.options.dimension
+        timeout_s = self.options.timeout_s
+        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
+        if "vector" not in types:
+            types = self._install_pgvector(db)
+        regclass = self.target.table.sql
+        columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        if not columns:
+            self._create(db, dimension)
+            columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
+        self.layout = learn_layout(self.target.table, columns, keys, types, self.options, dimension)
+        self._statements = self._compile()
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete the rows of ``namespace`` (``None``: every row); the table, its indexes and grants stay.
+
+        The whole table is emptied with TRUNCATE (immediate, leaves no dead rows to vacuum);
+        where TRUNCATE is refused (no TRUNCATE privilege, or another table's foreign key
+        references this one) it falls back to DELETE, which needs only the DELETE privilege. A
+        namespace is a DELETE. ``check_target`` has learnt the layout first.
+        """
+        table = self.layout.table
+        if not isinstance(transport, SqlTransport):
+            raise ConfigError(f"{self.describe()}: clearing table {table} needs a PostgreSQL connection")
+        db = transport
+        if namespace is not None:
+            deleted = self._delete(db, namespace)
+            return f"namespace {namespace!r} of table {table} ({deleted} rows)"
+        try:
+            self._query(db, truncate_sql(table), timeout_s=self.options.timeout_s)
+        except (AuthError, Rejected) as exc:
+            if exc.status not in TRUNCATE_REFUSED:
+                raise self._clear_error(exc) from None
+            deleted = self._delete(db, None)
+            return f"all rows of table {table} ({deleted} rows, by DELETE: {TRUNCATE_REFUSED[exc.status]})"
+        except ServerError as exc:
+            raise self._clear_error(exc) from None
+        return f"all rows of table {table}"
+
+    def _query(
+        self, db: SqlTransport, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float | None = None
+    ) -> list[tuple[Any, ...]]:
+        """One control-plane statement, retried under the backends' one rule (``Backend.retried``)."""
+        return self.retried(lambda: db.query(sql, params, timeout_s=timeout_s or self.options.timeout_s))
+
+    def _delete(self, db: SqlTransport, namespace: str | None) -> int:
+        params = () if namespace is None else (namespace,)
+        try:
+            ((deleted,),) = self._query(
+                db, delete_sql(self.layout, namespace), params, timeout_s=self.options.timeout_s
+            )
+        except ServerError as exc:
+            raise self._clear_error(exc) from None
+        return int(deleted)
+
+    def _clear_error(self, exc: ServerError) -> ServerError:
+        """The same kind of error, saying which table could not be cleared."""
+        return type(exc)(f"cannot clear table {self.layout.table}: {exc}", status=exc.status)
+
+    def _install_pgvector(self, db: SqlTransport) -> dict[str, str]:
+        where = self.describe()
+        if not self.options.create:
+            raise ConfigError(
+                f"{where}: the pgvector extension is not installed: CREATE EXTENSION vector (or set create=true)"
+            )
+        try:
+            self._query(db, "CREATE EXTENSION IF NOT EXISTS vector", timeout_s=self.options.timeout_s)
+        except ServerError as exc:
+            if exc.retryable:  # a lock wait or a restart, not a missing privilege
+                raise
+            raise ConfigError(
+                f"{where}: cannot install pgvector ({exc}): ask the owner to CREATE EXTENSION vector"
+            ) from None
+        return dict(self._query(db, TYPES_SQL, timeout_s=self.options.timeout_s))
+
+    def _create(self, db: SqlTransport, dimension: int | None) -> None:
+        table = self.target.table
+        if not self.options.create:
+            raise ConfigError(
+                f"{self.describe()}: table {table} does not exist: create it, or set create=true "
+                "(no ANN index is built during the load: build it afterwards)"
+            )
+        if self.options.sparse_column and self.options.sparse_dimension is None:
+            raise ConfigError(
+                f"option sparse_dimension is needed to create table {table} with a sparsevec(N) column"
+            )
+        if dimension is None:
+            raise ConfigError(
+                f"option dimension is needed to create table {table}: no dense vector to learn it from"
+            )
+        if dimension > MAX_DIMENSION:
+            raise ConfigError(
+                f"pgvector stores at most {MAX_DIMENSION} dimensions in {self.options.vector_type}; got {dimension}"
+            )
+        try:
+            self._query(
+                db,
+                create_table_sql(default_layout(table, self.options, dimension)),
+                timeout_s=self.options.timeout_s,
+            )
+        except ServerError:
+            # another task may have created it at the same moment (CREATE … IF NOT EXISTS races on pg_type)
+            if not self._query(db, COLUMNS_SQL, (table.sql,), timeout_s=self.options.timeout_s):
+                raise
+
+    def _compile(self) -> tuple[str, str, str]:
+        layout = self.layout
+        return layout.setup_sql(), layout.copy_sql(), layout.upsert_sql()
+
+    # -- sizes ----------------------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Encoded size per row: exact for vectors, ids and JSON metadata."""
+        n = len(batch)
+        dense = 4 if batch.vectors is None else 8 + 4 * batch.vectors.shape[1]
+        namespace = 4 + len((batch.namespace or "").encode())
+        # field count, vector, id size, metadata size + jsonb version byte, namespace
+        sizes = np.full(n, 2 + dense + 4 + 5 + namespace, dtype=np.int64)
+        sizes += np.fromiter((len(str(i).encode()) for i in batch.ids), dtype=np.int64, count=n)
+        if batch.metadata is None:
+            sizes += 2  # "{}"
+        else:
+            sizes += np.fromiter((len(json_bytes(m)) if m else 2 for m in batch.metadata), np.int64, n)
+        if batch.sparse is not None:
+            sizes += np.fromiter((4 if s is None else 16 + 8 * len(s[0]) for s in batch.sparse), np.int64, n)
+        return sizes
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        layout = self.layout
+        if batch.namespace is not None and layout.namespace is None:
+            raise ConfigError(
+                f"rows carry namespace {batch.namespace!r} but table {layout.table} has no namespace column: "
+                "add one (namespace text), or set option namespace/namespace_column with create=true"
+            )
+        if batch.sparse is not None and layout.sparse is None and any(s is not None for s in batch.sparse):
+            raise ConfigError(
+                f"rows carry sparse vectors but table {layout.table} has no sparsevec column (option sparse_column)"
+            )
+        if batch.metadata is not None and layout.metadata is None and any(batch.metadata):
+            raise ConfigError(
+                f"rows carry metadata but table {layout.table} has no jsonb column: add metadata jsonb"
+            )
+        setup, copy, apply = self._statements
+        body = encode_copy(batch, layout)
+        return _copy_request(f"COPY {layout.table}", body, setup, copy, apply)
+
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        # the transaction committed: every row of the batch is in the table
+        return BatchOutcome(written=len(batch))
+
+
+def _copy_request(method: str, body: bytes, setup: str, copy: str, apply: str) -> WireRequest:
+    from ...transports.postgres import CopyRequest
+
+    return CopyRequest(method, body, setup=setup, copy=copy, apply=apply)

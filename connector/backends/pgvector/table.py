@@ -1,0 +1,269 @@
+"""The table: its layout (learnt from the catalog, or the one ``create=true`` makes) and the SQL around a batch."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ...errors import ConfigError, DimensionMismatch
+from .options import PgvectorOptions
+from .target import TableName, quote_ident
+
+__all__ = [
+    "Column",
+    "TableLayout",
+    "create_table_sql",
+    "default_layout",
+    "delete_sql",
+    "learn_layout",
+    "truncate_sql",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    sql_type: str  # format_type(): "vector(768)", "text", "bigint", "jsonb"
+
+    @property
+    def ident(self) -> str:
+        return quote_ident(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """The columns a write fills and the conflict key; ``stage_*`` are the staging table's types."""
+
+    table: TableName
+    id: Column
+    vector: Column
+    metadata: Column | None = None
+    namespace: Column | None = None
+    sparse: Column | None = None
+    key: tuple[str, ...] = ("id",)
+    dimension: int | None = None  # the vector column's, when it has one
+    sparse_dimension: int | None = None
+    stage_vector_type: str = "vector"
+    stage_sparse_type: str = "sparsevec"
+
+    @property
+    def namespace_in_key(self) -> bool:
+        return self.namespace is not None and self.namespace.name in self.key
+
+    def stage_columns(self) -> list[tuple[str, str]]:
+        """(name, type) in COPY order: the fixed-size vector first, so its field heads the row."""
+        cols = [("v", self.stage_vector_type), ("id", "text")]
+        if self.metadata is not None:
+            cols.append(("m", "jsonb"))
+        if self.namespace is not None:
+            cols.append(("ns", "text"))
+        if self.sparse is not None:
+            cols.append(("sp", self.stage_sparse_type))
+        return cols
+
+    def stage_name(self) -> str:
+        digest = hashlib.sha1(repr(self.stage_columns()).encode()).hexdigest()[:12]
+        return f"vdb_stage_{digest}"
+
+    def setup_sql(self) -> str:
+        cols = ", ".join(f"{name} {typ}" for name, typ in self.stage_columns())
+        return f"CREATE TEMP TABLE IF NOT EXISTS {self.stage_name()} ({cols}) ON COMMIT DELETE ROWS"
+
+    def copy_sql(self) -> str:
+        names = ", ".join(name for name, _ in self.stage_columns())
+        return f"COPY pg_temp.{self.stage_name()} ({names}) FROM STDIN (FORMAT BINARY)"
+
+    def upsert_sql(self) -> str:
+        targets = [self.id, self.vector]
+        values = [f"CAST(s.id AS {self.id.sql_type})", f"CAST(s.v AS {self.vector.sql_type})"]
+        if self.metadata is not None:
+            targets.append(self.metadata)
+            values.append(f"CAST(s.m AS {self.metadata.sql_type})")
+        if self.namespace is not None:
+            targets.append(self.namespace)
+            values.append("COALESCE(s.ns, '')" if self.namespace_in_key else "s.ns")
+        if self.sparse is not None:
+            targets.append(self.sparse)
+            values.append(f"CAST(s.sp AS {self.sparse.sql_type})")
+        updates = ", ".join(f"{c.ident} = EXCLUDED.{c.ident}" for c in targets if c.name not in self.key)
+        # the same order in every batch: concurrent batches then take row locks without deadlocking
+        order = "s.ns, s.id" if self.namespace is not None else "s.id"
+        return (
+            f"INSERT INTO {self.table.sql} ({', '.join(c.ident for c in targets)}) "
+            f"SELECT {', '.join(values)} FROM pg_temp.{self.stage_name()} s ORDER BY {order} "
+            f"ON CONFLICT ({', '.join(quote_ident(k) for k in self.key)}) DO UPDATE SET {updates}"
+        )
+
+
+def default_layout(table: TableName, options: PgvectorOptions, dimension: int | None) -> TableLayout:
+    """The layout ``create=true`` makes, also used when no catalog can be read (scripted transports)."""
+    namespaced = options.namespace is not None or options.namespace_column is not None
+    vector_type = options.vector_type + (f"({dimension})" if dimension else "")
+    sparse = None
+    if options.sparse_column:
+        dims = f"({options.sparse_dimension})" if options.sparse_dimension else ""
+        sparse = Column("sparse_embedding", f"sparsevec{dims}")
+    return TableLayout(
+        table=table,
+        id=Column("id", options.id_type),
+        vector=Column("embedding", vector_type),
+        metadata=Column("metadata", "jsonb"),
+        namespace=Column("namespace", "text") if namespaced else None,
+        sparse=sparse,
+        key=("namespace", "id") if namespaced else ("id",),
+        dimension=dimension,
+        sparse_dimension=options.sparse_dimension,
+    )
+
+
+def create_table_sql(layout: TableLayout) -> str:
+    cols = []
+    if layout.namespace is not None:
+        cols.append(f"{layout.namespace.ident} text NOT NULL DEFAULT ''")
+    cols.append(f"{layout.id.ident} {layout.id.sql_type} NOT NULL")
+    cols.append(f"{layout.vector.ident} {layout.vector.sql_type}")  # NULL for rows with only a sparse vector
+    if layout.metadata is not None:
+        cols.append(f"{layout.metadata.ident} jsonb")
+    if layout.sparse is not None:
+        cols.append(f"{layout.sparse.ident} {layout.sparse.sql_type}")
+    cols.append(f"PRIMARY KEY ({', '.join(quote_ident(k) for k in layout.key)})")
+    return f"CREATE TABLE IF NOT EXISTS {layout.table.sql} ({', '.join(cols)})"
+
+
+def truncate_sql(table: TableName) -> str:
+    """Empty the table. No RESTART IDENTITY: the table's sequences are configuration, kept like its indexes.
+
+    TRUNCATE waits for an exclusive lock, and while it waits every new reader of the table
+    queues behind it: the transport's lock timeout (``timeout_s``) bounds that stall.
+    """
+    return f"TRUNCATE TABLE {table.sql}"
+
+
+def delete_sql(layout: TableLayout, namespace: str | None) -> str:
+    """Delete the rows of ``namespace`` (every row for ``None``) and count them: one parameter, or none.
+
+    ``""`` is also the rows written without a namespace: stored as ``''`` where the namespace is
+    part of the key, as NULL otherwise.
+    """
+    where = ""
+    if namespace is not None:
+        if layout.namespace is None:  # never widen a namespace's delete to the whole table
+            raise ConfigError(
+                f"table {layout.table} has no namespace column, so no namespace {namespace!r} to clear: "
+                "clear without a namespace empties the whole table"
+            )
+        ns = layout.namespace.ident
+        where = f" WHERE {ns} = %s" + (f" OR {ns} IS NULL" if namespace == "" else "")
+    return f"WITH gone AS (DELETE FROM {layout.table.sql}{where} RETURNING 1) SELECT count(*) FROM gone"
+
+
+# (name, type name, format_type, typmod) per column, and the column lists of usable unique keys
+COLUMNS_SQL = (
+    "SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.atttypmod "
+    "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+    "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+)
+# ON CONFLICT needs a unique index that is neither partial, nor on expressions, nor deferrable
+KEYS_SQL = (
+    "SELECT array(SELECT a.attname::text FROM unnest(i.indkey) k "
+    "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k) "
+    "FROM pg_index i WHERE i.indrelid = to_regclass(%s) AND i.indisunique AND i.indimmediate "
+    "AND i.indpred IS NULL AND i.indexprs IS NULL"
+)
+TYPES_SQL = (
+    "SELECT t.typname, format_type(t.oid, NULL) FROM pg_type t "
+    "JOIN pg_extension e ON e.extnamespace = t.typnamespace "
+    "WHERE e.extname = 'vector' AND t.typname IN ('vector', 'halfvec', 'sparsevec')"
+)
+
+
+def learn_layout(
+    table: TableName,
+    columns: list[tuple[str, str, str, int]],
+    keys: list[list[str]],
+    types: dict[str, str],
+    options: PgvectorOptions,
+    dimension: int | None,
+) -> TableLayout:
+    """The layout of an existing table from its catalog rows; ``ConfigError`` says what does not fit."""
+    by_name = {name: (typname, sql_type, typmod) for name, typname, sql_type, typmod in columns}
+    listing = ", ".join(f"{name} {sql_type}" for name, _, sql_type, _ in columns)
+    if "id" not in by_name:
+        raise ConfigError(f"table {table} has no column id (columns: {listing})")
+    vector_name = _pick(table, by_name, ("vector", "halfvec"), "embedding")
+    if vector_name is None:
+        raise ConfigError(f"table {table} has no vector or halfvec column (columns: {listing})")
+    _, vector_sql, typmod = by_name[vector_name]
+    table_dim = typmod if typmod > 0 else None
+    if dimension is not None and table_dim is not None and dimension != table_dim:
+        raise DimensionMismatch(
+            f"dimension mismatch: table {table} column {vector_name} is {vector_sql}, "
+            f"the data has {dimension} dimensions",
+            target_dimension=table_dim,
+        )
+    metadata_name = _pick(table, by_name, ("jsonb", "json"), "metadata")
+    namespace = Column("namespace", by_name["namespace"][1]) if "namespace" in by_name else None
+    if namespace is None and (options.namespace is not None or options.namespace_column is not None):
+        raise ConfigError(
+            f"table {table} has no namespace column for option namespace/namespace_column: add namespace text"
+        )
+    sparse = None
+    sparse_dim = None
+    if options.sparse_column:
+        sparse_name = _pick(table, by_name, ("sparsevec",), "sparse_embedding")
+        if sparse_name is None:
+            raise ConfigError(
+                f"table {table} has no sparsevec column for option sparse_column (columns: {listing})"
+            )
+        _, sparse_sql, sparse_mod = by_name[sparse_name]
+        sparse_dim = sparse_mod if sparse_mod > 0 else options.sparse_dimension
+        if sparse_dim is None:
+            raise ConfigError(
+                f"table {table} column {sparse_name} is {sparse_sql}: set option sparse_dimension"
+            )
+        if options.sparse_dimension is not None and sparse_mod > 0 and sparse_mod != options.sparse_dimension:
+            raise ConfigError(
+                f"option sparse_dimension is {options.sparse_dimension} but {sparse_name} is {sparse_sql}"
+            )
+        sparse = Column(sparse_name, sparse_sql)
+    key = _conflict_key(table, keys, namespace)
+    return TableLayout(
+        table=table,
+        id=Column("id", by_name["id"][1]),
+        vector=Column(vector_name, vector_sql),
+        metadata=None if metadata_name is None else Column(metadata_name, by_name[metadata_name][1]),
+        namespace=namespace,
+        sparse=sparse,
+        key=key,
+        dimension=table_dim,
+        sparse_dimension=sparse_dim,
+        stage_vector_type=types.get("vector", "vector"),
+        stage_sparse_type=types.get("sparsevec", "sparsevec"),
+    )
+
+
+def _pick(
+    table: TableName, by_name: dict[str, tuple[str, str, int]], typnames: tuple[str, ...], preferred: str
+) -> str | None:
+    """The column called ``preferred`` if its type fits, else the only column of those types."""
+    if preferred in by_name and by_name[preferred][0] in typnames:
+        return preferred
+    found = [name for name, (typname, _, _) in by_name.items() if typname in typnames]
+    if len(found) > 1:
+        raise ConfigError(
+            f"table {table} has several {' or '.join(typnames)} columns ({', '.join(found)}): "
+            f"the connector fills the one named {preferred}"
+        )
+    return found[0] if found else None
+
+
+def _conflict_key(table: TableName, keys: list[list[str]], namespace: Column | None) -> tuple[str, ...]:
+    sets = [set(k) for k in keys]
+    if {"id"} in sets:
+        return ("id",)
+    if namespace is not None and {"id", "namespace"} in sets:
+        return ("namespace", "id")
+    raise ConfigError(
+        f"table {table} has no primary key or unique index on (id) (or (namespace, id)): the upsert's "
+        f"ON CONFLICT needs one, e.g. ALTER TABLE {table.sql} ADD PRIMARY KEY (id)"
+    )

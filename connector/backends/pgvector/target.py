@@ -1,0 +1,90 @@
+"""Names and the URI: the table a ``postgresql://`` URI names, and libpq's part of it (password masked)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from ...errors import ConfigError
+
+__all__ = ["PgTarget", "TableName", "quote_ident"]
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class TableName:
+    schema: str | None
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> TableName:
+        schema, dot, name = text.partition(".")
+        if not dot:
+            schema, name = "", schema
+        if not name or (dot and not schema):
+            raise ConfigError(f"option collection: {text!r} is not a table name (TABLE or SCHEMA.TABLE)")
+        return cls(schema or None, name)
+
+    @property
+    def sql(self) -> str:
+        return (
+            f"{quote_ident(self.schema)}.{quote_ident(self.name)}" if self.schema else quote_ident(self.name)
+        )
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class PgTarget:
+    """A URI split into what libpq gets (``conninfo``) and what the connector keeps."""
+
+    conninfo: str
+    table: TableName
+    label: str  # the URI with the password masked
+
+    @classmethod
+    def parse(cls, uri: str, collection: str | None) -> PgTarget:
+        parts = urlsplit(uri)
+        database, _, transport = parts.scheme.lower().partition("+")
+        if database not in ("postgresql", "postgres") or transport not in ("", "psycopg"):
+            raise ConfigError(
+                f"option uri: pgvector URIs start postgresql:// or postgres://, not {parts.scheme}://"
+            )
+        kept: list[str] = []
+        table: str | None = None
+        for item in parts.query.split("&") if parts.query else ():
+            key, _, value = item.partition("=")
+            if unquote(key) == "table":
+                table = unquote(value)
+            else:
+                kept.append(item)  # as written: libpq decodes its own parameters
+        if table and collection and table != collection:
+            raise ConfigError(
+                f"option collection {collection!r} and the URI's table={table!r} disagree: give one"
+            )
+        table = table or collection
+        if not table:
+            raise ConfigError(
+                "option uri: name the table: postgresql://host/db?table=items (or option collection)"
+            )
+        query = "&".join(kept)
+        conninfo = f"postgresql://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
+        return cls(conninfo=conninfo, table=TableName.parse(table), label=_masked(parts, query, table))
+
+
+def _masked(parts: Any, query: str, table: str) -> str:
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    items = [
+        ("password=***" if item.partition("=")[0] == "password" else item)
+        for item in query.split("&")
+        if item
+    ]
+    items.append(f"table={table}")
+    return f"{parts.scheme}://{netloc}{parts.path}?{'&'.join(items)}"
