@@ -1,49 +1,27 @@
-"""Beam elements → canonical rows: one small tuple per element, whatever the element's type.
+"""Beam elements → rows: one small tuple per element, whatever the element's type.
 
 Elements may be dicts (vectors as lists or numpy arrays), ``beam.Row``s and other named
 tuples, or ``apache_beam.ml.rag`` ``Chunk``/``EmbeddableItem``s; ``pyarrow`` batches bypass
-this module (the client reads them as they are). The column options are applied here, as the
-client applies them to dicts: ``id_column`` or ``id_from`` (a deterministic
-UUIDv5, the same as the client and Spark derive), ``vector_column``, ``sparse_column`` (default
-key ``sparse_values``), ``namespace_column`` (default key ``namespace``, else option
-``namespace``), ``metadata_columns`` (default: every other key, with a ``metadata`` dict or JSON
-object merged in).
-
-A ``Row`` is ``(id, vector, sparse, metadata, namespace)``: the vector a 1-d float32 array, so a
-row is encoded as one buffer (``RowCoder``), never as a list of Python floats. Checks that need the whole
-batch (dimension, duplicates, NaN, sparse order, metadata size) stay in the client; this module
-refuses only what cannot become a row at all (a vector or sparse vector that is not numbers, an
-id that is neither a string nor an integer, metadata that is not a JSON object).
+this module (the client reads them as they are). Each is seen as a mapping and read by the
+client's own ``DictReader`` (the same column options, the same ids as the client and Spark
+derive); a ``Row`` is ``(id, vector, sparse, metadata, namespace)``, the vector a 1-d float32
+array, so a row is encoded as one buffer (``RowCoder``), never as a list of Python floats. Checks
+that need the whole batch (dimension, duplicates, NaN, sparse order, metadata size) stay in the
+client; an element that cannot become a row at all becomes a dead letter here.
 """
 
 from __future__ import annotations
 
-import functools
-import struct
-import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import orjson
 
 from vectordb.connector.options import BackendOptions
-from vectordb.connector.rows import derive_id
+from vectordb.connector.rows.dicts import DictReader, Refused, Row, Sparse
 
-__all__ = ["ElementReader", "Refusal", "Row", "jsonable"]
-
-Sparse = tuple[np.ndarray, np.ndarray]  # (int64 indices, float32 values); validated by the client
-
-
-class Row(NamedTuple):
-    """One element, read: what the sink sends for it."""
-
-    id: Any  # str or int; None or other types are refused by the client with the reason
-    vector: np.ndarray | None  # 1-d float32
-    sparse: Sparse | None
-    metadata: dict[str, Any]
-    namespace: str | None
+__all__ = ["ElementReader", "Refusal", "Row", "Sparse", "jsonable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,24 +32,10 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
-class ElementReader:
-    """Reads elements with the job's column options; small and picklable (it travels in the DoFn)."""
+class ElementReader(DictReader):
+    """The client's ``DictReader``, for any element type the sink takes; travels in the DoFn."""
 
-    id_column: str = "id"
-    id_from: tuple[str, ...] = ()
-    vector_column: str = "values"
-    sparse_key: str = "sparse_values"
-    namespace_key: str = "namespace"
-    metadata_columns: tuple[str, ...] | None = None
-    namespace: str | None = None  # the job's namespace, for rows that name none
     content_key: str | None = "content"  # where a Chunk's text goes in the metadata
-    used: frozenset[str] = field(init=False)  # keys that are not metadata ("metadata" is merged)
-
-    def __post_init__(self) -> None:
-        used = {self.vector_column, self.sparse_key, self.namespace_key, "metadata"}
-        if not self.id_from:
-            used.add(self.id_column)  # id_from columns stay metadata, as the client keeps them
-        object.__setattr__(self, "used", frozenset(used))
 
     @classmethod
     def from_options(cls, options: BackendOptions, content_key: str | None = "content") -> ElementReader:
@@ -91,53 +55,10 @@ class ElementReader:
         return self.read_mapping(element if type(element) is dict else as_mapping(element, self))
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | Refusal:
-        get = record.get
-        row_id = derive_id([get(c) for c in self.id_from]) if self.id_from else get(self.id_column)
-        if not (row_id is None or type(row_id) is str or type(row_id) is int):
-            if isinstance(row_id, uuid.UUID | bool):
-                row_id = str(row_id)
-            elif isinstance(row_id, int | np.integer):
-                row_id = int(row_id)
-            else:
-                return self.refuse(record, row_id, f"id {row_id!r} is neither a string nor an integer")
-        vector = get(self.vector_column)
-        if vector is not None:
-            vector = _dense(vector)
-            if vector is None:
-                return self.refuse(record, row_id, "vector is not a sequence of numbers")
-        sparse = get(self.sparse_key)
-        if sparse is not None:
-            sparse = _sparse(sparse)
-            if sparse is None:
-                return self.refuse(record, row_id, "sparse indices must be integers and values numbers")
-        metadata = self._metadata(record)
-        if metadata is None:
-            return self.refuse(record, row_id, "metadata is not a JSON object")
-        return _new_row(Row, (row_id, vector, sparse, metadata, get(self.namespace_key, self.namespace)))
-
-    def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
-        if self.metadata_columns is None and record.get("metadata") is None:  # the usual cases
-            used = self.used
-            if record.keys() <= used:  # id and vector only
-                return {}
-            return {k: v for k, v in record.items() if v is not None and k not in used}
-        base = record.get("metadata")
-        out: dict[str, Any] = {}
-        if base is not None:
-            if isinstance(base, str | bytes):
-                try:
-                    base = orjson.loads(base)
-                except orjson.JSONDecodeError:
-                    return None
-            if not isinstance(base, Mapping):
-                return None
-            out.update(base)
-        if self.metadata_columns is None:
-            used = self.used
-            out.update((k, v) for k, v in record.items() if v is not None and k not in used)
-        else:
-            out.update((k, record[k]) for k in self.metadata_columns if record.get(k) is not None)
-        return out
+        row = self.read_record(record)
+        if type(row) is Refused:
+            return self.refuse(record, row.id, row.reason)
+        return row
 
     def refuse(self, record: Mapping[str, Any], row_id: Any, reason: str) -> Refusal:
         letter = {k: jsonable(v) for k, v in record.items()}
@@ -182,49 +103,6 @@ def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str,
         if embedding.sparse_embedding is not None:
             record[reader.sparse_key] = embedding.sparse_embedding
     return record
-
-
-_new_row = tuple.__new__  # Row(...) without NamedTuple's keyword handling: a third of the cost
-_FLOAT32 = np.dtype(np.float32)
-
-
-def _dense(value: Any) -> np.ndarray | None:
-    if type(value) is np.ndarray and value.dtype is _FLOAT32 and value.ndim == 1:
-        return value
-    if type(value) is list or type(value) is tuple:
-        # struct packs a list of Python floats into float32 about 3x faster than numpy converts it
-        try:
-            return np.frombuffer(_packer(len(value)).pack(*value), dtype="<f4")
-        except (struct.error, OverflowError, TypeError):
-            pass  # nested, not numbers, or beyond float32: numpy decides below
-    try:
-        with np.errstate(over="ignore"):  # beyond float32 becomes inf, which the client refuses by name
-            return np.asarray(value, dtype=np.float32).reshape(-1)
-    except (TypeError, ValueError):
-        return None
-
-
-@functools.lru_cache(maxsize=64)
-def _packer(length: int) -> struct.Struct:
-    return struct.Struct(f"<{length}f")
-
-
-def _sparse(value: Any) -> Sparse | None:
-    if isinstance(value, Mapping):
-        indices, values = value.get("indices"), value.get("values")
-    elif isinstance(value, tuple | list) and len(value) == 2:  # ml.rag: (indices, values)
-        indices, values = value
-    else:
-        indices, values = getattr(value, "indices", None), getattr(value, "values", None)
-    if indices is None or values is None:
-        return None
-    try:
-        return (
-            np.asarray(indices, dtype=np.int64).reshape(-1),
-            np.asarray(values, dtype=np.float32).reshape(-1),
-        )
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 def jsonable(value: Any) -> Any:

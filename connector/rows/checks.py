@@ -19,10 +19,12 @@ def assemble(
     rules: RowRules,
     dim: DimensionState,
     namespace: str | None,
-    bad_vector_type: set[int] = frozenset(),  # type: ignore[assignment]
+    refused: Mapping[int, str] | None = None,
 ) -> Prepared:
+    """The sendable batches of ``cols`` and a failure, with its reason, for every other row
+    (``refused``: rows a reader already refused, and why)."""
     n = cols.n
-    reasons: dict[int, str] = {}
+    reasons: dict[int, str] = dict(refused or {})
     lengths = np.diff(cols.offsets)
 
     def refuse(rows: Iterable[int], reason: str) -> None:
@@ -44,7 +46,6 @@ def assemble(
 
     # dense vectors
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
-    refuse(sorted(bad_vector_type), "vector is not a sequence of numbers")
     missing = cols.null_vector | (lengths == 0)
     if has_sparse is not None and rules.allow_sparse_only:
         missing_ok = missing & has_sparse
@@ -180,9 +181,12 @@ def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.
 def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str | None]:
     if value is None:
         return None, None
-    indices, values = (
-        (value.get("indices"), value.get("values")) if isinstance(value, Mapping) else (None, None)
-    )
+    if isinstance(value, Mapping):
+        indices, values = value.get("indices"), value.get("values")
+    elif isinstance(value, tuple) and len(value) == 2:  # as a reader gives it: (indices, values)
+        indices, values = value
+    else:
+        indices, values = None, None
     if indices is None or values is None:
         return None, "sparse vector needs both indices and values"
     try:
