@@ -172,25 +172,42 @@ def _sparse(value: Any) -> Sparse | None:
 def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> Columns:
     """Rows read one by one, as columns: one copy of every vector into one float32 buffer."""
     n = len(rows)
-    ids = [r[0] for r in rows]
-    vectors = [r.vector if type(r) is Row else None for r in rows]
-    lengths = np.fromiter((0 if v is None else v.size for v in vectors), dtype=np.int64, count=n)
-    nulls = np.fromiter((v is None for v in vectors), dtype=bool, count=n)
+    ids: list[Any] = [None] * n
+    vectors: list[np.ndarray] = []
+    lengths = np.zeros(n, dtype=np.int64)
+    nulls = np.ones(n, dtype=bool)
+    sparse: list[Sparse | None] = [None] * n
+    metadata: list[dict[str, Any] | None] = [{}] * n
+    namespaces: list[Any] = [namespace] * n
+    any_sparse = mixed_namespaces = False
+    for i, row in enumerate(rows):
+        ids[i] = row[0]
+        if type(row) is not Row:
+            continue
+        _, vector, row_sparse, row_metadata, row_namespace = row
+        if vector is not None:
+            vectors.append(vector)
+            lengths[i] = vector.size
+            nulls[i] = False
+        if row_sparse is not None:
+            sparse[i] = row_sparse
+            any_sparse = True
+        metadata[i] = row_metadata
+        if row_namespace != namespace:
+            namespaces[i] = row_namespace
+            mixed_namespaces = True
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    present = [v for v in vectors if v is not None]
-    flat = np.concatenate(present) if present else np.zeros(0, dtype=np.float32)
-    sparse = [r.sparse if type(r) is Row else None for r in rows]
-    namespaces = [r.namespace if type(r) is Row else namespace for r in rows]
+    flat = np.concatenate(vectors) if vectors else np.zeros(0, dtype=np.float32)
     return Columns(
         n,
         ids,
         flat,
         offsets,
         nulls,
-        sparse if any(s is not None for s in sparse) else None,
-        [r.metadata if type(r) is Row else {} for r in rows],
-        None if all(ns == namespace for ns in namespaces) else namespaces,
+        sparse if any_sparse else None,
+        metadata,
+        namespaces if mixed_namespaces else None,
     )
 
 
