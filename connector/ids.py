@@ -1,0 +1,61 @@
+"""Point ids for databases that take only UUIDs (or unsigned integers): one rule for Qdrant and Weaviate.
+
+A UUID id is used as it is (in its canonical lower-case, hyphenated text); an unsigned 64-bit
+integer stays an integer where the database takes them (Qdrant); any other id becomes the
+UUIDv5 of its text in ``ID_NAMESPACE``. The same id gives the same UUID on every run,
+machine and retry, so a rerun replaces the rows it wrote instead of duplicating them. The
+original id is kept beside the row (``ORIGINAL_ID_KEY``, a payload key or property) so it
+can still be read and searched.
+
+The namespace is fixed here for good: changing it would give every converted id a new UUID,
+and reruns would duplicate. ``str(uuid.uuid5(ID_NAMESPACE, "doc-1"))`` computes the UUID of
+id ``doc-1`` anywhere, without this package.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+__all__ = ["ID_NAMESPACE", "MAX_UINT64", "ORIGINAL_ID_KEY", "as_uuid", "canonical_uuid", "point_id"]
+
+# Fixed for good (see above): ids that are neither a UUID nor an unsigned integer map into it.
+ID_NAMESPACE = uuid.UUID("5e85dbc1-191f-4ec4-9f59-dc30e8685b42")
+ORIGINAL_ID_KEY = "original_id"  # default payload key / property that keeps a converted id
+MAX_UINT64 = (1 << 64) - 1
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def canonical_uuid(text: str) -> str | None:
+    """``text`` as a canonical UUID (``8-4-4-4-12`` lower-case hex) if it is one, hyphenated or as
+    32 hex digits, in any case; else ``None``. Braces, ``urn:uuid:`` and stray hyphens are not UUIDs
+    here: such an id is converted like any other text."""
+    if len(text) == 36:
+        if text[8] != "-" or text[13] != "-" or text[18] != "-" or text[23] != "-":
+            return None
+        digits = text[:8] + text[9:13] + text[14:18] + text[19:23] + text[24:]
+    elif len(text) == 32:
+        digits = text
+    else:
+        return None
+    if not _HEX.issuperset(digits):
+        return None
+    return str(uuid.UUID(hex=digits))
+
+
+def as_uuid(value: Any) -> str:
+    """The UUID for an id: itself if it is a UUID (canonical text), else its UUIDv5 in ``ID_NAMESPACE``."""
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    text = value if isinstance(value, str) else str(value)
+    return canonical_uuid(text) or str(uuid.uuid5(ID_NAMESPACE, text))
+
+
+def point_id(value: Any) -> int | str:
+    """Qdrant's rule: an unsigned 64-bit integer (``bool`` is not one) stays an ``int``; any other id
+    is ``as_uuid(value)``. A digit string is text, not an integer: ``"7"`` is converted."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_UINT64:
+        return value
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":  # numpy integer scalars
+        return point_id(int(value))
+    return as_uuid(value)
