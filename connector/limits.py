@@ -169,12 +169,20 @@ class SystemicWatch:
 
 
 class RateBudget:
-    """Rows and bytes per second; ``None`` means unbounded. Allows a burst of one second's worth."""
+    """Rows and bytes per second; ``None`` means unbounded.
+
+    The buckets hold ``BURST_S`` seconds' worth: a task that starts late, or waited on a slow reply,
+    catches up by at most that much, so a job-wide budget split among tasks holds second by second
+    (a bucket of one second's worth let each late task add a second's rows at once).
+    """
+
+    BURST_S = 0.1
 
     def __init__(self, rows_per_s: float | None, bytes_per_s: float | None, now: float) -> None:
         self.rows_per_s, self.bytes_per_s = rows_per_s, bytes_per_s
-        self._rows = rows_per_s or 0.0
-        self._bytes = bytes_per_s or 0.0
+        self._rows_cap = (rows_per_s or 0.0) * self.BURST_S
+        self._bytes_cap = (bytes_per_s or 0.0) * self.BURST_S
+        self._rows, self._bytes = self._rows_cap, self._bytes_cap
         self._last = now
 
     @property
@@ -187,9 +195,9 @@ class RateBudget:
         self._last = now
         wait = 0.0
         if self.rows_per_s is not None:
-            self._rows = min(self.rows_per_s, self._rows + elapsed * self.rows_per_s) - rows
+            self._rows = min(self._rows_cap, self._rows + elapsed * self.rows_per_s) - rows
             wait = max(wait, -self._rows / self.rows_per_s)
         if self.bytes_per_s is not None:
-            self._bytes = min(self.bytes_per_s, self._bytes + elapsed * self.bytes_per_s) - nbytes
+            self._bytes = min(self._bytes_cap, self._bytes + elapsed * self.bytes_per_s) - nbytes
             wait = max(wait, -self._bytes / self.bytes_per_s)
         return wait

@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class SinkStats:
     vectors: int = 0
     peak_in_flight: int = 0
     cpu_s: float = 0.0  # CPU seconds of the sink process
+    per_second: dict[str, int] = field(default_factory=dict)  # vectors arrived per wall-clock second
 
     def __sub__(self, before: SinkStats) -> SinkStats:
         return SinkStats(
@@ -66,6 +67,11 @@ class SinkStats:
             vectors=self.vectors - before.vectors,
             peak_in_flight=self.peak_in_flight,
             cpu_s=self.cpu_s - before.cpu_s,
+            per_second={
+                k: n - before.per_second.get(k, 0)
+                for k, n in self.per_second.items()
+                if n != before.per_second.get(k, 0)
+            },
         )
 
 
@@ -76,14 +82,17 @@ class _Counters:
         self._lock = threading.Lock()
         self.requests = self.bytes = self.vectors = 0
         self.in_flight = self.peak = 0
+        self.per_second: dict[str, int] = {}  # arrival second (Unix time) → vectors
 
     def start(self, nbytes: int, vectors: int) -> None:
+        second = str(int(time.time()))
         with self._lock:
             self.requests += 1
             self.bytes += nbytes
             self.vectors += vectors
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
+            self.per_second[second] = self.per_second.get(second, 0) + vectors
 
     def finish(self) -> None:
         with self._lock:
@@ -91,7 +100,9 @@ class _Counters:
 
     def read(self) -> bytes:
         with self._lock:
-            stats = SinkStats(self.requests, self.bytes, self.vectors, self.peak, time.process_time())
+            stats = SinkStats(
+                self.requests, self.bytes, self.vectors, self.peak, time.process_time(), dict(self.per_second)
+            )
             self.peak = self.in_flight
         return json.dumps(asdict(stats)).encode()
 

@@ -102,17 +102,18 @@ def cached_input(spark: Any, rows: int, dim: int, partitions: int) -> Any:
 
 
 class CpuMeter:
-    """CPU seconds of the JVM and every process under it (Python daemon and workers) during an action.
+    """CPU seconds of processes and every process under them (a driver's JVM, a standalone worker: its
+    executors, Python daemons and workers) during an action.
 
     Workers come and go during a job, so the process tree is sampled every 0.1 s and each process
     counts from its first sample (or from zero if it was born during the action) to its last; a
     process that ends between samples loses at most that interval. The driver's own Python counts too.
     """
 
-    def __init__(self, spark: Any, every_s: float = 0.1) -> None:
+    def __init__(self, roots: list[int], every_s: float = 0.1) -> None:
         import psutil
 
-        self._root = psutil.Process(spark.sparkContext._gateway.proc.pid)
+        self._roots = [psutil.Process(pid) for pid in roots]
         self._every_s = every_s
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
@@ -122,7 +123,8 @@ class CpuMeter:
     def _sample(self, initial: bool = False) -> None:
         import psutil
 
-        for proc in [self._root, *self._root.children(recursive=True)]:
+        procs = [p for root in self._roots for p in (root, *root.children(recursive=True))]
+        for proc in procs:
             try:
                 t = proc.cpu_times()
             except psutil.NoSuchProcess:
@@ -151,7 +153,7 @@ class CpuMeter:
 
 
 def measure(spark: Any, action: Callable[[], None]) -> tuple[float, float]:
-    with CpuMeter(spark) as meter:
+    with CpuMeter([spark.sparkContext._gateway.proc.pid]) as meter:
         wall0 = time.perf_counter()
         action()
         wall = time.perf_counter() - wall0

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget
@@ -50,14 +51,15 @@ def test_retry_budget_runs_out_and_refills() -> None:
 
 def test_rate_budget_paces_rows() -> None:
     rate = RateBudget(rows_per_s=100, bytes_per_s=None, now=0.0)
-    assert rate.delay_for(100, 0, now=0.0) == 0.0  # one second's burst
-    assert rate.delay_for(50, 0, now=0.0) == 0.5
-    assert rate.delay_for(50, 0, now=2.0) == 0.0
+    assert rate.delay_for(10, 0, now=0.0) == 0.0  # a tenth of a second's burst
+    assert rate.delay_for(50, 0, now=0.0) == pytest.approx(0.5)
+    assert rate.delay_for(10, 0, now=2.0) == 0.0  # idle time refills no more than the burst
+    assert rate.delay_for(50, 0, now=2.0) == pytest.approx(0.5)
 
 
 def test_rate_budget_paces_bytes() -> None:
     rate = RateBudget(rows_per_s=None, bytes_per_s=1000, now=0.0)
-    assert rate.delay_for(1, 3000, now=0.0) == 2.0
+    assert rate.delay_for(1, 3000, now=0.0) == pytest.approx(2.9)
 
 
 class AimdMachine(RuleBasedStateMachine):

@@ -1,0 +1,40 @@
+"""The capacity model's arithmetic (jobs/capacity.py): the bound it names is the smaller one, caps apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.capacity import CLIENT_US_PER_ROW, SPARK_US_PER_ROW_768, client_us_per_row, plan
+
+
+def test_a_long_round_trip_bounds_a_task_by_concurrency_times_batch() -> None:
+    result = plan(1e6, 768, "pinecone+grpc", round_trip_ms=80, executors=1, cores=1, concurrency=4, batch=500)
+    assert result.per_task_rows_s == pytest.approx(4 * 500 / 0.08)
+    assert result.bound_by == "the round trip"
+    assert result.hours == pytest.approx(1e6 / (4 * 500 / 0.08) / 3600)
+
+
+def test_a_short_round_trip_bounds_a_task_by_one_core() -> None:
+    result = plan(1e6, 768, "pinecone+grpc", round_trip_ms=1, executors=1, cores=1, concurrency=16)
+    cpu = CLIENT_US_PER_ROW["pinecone+grpc"][768] + SPARK_US_PER_ROW_768
+    assert result.cpu_us_per_row == pytest.approx(cpu)
+    assert result.per_task_rows_s == pytest.approx(1e6 / cpu)
+    assert result.bound_by == "one core's CPU"
+
+
+def test_more_tasks_than_cores_are_capped_by_the_cores_and_the_server_caps_the_job() -> None:
+    crowded = plan(1e6, 768, "milvus", 1, executors=2, cores=4, tasks_per_core=4, cpu_us_per_row=100)
+    assert crowded.job_rows_s == pytest.approx(8 * 1e6 / 100)
+    assert crowded.bound_by.startswith("the executors' cores")
+    capped = plan(1e6, 768, "milvus", 80, executors=10, cores=8, server_rows_per_s=5000)
+    assert capped.job_rows_s == 5000 and capped.bound_by.startswith("the database")
+
+
+def test_cpu_per_row_is_interpolated_between_measured_dimensions() -> None:
+    table = CLIENT_US_PER_ROW["postgresql"]
+    assert client_us_per_row("postgresql", 768) == table[768]
+    middle = client_us_per_row("postgresql", 1152)
+    assert middle == pytest.approx((table[768] + table[1536]) / 2)
+    assert client_us_per_row("postgresql", 3072) == pytest.approx(table[1536] * 2)
+    with pytest.raises(SystemExit, match="--database"):
+        client_us_per_row("nosuchdb", 768)
