@@ -1,0 +1,534 @@
+"""Qdrant: ``qdrant://host[:6333]/collection`` (REST, JSON) and ``qdrant+grpc://host[:6334]/collection`` (gRPC).
+
+REST: ``PUT /collections/{c}/points?wait=true`` with a columnar ``PointsBatch`` body that orjson
+writes from the float32 matrix itself (shortest float32 reprs, never doubles). gRPC:
+``/qdrant.Points/Upsert`` with ``UpsertPoints`` encoded by hand (field numbers in WIRE.md), each
+vector copied straight from the matrix buffer into ``Vector.dense``. The control plane (describe,
+create, clear) goes over the same transport, so a gRPC-only deployment needs no REST port.
+
+Ids follow ``connector.ids``: unsigned integers and UUIDs as they are, any other id its UUIDv5,
+with the original kept in the payload key ``original_id_key``. The namespace is a payload key
+(``namespace_key``) or, with ``namespace_mode="shard_key"``, the request's shard key. Qdrant
+applies or rejects a request whole and its refusals name no point ("Vector dimension error:
+expected dim: 768, got 1024"), so the engine isolates the refused rows by splitting.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+from typing import Any, ClassVar, Literal
+from urllib.parse import quote
+
+import numpy as np
+import orjson
+
+from .. import protowire as pw
+from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
+from ..ids import ORIGINAL_ID_KEY, point_id
+from ..options import BackendOptions, parse_uri
+from ..report import BatchFailure
+from ..rows import RowBatch, RowRules, metadata_json_len
+from ..transports.base import Transport, WireReply, WireRequest
+from .base import Backend, BatchOutcome, RequestLimits
+
+__all__ = ["QdrantBackend", "QdrantOptions", "encode_grpc", "encode_json"]
+
+REST_PORT, GRPC_PORT = 6333, 6334
+GRPC_UPSERT = "/qdrant.Points/Upsert"
+GRPC_DELETE = "/qdrant.Points/Delete"
+GRPC_GET_COLLECTION = "/qdrant.Collections/Get"
+GRPC_CREATE_COLLECTION = "/qdrant.Collections/Create"
+GRPC_CREATE_SHARD_KEY = "/qdrant.Collections/CreateShardKey"
+
+DISTANCE = {"cosine": "Cosine", "euclidean": "Euclid", "dotproduct": "Dot"}
+_GRPC_DISTANCE = {"Cosine": 1, "Euclid": 2, "Dot": 3}
+_GRPC_ORDERING = {"weak": 0, "medium": 1, "strong": 2}
+_CLOCK_REJECTED = 3  # UpdateStatus.ClockRejected: the update was refused, nothing applied
+
+
+class QdrantOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    vector_name: str | None = None  # a named dense vector; None: the collection's unnamed vector
+    sparse_vector_name: str = "sparse"  # the named sparse vector that option sparse_column fills
+    namespace_mode: Literal["payload", "shard_key"] = "payload"
+    namespace_key: str = "namespace"  # payload key holding the namespace (namespace_mode=payload)
+    original_id_key: str = ORIGINAL_ID_KEY  # payload key keeping an id that was turned into a UUID
+    wait: bool = True  # false: Qdrant acknowledges before applying (use ordering for consistency)
+    ordering: Literal["weak", "medium", "strong"] | None = None
+
+
+class _Target:
+    """What ``check_target`` learnt: the collection's dense size, sparse names and sharding."""
+
+    __slots__ = ("dimension", "named", "sharded", "sparse_names")
+
+    def __init__(self, dimension: int | None, named: dict[str, int], sparse_names: set[str], sharded: bool):
+        self.dimension = dimension  # the unnamed vector's size, if the collection has one
+        self.named = named  # named dense vectors and their sizes
+        self.sparse_names = sparse_names
+        self.sharded = sharded  # sharding_method = custom
+
+
+class QdrantBackend(Backend[QdrantOptions]):
+    name: ClassVar[str] = "qdrant"
+    options_type: ClassVar[type[BackendOptions]] = QdrantOptions
+
+    # Qdrant takes 32 MB per request by default (service.max_request_size_mb, REST and gRPC) and
+    # counts no rows; 256 rows keep several requests in flight for a partition of a few thousand rows.
+    limits = RequestLimits(max_rows=100_000, max_bytes=32 << 20, default_rows=256, default_bytes=16 << 20)
+    rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True)
+
+    def __init__(self, options: QdrantOptions) -> None:
+        super().__init__(options)
+        uri = parse_uri(options.uri)
+        if uri.transport not in (None, "grpc", "rest", "http", "https"):
+            raise ConfigError(
+                f"option uri: qdrant has no transport {uri.transport!r}; use qdrant:// or qdrant+grpc://"
+            )
+        if not uri.host:
+            raise ConfigError("option uri: qdrant needs a host, e.g. qdrant://localhost:6333/docs")
+        collection = options.collection or uri.path
+        if not collection or "/" in collection:
+            raise ConfigError(
+                "option uri: qdrant needs one collection name, as qdrant://host:6333/COLLECTION "
+                "or with option collection"
+            )
+        if options.vector_name == "":
+            raise ConfigError('option vector_name: give a name, or leave it out for the unnamed vector ""')
+        self.grpc = uri.transport == "grpc"
+        self.host = uri.host
+        self.port = uri.port or (GRPC_PORT if self.grpc else REST_PORT)
+        self.tls = options.tls if options.tls is not None else not uri.is_loopback
+        self.collection = collection
+        self._path = f"/collections/{quote(collection, safe='')}"
+        self._target: _Target | None = None
+
+    def describe(self) -> str:
+        return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
+
+    def open_transport(self) -> Transport:
+        key = self.options.credential()
+        auth = (("api-key", key),) if key else ()
+        if self.grpc:
+            from ..transports.grpc import GrpcTransport
+
+            return GrpcTransport(
+                f"{self.host}:{self.port}", tls=self.tls, metadata=auth, label=self.describe()
+            )
+        from ..transports.http import HttpTransport
+
+        scheme = "https" if self.tls else "http"
+        return HttpTransport(
+            f"{scheme}://{self.host}:{self.port}",
+            headers=(*auth, ("Content-Type", "application/json")),
+            max_connections=max(8, self.options.max_concurrency),
+            label=self.describe(),
+        )
+
+    # -- the control plane ------------------------------------------------------------------------
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Read the collection's vectors config (with ``create=true``, make a missing collection from
+        the data's dimension and ``metric``), and check the vector names and the dimension against it."""
+        try:
+            target = self._describe_collection(transport)
+        except NotFound:
+            if not self.options.create:
+                raise ConfigError(
+                    f"{self.describe()}: collection {self.collection!r} does not exist "
+                    "(option create=true makes it)"
+                ) from None
+            self._create_collection(transport, dimension)
+            target = self._describe_collection(transport)
+        if self.options.create and self.options.namespace_mode == "shard_key" and self.options.namespace:
+            self._create_shard_key(transport, self.options.namespace)
+        self._target = target
+        self._check_names(target)
+        size = target.named.get(self.options.vector_name) if self.options.vector_name else target.dimension
+        if dimension and size and dimension != size:
+            raise DimensionMismatch(
+                f"dimension mismatch: {self.describe()} has vectors of dimension {size}, the data has {dimension}",
+                target_dimension=size,
+            )
+
+    def _check_names(self, target: _Target) -> None:
+        opts = self.options
+        if opts.vector_name is not None and opts.vector_name not in target.named:
+            raise ConfigError(
+                f"option vector_name: collection {self.collection!r} has no dense vector {opts.vector_name!r} "
+                f"(it has {sorted(target.named) or 'only an unnamed vector'})"
+            )
+        if opts.vector_name is None and target.dimension is None and target.named:
+            raise ConfigError(
+                f"option vector_name: collection {self.collection!r} has named vectors only "
+                f"({sorted(target.named)}); say which one to write"
+            )
+        if opts.sparse_column and opts.sparse_vector_name not in target.sparse_names:
+            raise ConfigError(
+                f"option sparse_vector_name: collection {self.collection!r} has no sparse vector "
+                f"{opts.sparse_vector_name!r} (it has {sorted(target.sparse_names) or 'none'})"
+            )
+        if opts.namespace_mode == "shard_key" and not target.sharded:
+            raise ConfigError(
+                f"option namespace_mode=shard_key: collection {self.collection!r} is not sharded by "
+                "shard keys (sharding_method custom)"
+            )
+
+    def _describe_collection(self, transport: Transport) -> _Target:
+        if not self.grpc:
+            reply = self.control(transport, WireRequest(f"GET {self._path}", b""))
+            params = ((orjson.loads(reply.body or b"{}").get("result") or {}).get("config") or {}).get(
+                "params"
+            ) or {}
+            vectors = params.get("vectors") or {}
+            if "size" in vectors:
+                dimension, named = int(vectors["size"]), {}
+            else:
+                dimension, named = None, {k: int(v["size"]) for k, v in vectors.items()}
+            return _Target(
+                dimension,
+                named,
+                set(params.get("sparse_vectors") or {}),
+                params.get("sharding_method") == "custom",
+            )
+        body = pw.string_field(1, self.collection)  # GetCollectionInfoRequest{collection_name=1}
+        reply = self.control(transport, WireRequest(GRPC_GET_COLLECTION, body))
+        info = pw.FieldReader(reply.body).message(1)  # GetCollectionInfoResponse.result
+        config = info.message(7) if info else None  # CollectionInfo.config
+        params = config.message(1) if config else None  # CollectionConfig.params
+        if params is None:
+            return _Target(None, {}, set(), False)
+        vectors = params.message(5)  # CollectionParams.vectors_config
+        dimension, named = None, {}
+        if vectors is not None and vectors.message(1) is not None:  # VectorsConfig.params
+            dimension = vectors.message(1).int(1)  # type: ignore[union-attr]
+        elif vectors is not None and vectors.message(2) is not None:  # VectorsConfig.params_map
+            for entry in vectors.message(2).fields.get(1, []):  # type: ignore[union-attr]
+                item = pw.FieldReader(entry)
+                named[item.str(1)] = (item.message(2) or pw.FieldReader(b"")).int(1)
+        sparse = params.message(10)  # sparse_vectors_config: map = 1
+        sparse_names = {pw.FieldReader(e).str(1) for e in (sparse.fields.get(1, []) if sparse else [])}
+        return _Target(dimension, named, sparse_names, params.int(9) == 1)
+
+    def _create_collection(self, transport: Transport, dimension: int | None) -> None:
+        opts = self.options
+        distance = DISTANCE[opts.metric]
+        sparse = [opts.sparse_vector_name] if opts.sparse_column else []
+        if dimension is None and not sparse:
+            raise ConfigError(
+                f"{self.describe()}: cannot create collection {self.collection!r} without a dimension "
+                "(option dimension, or rows with vectors)"
+            )
+        custom = opts.namespace_mode == "shard_key"
+        if self.grpc:
+            body = pw.string_field(1, self.collection)
+            if dimension is not None:
+                params = pw.varint_field(1, dimension) + pw.varint_field(2, _GRPC_DISTANCE[distance])
+                if opts.vector_name is None:
+                    vectors = pw.len_field(1, params)
+                else:
+                    vectors = pw.len_field(2, _map_entry(opts.vector_name, params))
+                body += pw.len_field(10, vectors)
+            if custom:
+                body += pw.varint_field(15, 1)  # ShardingMethod.Custom
+            if sparse:
+                body += pw.len_field(16, b"".join(_map_entry(name, b"") for name in sparse))
+            request = WireRequest(GRPC_CREATE_COLLECTION, body)
+        else:
+            doc: dict[str, Any] = {}
+            if dimension is not None:
+                params_json = {"size": dimension, "distance": distance}
+                doc["vectors"] = params_json if opts.vector_name is None else {opts.vector_name: params_json}
+            if sparse:
+                doc["sparse_vectors"] = {name: {} for name in sparse}
+            if custom:
+                doc["sharding_method"] = "custom"
+            request = WireRequest(f"PUT {self._path}", orjson.dumps(doc))
+        try:
+            self.control(transport, request)
+        except Rejected as exc:  # made meanwhile by another task (409 / ALREADY_EXISTS): use it
+            if "already exists" not in str(exc):
+                raise
+
+    def _create_shard_key(self, transport: Transport, key: str) -> None:
+        if (
+            self.grpc
+        ):  # CreateShardKeyRequest{collection_name=1, request=2 CreateShardKey{shard_key=1 {keyword=1}}}
+            inner = pw.len_field(1, pw.string_field(1, key))
+            request = WireRequest(
+                GRPC_CREATE_SHARD_KEY, pw.string_field(1, self.collection) + pw.len_field(2, inner)
+            )
+        else:
+            request = WireRequest(f"PUT {self._path}/shards", orjson.dumps({"shard_key": key}))
+        try:
+            self.control(transport, request)
+        except Rejected as exc:
+            if "already exists" not in str(exc):
+                raise
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete the points of ``namespace`` (its payload key, or its shard key), or every point."""
+        opts = self.options
+        by_payload = namespace is not None and opts.namespace_mode == "payload"
+        shard = namespace if namespace is not None and opts.namespace_mode == "shard_key" else None
+        if self.grpc:
+            condition = b""
+            if (
+                by_payload
+            ):  # Filter{must=2 Condition{field=1 FieldCondition{key=1, match=2 Match{keyword=1}}}}
+                field = pw.string_field(1, opts.namespace_key) + pw.len_field(
+                    2, pw.string_field(1, namespace or "")
+                )
+                condition = pw.len_field(2, pw.len_field(1, field))
+            body = (
+                pw.string_field(1, self.collection)
+                + pw.varint_field(2, 1)
+                + pw.len_field(3, pw.len_field(2, condition))  # PointsSelector{filter=2}
+                + (pw.len_field(5, _shard_selector(shard)) if shard is not None else b"")
+            )
+            request = WireRequest(GRPC_DELETE, body)
+        else:
+            doc: dict[str, Any] = {"filter": {}}
+            if by_payload:
+                doc["filter"] = {"must": [{"key": opts.namespace_key, "match": {"value": namespace}}]}
+            if shard is not None:
+                doc["shard_key"] = shard
+            request = WireRequest(f"POST {self._path}/points/delete?wait=true", orjson.dumps(doc))
+        self.control(transport, request)
+        where = f"namespace {namespace!r}" if namespace is not None else "every namespace"
+        return f"every point in {where} of {self.describe()}"
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The collection exists once the driver has checked it: tasks need not create it (no race),
+        and learn its dimension, so they refuse rows of another length before sending."""
+        resolved: dict[str, Any] = {"create": False}
+        target = self._target
+        if target is not None and self.options.dimension is None:
+            size = (
+                target.named.get(self.options.vector_name) if self.options.vector_name else target.dimension
+            )
+            if size:
+                resolved["dimension"] = size
+        return resolved
+
+    # -- sizes ------------------------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample."""
+        n = len(batch)
+        dense = 0.0
+        if batch.vectors is not None and batch.vectors.size:
+            dense = batch.vectors.shape[1] * (4 if self.grpc else _json_bytes_per_float(batch.vectors))
+        sizes = np.full(n, int(dense) + 64, dtype=np.int64)  # id (a UUID), framing, names
+        if batch.sparse is not None:
+            per_entry = 9 if self.grpc else 27
+            sizes += np.fromiter(
+                (0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n
+            )
+        if batch.metadata is not None:
+            factor = 2 if self.grpc else 1  # Value framing can double small values
+            sizes += np.fromiter((metadata_json_len(m) * factor for m in batch.metadata), np.int64, n)
+        return sizes
+
+    # -- encoding ---------------------------------------------------------------------------------
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        if self.grpc:
+            return WireRequest(GRPC_UPSERT, encode_grpc(batch, self.collection, self.options))
+        query = f"?wait={'true' if self.options.wait else 'false'}"
+        if self.options.ordering:
+            query += f"&ordering={self.options.ordering}"
+        return WireRequest(f"PUT {self._path}/points{query}", encode_json(batch, self.options))
+
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        """Qdrant applies a request whole; only a clock rejection (an update refused as stale) fails it."""
+        if self.grpc:
+            result = pw.FieldReader(reply.body).message(1)  # PointsOperationResponse.result
+            refused = result is not None and result.int(2) == _CLOCK_REJECTED
+        else:
+            doc = orjson.loads(reply.body) if reply.body[:1] == b"{" else {}
+            refused = ((doc.get("result") or {}) if isinstance(doc, dict) else {}).get(
+                "status"
+            ) == "clock_rejected"
+        if refused:
+            failure = BatchFailure(
+                ids=batch.str_ids(), error="update rejected by clock (ClockRejected)", attempts=1
+            )
+            return BatchOutcome(written=0, failures=[failure])
+        return BatchOutcome(written=len(batch))
+
+
+def _json_bytes_per_float(matrix: np.ndarray) -> float:
+    """JSON bytes per float32 in these rows, from up to 16 rows spread over the batch, with a 3 % margin."""
+    step = max(1, len(matrix) // 16)
+    sample = np.ascontiguousarray(matrix[::step][:16])
+    if not sample.size:
+        return 15.0
+    return 1.03 * len(orjson.dumps(sample, option=orjson.OPT_SERIALIZE_NUMPY)) / sample.size
+
+
+def _payloads(batch: RowBatch, ids: list[int | str], options: QdrantOptions) -> list[dict[str, Any]] | None:
+    """Each row's payload: its metadata, the namespace (payload mode) and the original of a converted id."""
+    namespace = batch.namespace if options.namespace_mode == "payload" else None
+    converted = [pid != raw or type(pid) is not type(raw) for pid, raw in zip(ids, batch.ids, strict=True)]
+    if batch.metadata is None and namespace is None and not any(converted):
+        return None
+    out: list[dict[str, Any]] = []
+    for i, raw in enumerate(batch.ids):
+        payload = dict(batch.metadata[i]) if batch.metadata is not None and batch.metadata[i] else {}
+        if namespace is not None:
+            payload[options.namespace_key] = namespace
+        if converted[i]:
+            payload[options.original_id_key] = raw
+        out.append(payload)
+    return out
+
+
+def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
+    """The REST body: columnar ``{"batch": {"ids", "vectors", "payloads"?}, "shard_key"?}`` for dense rows,
+    whose matrix orjson writes whole (one float32 buffer, shortest reprs); a point list
+    ``{"points": [{"id", "vector": {name: ...}, "payload"?}]}`` when rows carry sparse vectors, which
+    some rows may lack (a batch cannot say "none" for one row).
+    """
+    ids = [point_id(i) for i in batch.ids]
+    payloads = _payloads(batch, ids, options)
+    body: dict[str, Any]
+    if batch.sparse is not None and any(s is not None for s in batch.sparse):
+        dense_name = options.vector_name or ""
+        points: list[dict[str, Any]] = []
+        for i, pid in enumerate(ids):
+            vector: dict[str, Any] = {}
+            if batch.vectors is not None:
+                vector[dense_name] = batch.vectors[i]
+            sparse = batch.sparse[i]
+            if sparse is not None:
+                vector[options.sparse_vector_name] = {"indices": sparse[0], "values": sparse[1]}
+            point: dict[str, Any] = {"id": pid, "vector": vector}
+            if payloads is not None:
+                point["payload"] = payloads[i]
+            points.append(point)
+        body = {"points": points}
+    else:
+        vectors: Any = batch.vectors if batch.vectors is not None else np.zeros((len(ids), 0), np.float32)
+        if options.vector_name is not None:
+            vectors = {options.vector_name: vectors}
+        columns: dict[str, Any] = {"ids": ids, "vectors": vectors}
+        if payloads is not None:
+            columns["payloads"] = payloads
+        body = {"batch": columns}
+    if options.namespace_mode == "shard_key" and batch.namespace:
+        body["shard_key"] = batch.namespace
+    return orjson.dumps(body, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+# -- gRPC -------------------------------------------------------------------------------------------
+
+_DOUBLE = struct.Struct("<d")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> bytes:
+    """``UpsertPoints{collection_name=1, wait=2, points=3, ordering=4, shard_key_selector=5}``.
+
+    ``PointStruct{id=1 PointId{num=1|uuid=2}, payload=3 map<string, qdrant.Value>, vectors=4
+    Vectors{vector=1 | vectors=2 NamedVectors{map<string, Vector>}}}``; a dense ``Vector`` is
+    ``dense=101 DenseVector{data=1 packed float}`` and a sparse one ``sparse=102 SparseVector{values=1,
+    indices=2}``. Rows are written one after another; each vector is one slice of the matrix buffer.
+    """
+    ids = [point_id(i) for i in batch.ids]
+    payloads = _payloads(batch, ids, options)
+    matrix = batch.vectors
+    raw: memoryview | None = None
+    row_len = 0
+    dense_head = b""
+    if matrix is not None and len(matrix):
+        row_len = 4 * matrix.shape[1]
+        raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
+        # Vector{dense=101: DenseVector{data=1}}: tag 101/LEN is b"\xaa\x06"
+        inner = b"\x0a" + pw.varint(row_len)
+        dense_head = b"\xaa\x06" + pw.varint(len(inner) + row_len) + inner
+    dense_name = options.vector_name
+    sparse_name = options.sparse_vector_name
+    parts: list[Any] = [pw.string_field(1, collection)]
+    if options.wait:
+        parts.append(b"\x10\x01")
+    for i, pid in enumerate(ids):
+        id_body = pw.varint_field(1, pid) if isinstance(pid, int) else pw.string_field(2, pid)
+        if isinstance(pid, int) and pid == 0:
+            id_body = b"\x08\x00"  # num=0 is a set oneof member: it must be on the wire
+        sparse = batch.sparse[i] if batch.sparse is not None else None
+        dense = raw[i * row_len : (i + 1) * row_len] if raw is not None else None
+        vectors = b""
+        if dense is not None and dense_name is None and sparse is None:
+            vectors = b"\x0a" + pw.varint(len(dense_head) + row_len) + dense_head + dense  # Vectors.vector=1
+        else:
+            entries: list[bytes] = []
+            named: list[tuple[str, bytes]] = []
+            if dense is not None:
+                named.append((dense_name or "", dense_head + bytes(dense)))
+            if sparse is not None:
+                indices, values = sparse
+                named.append(
+                    (
+                        sparse_name,
+                        pw.len_field(102, pw.packed_floats(1, values) + pw.packed_uint32(2, indices)),
+                    )
+                )
+            for name, vector in sorted(named):
+                entries.append(pw.len_field(1, _map_entry(name, vector)))
+            if entries:
+                vectors = pw.len_field(2, b"".join(entries))  # Vectors.vectors=2 NamedVectors{vectors=1 map}
+        payload = b""
+        if payloads is not None and payloads[i]:
+            payload = b"".join(
+                pw.len_field(3, _map_entry(k, _value(v))) for k, v in sorted(payloads[i].items())
+            )
+        point_parts = (pw.len_field(1, id_body), payload, pw.len_field(4, vectors) if vectors else b"")
+        size = sum(len(p) for p in point_parts)
+        parts += (b"\x1a", pw.varint(size), *point_parts)
+    if options.ordering:
+        parts.append(pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering])))
+    if options.namespace_mode == "shard_key" and batch.namespace:
+        parts.append(pw.len_field(5, _shard_selector(batch.namespace)))
+    return b"".join(parts)
+
+
+def _map_entry(key: str, value: bytes) -> bytes:
+    """A map entry ``{key=1, value=2}``; the value is written even when empty (a present message)."""
+    return pw.len_field(1, key.encode()) + pw.len_field(2, value)
+
+
+def _shard_selector(key: str) -> bytes:
+    """``ShardKeySelector{shard_keys=1 ShardKey{keyword=1}}``."""
+    return pw.len_field(1, pw.len_field(1, key.encode()))
+
+
+def _value(value: Any) -> bytes:
+    """A ``qdrant.Value``: null 1, double 2, integer 3 (int64), string 4, bool 5, struct 6, list 7."""
+    if value is None:
+        return b"\x08\x00"
+    if isinstance(value, bool | np.bool_):
+        return b"\x28\x01" if value else b"\x28\x00"
+    if isinstance(value, int | np.integer):
+        number = int(value)
+        if _INT64_MIN <= number <= _INT64_MAX:
+            return b"\x18" + pw.varint(number)
+        return b"\x11" + _DOUBLE.pack(float(number))
+    if isinstance(value, float | np.floating):
+        return b"\x11" + _DOUBLE.pack(float(value))
+    if isinstance(value, str):
+        return pw.len_field(4, value.encode())
+    if isinstance(value, dict):
+        fields = b"".join(pw.len_field(1, _map_entry(str(k), _value(v))) for k, v in sorted(value.items()))
+        return pw.len_field(6, fields)
+    if isinstance(value, list | tuple | np.ndarray):
+        return pw.len_field(7, b"".join(pw.len_field(1, _value(v)) for v in value))
+    if isinstance(value, dt.datetime | dt.date):
+        return pw.len_field(4, value.isoformat().encode())
+    return pw.len_field(4, str(value).encode())
