@@ -41,6 +41,10 @@ _REGISTRY: dict[str, tuple[str, str]] = {
         "pip install 'vectordb-connector[pgvector]'",
     ),
     "chroma": ("vectordb.connector.backends.chroma:ChromaBackend", "pip install vectordb-connector"),
+    "qdrant": (
+        "vectordb.connector.backends.qdrant:QdrantBackend",
+        "pip install 'vectordb-connector[grpc]'",
+    ),
 }
 
 
