@@ -116,6 +116,11 @@ def error_for_status(code_name: str, details: str, where: str, trailing: dict[st
             retry_after_s = max(0.0, int(pushback) / 1000)
         except ValueError:
             retry_after_s = None
+    elif trailing.get("retry-after") is not None:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED
+        try:
+            retry_after_s = max(0.0, float(trailing["retry-after"]))
+        except ValueError:
+            retry_after_s = None
     kind = ERROR_BY_STATUS.get(code_name, ServerError)
     message = f"{where}: {code_name}: {details}"
     if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):

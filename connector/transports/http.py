@@ -52,7 +52,8 @@ def error_for_status(status: int, body: bytes, where: str, retry_after: str | No
 
 
 def _reason(body: bytes) -> str:
-    """The server's message: the ``message``/``error``/``detail`` field of a JSON body, else its first 500 bytes."""
+    """The server's message: the ``message``/``error``/``detail`` field of a JSON body (or of its ``status``
+    object, as Qdrant nests it), else its first 500 bytes."""
     if body[:1] == b"{":
         try:
             import orjson
@@ -61,6 +62,9 @@ def _reason(body: bytes) -> str:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
+            status = parsed.get("status")
+            if isinstance(status, dict) and isinstance(status.get("error"), str):  # Qdrant's envelope
+                parsed = status
             for key in ("message", "error", "detail"):
                 if isinstance(parsed.get(key), str) and parsed[key]:
                     return parsed[key][:500]
