@@ -1,0 +1,373 @@
+"""A Qdrant-protocol gRPC test server on the REST server's store, and ``QdrantServer``: both, as Qdrant runs them.
+
+Methods take raw bytes (no deserializer), so each request's exact bytes are kept, and are decoded
+with qdrant-client's generated classes (the oracle): ``qdrant.Points/Upsert``, ``Get``, ``Count``,
+``Delete``; ``qdrant.Collections/Get``, ``Create``, ``Delete``, ``CollectionExists``,
+``CreateShardKey``; ``qdrant.Qdrant/HealthCheck``. Replies are built with the generated classes
+and qdrant-client's REST-to-gRPC conversions. Errors carry Qdrant's gRPC codes and wording
+(``qdrant_rest``'s docstring); a throttled upsert sets ``retry-after`` (seconds) in the trailing
+metadata, as Qdrant does.
+
+``QdrantServer`` serves REST and gRPC on two ports over one store (a point written over one is
+read over the other), with ``rest_uri``/``grpc_uri`` for the connector and ``client()`` for the
+official qdrant-client. The fixtures ``qdrant_server`` (fresh per test) and
+``qdrant_session_server`` (shared; for Spark and Beam, which connect from their own processes)
+are imported by the tests that use them.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+import numpy as np
+import pytest
+from google.protobuf.message import DecodeError
+from qdrant_client import grpc as qg
+from qdrant_client.conversions.conversion import GrpcToRest, RestToGrpc
+from qdrant_client.http import models as rest
+
+from .qdrant_rest import (
+    VERSION,
+    Incoming,
+    QdrantError,
+    QdrantRestServer,
+    QdrantStore,
+    UpsertLog,
+    collection_info,
+    fault_error,
+    record_json,
+)
+from .script import FaultScript
+
+__all__ = ["QdrantGrpcServer", "QdrantServer", "qdrant_server", "qdrant_session_server"]
+
+GRPC_CODE: dict[str, grpc.StatusCode] = {
+    "bad_input": grpc.StatusCode.INVALID_ARGUMENT,
+    "format": grpc.StatusCode.INVALID_ARGUMENT,
+    "bad_request": grpc.StatusCode.INVALID_ARGUMENT,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "throttled": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+    "dropped": grpc.StatusCode.UNAVAILABLE,
+}
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+def decode_upsert(request: Any) -> list[Incoming]:
+    """The points of an ``UpsertPoints`` as the store takes them (float32 values are exact as doubles)."""
+    out = []
+    for point in request.points:
+        which = point.id.WhichOneof("point_id_options")
+        point_id: Any = point.id.num if which == "num" else point.id.uuid
+        dense: dict[str, np.ndarray] = {}
+        sparse: dict[str, tuple[list[int], np.ndarray]] = {}
+        vectors = point.vectors
+        named = (
+            {"": vectors.vector}
+            if vectors.HasField("vector")
+            else dict(vectors.vectors.vectors)
+            if vectors.HasField("vectors")
+            else {}
+        )
+        for name, vector in named.items():
+            kind = vector.WhichOneof("vector")
+            if kind == "dense":
+                dense[name] = np.asarray(vector.dense.data, dtype=np.float32)
+            elif kind == "sparse":
+                sparse[name] = (list(vector.sparse.indices), np.asarray(vector.sparse.values, np.float32))
+            elif vector.HasField("indices"):  # the legacy sparse form
+                sparse[name] = (list(vector.indices.data), np.asarray(vector.data, np.float32))
+            else:  # the legacy dense form, data = 1
+                dense[name] = np.asarray(vector.data, dtype=np.float32)
+        payload = GrpcToRest.convert_payload(point.payload) if point.payload else None
+        out.append(Incoming(point_id, dense, sparse, payload))
+    return out
+
+
+def _shard_key(selector: Any) -> Any:
+    if not selector.shard_keys:
+        return None
+    key = selector.shard_keys[0]
+    return key.keyword if key.WhichOneof("key") == "keyword" else key.number
+
+
+class QdrantGrpcServer:
+    """The gRPC server (a thread pool) on 127.0.0.1, over ``store``."""
+
+    def __init__(self, port: int = 0, store: QdrantStore | None = None, *, max_workers: int = 32) -> None:
+        self.store = store or QdrantStore()
+        self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="qdrant-grpc")
+
+        def unary(fn: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(self._guard(fn))  # raw bytes in and out
+
+        self._server = grpc.server(
+            self._executor,
+            handlers=[
+                grpc.method_handlers_generic_handler(
+                    "qdrant.Points",
+                    {
+                        "Upsert": grpc.unary_unary_rpc_method_handler(self._upsert),
+                        "Get": unary(self._get),
+                        "Count": unary(self._count),
+                        "Delete": unary(self._delete),
+                    },
+                ),
+                grpc.method_handlers_generic_handler(
+                    "qdrant.Collections",
+                    {
+                        "Get": unary(self._get_collection),
+                        "Create": unary(self._create_collection),
+                        "Delete": unary(self._delete_collection),
+                        "CollectionExists": unary(self._exists),
+                        "CreateShardKey": unary(self._create_shard_key),
+                    },
+                ),
+                grpc.method_handlers_generic_handler("qdrant.Qdrant", {"HealthCheck": unary(self._health)}),
+            ],
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
+        self.port: int = self._server.add_insecure_port("127.0.0.1:0" if port == 0 else f"127.0.0.1:{port}")
+        if self.port == 0:
+            raise OSError(f"gRPC test server cannot bind 127.0.0.1:{port}")
+
+    def _guard(self, fn: Any) -> Any:
+        """Check the api key, decode nothing, and turn a ``QdrantError`` into its status."""
+
+        def call(body: bytes, context: grpc.ServicerContext) -> bytes:
+            metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
+            try:
+                self.store.check_key(metadata.get("api-key"))
+                return bytes(fn(body))
+            except QdrantError as exc:
+                context.abort(GRPC_CODE[exc.kind], exc.grpc_message)
+            except DecodeError as exc:
+                context.abort(grpc.StatusCode.INTERNAL, f"failed to decode Protobuf message: {exc}")
+            raise AssertionError("unreachable: abort raises")
+
+        return call
+
+    # -- points ------------------------------------------------------------------------------------
+
+    def _upsert(self, body: bytes, context: grpc.ServicerContext) -> bytes:
+        store = self.store
+        metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
+        started = time.monotonic()
+        admission = store.admission.admit(metadata.get("api-key"))
+        outcome, message, name, ids, shard_key = "ok", "", "", (), None
+        wait: bool | None = None
+        ordering: str | None = None
+        try:
+            script = admission.script
+            if admission.fault is not None:
+                raise fault_error(admission.fault, script)
+            if script.delay_s > 0:
+                time.sleep(script.delay_s)
+            if script.noop:
+                return _operation(admission.seq, qg.UpdateStatus.Acknowledged, started)
+            try:
+                request = qg.UpsertPoints.FromString(body)
+            except DecodeError as exc:
+                raise QdrantError("format", f"failed to decode Protobuf message: {exc}") from None
+            name = request.collection_name
+            wait = request.wait if request.HasField("wait") else None
+            if request.HasField("ordering"):
+                ordering = qg.WriteOrderingType.Name(request.ordering.type).lower()
+            shard_key = (
+                _shard_key(request.shard_key_selector) if request.HasField("shard_key_selector") else None
+            )
+            incoming = decode_upsert(request)
+            ids = tuple(p.id for p in incoming)
+            store.upsert(name, incoming, shard_key, id_error="grpc")
+            status = qg.UpdateStatus.Completed if wait else qg.UpdateStatus.Acknowledged
+            return _operation(admission.seq, status, started)
+        except QdrantError as exc:
+            outcome, message = exc.kind, exc.grpc_message
+            if exc.kind == "throttled":  # Qdrant's own metadata key, in seconds
+                context.set_trailing_metadata((("retry-after", f"{exc.retry_after_s:g}"),))
+            context.abort(GRPC_CODE[exc.kind], exc.grpc_message)
+            raise AssertionError("unreachable: abort raises") from None
+        finally:
+            store.admission.leave()
+            store.record(
+                UpsertLog(
+                    seq=admission.seq,
+                    transport="grpc",
+                    collection=name,
+                    outcome=outcome,
+                    ids=ids,
+                    wait=wait,
+                    ordering=ordering,
+                    shard_key=shard_key,
+                    message=message,
+                    headers=metadata,
+                    size=len(body),
+                )
+            )
+
+    def _get(self, body: bytes) -> bytes:
+        request = qg.GetPoints.FromString(body)
+        ids = [GrpcToRest.convert_point_id(i) for i in request.ids]
+        points = self.store.retrieve(request.collection_name, ids, "grpc")
+        with_payload = request.with_payload.enable if request.HasField("with_payload") else False
+        with_vectors = request.with_vectors.enable if request.HasField("with_vectors") else False
+        records = [
+            RestToGrpc.convert_record(rest.Record.model_validate(record_json(p, with_payload, with_vectors)))
+            for p in points
+        ]
+        return qg.GetResponse(result=records, time=0.0).SerializeToString()
+
+    def _count(self, body: bytes) -> bytes:
+        request = qg.CountPoints.FromString(body)
+        count = self.store.count(request.collection_name)
+        return qg.CountResponse(result=qg.CountResult(count=count), time=0.0).SerializeToString()
+
+    def _delete(self, body: bytes) -> bytes:
+        request = qg.DeletePoints.FromString(body)
+        shard_key = _shard_key(request.shard_key_selector) if request.HasField("shard_key_selector") else None
+        selector = request.points
+        if selector.HasField("points"):
+            ids = [GrpcToRest.convert_point_id(i) for i in selector.points.ids]
+            self.store.delete_points(request.collection_name, ids, [], shard_key)
+        else:
+            must = [
+                (
+                    c.field.key,
+                    c.field.match.keyword if c.field.match.HasField("keyword") else c.field.match.integer,
+                )
+                for c in selector.filter.must
+            ]
+            self.store.delete_points(request.collection_name, None, must, shard_key)
+        return _operation(0, qg.UpdateStatus.Completed, time.monotonic())
+
+    # -- collections -------------------------------------------------------------------------------
+
+    def _get_collection(self, body: bytes) -> bytes:
+        request = qg.GetCollectionInfoRequest.FromString(body)
+        info = RestToGrpc.convert_collection_info(
+            collection_info(self.store.describe(request.collection_name))
+        )
+        return qg.GetCollectionInfoResponse(result=info, time=0.0).SerializeToString()
+
+    def _create_collection(self, body: bytes) -> bytes:
+        request = qg.CreateCollection.FromString(body)
+        vectors: dict[str, tuple[int, str]] = {}
+        config = request.vectors_config
+        if config.HasField("params"):
+            vectors[""] = (config.params.size, qg.Distance.Name(config.params.distance))
+        elif config.HasField("params_map"):
+            vectors = {n: (p.size, qg.Distance.Name(p.distance)) for n, p in config.params_map.map.items()}
+        sparse = (
+            set(request.sparse_vectors_config.map) if request.HasField("sparse_vectors_config") else set()
+        )
+        custom = request.HasField("sharding_method") and request.sharding_method == qg.ShardingMethod.Custom
+        self.store.create_collection(request.collection_name, vectors, sparse, custom)
+        return qg.CollectionOperationResponse(result=True, time=0.0).SerializeToString()
+
+    def _delete_collection(self, body: bytes) -> bytes:
+        request = qg.DeleteCollection.FromString(body)
+        deleted = self.store.delete_collection(request.collection_name)
+        return qg.CollectionOperationResponse(result=deleted, time=0.0).SerializeToString()
+
+    def _exists(self, body: bytes) -> bytes:
+        request = qg.CollectionExistsRequest.FromString(body)
+        exists = qg.CollectionExists(exists=self.store.exists(request.collection_name))
+        return qg.CollectionExistsResponse(result=exists, time=0.0).SerializeToString()
+
+    def _create_shard_key(self, body: bytes) -> bytes:
+        request = qg.CreateShardKeyRequest.FromString(body)
+        key = request.request.shard_key
+        self.store.create_shard_key(
+            request.collection_name, key.keyword if key.WhichOneof("key") == "keyword" else key.number
+        )
+        return qg.CreateShardKeyResponse(result=True, time=0.0).SerializeToString()
+
+    def _health(self, body: bytes) -> bytes:
+        return qg.HealthCheckReply(
+            title="qdrant - vector search engine", version=VERSION, commit="test"
+        ).SerializeToString()
+
+    def start(self) -> QdrantGrpcServer:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop(grace=None).wait()
+        self._executor.shutdown(wait=True)
+
+
+def _operation(operation_id: int, status: int, started: float) -> bytes:
+    result = qg.UpdateResult(operation_id=operation_id, status=status)  # type: ignore[arg-type]
+    return qg.PointsOperationResponse(result=result, time=time.monotonic() - started).SerializeToString()
+
+
+class QdrantServer:
+    """REST and gRPC on one store, as a Qdrant node serves them (6333 and 6334)."""
+
+    def __init__(self, store: QdrantStore | None = None) -> None:
+        self.store = store or QdrantStore()
+        self.rest = QdrantRestServer(0, self.store)
+        self.grpc = QdrantGrpcServer(0, self.store)
+
+    def __enter__(self) -> QdrantServer:
+        self.rest.start()
+        self.grpc.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.grpc.stop()
+        self.rest.stop()
+
+    def rest_uri(self, collection: str) -> str:
+        return f"qdrant://127.0.0.1:{self.rest.port}/{collection}"
+
+    def grpc_uri(self, collection: str) -> str:
+        return f"qdrant+grpc://127.0.0.1:{self.grpc.port}/{collection}"
+
+    def uri(self, transport: str, collection: str) -> str:
+        return self.grpc_uri(collection) if transport == "grpc" else self.rest_uri(collection)
+
+    def script(self, script: FaultScript | None = None, **fields: Any) -> FaultScript:
+        return self.store.script(script, **fields)
+
+    def client(self, *, prefer_grpc: bool = False, api_key: str | None = None) -> Any:
+        """The official client on both ports (``prefer_grpc`` picks the transport it uses)."""
+        from qdrant_client import QdrantClient
+
+        with warnings.catch_warnings():  # "Api key is used with an insecure connection": loopback, on purpose
+            warnings.simplefilter("ignore", UserWarning)
+            return QdrantClient(
+                host="127.0.0.1",
+                port=self.rest.port,
+                grpc_port=self.grpc.port,
+                prefer_grpc=prefer_grpc,
+                https=False,
+                api_key=api_key,
+                check_compatibility=False,  # it runs in a thread that may outlive the server; tested apart
+                timeout=10,
+            )
+
+
+@pytest.fixture
+def qdrant_server() -> Iterator[QdrantServer]:
+    """A fresh Qdrant-protocol server (REST and gRPC) in this process."""
+    with QdrantServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def qdrant_session_server() -> Iterator[QdrantServer]:
+    """One server for the session (Spark and Beam tests): each test uses its own collection."""
+    with QdrantServer() as server:
+        yield server

@@ -1,0 +1,724 @@
+"""A Qdrant-protocol REST test server, and the store it shares with the gRPC one (``qdrant_grpc``).
+
+``QdrantStore`` holds collections (an unnamed or named dense vectors config, named sparse vectors,
+auto or custom sharding with shard keys) and their points (id, float32 vectors, sparse vectors,
+payload, shard key), and answers as Qdrant does, with Qdrant's wording (read in the qdrant/qdrant
+sources: ``StorageError`` and its HTTP and gRPC statuses):
+
+- a vector of another size: 400 / INVALID_ARGUMENT ``Wrong input: Vector dimension error: expected
+  dim: 3, got 4`` (``... for vector 'name'`` for a named vector): the whole request is refused and
+  the message names no point;
+- an id that is neither an unsigned integer nor a UUID: 400 ``Format error in JSON body: value x is
+  not a valid point ID, valid values are either an unsigned integer or a UUID`` / INVALID_ARGUMENT
+  ``Unable to parse UUID: x``;
+- a missing collection: 404 / NOT_FOUND ``Not found: Collection `c` doesn't exist!``; an existing one
+  created again: 409 / ALREADY_EXISTS ``Wrong input: Collection `c` already exists!``;
+- an unknown vector name: 400 ``Wrong input: Not existing vector name error: x``; an unknown shard
+  key: 400 ``Bad request: Shard key x not found``;
+- a wrong or missing ``api-key``: 401 / UNAUTHENTICATED, plain text as Qdrant's auth middleware says it.
+
+Faults come from the shared ``FaultScript`` (``script.py``), admitted by ``ServerState`` in the same
+order as the Pinecone servers: drop (REST closes the socket; gRPC answers UNAVAILABLE), throttle
+(429 / RESOURCE_EXHAUSTED ``Rate limiting exceeded: Write rate limit exceeded ...`` with
+``Retry-After`` / ``retry-after`` metadata in seconds, as Qdrant sends it, but fractional so tests
+stay fast), unavailable (503 / UNAVAILABLE ``Shard temporarily unavailable``), over quota, delay,
+and ``reject_ids`` (the request refused whole, with one message naming no point unless
+``reject_named``). ``noop`` answers upserts without reading them.
+
+Unlike Qdrant, vectors are stored exactly as they arrive, Cosine collections included (Qdrant
+normalises those), so tests can compare float32 bytes.
+
+Routes: ``GET /``, ``GET|PUT|DELETE /collections/{c}``, ``GET /collections/{c}/exists``,
+``PUT /collections/{c}/points`` (``PointsList`` or ``PointsBatch``; ``wait``, ``ordering``),
+``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/count``,
+``POST /collections/{c}/points/delete``, ``PUT /collections/{c}/shards``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+from urllib.parse import parse_qsl, unquote
+
+import numpy as np
+import orjson
+
+from .script import FaultScript, ServerState
+
+__all__ = [
+    "VERSION",
+    "Incoming",
+    "Point",
+    "QdrantError",
+    "QdrantRestServer",
+    "QdrantStore",
+    "StoredCollection",
+    "UpsertLog",
+]
+
+# qdrant-client warns when the server's minor version is more than one away from its own; the tests pin
+# qdrant-client 1.20, so the server announces that line.
+VERSION = "1.20.0"
+
+Kind = Literal[
+    "bad_input",
+    "format",
+    "not_found",
+    "already_exists",
+    "bad_request",
+    "unauthenticated",
+    "throttled",
+    "unavailable",
+    "dropped",
+]
+HTTP_STATUS: dict[str, int] = {
+    "bad_input": 400,
+    "format": 400,
+    "bad_request": 400,
+    "not_found": 404,
+    "already_exists": 409,
+    "unauthenticated": 401,
+    "throttled": 429,
+    "unavailable": 503,
+}
+
+
+class QdrantError(Exception):
+    """A refusal as Qdrant words it; each server maps ``kind`` to its status."""
+
+    def __init__(
+        self, kind: Kind, message: str, *, grpc_message: str | None = None, retry_after_s: float = 0
+    ):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.grpc_message = grpc_message or message
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(slots=True)
+class Point:
+    """A stored point: vectors as little-endian float32 bytes, so tests compare them exactly."""
+
+    id: int | str
+    vectors: dict[str, bytes] = field(default_factory=dict)  # "" is the unnamed vector
+    sparse: dict[str, tuple[list[int], bytes]] = field(default_factory=dict)
+    payload: dict[str, Any] = field(default_factory=dict)
+    shard_key: str | int | None = None
+
+    def vector(self, name: str = "") -> np.ndarray:
+        return np.frombuffer(self.vectors[name], dtype="<f4")
+
+
+@dataclass(slots=True)
+class Incoming:
+    """A point as a request carried it, before the collection judged it."""
+
+    id: Any  # as sent: int or text (checked by the store)
+    dense: dict[str, np.ndarray]
+    sparse: dict[str, tuple[list[int], np.ndarray]]
+    payload: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class StoredCollection:
+    name: str
+    vectors: dict[str, tuple[int, str]]  # name ("" unnamed) -> (size, distance)
+    sparse: set[str]
+    custom_sharding: bool = False
+    shard_keys: set[str | int] = field(default_factory=set)
+    points: dict[int | str, Point] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertLog:
+    """One upsert request as it arrived and what it was answered."""
+
+    seq: int
+    transport: str  # "rest" or "grpc"
+    collection: str
+    outcome: str  # "ok" or an error kind
+    ids: tuple[Any, ...]
+    wait: bool | None
+    ordering: str | None
+    shard_key: Any
+    message: str
+    headers: dict[str, str]
+    size: int
+
+
+class QdrantStore:
+    """Thread-safe collections, the fault script, and a log of every upsert."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.admission = ServerState()  # the fault script, its countdowns and the in-flight figures
+        self.collections: dict[str, StoredCollection] = {}
+        self.log: list[UpsertLog] = []
+
+    # -- test helpers ------------------------------------------------------------------------------
+
+    def script(self, script: FaultScript | None = None, **fields: Any) -> FaultScript:
+        script = script or FaultScript(**fields)
+        self.admission.set_script(script)
+        return script
+
+    def reset(self) -> None:
+        with self._lock:
+            self.collections.clear()
+            self.log.clear()
+        self.admission.reset()
+
+    def points(self, collection: str) -> dict[int | str, Point]:
+        with self._lock:
+            return dict(self.collections[collection].points)
+
+    @property
+    def peak_in_flight(self) -> int:
+        return self.admission.snapshot().peak_in_flight
+
+    # -- auth --------------------------------------------------------------------------------------
+
+    def check_key(self, api_key: str | None) -> None:
+        required = self.admission.script.api_key
+        if required is None:
+            return
+        if not api_key:
+            raise QdrantError("unauthenticated", "Must provide an API key or an Authorization bearer token")
+        if api_key != required:
+            raise QdrantError("unauthenticated", "Invalid API key or JWT")
+
+    # -- collections -------------------------------------------------------------------------------
+
+    def _collection(self, name: str) -> StoredCollection:
+        found = self.collections.get(name)
+        if found is None:
+            raise QdrantError("not_found", f"Not found: Collection `{name}` doesn't exist!")
+        return found
+
+    def create_collection(
+        self,
+        name: str,
+        vectors: dict[str, tuple[int, str]],
+        sparse: set[str],
+        custom_sharding: bool,
+    ) -> None:
+        with self._lock:
+            if name in self.collections:
+                raise QdrantError("already_exists", f"Wrong input: Collection `{name}` already exists!")
+            self.collections[name] = StoredCollection(name, vectors, sparse, custom_sharding)
+
+    def delete_collection(self, name: str) -> bool:
+        with self._lock:
+            return self.collections.pop(name, None) is not None
+
+    def exists(self, name: str) -> bool:
+        with self._lock:
+            return name in self.collections
+
+    def describe(self, name: str) -> StoredCollection:
+        with self._lock:
+            return self._collection(name)
+
+    def create_shard_key(self, name: str, key: str | int) -> None:
+        with self._lock:
+            coll = self._collection(name)
+            if not coll.custom_sharding:
+                raise QdrantError("bad_request", "Bad request: Shard key cannot be created for auto sharding")
+            if key in coll.shard_keys:
+                raise QdrantError("bad_input", f"Wrong input: Shard key {key} already exists")
+            coll.shard_keys.add(key)
+
+    # -- points ------------------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        collection: str,
+        points: list[Incoming],
+        shard_key: Any,
+        *,
+        id_error: Literal["rest", "grpc"],
+    ) -> None:
+        """Validate every point (Qdrant refuses the whole request for one bad point), then store them
+        in request order, so the last of a repeated id wins."""
+        script = self.admission.script
+        with self._lock:
+            coll = self._collection(collection)
+            ids = [_point_id(p.id, id_error) for p in points]
+            bad = sorted({str(i) for i in ids} & script.reject_ids)
+            if bad:
+                text = f"point(s) {', '.join(bad)}" if script.reject_named else "a point"
+                raise QdrantError("bad_input", f"Wrong input: {text} refused (fault script)")
+            for p in points:
+                _check_vectors(coll, p)
+            if coll.custom_sharding:
+                if shard_key is None:
+                    raise QdrantError(
+                        "bad_request",
+                        "Bad request: must specify shard key on collection with custom sharding",
+                    )
+                if shard_key not in coll.shard_keys:
+                    raise QdrantError("bad_request", f"Bad request: Shard key {shard_key} not found")
+            elif shard_key is not None:
+                raise QdrantError(
+                    "bad_request", "Bad request: Shard key selector is not allowed for auto sharding"
+                )
+            for pid, p in zip(ids, points, strict=True):
+                coll.points[pid] = Point(
+                    id=pid,
+                    vectors={name: v.astype("<f4").tobytes() for name, v in p.dense.items()},
+                    sparse={
+                        name: (idx, vals.astype("<f4").tobytes()) for name, (idx, vals) in p.sparse.items()
+                    },
+                    payload=dict(p.payload or {}),
+                    shard_key=shard_key,
+                )
+
+    def retrieve(self, collection: str, ids: list[Any], id_error: Literal["rest", "grpc"]) -> list[Point]:
+        with self._lock:
+            coll = self._collection(collection)
+            wanted = [_point_id(i, id_error) for i in ids]
+            return [coll.points[i] for i in wanted if i in coll.points]
+
+    def count(self, collection: str) -> int:
+        with self._lock:
+            return len(self._collection(collection).points)
+
+    def delete_points(
+        self, collection: str, ids: list[Any] | None, must: list[tuple[str, Any]], shard_key: Any
+    ) -> None:
+        """Delete the given ids, or the points whose payload matches every ``(key, value)`` of ``must``
+        (an empty filter matches every point), within ``shard_key`` when given."""
+        with self._lock:
+            coll = self._collection(collection)
+            if ids is not None:
+                for i in ids:
+                    coll.points.pop(_point_id(i, "rest"), None)
+                return
+            for pid, point in list(coll.points.items()):
+                if shard_key is not None and point.shard_key != shard_key:
+                    continue
+                if all(point.payload.get(key) == value for key, value in must):
+                    del coll.points[pid]
+
+    def record(self, entry: UpsertLog) -> None:
+        with self._lock:
+            self.log.append(entry)
+
+
+def _point_id(value: Any, id_error: Literal["rest", "grpc"]) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 64:
+        return value
+    if isinstance(value, str):
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            pass
+    if id_error == "grpc":
+        raise QdrantError("format", f"Unable to parse UUID: {value}")
+    shown = orjson.dumps(value).decode() if not isinstance(value, str) else value
+    raise QdrantError(
+        "format",
+        f"Format error in JSON body: value {shown} is not a valid point ID, "
+        "valid values are either an unsigned integer or a UUID",
+    )
+
+
+def _check_vectors(coll: StoredCollection, p: Incoming) -> None:
+    for name, vector in p.dense.items():
+        config = coll.vectors.get(name)
+        if config is None:
+            raise QdrantError("bad_input", f"Wrong input: Not existing vector name error: {name}")
+        if len(vector) != config[0]:
+            suffix = f" for vector '{name}'" if name else ""
+            raise QdrantError(
+                "bad_input",
+                f"Wrong input: Vector dimension error: expected dim: {config[0]}, got {len(vector)}{suffix}",
+            )
+    for name, (indices, values) in p.sparse.items():
+        if name not in coll.sparse:
+            raise QdrantError("bad_input", f"Wrong input: Not existing vector name error: {name}")
+        if len(indices) != len(values):
+            raise QdrantError(
+                "bad_input", "Wrong input: Sparse vector indices and values must have the same length"
+            )
+        if len(set(indices)) != len(indices):
+            raise QdrantError("bad_input", "Wrong input: Sparse vector must have unique indices")
+
+
+def fault_error(fault: str, script: FaultScript) -> QdrantError:
+    """The refusal for an admission fault, worded as Qdrant's."""
+    if fault == "unauthenticated":
+        return QdrantError("unauthenticated", "Invalid API key or JWT")
+    if fault == "dropped":
+        return QdrantError("dropped", "Socket closed (fault script)")
+    if fault == "unavailable":
+        return QdrantError("unavailable", "Shard temporarily unavailable: fault script")
+    return QdrantError(
+        "throttled",
+        "Rate limiting exceeded: Write rate limit exceeded: Operation requires 1 tokens but only 0 were "
+        f"available. Retry after {script.retry_after_s:g}s (fault script)",
+        retry_after_s=script.retry_after_s,
+    )
+
+
+# -- collection info, as the REST API and the gRPC conversions want it --------------------------------
+
+
+def collection_info(coll: StoredCollection) -> Any:
+    """``qdrant_client.http.models.CollectionInfo`` for a stored collection."""
+    from qdrant_client.http import models as m
+
+    if "" in coll.vectors:
+        size, distance = coll.vectors[""]
+        vectors: Any = m.VectorParams(size=size, distance=m.Distance(distance))
+    else:
+        vectors = {
+            name: m.VectorParams(size=size, distance=m.Distance(distance))
+            for name, (size, distance) in coll.vectors.items()
+        }
+    params = m.CollectionParams(
+        vectors=vectors,
+        shard_number=1,
+        sharding_method=m.ShardingMethod.CUSTOM if coll.custom_sharding else None,
+        sparse_vectors={name: m.SparseVectorParams() for name in coll.sparse} or None,
+        replication_factor=1,
+        write_consistency_factor=1,
+        on_disk_payload=True,
+    )
+    config = m.CollectionConfig(
+        params=params,
+        hnsw_config=m.HnswConfig(m=16, ef_construct=100, full_scan_threshold=10000),
+        optimizer_config=m.OptimizersConfig(default_segment_number=0, flush_interval_sec=5),
+        wal_config=m.WalConfig(wal_capacity_mb=32, wal_segments_ahead=0),
+    )
+    return m.CollectionInfo(
+        status=m.CollectionStatus.GREEN,
+        optimizer_status=m.OptimizersStatusOneOf.OK,
+        segments_count=1,
+        points_count=len(coll.points),
+        indexed_vectors_count=0,
+        config=config,
+        payload_schema={},
+    )
+
+
+def parse_create(doc: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], set[str], bool]:
+    """A ``CreateCollection`` body (validated by qdrant-client's own model) as the store takes it."""
+    from qdrant_client.http import models as m
+
+    create = m.CreateCollection.model_validate(doc)
+    vectors: dict[str, tuple[int, str]] = {}
+    if isinstance(create.vectors, m.VectorParams):
+        vectors[""] = (create.vectors.size, create.vectors.distance.value)
+    elif create.vectors:
+        vectors = {name: (p.size, p.distance.value) for name, p in create.vectors.items()}
+    sparse = set(create.sparse_vectors or {})
+    return vectors, sparse, create.sharding_method == m.ShardingMethod.CUSTOM
+
+
+# -- REST decoding -----------------------------------------------------------------------------------
+
+
+def decode_points(doc: Any) -> list[Incoming]:
+    """A ``PointInsertOperations`` body (``{"points": [...]}`` or ``{"batch": {...}}``) as ``Incoming``s."""
+    if not isinstance(doc, dict):
+        raise QdrantError("format", "Format error in JSON body: expected an object")
+    if isinstance(doc.get("points"), list):
+        return [_incoming(p.get("id"), p.get("vector"), p.get("payload")) for p in doc["points"]]
+    batch = doc.get("batch")
+    if not isinstance(batch, dict) or not isinstance(batch.get("ids"), list):
+        raise QdrantError("format", "Format error in JSON body: data did not match any variant")
+    ids = batch["ids"]
+    vectors = batch.get("vectors")
+    payloads = batch.get("payloads") or [None] * len(ids)
+    if isinstance(vectors, list):
+        rows: list[Any] = vectors
+    elif isinstance(vectors, dict):
+        rows = [{name: column[i] for name, column in vectors.items()} for i in range(len(ids))]
+    else:
+        raise QdrantError("format", "Format error in JSON body: batch.vectors is missing")
+    if len(rows) != len(ids) or len(payloads) != len(ids):
+        raise QdrantError("bad_input", "Wrong input: number of ids and vectors must be equal")
+    return [_incoming(i, v, p) for i, v, p in zip(ids, rows, payloads, strict=True)]
+
+
+def _incoming(point_id: Any, vector: Any, payload: Any) -> Incoming:
+    dense: dict[str, np.ndarray] = {}
+    sparse: dict[str, tuple[list[int], np.ndarray]] = {}
+    if isinstance(vector, list):
+        dense[""] = np.asarray(vector, dtype=np.float64).astype(np.float32)
+    elif isinstance(vector, dict):
+        for name, value in vector.items():
+            if isinstance(value, dict):
+                sparse[name] = (
+                    [int(i) for i in value["indices"]],
+                    np.asarray(value["values"], dtype=np.float32),
+                )
+            elif value is not None:
+                dense[name] = np.asarray(value, dtype=np.float64).astype(np.float32)
+    if payload is not None and not isinstance(payload, dict):
+        raise QdrantError("format", "Format error in JSON body: payload must be an object")
+    return Incoming(point_id, dense, sparse, payload)
+
+
+def record_json(point: Point, with_payload: bool, with_vector: bool) -> dict[str, Any]:
+    """A point as REST ``Record`` JSON; vectors as float32 arrays, written in their shortest form."""
+    out: dict[str, Any] = {"id": point.id, "payload": point.payload if with_payload else None}
+    if with_vector:
+        named: dict[str, Any] = {name: point.vector(name) for name in point.vectors}
+        for name, (indices, values) in point.sparse.items():
+            named[name] = {"indices": indices, "values": np.frombuffer(values, "<f4")}
+        out["vector"] = named[""] if set(named) == {""} else named
+    if point.shard_key is not None:
+        out["shard_key"] = point.shard_key
+    return out
+
+
+# -- the REST server ---------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "qdrant-test"
+    disable_nagle_algorithm = True
+    timeout = 300
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._route("GET")
+
+    def do_PUT(self) -> None:
+        self._route("PUT")
+
+    def do_POST(self) -> None:
+        self._route("POST")
+
+    def do_DELETE(self) -> None:
+        self._route("DELETE")
+
+    def _route(self, verb: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path, _, query_text = self.path.partition("?")
+        query = dict(parse_qsl(query_text))
+        parts = [unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
+        store = self.server.store
+        started = time.monotonic()
+        try:
+            if verb == "PUT" and len(parts) == 3 and parts[0] == "collections" and parts[2] == "points":
+                self._upsert(parts[1], body, query)
+                return
+            if verb == "GET" and not parts:  # the root answers without the envelope, and without a key
+                root = {"title": "qdrant - vector search engine", "version": VERSION, "commit": "test"}
+                self._reply(200, orjson.dumps(root))
+                return
+            store.check_key(self.headers.get("api-key"))
+            result = self._control_plane(verb, parts, body, query)
+        except QdrantError as exc:
+            self._error(exc, started)
+            return
+        except (ValueError, KeyError, TypeError) as exc:  # a body the routes cannot read
+            self._error(QdrantError("format", f"Format error in JSON body: {exc}"), started)
+            return
+        if result is _NOT_FOUND:
+            self._reply(404, b"", "text/plain")
+        else:
+            self._ok(result, started)
+
+    def _control_plane(self, verb: str, parts: list[str], body: bytes, query: dict[str, str]) -> Any:
+        store = self.server.store
+        if len(parts) < 2 or parts[0] != "collections":
+            return _NOT_FOUND
+        name, rest = parts[1], parts[2:]
+        if not rest:
+            if verb == "GET":
+                return collection_info(store.describe(name)).model_dump(mode="json", exclude_none=True)
+            if verb == "PUT":
+                store.create_collection(name, *parse_create(orjson.loads(body or b"{}")))
+                return True
+            if verb == "DELETE":
+                return store.delete_collection(name)
+        elif rest == ["exists"] and verb == "GET":
+            return {"exists": store.exists(name)}
+        elif rest == ["shards"] and verb == "PUT":
+            store.create_shard_key(name, orjson.loads(body)["shard_key"])
+            return True
+        elif rest == ["points"] and verb == "POST":
+            doc = orjson.loads(body)
+            points = store.retrieve(name, list(doc.get("ids") or []), "rest")
+            with_payload = doc.get("with_payload", True) is not False
+            with_vector = bool(doc.get("with_vector", False))
+            return [record_json(p, with_payload, with_vector) for p in points]
+        elif rest == ["points", "count"] and verb == "POST":
+            return {"count": store.count(name)}
+        elif rest == ["points", "delete"] and verb == "POST":
+            doc = orjson.loads(body or b"{}")
+            ids = doc.get("points")
+            conditions = (doc.get("filter") or {}).get("must") or []
+            must = [(c["key"], c["match"]["value"]) for c in conditions]
+            store.delete_points(name, ids, must, doc.get("shard_key"))
+            return {"operation_id": 0, "status": "completed"}
+        return _NOT_FOUND
+
+    def _upsert(self, name: str, body: bytes, query: dict[str, str]) -> None:
+        store = self.server.store
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        started = time.monotonic()
+        admission = store.admission.admit(headers.get("api-key"))
+        ids: tuple[Any, ...] = ()
+        outcome, message = "ok", ""
+        shard_key = None
+        try:
+            script = admission.script
+            if admission.fault is not None:
+                raise fault_error(admission.fault, script)
+            if script.delay_s > 0:
+                time.sleep(script.delay_s)
+            if script.noop:
+                self._ok({"operation_id": admission.seq, "status": "acknowledged"}, started)
+                return
+            try:
+                doc = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                raise QdrantError("format", f"Format error in JSON body: {exc}") from None
+            incoming = decode_points(doc)
+            ids = tuple(p.id for p in incoming)
+            shard_key = doc.get("shard_key")
+            store.upsert(name, incoming, shard_key, id_error="rest")
+            status = "completed" if query.get("wait", "false") == "true" else "acknowledged"
+            self._ok({"operation_id": admission.seq, "status": status}, started)
+        except QdrantError as exc:
+            outcome, message = exc.kind, exc.message
+            if exc.kind == "dropped":
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+            else:
+                self._error(exc, started)
+        finally:
+            store.admission.leave()
+            store.record(
+                UpsertLog(
+                    seq=admission.seq,
+                    transport="rest",
+                    collection=name,
+                    outcome=outcome,
+                    ids=ids,
+                    wait=query.get("wait") == "true" if "wait" in query else None,
+                    ordering=query.get("ordering"),
+                    shard_key=shard_key,
+                    message=message,
+                    headers=headers,
+                    size=len(body),
+                )
+            )
+
+    def _ok(self, result: Any, started: float) -> None:
+        doc = {"result": result, "status": "ok", "time": time.monotonic() - started}
+        self._reply(200, orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY))
+
+    def _error(self, exc: QdrantError, started: float) -> None:
+        status = HTTP_STATUS[exc.kind]
+        if status == 401:  # Qdrant's auth middleware answers in plain text
+            self._reply(401, exc.message.encode(), "text/plain")
+            return
+        # Qdrant sends whole seconds (qdrant-client parses an int); ":g" keeps whole values whole and lets
+        # tests script fractions of a second for the connector
+        extra = {"Retry-After": f"{exc.retry_after_s:g}"} if status == 429 else {}
+        doc = {"status": {"error": exc.message}, "time": time.monotonic() - started}
+        self._reply(status, orjson.dumps(doc), extra=extra)
+
+    def _reply(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: one line per request would flood the test output."""
+
+
+_NOT_FOUND = object()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512
+
+    def __init__(self, port: int, store: QdrantStore) -> None:
+        self.store = store
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self._open_lock:
+            sockets = list(self._open)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class QdrantRestServer:
+    """The REST server in a daemon thread on 127.0.0.1."""
+
+    def __init__(self, port: int = 0, store: QdrantStore | None = None) -> None:
+        self.store = store or QdrantStore()
+        self._httpd = _Server(port, self.store)
+        self.port: int = self._httpd.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> QdrantRestServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"qdrant-rest-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.close_connections()
+        self._httpd.server_close()
+
+    def __enter__(self) -> QdrantRestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
