@@ -1,8 +1,8 @@
 """A Qdrant-protocol gRPC test server on the REST server's store, and ``QdrantServer``: both, as Qdrant runs them.
 
 Methods take raw bytes (no deserializer), so each request's exact bytes are kept, and are decoded
-with qdrant-client's generated classes (the oracle): ``qdrant.Points/Upsert``, ``Get``, ``Count``,
-``Delete``; ``qdrant.Collections/Get``, ``Create``, ``Delete``, ``CollectionExists``,
+with qdrant-client's generated classes (the oracle): ``qdrant.Points/Upsert``, ``Get``, ``Scroll``,
+``Count``, ``Delete``; ``qdrant.Collections/Get``, ``Create``, ``Delete``, ``CollectionExists``,
 ``CreateShardKey``; ``qdrant.Qdrant/HealthCheck``. Replies are built with the generated classes
 and qdrant-client's REST-to-gRPC conversions. Errors carry Qdrant's gRPC codes and wording
 (``qdrant_rest``'s docstring); a throttled upsert sets ``retry-after`` (seconds) in the trailing
@@ -117,6 +117,7 @@ class QdrantGrpcServer:
                         "Upsert": grpc.unary_unary_rpc_method_handler(self._upsert),
                         "Get": unary(self._get),
                         "Count": unary(self._count),
+                        "Scroll": unary(self._scroll),
                         "Delete": unary(self._delete),
                     },
                 ),
@@ -222,11 +223,28 @@ class QdrantGrpcServer:
         points = self.store.retrieve(request.collection_name, ids, "grpc")
         with_payload = request.with_payload.enable if request.HasField("with_payload") else False
         with_vectors = request.with_vectors.enable if request.HasField("with_vectors") else False
-        records = [
-            RestToGrpc.convert_record(rest.Record.model_validate(record_json(p, with_payload, with_vectors)))
-            for p in points
-        ]
+        records = [self._record(p, with_payload, with_vectors) for p in points]
         return qg.GetResponse(result=records, time=0.0).SerializeToString()
+
+    def _scroll(self, body: bytes) -> bytes:
+        request = qg.ScrollPoints.FromString(body)
+        offset = GrpcToRest.convert_point_id(request.offset) if request.HasField("offset") else None
+        limit = request.limit if request.HasField("limit") else 10
+        points, next_id = self.store.scroll(request.collection_name, offset, limit)
+        with_payload = request.with_payload.enable if request.HasField("with_payload") else False
+        with_vectors = request.with_vectors.enable if request.HasField("with_vectors") else False
+        reply = qg.ScrollResponse(
+            result=[self._record(p, with_payload, with_vectors) for p in points], time=0.0
+        )
+        if next_id is not None:
+            reply.next_page_offset.CopyFrom(RestToGrpc.convert_extended_point_id(next_id))
+        return reply.SerializeToString()
+
+    @staticmethod
+    def _record(point: Any, with_payload: bool, with_vectors: bool) -> Any:
+        return RestToGrpc.convert_record(
+            rest.Record.model_validate(record_json(point, with_payload, with_vectors))
+        )
 
     def _count(self, body: bytes) -> bytes:
         request = qg.CountPoints.FromString(body)

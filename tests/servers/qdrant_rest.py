@@ -30,7 +30,7 @@ normalises those), so tests can compare float32 bytes.
 
 Routes: ``GET /``, ``GET|PUT|DELETE /collections/{c}``, ``GET /collections/{c}/exists``,
 ``PUT /collections/{c}/points`` (``PointsList`` or ``PointsBatch``; ``wait``, ``ordering``),
-``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/count``,
+``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/scroll``, ``POST /collections/{c}/points/count``,
 ``POST /collections/{c}/points/delete``, ``PUT /collections/{c}/shards``.
 """
 
@@ -287,6 +287,16 @@ class QdrantStore:
             wanted = [_point_id(i, id_error) for i in ids]
             return [coll.points[i] for i in wanted if i in coll.points]
 
+    def scroll(self, collection: str, offset: Any, limit: int) -> tuple[list[Point], int | str | None]:
+        """Points in id order (integers before UUIDs, as Qdrant orders them) from ``offset``, at most
+        ``limit``, and the id to continue from (``None`` at the end)."""
+        with self._lock:
+            points = sorted(self._collection(collection).points.values(), key=lambda p: _order(p.id))
+        if offset is not None:
+            start = _order(_point_id(offset, "rest"))
+            points = [p for p in points if _order(p.id) >= start]
+        return points[:limit], (points[limit].id if len(points) > limit else None)
+
     def count(self, collection: str) -> int:
         with self._lock:
             return len(self._collection(collection).points)
@@ -311,6 +321,10 @@ class QdrantStore:
     def record(self, entry: UpsertLog) -> None:
         with self._lock:
             self.log.append(entry)
+
+
+def _order(point_id: int | str) -> tuple[int, int, str]:
+    return (0, point_id, "") if isinstance(point_id, int) else (1, 0, point_id)
 
 
 def _point_id(value: Any, id_error: Literal["rest", "grpc"]) -> int | str:
@@ -557,6 +571,13 @@ class _Handler(BaseHTTPRequestHandler):
             with_payload = doc.get("with_payload", True) is not False
             with_vector = bool(doc.get("with_vector", False))
             return [record_json(p, with_payload, with_vector) for p in points]
+        elif rest == ["points", "scroll"] and verb == "POST":
+            doc = orjson.loads(body or b"{}")
+            points, next_id = store.scroll(name, doc.get("offset"), int(doc.get("limit") or 10))
+            with_payload = doc.get("with_payload", True) is not False
+            with_vector = bool(doc.get("with_vector", False))
+            records = [record_json(p, with_payload, with_vector) for p in points]
+            return {"points": records, "next_page_offset": next_id}
         elif rest == ["points", "count"] and verb == "POST":
             return {"count": store.count(name)}
         elif rest == ["points", "delete"] and verb == "POST":
