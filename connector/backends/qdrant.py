@@ -227,12 +227,12 @@ class QdrantBackend(Backend[QdrantOptions]):
                 if opts.vector_name is None:
                     vectors = pw.len_field(1, params)
                 else:
-                    vectors = pw.len_field(2, _map_entry(opts.vector_name, params))
+                    vectors = pw.len_field(2, pw.len_field(1, _map_entry(opts.vector_name, params)))
                 body += pw.len_field(10, vectors)
             if custom:
                 body += pw.varint_field(15, 1)  # ShardingMethod.Custom
             if sparse:
-                body += pw.len_field(16, b"".join(_map_entry(name, b"") for name in sparse))
+                body += pw.len_field(16, b"".join(pw.len_field(1, _map_entry(name, b"")) for name in sparse))
             request = WireRequest(GRPC_CREATE_COLLECTION, body)
         else:
             doc: dict[str, Any] = {}
@@ -456,8 +456,7 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
     dense_name = options.vector_name
     sparse_name = options.sparse_vector_name
     parts: list[Any] = [pw.string_field(1, collection)]
-    if options.wait:
-        parts.append(b"\x10\x01")
+    parts.append(b"\x10\x01" if options.wait else b"\x10\x00")  # optional bool: sent either way
     for i, pid in enumerate(ids):
         id_body = pw.varint_field(1, pid) if isinstance(pid, int) else pw.string_field(2, pid)
         if isinstance(pid, int) and pid == 0:
