@@ -11,9 +11,13 @@ low milliseconds and pulls in neither grpcio, pyarrow, numpy, pyspark nor apache
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+# `typing` costs more to import than this whole package: every Spark and Beam worker pays for this
+# import, so it is named here only for the type checker (which reads TYPE_CHECKING as True).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .client import Client, connect
     from .errors import (
         AuthError,
