@@ -240,3 +240,35 @@ def test_spark_40_stream_rows_become_arrow_batches() -> None:
     assert [b.num_rows for b in batches] == [10_000, 10_000, 5_000]
     assert batches[2].column("values").type == pa.list_(pa.float32())
     assert batches[2].to_pylist()[0] == {"id": "20000", "values": [20000.0, 0.5]}
+
+
+# -- which Python the workers start ------------------------------------------------------------------
+
+
+def test_a_local_session_warns_when_its_workers_would_start_another_python(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    from vectordb.spark import workers_python_mismatch
+
+    other = tmp_path / "bin" / "python3"
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    message = workers_python_mismatch("local[2]", None, str(other))
+    assert message and str(other) in message and "PYSPARK_PYTHON" in message
+    assert workers_python_mismatch("local[*]", str(other), None)  # the Spark setting says it too
+    assert workers_python_mismatch("local[2]", sys.executable, str(other)) is None  # the setting wins
+    sibling = os.path.join(os.path.dirname(sys.executable), "python3")
+    assert workers_python_mismatch("local[2]", None, sibling) is None  # python3 beside python: the same
+    assert workers_python_mismatch("spark://10.0.0.1:7077", None, str(other)) is None  # a cluster's own
+
+
+def test_register_says_nothing_when_the_workers_run_this_python(
+    spark: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    from vectordb.spark import register
+
+    with caplog.at_level(logging.WARNING, logger="vectordb.spark"):
+        register(spark)  # type: ignore[arg-type]  # the test session sets PYSPARK_PYTHON to this interpreter
+    assert not [r for r in caplog.records if "Python workers" in r.getMessage()]

@@ -1,0 +1,94 @@
+"""A new user's first hour: the README's own set-up, in a fresh environment, then the README's own Spark
+example in a new Python process with no register() call, read back with pymilvus.
+
+The install command and the example are taken from README.md (between markers), so they cannot drift
+from what is tested. The environment is made the way the README says (uv, the pinned constraints, the
+strict editable install); packages come from uv's cache after the first run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+pytestmark = pytest.mark.slow
+
+
+def readme_install_command(python: Path) -> list[str]:
+    """The README's ``uv pip install … -e .``, aimed at ``python`` instead of ``.venv/bin/python``."""
+    found = re.search(r"python3 -m uv pip install (--python \.venv/bin/python [^\n\\&]*-e \.)", README)
+    assert found, "README.md's set-up has no `python3 -m uv pip install --python .venv/bin/python … -e .`"
+    args = found.group(1).split()
+    args[args.index("--python") + 1] = str(python)
+    return [*uv(), "pip", "install", "--quiet", *args]
+
+
+def readme_spark_example() -> str:
+    found = re.search(r"<!-- spark-example -->\n```python\n(.*?)```\n<!-- /spark-example -->", README, re.S)
+    assert found, "README.md has no <!-- spark-example --> block"
+    return found.group(1)
+
+
+def uv() -> list[str]:
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    python3 = shutil.which("python3")
+    if python3 and subprocess.run([python3, "-m", "uv", "--version"], capture_output=True).returncode == 0:
+        return [python3, "-m", "uv"]
+    pytest.skip("uv is needed, as the README installs it (python3 -m pip install uv)")
+
+
+def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) -> None:
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java (the README's set-up assumes Java 17)")
+    venv = tmp_path / "venv"
+    subprocess.run([*uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run(readme_install_command(python), cwd=ROOT, check=True, timeout=900)
+    # a new session, as a user's script: no register() call; the environment activated, as the README says
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "VIRTUAL_ENV"))},
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(venv),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "example.py").write_text(readme_spark_example())
+    run = subprocess.run(
+        ["python", "example.py"], cwd=work, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert "register" not in readme_spark_example()
+    read_back = (
+        "import json\n"
+        "from pymilvus import MilvusClient\n"
+        "from vectordb.connector.backends.milvus import lite\n"
+        "client = MilvusClient(uri='http://' + lite.ensure_server('./spark-vectors.db'))\n"
+        "rows = client.query('vectors', filter='', output_fields=['id', 'vector', 'title'], limit=10000)\n"
+        "lite.stop('./spark-vectors.db')\n"
+        "print(json.dumps([[r['id'], [float(v) for v in r['vector']], r['title']] for r in rows]))\n"
+    )
+    back = subprocess.run(
+        ["python", "-c", read_back], cwd=work, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert back.returncode == 0, back.stderr[-4000:]
+    stored = {row_id: (vector, title) for row_id, vector, title in json.loads(back.stdout.splitlines()[-1])}
+    import numpy as np
+
+    expected = {
+        f"doc-{i}": ([float(x) for x in np.array([i / 100, 1.0, 0.5, -0.25], dtype=np.float32)], f"title {i}")
+        for i in range(1000)
+    }
+    assert stored == expected
