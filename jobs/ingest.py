@@ -22,6 +22,7 @@ import argparse
 import importlib.util
 import json
 import os
+import pkgutil
 import shutil
 import sys
 import tempfile
@@ -247,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark, ours = session(args.master)
     report_dir = tempfile.mkdtemp(prefix="vectordb-ingest-")
     try:
-        register(spark)  # also where the zero-config lookup cannot see the install (editable installs)
+        if not any(m.name == "pyspark_vectordb" for m in pkgutil.iter_modules()):
+            register(spark)  # where Spark's own lookup cannot see the install (a plain editable install)
         df = read_input(spark, args)
         options = writer_options(args, df, report_dir)
         print(
