@@ -420,9 +420,11 @@ def test_a_status_is_read_from_whichever_field_holds_its_code(
 def test_uri_forms() -> None:
     backend = MilvusBackend(resolve_options({"uri": "milvus://10.0.0.5/prod/docs", "api_key": "u:p"}))
     assert (backend.host, backend.port, backend.db_name, backend.collection, backend.tls) == (
-        "10.0.0.5", 19530, "prod", "docs", False
+        "10.0.0.5", 19530, "prod", "docs", True  # TLS for every host off this machine, unless turned off
     )  # fmt: skip
     assert MilvusBackend(resolve_options({"uri": "milvus://h.zillizcloud.com:443", "collection": "c"})).tls
+    assert not MilvusBackend(resolve_options({"uri": "milvus://10.0.0.5/docs", "tls": "false"})).tls
+    assert not MilvusBackend(resolve_options({"uri": "milvus://127.0.0.1:19530/docs"})).tls
     with pytest.raises(ConfigError, match="needs a collection"):
         MilvusBackend(resolve_options({"uri": "milvus://127.0.0.1:19530"}))
     lite = MilvusBackend(resolve_options({"uri": "milvus+lite://./v.db"}))

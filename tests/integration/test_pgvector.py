@@ -693,6 +693,19 @@ def test_uri_parsing_strips_table_and_masks_passwords() -> None:
     socket_target = PgTarget.parse("postgresql:///app?host=/run/pg&password=xyz", "items")
     assert socket_target.conninfo == "postgresql:///app?host=/run/pg&password=xyz"
     assert "xyz" not in socket_target.label
+    # TLS: required off this machine unless turned off by name; the URI's own sslmode wins
+    assert PgTarget.parse("postgresql://u@db.example/app?table=t", None).conninfo.endswith("?sslmode=require")
+    assert PgTarget.parse("postgresql://u@db.example/app?table=t", None, False).conninfo.endswith(
+        "sslmode=disable"
+    )
+    assert "sslmode" not in PgTarget.parse("postgresql://u@127.0.0.1/app?table=t", None).conninfo
+    assert "sslmode" not in PgTarget.parse("postgresql:///app?host=/run/pg&table=t", None).conninfo
+    assert PgTarget.parse("postgresql:///app?host=db.example&table=t", None).conninfo.endswith(
+        "sslmode=require"
+    )
+    assert PgTarget.parse("postgresql://u@127.0.0.1/app?table=t", None, True).conninfo.endswith(
+        "sslmode=require"
+    )
     with pytest.raises(ConfigError, match="name the table"):
         PgTarget.parse("postgresql://h/db", None)
     with pytest.raises(ConfigError, match="disagree"):

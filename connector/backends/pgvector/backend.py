@@ -46,7 +46,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def __init__(self, options: PgvectorOptions) -> None:
         super().__init__(options)
-        self.target = PgTarget.parse(options.uri, options.collection)
+        self.target = PgTarget.parse(options.uri, options.collection, options.tls)
         self.layout = default_layout(self.target.table, options, options.dimension)
         self._statements = self._compile()
 

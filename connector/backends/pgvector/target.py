@@ -48,7 +48,9 @@ class PgTarget:
     label: str  # the URI with the password masked
 
     @classmethod
-    def parse(cls, uri: str, collection: str | None) -> PgTarget:
+    def parse(cls, uri: str, collection: str | None, tls: bool | None = None) -> PgTarget:
+        """Split ``uri``. TLS: the URI's own ``sslmode`` wins; else option ``tls`` (``False``: off by
+        name); else required for a host that is neither loopback nor a unix socket."""
         parts = urlsplit(uri)
         database, _, transport = parts.scheme.lower().partition("+")
         if database not in ("postgresql", "postgres") or transport not in ("", "psycopg"):
@@ -72,6 +74,10 @@ class PgTarget:
             raise ConfigError(
                 "option uri: name the table: postgresql://host/db?table=items (or option collection)"
             )
+        if not any(unquote(item.partition("=")[0]) == "sslmode" for item in kept):
+            mode = _sslmode(parts.hostname, kept, tls)
+            if mode:
+                kept.append(f"sslmode={mode}")
         query = "&".join(kept)
         conninfo = f"postgresql://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
         return cls(conninfo=conninfo, table=TableName.parse(table), label=_masked(parts, query, table))
@@ -88,3 +94,15 @@ def _masked(parts: Any, query: str, table: str) -> str:
     ]
     items.append(f"table={table}")
     return f"{parts.scheme}://{netloc}{parts.path}?{'&'.join(items)}"
+
+
+def _sslmode(host: str | None, params: list[str], tls: bool | None) -> str | None:
+    """``sslmode`` to add: ``require`` off the machine, ``disable`` when turned off by name, else none."""
+    if tls is False:
+        return "disable"
+    hosts = [unquote(p.partition("=")[2]) for p in params if unquote(p.partition("=")[0]) == "host"]
+    names = [h for h in ([host] if host else []) + hosts if h]
+    local = all(h.startswith("/") or h in ("localhost", "::1") or h.startswith("127.") for h in names)
+    if tls is True or not local:
+        return "require"
+    return None  # loopback or a unix socket: libpq's own default
