@@ -316,17 +316,12 @@ class ChromaBackend(Backend[ChromaOptions]):
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # The reply is all-or-nothing for the rows sent; the rows left out failed before sending.
         refused: dict[int, str] = request.context or {}  # type: ignore[assignment]
-        return BatchOutcome(written=len(batch) - len(refused), failures=_failures(batch, refused))
+        return BatchOutcome(written=len(batch) - len(refused), failures=batch.without(refused)[1])
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """The rows Chroma can store, and a failure per reason for the others (the client calls it
         before sizing requests). ``request_for`` still leaves such rows out, for batches made otherwise."""
-        refused = self.refusals(batch)
-        if not refused:
-            return batch, []
-        keep = [i for i in range(len(batch)) if i not in refused]
-        kept = None if not keep else _take(batch, keep)
-        return kept, _failures(batch, refused)
+        return batch.without(self.refusals(batch))
 
     def refusals(self, batch: RowBatch) -> dict[int, str]:
         """Row index → why Chroma cannot store the row (pure: request_for and outcome_of agree)."""
@@ -362,25 +357,6 @@ class ChromaBackend(Backend[ChromaOptions]):
                 f"is {namespace!r} (chroma stores the namespace under that key: option namespace_key)"
             )
         return metadata_problem(metadata)
-
-
-def _failures(batch: RowBatch, refused: dict[int, str]) -> list[BatchFailure]:
-    by_reason: dict[str, list[str]] = {}
-    for i, reason in sorted(refused.items()):
-        by_reason.setdefault(reason, []).append(str(batch.ids[i]))
-    return [
-        BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid") for reason, ids in by_reason.items()
-    ]
-
-
-def _take(batch: RowBatch, rows: list[int]) -> RowBatch:
-    return RowBatch(
-        ids=[batch.ids[i] for i in rows],
-        vectors=None if batch.vectors is None else batch.vectors[rows],
-        sparse=None if batch.sparse is None else [batch.sparse[i] for i in rows],
-        metadata=None if batch.metadata is None else [batch.metadata[i] for i in rows],
-        namespace=batch.namespace,
-    )
 
 
 # --------------------------------------------------------------------------------------------------

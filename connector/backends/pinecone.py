@@ -19,6 +19,7 @@ import orjson
 from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..options import BackendOptions, parse_uri
+from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
@@ -160,6 +161,19 @@ class PineconeBackend(Backend[PineconeOptions]):
             resolved["dimension"] = self._index_dimension
         return resolved
 
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Rows whose metadata Pinecone refuses, each with why, before they cost a request (Pinecone's
+        own refusal names no row). Metadata values are strings, numbers, booleans or lists of strings;
+        numbers are float64, so an integer beyond 2^53 would come back changed."""
+        if batch.metadata is None:
+            return batch, []
+        reasons = {}
+        for i, metadata in enumerate(batch.metadata):
+            problem = metadata and metadata_problem(metadata)
+            if problem:
+                reasons[i] = problem
+        return batch.without(reasons)
+
     # -- sizes ----------------------------------------------------------------------------------
 
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
@@ -291,3 +305,28 @@ def _encode_rows(ids: list[bytes], batch: RowBatch, tail: bytes) -> bytes:
         )
     parts.append(tail)
     return b"".join(parts)
+
+
+_EXACT_INT = 2**53  # float64 holds every integer up to here
+
+
+def metadata_problem(metadata: dict[str, Any]) -> str | None:
+    """Why Pinecone cannot store this metadata as given, or ``None``."""
+    for key, value in metadata.items():
+        kind = type(value)
+        if kind is str or kind is bool or kind is float:
+            continue
+        if isinstance(value, int | np.integer) and not isinstance(value, bool):
+            if -_EXACT_INT <= int(value) <= _EXACT_INT:
+                continue
+            return (
+                f"metadata {key!r} is {value}: Pinecone stores numbers as float64, which changes integers "
+                "beyond 2^53; store it as a string"
+            )
+        if isinstance(value, list | tuple | np.ndarray):
+            if all(isinstance(item, str) for item in value):
+                continue
+            return f"metadata {key!r} is a list holding a non-string; Pinecone lists hold strings only"
+        if isinstance(value, dict):
+            return f"metadata {key!r} is an object; Pinecone metadata values are flat (no nested objects)"
+    return None

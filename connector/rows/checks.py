@@ -80,6 +80,16 @@ def assemble(
             if md is None:
                 refuse([i], "metadata is not a JSON object")
             elif md:
+                binary = next(
+                    (k for k, v in md.items() if isinstance(v, bytes | bytearray | memoryview)), None
+                )
+                if binary is not None:
+                    refuse(
+                        [i],
+                        f"metadata {binary!r} is binary; no database here stores bytes as metadata: "
+                        "convert the column (base64, hex) or leave it out (option metadata_columns)",
+                    )
+                    continue
                 # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
                 try:
                     size = metadata_json_len(md)
@@ -190,6 +200,9 @@ def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str
     if indices is None or values is None:
         return None, "sparse vector needs both indices and values"
     try:
+        given = np.asarray(indices).reshape(-1)
+        if given.dtype.kind == "f" and given.size and not np.array_equal(given, np.trunc(given)):
+            return None, "sparse indices must be integers and values numbers"
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         val = np.asarray(values, dtype=np.float32).reshape(-1)
     except (TypeError, ValueError, OverflowError):

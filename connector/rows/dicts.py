@@ -161,6 +161,9 @@ def _sparse(value: Any) -> Sparse | None:
     if indices is None or values is None:
         return None
     try:
+        given = np.asarray(indices).reshape(-1)
+        if given.dtype.kind == "f" and not np.array_equal(given, np.trunc(given)):
+            return None  # 1.5 is no index: never truncated to 1
         return (
             np.asarray(indices, dtype=np.int64).reshape(-1),
             np.asarray(values, dtype=np.float32).reshape(-1),

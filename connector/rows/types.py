@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,31 @@ class RowBatch:
 
     def str_ids(self) -> tuple[str, ...]:
         return tuple(str(i) for i in self.ids)
+
+    def take(self, rows: Sequence[int]) -> RowBatch:
+        """The rows at ``rows``, in that order (vectors copied)."""
+        return RowBatch(
+            ids=[self.ids[i] for i in rows],
+            vectors=None if self.vectors is None else self.vectors[list(rows)],
+            sparse=None if self.sparse is None else [self.sparse[i] for i in rows],
+            metadata=None if self.metadata is None else [self.metadata[i] for i in rows],
+            namespace=self.namespace,
+        )
+
+    def without(self, reasons: Mapping[int, str]) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """The rows not in ``reasons`` (``None``: none), and one failure per reason for the others:
+        what a backend's ``refuse`` returns."""
+        if not reasons:
+            return self, []
+        by_reason: dict[str, list[str]] = {}
+        for i, reason in sorted(reasons.items()):
+            by_reason.setdefault(reason, []).append(str(self.ids[i]))
+        failures = [
+            BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid")
+            for reason, ids in by_reason.items()
+        ]
+        keep = [i for i in range(len(self.ids)) if i not in reasons]
+        return (self.take(keep) if keep else None), failures
 
 
 @dataclass(slots=True)

@@ -24,27 +24,27 @@ def server(request: pytest.FixtureRequest):
         forget_shared()  # close the client's channel before the server stops
 
 
-def table(n: int, *, seed: int = 0, start: int = 0) -> tuple[pa.Table, np.ndarray]:
+def table(n: int, *, seed: int = 0, start: int = 0, sparse: bool = False) -> tuple[pa.Table, np.ndarray]:
+    """Rows with metadata ``title`` and ``year``, and with ``sparse`` a ``sparse`` struct column (written
+    with option ``sparse_column="sparse"``: as metadata it would be a nested object, which Pinecone refuses)."""
     matrix = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
     offsets = pa.array(np.arange(0, (n + 1) * DIM, DIM, dtype=np.int32))
-    sparse = [{"indices": [i, i + 10], "values": [0.5, float(i)]} if i % 3 == 0 else None for i in range(n)]
-    t = pa.table(
-        {
-            "id": [f"doc-{start + i}" for i in range(n)],
-            "values": pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1))),
-            "sparse": pa.array(
-                sparse,
-                type=pa.struct([("indices", pa.list_(pa.int64())), ("values", pa.list_(pa.float32()))]),
-            ),
-            "title": [f"title {i}" for i in range(n)],
-            "year": [2000 + i % 20 for i in range(n)],
-        }
-    )
-    return t, matrix
+    columns = {
+        "id": [f"doc-{start + i}" for i in range(n)],
+        "values": pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1))),
+        "title": [f"title {i}" for i in range(n)],
+        "year": [2000 + i % 20 for i in range(n)],
+    }
+    if sparse:
+        rows = [{"indices": [i, i + 10], "values": [0.5, float(i)]} if i % 3 == 0 else None for i in range(n)]
+        columns["sparse"] = pa.array(
+            rows, type=pa.struct([("indices", pa.list_(pa.int64())), ("values", pa.list_(pa.float32()))])
+        )
+    return pa.table(columns), matrix
 
 
 def test_everything_arrives_exactly(server: ServerHandle) -> None:
-    data, matrix = table(250)
+    data, matrix = table(250, sparse=True)
     with connect(
         server.uri, api_key="k-123", namespace="docs", sparse_column="sparse", batch_size=40
     ) as client:
