@@ -23,6 +23,7 @@ from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
+from .pinecone_import import ImportOptions
 
 __all__ = ["PineconeBackend", "PineconeOptions"]
 
@@ -35,7 +36,9 @@ GRPC_DELETE = "/VectorService/Delete"
 REST_DELETE = "POST /vectors/delete"
 
 
-class PineconeOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+class PineconeOptions(ImportOptions, kw_only=True, forbid_unknown_fields=True):
+    """Pinecone's own options; the bulk-import ones (``write_mode``, ``import_*``) are in ``ImportOptions``."""
+
     api_version: str = API_VERSION
     verify: bool = True  # one describe_index_stats call before the first upsert: credentials and dimension
 
@@ -197,6 +200,11 @@ class PineconeBackend(Backend[PineconeOptions]):
     # -- encoding -------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
+        if self.options.write_mode == "import":  # never upsert quietly what was meant to be imported
+            raise ConfigError(
+                "option write_mode=import: rows are staged and imported by the Spark data source or "
+                "pinecone_import.import_data(), not upserted by Client.write/upsert or the Beam sink"
+            )
         return (
             WireRequest(GRPC_METHOD, encode_grpc(batch))
             if self.grpc

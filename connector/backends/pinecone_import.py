@@ -1,0 +1,693 @@
+"""Pinecone bulk import (``write_mode=import``): rows staged as Parquet in object storage, then one import.
+
+For the largest loads Pinecone reads Parquet files from object storage itself (``start_import``)
+instead of taking millions of upsert requests. The write happens in three steps, each where it
+belongs:
+
+1. On the driver, before any task (``check_import``): the write can be an import (a batch write,
+   not streaming, not ``overwrite``), the store can be written, and the target namespace does not
+   exist yet: Pinecone imports only into namespaces that do not exist.
+2. In each task (``ImportStager``): rows pass the same checks as upserts (ids, dimension, finite
+   values, sparse vectors, metadata size); refused rows are failures of the task's report (dead
+   letters, as for upserts); the others go into one Parquet file per namespace and task attempt in
+   a staging folder.
+3. On the driver, once every task succeeded (``finish_import``): the files of the attempts that
+   succeeded move to ``<import_uri>/<job>/<namespace>/`` (the rest are deleted, so a retried task
+   adds nothing twice), ``POST /bulk/imports`` starts the import of ``<job>/`` (error mode
+   ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
+   with progress logged, until it ends. The report counts the records Pinecone imported; staged
+   rows it did not import are failures (with no ids: Pinecone does not say which).
+
+The layout Pinecone reads: one folder per namespace (``__default__`` for the default namespace),
+Parquet files with ``id`` (string), ``values`` (list<float32>), ``sparse_values``
+(struct<indices: list<uint32>, values: list<float32>>) and ``metadata`` (a JSON object as a string).
+
+Store credentials are never options: each process finds them as pyarrow does (``AWS_*`` variables,
+an instance role, Google or Azure default credentials). An ``s3://`` URI may name an S3-compatible
+endpoint in its query (``?endpoint_override=host:port&scheme=http&region=...``); the query is never
+sent to Pinecone and never logged. The import calls go to the index host over REST, as Pinecone
+serves them (also for ``pinecone+grpc://`` URIs, on the same host and port).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+
+import msgspec
+import orjson
+
+from ..errors import ConfigError, DeadlineExceeded
+from ..options import BackendOptions
+from ..report import BatchFailure, WriteReport
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    from ..client import Client
+    from ..rows import ColumnSpec, RowBatch
+    from ..transports.base import Transport
+    from .pinecone import PineconeBackend
+
+__all__ = [
+    "DEFAULT_NAMESPACE_DIR",
+    "ImportOptions",
+    "ImportStager",
+    "ImportStatus",
+    "ImportStore",
+    "PineconeImports",
+    "abort_import",
+    "check_import",
+    "finish_import",
+    "import_data",
+    "is_import",
+    "namespace_dir",
+]
+
+logger = logging.getLogger("vectordb.connector.pinecone_import")
+
+DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
+STAGING = "_temporary"  # staging folder prefix: not a namespace Pinecone would import (it is outside <job>/)
+TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
+_PART = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
+_S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
+
+
+class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    """Pinecone's bulk-import options; ``PineconeOptions`` extends this."""
+
+    write_mode: Literal["upsert", "import"] = "upsert"
+    import_uri: str | None = (
+        None  # where tasks write the Parquet files: s3://, gs://, az://, file:// or a path
+    )
+    import_source_uri: str | None = None  # the same folder as Pinecone names it, if not import_uri itself
+    import_integration_id: str | None = None  # Pinecone's storage integration for a private bucket
+    import_poll_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 15.0
+    import_timeout_s: Annotated[float, msgspec.Meta(gt=0)] | None = None  # None: wait until the import ends
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.write_mode == "import" and not self.import_uri:
+            raise ConfigError(
+                "option import_uri: write_mode=import stages Parquet files there for Pinecone to import, "
+                "e.g. import_uri=s3://my-bucket/pinecone-imports"
+            )
+        for uri in (self.import_uri, self.import_source_uri):
+            if uri:
+                _refuse_credentials(uri)
+
+
+def is_import(options: BackendOptions) -> bool:
+    """Whether ``options`` ask for a bulk import instead of upserts."""
+    return getattr(options, "write_mode", "upsert") == "import"
+
+
+def namespace_dir(namespace: str | None) -> str:
+    """The folder Pinecone imports into ``namespace`` from."""
+    return namespace or DEFAULT_NAMESPACE_DIR
+
+
+def _namespace_name(directory: str) -> str:
+    return "" if directory == DEFAULT_NAMESPACE_DIR else directory
+
+
+def _namespace_problem(namespace: str | None) -> str | None:
+    if namespace and ("/" in namespace or namespace in (".", "..") or namespace.startswith(STAGING)):
+        return f"namespace {namespace!r} cannot be a folder of an import (no '/', '.', '..', '{STAGING}*')"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# the store
+
+
+@dataclass(frozen=True, slots=True)
+class ImportStore:
+    """The import folder on its filesystem; picklable (the filesystem is made where it is used)."""
+
+    uri: str
+    max_retries: int = 5
+    timeout_s: float = 30.0
+
+    @classmethod
+    def of(cls, options: BackendOptions) -> ImportStore:
+        uri = (getattr(options, "import_uri", None) or "").strip()
+        if not uri:
+            raise ConfigError("option import_uri is required with write_mode=import")
+        if uri.startswith("file://"):
+            uri = uri[len("file://") :]
+        if "://" not in uri:
+            import os
+
+            uri = os.path.abspath(os.path.expanduser(uri))
+        _refuse_credentials(uri)
+        return cls(uri.rstrip("/"), options.max_retries, options.timeout_s)
+
+    @property
+    def shown(self) -> str:
+        """The URI for messages: no query (an endpoint, or anything else)."""
+        return self.uri.split("?", 1)[0]
+
+    @property
+    def scheme(self) -> str:
+        return self.uri.split("://", 1)[0].lower() if "://" in self.uri else "file"
+
+    def filesystem(self) -> tuple[pafs.FileSystem, str]:
+        """(the filesystem, the folder's path on it); ``ConfigError`` for a URI it cannot open."""
+        import pyarrow.fs as pafs
+
+        if self.scheme == "file":
+            return pafs.LocalFileSystem(), self.uri
+        if self.scheme == "s3":
+            return self._s3()
+        try:
+            fs, path = pafs.FileSystem.from_uri(self.uri)
+        except (ValueError, OSError, NotImplementedError) as exc:  # a scheme pyarrow does not know
+            return self._fsspec(exc)
+        return fs, path.rstrip("/")
+
+    def _s3(self) -> tuple[pafs.FileSystem, str]:
+        """S3 with the connector's retry count and timeouts, and an endpoint from the URI's query."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        import pyarrow.fs as pafs
+
+        parts = urlsplit(self.uri)
+        query = dict(parse_qsl(parts.query))
+        unknown = sorted(set(query) - _S3_QUERY)
+        if unknown:
+            raise ConfigError(
+                f"option import_uri: unknown query parameter(s) {', '.join(unknown)} in {self.shown!r}; "
+                f"allowed: {', '.join(sorted(_S3_QUERY))} (credentials come from the environment)"
+            )
+        if not parts.netloc:
+            raise ConfigError(f"option import_uri: no bucket in {self.shown!r}")
+        kwargs: dict[str, Any] = {
+            "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=self.max_retries + 1),
+            "connect_timeout": self.timeout_s,
+            "request_timeout": self.timeout_s,
+        }
+        kwargs.update(query)
+        fs = pafs.S3FileSystem(**kwargs)
+        return fs, f"{parts.netloc}{parts.path}".rstrip("/")
+
+    def _fsspec(self, cause: Exception) -> tuple[pafs.FileSystem, str]:
+        """Schemes pyarrow does not know, through fsspec (``az://`` with adlfs, say)."""
+        try:
+            import fsspec
+            import pyarrow.fs as pafs
+        except ImportError:
+            raise ConfigError(f"option import_uri: cannot open {self.shown!r}: {cause}") from None
+        try:
+            fs, path = fsspec.core.url_to_fs(self.uri)
+        except (ImportError, ValueError) as exc:
+            raise ConfigError(f"option import_uri: cannot open {self.shown!r}: {exc}") from None
+        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), str(path).rstrip("/")
+
+    def check_writable(self) -> None:
+        """Write and delete a probe file (on the driver), so an unreachable or read-only store fails
+        before any task, naming the store and the cause."""
+        fs, root = self.filesystem()
+        probe = f"{root}/.probe-{uuid.uuid4().hex[:8]}"  # a dot file: Pinecone reads only *.parquet
+        try:
+            fs.create_dir(root, recursive=True)
+            with fs.open_output_stream(probe) as out:
+                out.write(b"")
+            fs.delete_file(probe)
+        except OSError as exc:
+            raise ConfigError(f"option import_uri: cannot write to {self.shown!r}: {exc}") from None
+
+    def source_uri(self, options: BackendOptions, job: str) -> str:
+        """The folder of one job's import, as Pinecone names it (``s3://``, ``gs://`` or Azure's ``https://``)."""
+        given = getattr(options, "import_source_uri", None)
+        if given:
+            return f"{given.rstrip('/')}/{job}/"
+        if self.scheme in ("az", "abfs", "abfss"):
+            raise ConfigError(
+                "option import_source_uri: Pinecone names an Azure folder by its https:// URL; give it, e.g. "
+                "import_source_uri=https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX"
+            )
+        if self.scheme == "file":
+            return f"file://{self.uri}/{job}/"
+        return f"{self.shown}/{job}/"
+
+
+_SECRET_WORDS = re.compile(r"key|secret|token|password|passwd|sig|credential", re.IGNORECASE)
+
+
+def _refuse_credentials(uri: str) -> None:
+    """Options are logged and shown; store credentials belong in the environment, never in the URI."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(uri)
+    secret = [k for k, _ in parse_qsl(parts.query) if _SECRET_WORDS.search(k)]
+    if parts.password is not None or "@" in parts.netloc or secret:
+        raise ConfigError(
+            "option import_uri: holds a credential (user:password@, or a query parameter such as "
+            f"{', '.join(secret) or 'a key'}); give the store's credentials through the environment "
+            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, an instance role, GOOGLE_APPLICATION_CREDENTIALS, ...)"
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# step 2: tasks stage rows
+
+
+def _parquet_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    sparse = pa.struct([("indices", pa.list_(pa.uint32())), ("values", pa.list_(pa.float32()))])
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("values", pa.list_(pa.float32())),
+            pa.field("sparse_values", sparse),
+            pa.field("metadata", pa.string()),
+        ]
+    )
+
+
+def rows_table(batch: RowBatch) -> pa.Table:
+    """One ``RowBatch`` in Pinecone's import columns; vectors go from the matrix buffer, not through lists."""
+    import numpy as np
+    import pyarrow as pa
+
+    schema = _parquet_schema()
+    n = len(batch)
+    ids = pa.array([str(i) for i in batch.ids], type=pa.string())
+    if batch.vectors is not None:
+        dim = batch.vectors.shape[1]
+        flat = pa.array(np.ascontiguousarray(batch.vectors, dtype=np.float32).reshape(-1), type=pa.float32())
+        values = pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32) * dim), flat)
+    else:
+        values = pa.nulls(n, type=schema.field("values").type)
+    if batch.sparse is not None and any(s is not None for s in batch.sparse):
+        sparse = pa.array(
+            [None if s is None else {"indices": s[0], "values": s[1]} for s in batch.sparse],
+            type=schema.field("sparse_values").type,
+        )
+    else:
+        sparse = pa.nulls(n, type=schema.field("sparse_values").type)
+    if batch.metadata is not None:
+        metadata = pa.array(
+            [orjson.dumps(m, default=str).decode() if m else None for m in batch.metadata], type=pa.string()
+        )
+    else:
+        metadata = pa.nulls(n, type=pa.string())
+    return pa.Table.from_arrays([ids, values, sparse, metadata], schema=schema)
+
+
+@dataclass
+class ImportStager:
+    """One task attempt's rows, checked as for upserts and written to one staged file per namespace.
+
+    Has the two things a Spark task needs of a client (``write`` and ``spec``); ``close`` finishes
+    the files, which must happen before the task returns its report.
+    """
+
+    client: Client
+    store: ImportStore
+    job: str
+    partition: int = 0
+    attempt: int = 0
+    files: dict[str, str] = field(default_factory=dict)  # namespace folder -> staged path
+    _writers: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    _fs: Any = None
+    _root: str = ""
+
+    @property
+    def spec(self) -> ColumnSpec:
+        return self.client.spec
+
+    def __enter__(self) -> ImportStager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def write(self, data: Any, namespace: str | None = None) -> WriteReport:
+        """Stage ``data`` (what ``Client.write`` takes); refused rows are the report's failures."""
+        from ..rows import DimensionState
+
+        started = time.monotonic()
+        report = WriteReport()
+        options = self.client.options
+        ns = namespace if namespace is not None else options.namespace
+        dimension = DimensionState(options.dimension)
+        for prepared in _prepared(self.client, data, ns, dimension):
+            for failure in prepared.failures:
+                report.failed += len(failure.ids)
+                report.failures.append(failure)
+            for whole in prepared.batches:
+                batch, refused = self.client.backend.refuse(whole)  # the database's own rules, as for upserts
+                for failure in refused:
+                    report.failed += len(failure.ids)
+                    report.failures.append(failure)
+                if batch is None:
+                    continue
+                problem = _namespace_problem(batch.namespace)
+                if problem is not None:
+                    report.failed += len(batch)
+                    report.failures.append(
+                        BatchFailure(ids=batch.str_ids(), error=problem, error_type="Invalid")
+                    )
+                    continue
+                table = rows_table(batch)
+                self._writer(namespace_dir(batch.namespace)).write_table(table)
+                report.written += len(batch)
+                report.bytes_sent += table.nbytes
+        report.elapsed_s = time.monotonic() - started
+        return report
+
+    def _writer(self, directory: str) -> Any:
+        import pyarrow.parquet as pq
+
+        entry = self._writers.get(directory)
+        if entry is None:
+            if self._fs is None:
+                self._fs, self._root = self.store.filesystem()
+            name = f"part-{self.partition:05d}-attempt-{self.attempt}.parquet"
+            path = f"{self._root}/{staging_dir(self.job)}/{directory}/{name}"
+            self._fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+            stream = self._fs.open_output_stream(path)
+            entry = self._writers[directory] = (stream, pq.ParquetWriter(stream, _parquet_schema()))
+            self.files[directory] = path
+        return entry[1]
+
+    def close(self) -> None:
+        """Finish every staged file (a file is complete only once closed)."""
+        writers, self._writers = self._writers, {}
+        for stream, writer in writers.values():
+            writer.close()
+            stream.close()
+
+
+def _prepared(client: Client, data: Any, namespace: str | None, dimension: Any) -> Iterator[Any]:
+    """``data`` through the core's one input check, as ``Client.write`` reads it."""
+    from ..rows import Columns, arrow_batches, is_arrow, prepare_arrow, prepare_columns, prepare_dicts
+
+    rules = client.backend.rules
+    if isinstance(data, Columns):
+        yield prepare_columns(data, rules, dimension, namespace)
+        return
+    if is_arrow(data):
+        for batch in arrow_batches(data):
+            yield prepare_arrow(batch, client.spec, rules, dimension, namespace)
+        return
+    rows: list[Any] = []
+    for item in data:
+        if is_arrow(item):
+            if rows:
+                yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
+                rows = []
+            for batch in arrow_batches(item):
+                yield prepare_arrow(batch, client.spec, rules, dimension, namespace)
+            continue
+        rows.append(item.to_dict() if hasattr(item, "to_dict") else item)
+        if len(rows) >= 4096:
+            yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
+            rows = []
+    if rows:
+        yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
+
+
+def staging_dir(job: str) -> str:
+    return f"{STAGING}-{job}"
+
+
+# --------------------------------------------------------------------------------------------------
+# the import API (on the index host, over REST)
+
+
+class ImportStatus(msgspec.Struct, kw_only=True, rename="camel"):
+    """``describe_import``'s answer."""
+
+    id: str
+    uri: str = ""
+    status: str = "Pending"
+    created_at: str | None = None
+    finished_at: str | None = None
+    percent_complete: float | None = None
+    records_imported: int | None = None
+    error: str | None = None
+
+
+class _Started(msgspec.Struct):
+    id: str
+
+
+class PineconeImports:
+    """``start_import``, ``describe_import``, ``cancel_import`` and the index's namespaces, on the index host."""
+
+    def __init__(self, backend: PineconeBackend) -> None:
+        from ..transports.http import HttpTransport
+
+        self.backend = backend
+        key = backend.options.credential() or ""
+        scheme = "https" if backend.tls else "http"
+        self.label = f"pinecone import {backend.host}:{backend.port}"
+        self.transport: Transport = HttpTransport(
+            f"{scheme}://{backend.host}:{backend.port}",
+            headers=(
+                ("Api-Key", key),
+                ("X-Pinecone-API-Version", backend.options.api_version),
+                ("Content-Type", "application/json"),
+            ),
+            label=self.label,
+        )
+
+    def _call(self, method: str, body: Any = None) -> bytes:
+        from ..transports.base import WireRequest
+
+        payload = b"" if body is None else orjson.dumps(body)
+        return self.backend.control(self.transport, WireRequest(method, payload)).body
+
+    def namespaces(self) -> dict[str, int]:
+        """Vectors per namespace (``""``: the default one), from ``describe_index_stats``."""
+        stats = orjson.loads(self._call("POST /describe_index_stats", {}) or b"{}")
+        return {
+            ns: int((v or {}).get("vectorCount") or 0) for ns, v in (stats.get("namespaces") or {}).items()
+        }
+
+    def start(self, uri: str, error_mode: str, integration_id: str | None) -> str:
+        body: dict[str, Any] = {"uri": uri, "errorMode": {"onError": error_mode}}
+        if integration_id:
+            body["integrationId"] = integration_id
+        return msgspec.json.decode(self._call("POST /bulk/imports", body), type=_Started).id
+
+    def describe(self, import_id: str) -> ImportStatus:
+        return msgspec.json.decode(self._call(f"GET /bulk/imports/{import_id}"), type=ImportStatus)
+
+    def cancel(self, import_id: str) -> None:
+        self._call(f"DELETE /bulk/imports/{import_id}")
+
+
+def _refuse_existing(existing: Mapping[str, int], namespaces: Iterable[str], target: str) -> None:
+    taken = sorted(ns for ns in namespaces if ns in existing)
+    if taken:
+        shown = ", ".join(f"{ns or '(default)'!r} ({existing[ns]} vectors)" for ns in taken)
+        raise ConfigError(
+            f"write_mode=import: namespace {shown} already exists in {target}; Pinecone imports only into "
+            "namespaces that do not exist yet: choose a new namespace, delete this one, or use write_mode=upsert"
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# steps 1 and 3: the driver
+
+
+def check_import(client: Client, *, streaming: bool = False, overwrite: bool = False) -> None:
+    """Everything an import can check before any task: the mode, the store, the namespace."""
+    options = client.options
+    if streaming:
+        raise ConfigError(
+            "option write_mode=import is for batch writes: a streaming query cannot import each micro-batch "
+            "(Pinecone imports only into new namespaces, and an import takes minutes); use write_mode=upsert"
+        )
+    if overwrite:
+        raise ConfigError(
+            'option write_mode=import: mode("overwrite") is not supported (Pinecone imports only into '
+            'namespaces that do not exist yet); use mode("append") with a new namespace'
+        )
+    if options.namespace is not None:
+        problem = _namespace_problem(options.namespace)
+        if problem is not None:
+            raise ConfigError(f"option namespace: {problem}")
+    store = ImportStore.of(options)
+    store.source_uri(options, "job")  # an Azure folder needs import_source_uri: say so now
+    store.check_writable()
+    if options.namespace_column is None:
+        imports = PineconeImports(cast("PineconeBackend", client.backend))
+        _refuse_existing(imports.namespaces(), [options.namespace or ""], client.backend.describe())
+
+
+def abort_import(options: BackendOptions, job: str) -> None:
+    """Delete what the tasks of a failed job staged."""
+    fs, root = ImportStore.of(options).filesystem()
+    _delete_dir(fs, f"{root}/{staging_dir(job)}")
+
+
+def _delete_dir(fs: pafs.FileSystem, path: str) -> None:
+    import pyarrow.fs as pafs
+
+    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        fs.delete_dir(path)
+
+
+def publish_staged(store: ImportStore, job: str, attempts: Iterable[tuple[int, int]]) -> dict[str, list[str]]:
+    """Move the staged files of the attempts that succeeded to ``<job>/<namespace>/part-N.parquet``, delete
+    the rest; the published files per namespace folder."""
+    import pyarrow.fs as pafs
+
+    fs, root = store.filesystem()
+    staging = f"{root}/{staging_dir(job)}"
+    wanted = set(attempts)
+    published: dict[str, list[str]] = {}
+    if fs.get_file_info(staging).type == pafs.FileType.NotFound:
+        return published
+    for info in fs.get_file_info(pafs.FileSelector(staging, recursive=True)):
+        match = _PART.search(info.path)
+        if info.type != pafs.FileType.File or match is None:
+            continue
+        partition, attempt = int(match.group(1)), int(match.group(2))
+        if (partition, attempt) not in wanted:
+            continue
+        directory = info.path[len(staging) + 1 :].rsplit("/", 1)[0]
+        target = f"{root}/{job}/{directory}/part-{partition:05d}.parquet"
+        fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
+        fs.move(info.path, target)
+        published.setdefault(directory, []).append(target)
+    _delete_dir(fs, staging)
+    return published
+
+
+def finish_import(
+    client: Client,
+    staged: WriteReport,
+    attempts: Sequence[tuple[int, int]],
+    job: str,
+    progress: Callable[[str], None] | None = None,
+) -> WriteReport:
+    """Publish the staged files, start the import, wait for its end; the write's report.
+
+    ``staged`` is the merged report of the tasks (``written``: rows staged); the result's ``written``
+    is what Pinecone imported, and staged rows it did not import are failures.
+    """
+    say = progress or logger.info
+    options = client.options
+    target = client.backend.describe()
+    store = ImportStore.of(options)
+    started = time.monotonic()
+    published = publish_staged(store, job, attempts)
+    if not published or staged.written == 0:
+        say(f"{job} into {target}: no rows to import")
+        return staged
+    imports = PineconeImports(cast("PineconeBackend", client.backend))
+    namespaces = [_namespace_name(d) for d in published]
+    _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
+    uri = store.source_uri(options, job)
+    error_mode = "abort" if options.on_error == "fail" else "continue"
+    integration = getattr(options, "import_integration_id", None)
+    import_id = imports.start(uri, error_mode, integration)
+    files = sum(len(v) for v in published.values())
+    say(
+        f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "
+        f"{len(published)} namespace(s), from {uri} (error mode {error_mode})"
+    )
+    status = _wait(imports, import_id, options, say, job)
+    report = _imported(staged, status, error_mode)
+    report.requests += 1
+    report.elapsed_s = staged.elapsed_s + (time.monotonic() - started)
+    say(
+        f"{job} into {target}: import {import_id} {status.status}: {report.written} of {staged.written} "
+        f"staged rows imported in {time.monotonic() - started:.1f} s"
+        + (f"; {status.error}" if status.error else "")
+    )
+    return report
+
+
+def _wait(
+    imports: PineconeImports, import_id: str, options: BackendOptions, say: Callable[[str], None], job: str
+) -> ImportStatus:
+    poll_s = float(getattr(options, "import_poll_s", 15.0))
+    timeout_s = getattr(options, "import_timeout_s", None)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    shown: tuple[str, float | None] | None = None
+    while True:
+        status = imports.describe(import_id)
+        if status.status in TERMINAL:
+            return status
+        if (status.status, status.percent_complete) != shown:
+            shown = (status.status, status.percent_complete)
+            done = "" if status.percent_complete is None else f" {status.percent_complete:.0f}%"
+            rows = "" if status.records_imported is None else f", {status.records_imported} records"
+            say(f"{job}: import {import_id} {status.status}{done}{rows}")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise DeadlineExceeded(
+                f"{job}: import {import_id} still {status.status} after {timeout_s} s (import_timeout_s); it goes "
+                "on at Pinecone: follow it with describe_import, or stop it with cancel_import"
+            )
+        time.sleep(poll_s if deadline is None else max(0.0, min(poll_s, deadline - time.monotonic())))
+
+
+def _imported(staged: WriteReport, status: ImportStatus, error_mode: str) -> WriteReport:
+    """The write's report from the tasks' one and the import's end."""
+    imported = status.records_imported
+    if imported is None:
+        imported = staged.written if status.status == "Completed" else 0
+    imported = min(imported, staged.written)
+    missing = staged.written - imported
+    report = WriteReport(
+        written=imported,
+        failed=staged.failed,
+        requests=staged.requests,
+        retries=staged.retries,
+        throttled=staged.throttled,
+        bytes_sent=staged.bytes_sent,
+        failures=list(staged.failures),
+    )
+    if missing:
+        if status.status == "Completed":
+            reason = (
+                f"{missing} staged rows were not imported: Pinecone skipped records it could not read "
+                f"(error mode {error_mode}); Pinecone does not say which"
+            )
+        else:
+            reason = f"{missing} staged rows were not imported: import {status.id} {status.status}: {status.error or 'no reason given'}"
+        report.failed += missing
+        report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported"))
+    return report
+
+
+def import_data(
+    client: Client, data: Any, *, namespace: str | None = None, progress: Callable[[str], None] | None = None
+) -> WriteReport:
+    """Import ``data`` (what ``Client.upsert`` takes) in one process: check, stage, import, wait, and apply
+    ``on_error``. For the plain-Python client; Spark runs the same steps across its tasks."""
+    from ..policy import enforce
+
+    if namespace is not None:
+        client = _with_namespace(client, namespace)
+    check_import(client)
+    job = f"job-{uuid.uuid4().hex[:12]}"
+    store = ImportStore.of(client.options)
+    try:
+        with ImportStager(client, store, job) as stager:
+            staged = stager.write(data)
+        report = finish_import(client, staged, [(0, 0)], job, progress)
+    except BaseException:
+        abort_import(client.options, job)
+        raise
+    return enforce(report, client.options.on_error, client.backend.describe())
+
+
+def _with_namespace(client: Client, namespace: str) -> Client:
+    from ..client import Client
+
+    return Client(msgspec.structs.replace(client.options, namespace=namespace, namespace_column=None))

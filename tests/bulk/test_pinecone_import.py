@@ -1,0 +1,259 @@
+"""Pinecone bulk import end to end, in one process: rows staged as Parquet in a real S3-compatible store
+(moto's server), imported by the project's Pinecone index host, read back exactly from the index.
+
+Every test goes through the store over HTTP and through ``/bulk/imports``; the server reads each
+Parquet file back and checks every row, so a wrong column type, a NaN or a wrong layout fails the
+import, not just an assertion here.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.bulk.conftest import STORE_SECRET, S3Store
+from tests.servers.pinecone_control import ImportScript, PineconeImportServer
+from vectordb.connector import ConfigError, WriteFailed, connect
+from vectordb.connector.backends.pinecone_import import (
+    ImportStager,
+    ImportStore,
+    import_data,
+    publish_staged,
+)
+from vectordb.connector.errors import DeadlineExceeded
+
+DIM = 8
+API_KEY = "pc-test-key-91b2"
+
+
+def rows(n: int, *, seed: int = 0, start: int = 0, namespaces: list[str | None] | None = None) -> pa.Table:
+    """``n`` rows: float32 vectors, a sparse vector on every third row, metadata columns."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n, DIM), dtype=np.float32)
+    sparse_type = pa.struct([("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+    columns = {
+        "id": pa.array([f"v{start + i}" for i in range(n)]),
+        "values": pa.array(list(matrix), type=pa.list_(pa.float32())),
+        "sparse": pa.array(
+            [{"indices": [i, i + 3], "values": [0.5, -1.25]} if i % 3 == 0 else None for i in range(n)],
+            type=sparse_type,
+        ),
+        "title": pa.array([f"doc {start + i}" for i in range(n)]),
+        "rank": pa.array(range(start, start + n), type=pa.int64()),
+    }
+    if namespaces is not None:
+        columns["tenant"] = pa.array([namespaces[i % len(namespaces)] for i in range(n)])
+    return pa.table(columns)
+
+
+def client_for(server: PineconeImportServer, uri: str, **options: object):
+    return connect(
+        server.uri,
+        api_key=API_KEY,
+        write_mode="import",
+        import_uri=uri,
+        import_poll_s=0.05,
+        sparse_column="sparse",
+        **options,
+    )
+
+
+def assert_imported_exactly(server: PineconeImportServer, table: pa.Table, namespace: str) -> None:
+    """Every row of ``table`` is in ``namespace`` of the index, byte for byte, and nothing else is."""
+    stored = server.state.snapshot().namespaces.get(namespace, {})
+    expected = table.to_pylist()
+    assert sorted(stored) == sorted(r["id"] for r in expected)
+    for row in expected:
+        got = stored[row["id"]]
+        assert got.values_f32 == np.asarray(row["values"], dtype="<f4").tobytes(), row["id"]
+        if row["sparse"] is None:
+            assert got.sparse_indices is None
+        else:
+            assert got.sparse_indices == row["sparse"]["indices"]
+            assert got.sparse_values_f32 == np.asarray(row["sparse"]["values"], dtype="<f4").tobytes()
+        assert got.metadata == {"title": row["title"], "rank": row["rank"]}
+
+
+def test_an_import_lands_every_row_exactly_and_leaves_the_layout_pinecone_reads(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    table = rows(300)
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (300, 0), report
+    assert_imported_exactly(index_host, table, "docs")
+    (job,) = index_host.imports.all()
+    assert (job.status, job.records_imported, job.error_mode) == ("Completed", 300, "abort")
+    assert job.uri.startswith(f"s3://{s3_store.bucket}/{prefix}/job-") and "?" not in job.uri
+    files = s3_store.files(prefix)
+    job_dir = job.uri.rstrip("/").rsplit("/", 1)[1]
+    assert files == [f"{job_dir}/docs/part-00000.parquet"]  # no staging left behind
+    arrived = index_host.state.snapshot()
+    assert all(r.headers.get("x-import-id") == job.id for r in arrived.requests)  # nothing was upserted
+
+
+def test_namespaces_from_a_column_get_one_folder_each_and_the_default_one_is_default(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    table = rows(90, namespaces=["a", "b", None])
+    with client_for(index_host, s3_store.uri(prefix), namespace_column="tenant") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (90, 0)
+    folders = sorted({f.split("/")[1] for f in s3_store.files(prefix)})
+    assert folders == ["__default__", "a", "b"]
+    for name, ns in (("a", "a"), ("b", "b"), (None, "")):
+        part = table.filter(
+            pa.compute.equal(table["tenant"], name) if name else pa.compute.is_null(table["tenant"])
+        )
+        assert_imported_exactly(index_host, part.drop_columns(["tenant"]), ns)
+
+
+def test_rows_pinecone_would_refuse_fail_with_their_reasons_and_the_rest_is_imported(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    table = rows(40).to_pylist()
+    table[3]["values"][2] = float("nan")
+    table[7]["id"] = None
+    table[11]["title"] = "x" * 50_000  # metadata over Pinecone's 40 KB
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", on_error="report") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (37, 3), report
+    reasons = {f.ids: f.error for f in report.failures}
+    assert "NaN" in reasons[("v3",)]
+    assert "the limit is 40960" in reasons[("v11",)]
+    assert reasons[(None,)]  # a row with no id keeps no id
+    good = pa.Table.from_pylist(
+        [r for i, r in enumerate(table) if i not in (3, 7, 11)], schema=rows(1).schema
+    )
+    assert_imported_exactly(index_host, good, "docs")
+    assert index_host.imports.all()[0].error_mode == "continue"  # on_error=report: skip, do not abort
+
+
+def test_an_existing_namespace_is_refused_before_anything_is_staged(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    with connect(index_host.uri, api_key=API_KEY, namespace="docs") as upserts:
+        upserts.upsert([{"id": "old", "values": [0.5] * DIM}])
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs") as client,
+        pytest.raises(ConfigError, match=r"namespace 'docs' \(1 vectors\) already exists"),
+    ):
+        import_data(client, rows(10))
+    assert s3_store.files(prefix) == []
+    assert index_host.imports.all() == []
+    assert set(index_host.state.snapshot().namespaces["docs"]) == {"old"}
+
+
+def test_an_import_that_fails_half_way_fails_the_write_with_pinecones_reason(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    index_host.imports.set_script(ImportScript(fail_after_rows=120))
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs") as client,
+        pytest.raises(WriteFailed) as info,
+    ):
+        import_data(client, rows(300))
+    report = info.value.report
+    assert (report.written, report.failed) == (120, 180), report
+    (failure,) = report.failures
+    assert failure.error_type == "NotImported"
+    assert "180 staged rows were not imported" in failure.error and "Failed" in failure.error
+    assert "fault script" in failure.error  # Pinecone's own reason, passed on
+    assert len(index_host.state.snapshot().namespaces["docs"]) == 120  # what landed stays, and is counted
+
+
+def test_an_import_that_fails_half_way_is_reported_not_silent_under_on_error_report(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    index_host.imports.set_script(ImportScript(fail_after_rows=50))
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", on_error="report") as client:
+        report = import_data(client, rows(80))
+    assert not report.ok
+    assert (report.written, report.failed) == (50, 30)
+    assert "FAILED" not in report.summary() and "PARTIAL" in report.summary()
+
+
+def test_an_unreachable_store_is_a_clear_error_before_anything_else(
+    index_host: PineconeImportServer, prefix: str
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"
+    uri = f"s3://vectors/{prefix}?endpoint_override={dead}&scheme=http"
+    with (
+        client_for(index_host, uri, namespace="docs", max_retries=0, timeout_s=2) as client,
+        pytest.raises(
+            ConfigError, match=rf"option import_uri: cannot write to 's3://vectors/{prefix}'"
+        ) as info,
+    ):
+        import_data(client, rows(5))
+    assert "endpoint_override" not in str(info.value)  # the query is not shown
+    assert index_host.imports.all() == []
+
+
+def test_a_retried_task_attempt_is_published_once(
+    s3_store: S3Store, index_host: PineconeImportServer, prefix: str
+) -> None:
+    """Two attempts of partition 0 staged different rows; only the attempt that succeeded is imported."""
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
+        store = ImportStore.of(client.options)
+        for attempt, first in ((0, 0), (1, 1000)):
+            with ImportStager(client, store, "job-x", partition=0, attempt=attempt) as stager:
+                stager.write(rows(5, start=first))
+        published = publish_staged(store, "job-x", [(0, 1)])
+    assert list(published) == ["docs"]
+    assert s3_store.files(prefix) == ["job-x/docs/part-00000.parquet"]
+    ids = pa.parquet.read_table(
+        f"{s3_store.bucket}/{prefix}/job-x/docs/part-00000.parquet", filesystem=s3_store.fs()
+    )
+    assert ids["id"].to_pylist() == [f"v{i}" for i in range(1000, 1005)]
+
+
+def test_no_secret_reaches_logs_errors_or_reports(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    messages: list[str] = []
+    index_host.imports.set_script(ImportScript(fail_after_rows=10))
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", on_error="report") as client:
+        report = import_data(client, rows(30), progress=messages.append)
+        shown = " ".join([caplog.text, *messages, repr(report), repr(client.options), str(report.failures)])
+    assert messages and "import 1 started" in " ".join(messages)
+    for secret in (STORE_SECRET, API_KEY):
+        assert secret not in shown
+
+
+@pytest.mark.parametrize(
+    "uri", ["s3://vectors/x?secret_key=abc", "s3://key:abc@vectors/x", "gs://b/x?access_token=abc"]
+)
+def test_credentials_in_the_import_uri_are_refused(index_host: PineconeImportServer, uri: str) -> None:
+    with pytest.raises(ConfigError, match="through the environment") as info:
+        client_for(index_host, uri, namespace="docs")
+    assert "abc" not in str(info.value)
+
+
+def test_an_import_that_outlasts_import_timeout_s_says_where_it_goes_on(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    index_host.imports.set_script(ImportScript(delay_s=5))
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs", import_timeout_s=0.3) as client,
+        pytest.raises(DeadlineExceeded, match=r"still .* after 0.3 s .*cancel_import"),
+    ):
+        import_data(client, rows(5))
+
+
+def test_upserting_in_import_mode_is_refused_not_done_quietly(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs") as client,
+        pytest.raises(ConfigError, match="write_mode=import"),
+    ):
+        client.upsert(rows(3))
+    assert index_host.state.snapshot().namespaces == {}
