@@ -198,6 +198,8 @@ class Client:
         return from_rows
 
     def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        if not self._target_checked and self.options.dimension is not None:
+            self._check_target(self.options.dimension)  # a stated dimension the target lacks: before any row
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:

@@ -10,6 +10,7 @@ our bytes with theirs.
 from __future__ import annotations
 
 import builtins
+import datetime
 import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -94,6 +95,8 @@ def encode_value(value: Any) -> bytes:
         return len_field(5, encode_struct(value))
     if isinstance(value, list | tuple | np.ndarray):
         return len_field(6, b"".join(len_field(1, encode_value(v)) for v in value))
+    if isinstance(value, datetime.date):  # dates and timestamps as ISO 8601, as JSON encoders write them
+        return len_field(3, value.isoformat().encode())
     return len_field(3, str(value).encode())
 
 

@@ -1,0 +1,109 @@
+"""The catalogue of bad input: one place for each case, what a user sends and what they get.
+
+The README's "Bad input: what you get" table is ``render()`` of this list (a test keeps them equal);
+tests/badinput runs every case through the client against the Pinecone-protocol test server (an index
+of dimension 4), and the per-row ones again through Spark dead letters and Beam's ``.failed``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+V = [0.5, -0.25, 1.0, 2.0]
+
+Outcome = Literal["fails alone", "refused before sending", "written"]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # what the user sends, as the README says it
+    row: dict[str, Any] | None  # one row (written beside a good one), or None for an option case
+    outcome: Outcome
+    says: str  # the reason (a fragment of it), or what is stored
+    options: dict[str, Any] = field(default_factory=dict)
+    spark: bool = False  # also one of the Spark DataFrame's rows
+    pinecone_only: bool = False  # a rule of Pinecone's, not every database's
+
+
+def row(**fields: Any) -> dict[str, Any]:
+    return {"id": "bad", "values": V, **fields}
+
+
+CASES: list[Case] = [
+    Case("a null vector", row(values=None), "fails alone", "null vector", spark=True),
+    Case("an empty vector", row(values=[]), "fails alone", "null vector", spark=True),
+    Case("a vector of another length", row(values=[0.5, 1.0, 2.0]), "fails alone",
+         "vector has 3 dimensions; expected 4", spark=True),
+    Case("NaN in a vector", row(values=[0.5, float("nan"), 1.0, 2.0]), "fails alone",
+         "vector contains NaN or infinity", spark=True),
+    Case("infinity in a vector", row(values=[0.5, float("inf"), 1.0, 2.0]), "fails alone",
+         "vector contains NaN or infinity", spark=True),
+    Case("a value beyond float32 (1e40)", row(values=[1e40, 1.0, 1.0, 1.0]), "fails alone",
+         "vector contains NaN or infinity"),
+    Case("a vector of strings", row(values=["a", "b", "c", "d"]), "fails alone",
+         "vector is not a sequence of numbers"),
+    Case("a null id", {"id": None, "values": V}, "fails alone", "missing id", spark=True),
+    Case("an empty id", {"id": "", "values": V}, "fails alone", "empty id", spark=True),
+    Case("an id over the database's limit (600 characters; Pinecone: 512)", {"id": "x" * 600, "values": V},
+         "fails alone", "id is 600 characters long; the limit is 512", spark=True),
+    Case("a float id (1.5)", {"id": 1.5, "values": V}, "fails alone", "id 1.5 is neither a string nor an integer"),
+    Case("binary metadata", row(blob=b"\x00\xff"), "fails alone", "is binary", spark=True),
+    Case("metadata text that is not UTF-8 (a lone surrogate)", row(text="\udcff"), "fails alone",
+         "not valid UTF-8"),
+    Case("an integer beyond 2^64 in metadata", row(n=2**70), "fails alone", "exceeds 64-bit range"),
+    Case("metadata over the database's limit (50 KB; Pinecone: 40 KB)", row(text="x" * 50_000), "fails alone",
+         "the limit is 40960", spark=True),
+    Case("a `metadata` column that is not JSON", row(metadata="{not json"), "fails alone",
+         "metadata is not a JSON object"),
+    Case("a `metadata` column holding a JSON list", row(metadata="[1, 2]"), "fails alone",
+         "metadata is not a JSON object"),
+    Case("a nested object in metadata (Pinecone)", row(place={"city": "Oslo"}), "fails alone",
+         "no nested objects", spark=True, pinecone_only=True),
+    Case("a list of numbers in metadata (Pinecone)", row(scores=[1, 2]), "fails alone",
+         "lists hold strings only", spark=True, pinecone_only=True),
+    Case("an integer beyond 2^53 in metadata (Pinecone: float64)", row(n=2**60), "fails alone",
+         "beyond 2^53", spark=True, pinecone_only=True),
+    Case("a sparse index below 0", row(sparse_values={"indices": [-1], "values": [0.5]}), "fails alone",
+         "sparse index is negative"),
+    Case("sparse indices out of order", row(sparse_values={"indices": [3, 1], "values": [0.5, 0.2]}),
+         "fails alone", "sparse indices are not sorted ascending"),
+    Case("a sparse index twice", row(sparse_values={"indices": [1, 1], "values": [0.5, 0.2]}), "fails alone",
+         "sparse indices are duplicated"),
+    Case("a sparse index of 2^32 or more", row(sparse_values={"indices": [2**32], "values": [0.5]}),
+         "fails alone", "sparse index is 2^32 or more"),
+    Case("a fractional sparse index (1.5)", row(sparse_values={"indices": [1.5], "values": [0.5]}),
+         "fails alone", "sparse indices must be integers"),
+    Case("sparse indices and values of different lengths",
+         row(sparse_values={"indices": [1, 2], "values": [0.5]}), "fails alone",
+         "sparse vector has 2 indices but 1 values"),
+    Case("a namespace that is not a string", row(namespace=5), "fails alone", "namespace 5 is not a string"),
+    Case("an integer id", {"id": 42, "values": V}, "written", "id \"42\" (Pinecone ids are strings)"),
+    Case("an integer id beyond 2^63", {"id": 2**64, "values": V}, "written", "id \"18446744073709551616\""),
+    Case("a timestamp in metadata", row(at=datetime.datetime(2024, 5, 6, 7, 8, 9)), "written",
+         "text \"2024-05-06T07:08:09\" (ISO 8601)", spark=True),
+    Case("a date in metadata", row(day=datetime.date(2024, 5, 6)), "written", "text \"2024-05-06\"", spark=True),
+    Case("a decimal in metadata", row(price=decimal.Decimal("10.25")), "written", "text \"10.25\" (exact)",
+         spark=True),
+    Case("a null metadata value", row(note=None), "written", "the key is left out"),
+    Case("a list of strings in metadata", row(tags=["a", "b"]), "written", "the list"),
+    Case("the same id twice in one write", None, "written", "the last occurrence"),
+    Case("no `id` column", None, "refused before sending", "option id_column"),
+    Case("a vector column of strings (Arrow)", None, "refused before sending", "option vector_column"),
+    Case("an option the database does not know", None, "refused before sending", "unknown option 'nonsense'",
+         options={"nonsense": "x"}),
+    Case("batch_size over the database's limit (Pinecone: 1000)", None, "refused before sending",
+         "takes at most 1000 rows per request", options={"batch_size": 5000}),
+    Case("option dimension other than the index's", None, "refused before sending", "dimension mismatch",
+         options={"dimension": 8}),
+    Case("an empty input", None, "written", "nothing: the report says 0 rows, no request is sent"),
+]  # fmt: skip
+
+
+def render() -> str:
+    lines = ["| input | what you get | the reason, or what is stored |", "|---|---|---|"]
+    for case in CASES:
+        lines.append(f"| {case.name} | {case.outcome} | {case.says} |")
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""Every case of the catalogue through the client, against the Pinecone-protocol test server (gRPC, an
+index of dimension 4): a bad row fails alone with its reason and the row beside it is written; what is
+written is stored as the catalogue says; what is refused before sending sends nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pytest
+
+from tests.servers.fixtures import ServerHandle, start_server
+from vectordb.connector import ConfigError, connect
+from vectordb.connector.transports.base import forget_shared
+
+from .cases import CASES, Case, V
+
+GOOD = {"id": "good", "values": V}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerHandle]:
+    with start_server("grpc") as handle:
+        yield handle
+        forget_shared()
+
+
+@pytest.fixture
+def index(server: ServerHandle) -> ServerHandle:
+    server.reset()
+    server.script(dimension=4)
+    return server
+
+
+def write(server: ServerHandle, rows: object, **options: object) -> object:
+    with connect(server.uri, api_key="k", on_error="report", **options) as client:
+        return client.upsert(rows)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.row and c.outcome == "fails alone"], ids=lambda c: c.name
+)
+def test_a_bad_row_fails_alone_with_its_reason(index: ServerHandle, case: Case) -> None:
+    assert case.row is not None
+    report = write(index, [case.row, GOOD])
+    assert (report.written, report.failed) == (1, 1), report
+    (failure,) = report.failures
+    expected_id = None if case.row.get("id") is None else str(case.row["id"])
+    assert failure.ids == (expected_id,)
+    assert case.says in failure.error and failure.error_type == "Invalid" and not failure.retryable
+    assert index.arrived().ids() == {"good"}  # the bad row never reached the server
+
+
+STORED = {
+    "an integer id": ("42", None),
+    "an integer id beyond 2^63": ("18446744073709551616", None),
+    "a timestamp in metadata": ("bad", {"at": "2024-05-06T07:08:09"}),
+    "a date in metadata": ("bad", {"day": "2024-05-06"}),
+    "a decimal in metadata": ("bad", {"price": "10.25"}),
+    "a null metadata value": ("bad", None),
+    "a list of strings in metadata": ("bad", {"tags": ["a", "b"]}),
+}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.row and c.outcome == "written"], ids=lambda c: c.name)
+def test_what_is_written_is_stored_as_the_catalogue_says(index: ServerHandle, case: Case) -> None:
+    report = write(index, [case.row, GOOD])
+    assert report.ok and report.written == 2
+    stored_id, metadata = STORED[case.name]
+    assert index.arrived().vector(stored_id).metadata == metadata
+
+
+def test_the_same_id_twice_ends_with_the_last_occurrence(index: ServerHandle) -> None:
+    report = write(index, [{"id": "a", "values": V, "v": "first"}, {"id": "a", "values": V, "v": "last"}])
+    assert report.ok and index.arrived().vector("a").metadata == {"v": "last"}
+
+
+def test_an_empty_input_sends_nothing(index: ServerHandle) -> None:
+    report = write(index, [])
+    assert report.ok and report.written == 0 and report.requests == 0
+
+
+def test_no_id_column_and_a_vector_column_of_strings_are_refused_before_sending(index: ServerHandle) -> None:
+    with pytest.raises(ConfigError, match="option id_column"):
+        write(index, pa.table({"key": ["a"], "values": [V]}))
+    with pytest.raises(ConfigError, match="option vector_column"):
+        write(index, pa.table({"id": ["a"], "values": ["0.5,1"]}))
+    assert index.arrived().requests == []
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.options], ids=lambda c: c.name)
+def test_bad_options_are_refused_before_sending(index: ServerHandle, case: Case) -> None:
+    with pytest.raises(ConfigError, match=case.says):
+        write(index, [GOOD], verify=True, **case.options)
+    assert index.arrived().requests == []
+
+
+def test_every_case_is_tested() -> None:
+    by_option = {c.name for c in CASES if c.options}
+    special = {
+        "the same id twice in one write",
+        "an empty input",
+        "no `id` column",
+        "a vector column of strings (Arrow)",
+    }
+    rows = {c.name for c in CASES if c.row}
+    assert {c.name for c in CASES} == by_option | special | rows
+    assert {c.name for c in CASES if c.row and c.outcome == "written"} == set(STORED)
+    assert len(CASES) >= 30
