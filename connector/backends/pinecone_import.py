@@ -65,6 +65,7 @@ __all__ = [
     "abort_import",
     "check_import",
     "finish_import",
+    "finish_job_import",
     "import_data",
     "is_import",
     "namespace_dir",
@@ -610,6 +611,20 @@ def finish_import(
         + (f"; {status.error}" if status.error else "")
     )
     return report
+
+
+def finish_job_import(
+    options: BackendOptions,
+    staged: WriteReport,
+    attempts: Sequence[tuple[int, int]],
+    job: str,
+    progress: Callable[[str], None] | None = None,
+) -> WriteReport:
+    """``finish_import`` for a job's driver, which holds the parsed options, not a client."""
+    from ..client import Client
+
+    with Client(options) as client:
+        return finish_import(client, staged, attempts, job, progress)
 
 
 def _wait(
