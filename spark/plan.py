@@ -71,6 +71,10 @@ def plan_write(
     _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
     client = Client(options)  # checks what the backend knows: hosts, keys, request limits
     _check_columns(client, schema)
+    if getattr(options, "write_mode", "upsert") == "import":  # Pinecone bulk import: its own driver checks
+        from vectordb.connector.backends.pinecone_import import check_import
+
+        check_import(client, streaming=streaming, overwrite=overwrite)
     if overwrite:
         _check_overwrite(client, spark_options, streaming)
     dead_letters = reports = None
