@@ -67,6 +67,12 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteRe
     if plan.dead_letters is not None:
         staged = [(t.dead_letters, f"{job}-part-{t.partition:05d}.parquet") for t in tasks if t.dead_letters]
         files = plan.dead_letters.publish(staged, staging_name(job))
+    # write_mode=import: the tasks staged files: Pinecone imports them
+    if getattr(plan.options, "write_mode", "upsert") == "import":
+        from vectordb.connector.backends.pinecone_import import finish_job_import
+
+        attempts = [(t.partition, t.attempt) for t in tasks]
+        report = finish_job_import(plan.options, report, attempts, job, lambda m: log_line(logging.INFO, m))
     line = _summary_line(plan, job, report, tasks, files)
     if plan.reports is not None:
         plan.reports.write_bytes(
@@ -87,6 +93,11 @@ def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
     )
     if plan.dead_letters is not None:
         plan.dead_letters.discard(staging_name(job))
+    # write_mode=import: nothing was imported: drop the staged files
+    if getattr(plan.options, "write_mode", "upsert") == "import":
+        from vectordb.connector.backends.pinecone_import import abort_import
+
+        abort_import(plan.options, job)
 
 
 def _task_reports(messages: Sequence[object]) -> list[TaskReport]:
