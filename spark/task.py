@@ -100,13 +100,18 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     started = time.monotonic()
     vectors = dense_ml_vectors(batches, plan.options.vector_column)
     staged, staged_rows = None, 0
+    # write_mode=import: rows go to this attempt's staged Parquet files instead of upserts
+    stager = _import_stager(plan, cached.client, job, partition, attempt)
+    writer: Any = stager or cached.client
     if plan.dead_letters is None:
-        report = cached.client.write(vectors)
+        report = writer.write(vectors)
     else:
         name = f"{staging_name(job)}/part-{partition:05d}-attempt-{attempt_id}.parquet"
         with DeadLetterFile(plan.dead_letters, name, cached.client.spec) as dead:
-            report = _write_each(cached.client, vectors, dead)
+            report = _write_each(writer, vectors, dead)
         staged, staged_rows = dead.staged, dead.rows
+    if stager is not None:
+        stager.close()  # the files are complete only once closed: before the commit message goes
     report.elapsed_s = time.monotonic() - started
     return TaskReport(
         report=report,
@@ -118,6 +123,14 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
         dead_letter_rows=staged_rows,
         ids_dropped=_trim_ids(report),
     )
+
+
+def _import_stager(plan: WritePlan, client: Client, job: str, partition: int, attempt: int) -> Any:
+    if getattr(plan.options, "write_mode", "upsert") != "import":
+        return None
+    from vectordb.connector.backends.pinecone_import import ImportStager, ImportStore
+
+    return ImportStager(client, ImportStore.of(plan.options), job, partition, attempt)
 
 
 def _write_each(client: Client, batches: Iterator[pa.RecordBatch], dead: DeadLetterFile) -> WriteReport:
