@@ -76,3 +76,7 @@ def index_host(s3_store: S3Store) -> Iterator[PineconeImportServer]:
     """A fresh Pinecone index host (data plane and bulk import) reading the test store."""
     with PineconeImportServer(store_opener(s3_store.endpoint)) as server:
         yield server
+
+
+# The Spark tests share the Spark tests' session (one JVM per test run).
+from tests.spark.conftest import spark  # noqa: E402, F401
