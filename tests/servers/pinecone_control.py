@@ -135,6 +135,7 @@ class ImportState:
         self._lock = threading.Lock()
         self._imports: dict[str, _Import] = {}
         self._threads: list[threading.Thread] = []
+        self._claimed: set[str] = set()  # namespaces an import has started to fill
 
     def set_script(self, script: ImportScript) -> None:
         self.script = script
@@ -188,11 +189,14 @@ class ImportState:
             self._end(job, "Failed", f"no Parquet files in namespace folders under {job.uri}")
             return
         _, existing, dimension = self.state.describe(script.api_key)
-        for directory in sorted(files):
-            namespace = "" if directory == DEFAULT_DIR else directory
-            if existing.get(namespace):
-                self._end(job, "Failed", f"namespace {directory!r} already exists in the index")
-                return
+        with self._lock:  # two imports into one namespace: the first claims it, the other fails
+            for directory in sorted(files):
+                namespace = "" if directory == DEFAULT_DIR else directory
+                if existing.get(namespace) or namespace in self._claimed:
+                    job.status, job.finished_at = "Failed", _now()
+                    job.error = f"namespace {directory!r} already exists in the index"
+                    return
+            self._claimed.update("" if d == DEFAULT_DIR else d for d in files)
         total = sum(
             pq.ParquetFile(fs.open_input_file(p)).metadata.num_rows for ps in files.values() for p in ps
         )
