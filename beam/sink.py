@@ -148,6 +148,17 @@ class WriteToVectorDB(beam.PTransform):
 
     def expand(self, pcoll: PCollection) -> WriteResult:
         bounded = pcoll.is_bounded if self.batching == "auto" else self.batching == "bounded"
+        job = None
+        # write_mode=import: Pinecone bulk import (beam/pinecone_import.py)
+        if getattr(self.options, "write_mode", "upsert") == "import":
+            from . import pinecone_import
+
+            if self.secret is not None:
+                raise ConfigError(
+                    "option write_mode=import: give api_key as a string or api_key_env, not a Secret"
+                )
+            pinecone_import.check(self.options, bounded)
+            job = pinecone_import.new_job()
         if self.options.on_error == "dead_letter" and not bounded:
             raise ConfigError(
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
@@ -178,9 +189,14 @@ class WriteToVectorDB(beam.PTransform):
         arrow = read.arrow | "Arrow" >> beam.Map(VectorBatch.of_arrow).with_output_types(VectorBatch)
         # one Write per input rather than a Flatten in front of one: runners may materialize a
         # Flatten's inputs, which would stop the writes from overlapping the reading
-        written = batches | "Write" >> self._write()
-        written_arrow = arrow | "Write Arrow" >> self._write()
+        written = batches | "Write" >> self._write(job)
+        written_arrow = arrow | "Write Arrow" >> self._write(job)
         reports = (written.written, written_arrow.written) | "Reports" >> beam.Flatten()
+        if job is not None:  # the staged files of every bundle, imported once: the import's one report
+            staged = (written.staged, written_arrow.staged) | "Staged" >> beam.Flatten()
+            reports = (reports, staged) | "Import" >> pinecone_import.FinishImport(
+                self.options, self.target, job
+            )
         failed = (read.refused, written.failed, written_arrow.failed) | "Failed" >> beam.Flatten()
         if self.options.on_error == "dead_letter":
             _ = (
@@ -194,7 +210,11 @@ class WriteToVectorDB(beam.PTransform):
             )
         return WriteResult(reports, failed)
 
-    def _write(self) -> beam.PTransform:
+    def _write(self, job: str | None = None) -> beam.PTransform:
+        if job is not None:  # write_mode=import: stage Parquet files instead of upserting
+            from .pinecone_import import stage_fn
+
+            return stage_fn(self.options, self.target, job)
         return (
             beam.ParDo(_WriteFn(self.options, self.target, self.secret))
             .with_output_types(WriteReport, failed=dict[str, Any])
