@@ -1,0 +1,94 @@
+"""``WriteToVectorDB(..., write_mode="import")`` on the DirectRunner: bundles stage Parquet in the S3-compatible
+store, one import brings them into the index; every vector read back exactly, a refused row on ``failed``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.util import assert_that, equal_to
+
+from tests.bulk.conftest import S3Store
+from tests.servers.pinecone_control import ImportScript, PineconeImportServer
+from vectordb.beam import WriteToVectorDB
+from vectordb.connector import ConfigError, WriteFailed, connect
+
+DIM = 5
+API_KEY = "beam-key-8c"
+
+
+def records(n: int) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((n, DIM), dtype=np.float32)
+    out = [{"id": f"b{i}", "values": matrix[i].tolist(), "metadata": {"n": i}} for i in range(n)]
+    out[9]["values"][1] = float("nan")
+    return out
+
+
+def sink(index_host: PineconeImportServer, s3_store: S3Store, prefix: str, **options: Any) -> WriteToVectorDB:
+    return WriteToVectorDB(
+        index_host.uri,
+        api_key=API_KEY,
+        namespace="docs",
+        write_mode="import",
+        import_uri=s3_store.uri(prefix),
+        import_poll_s=0.05,
+        rows_per_batch=100,
+        **options,
+    )
+
+
+def summary(report: Any) -> tuple[int, int]:
+    return report.written, report.failed
+
+
+def test_a_beam_import_lands_every_vector_and_the_refused_row_is_failed(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    data = records(450)
+    with beam.Pipeline(runner="DirectRunner", options=PipelineOptions()) as p:
+        result = p | beam.Create(data) | sink(index_host, s3_store, prefix, on_error="report")
+        assert_that(result.written | beam.Map(summary), equal_to([(449, 1)]), label="one report")
+        assert_that(result.failed | beam.Map(lambda d: d["id"]), equal_to(["b9"]), label="failed")
+    stored = index_host.state.snapshot().namespaces["docs"]
+    assert len(stored) == 449
+    for row in data:
+        if row["id"] == "b9":
+            assert "b9" not in stored
+            continue
+        got = stored[row["id"]]
+        assert got.values_f32 == np.asarray(row["values"], dtype="<f4").tobytes()
+        assert got.metadata == row["metadata"]
+    (job,) = index_host.imports.all()
+    assert job.status == "Completed" and job.records_imported == 449
+    assert all(f.split("/")[1] == "docs" for f in s3_store.files(prefix))
+
+
+def test_a_failed_import_fails_the_beam_pipeline(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    index_host.imports.set_script(ImportScript(fail_after_rows=100))
+    # the DirectRunner wraps the sink's WriteFailed in a RuntimeError that names it
+    with (
+        pytest.raises(Exception, match=f"{WriteFailed.__name__}.*190 staged rows were not imported"),
+        beam.Pipeline(runner="DirectRunner") as p,
+    ):
+        _ = p | beam.Create(records(300)[10:]) | sink(index_host, s3_store, prefix)
+    assert len(index_host.state.snapshot().namespaces["docs"]) == 100  # what landed stays
+
+
+def test_an_existing_namespace_or_unbounded_input_is_refused_while_the_pipeline_is_built(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    with connect(index_host.uri, api_key=API_KEY, namespace="docs") as upserts:
+        upserts.upsert([{"id": "old", "values": [0.5] * DIM}])
+    p = beam.Pipeline(runner="DirectRunner")
+    with pytest.raises(ConfigError, match="already exists"):
+        _ = p | beam.Create(records(20)) | sink(index_host, s3_store, prefix)
+    p = beam.Pipeline(runner="DirectRunner")
+    with pytest.raises(ConfigError, match="for bounded input"):
+        _ = p | beam.Create(records(20)) | sink(index_host, s3_store, prefix, batching="unbounded")
+    assert index_host.imports.all() == []
