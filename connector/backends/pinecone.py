@@ -202,8 +202,8 @@ class PineconeBackend(Backend[PineconeOptions]):
     def request_for(self, batch: RowBatch) -> WireRequest:
         if self.options.write_mode == "import":  # never upsert quietly what was meant to be imported
             raise ConfigError(
-                "option write_mode=import: rows are staged and imported by the Spark data source or "
-                "pinecone_import.import_data(), not upserted by Client.write/upsert or the Beam sink"
+                "option write_mode=import: rows are staged and imported by the Spark data source, the Beam "
+                "sink or pinecone_import.import_data(), not upserted by Client.write/upsert"
             )
         return (
             WireRequest(GRPC_METHOD, encode_grpc(batch))
