@@ -9,13 +9,14 @@ import, not just an assertion here.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from tests.bulk.conftest import STORE_SECRET, S3Store
-from tests.servers.pinecone_control import ImportScript, PineconeImportServer
+from tests.servers.pinecone_control import ImportScript, PineconeImportServer, store_opener
 from vectordb.connector import ConfigError, WriteFailed, connect
 from vectordb.connector.backends.pinecone_import import (
     ImportStager,
@@ -257,3 +258,30 @@ def test_upserting_in_import_mode_is_refused_not_done_quietly(
     ):
         client.upsert(rows(3))
     assert index_host.state.snapshot().namespaces == {}
+
+
+def test_a_local_folder_works_as_the_store(index_host: PineconeImportServer, tmp_path: Path) -> None:
+    table = rows(25)
+    with client_for(index_host, f"file://{tmp_path}/imports", namespace="docs") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (25, 0)
+    assert_imported_exactly(index_host, table, "docs")
+    (job,) = index_host.imports.all()
+    assert job.uri.startswith(f"file://{tmp_path}/imports/job-")
+    assert [p.name for p in (tmp_path / "imports").rglob("*.parquet")] == ["part-00000.parquet"]
+
+
+def test_a_store_pinecone_cannot_read_fails_the_import_with_its_reason(
+    s3_store: S3Store, prefix: str
+) -> None:
+    """The executors can write, but Pinecone's side of the store (its integration) cannot read."""
+    with PineconeImportServer(store_opener("127.0.0.1:9")) as blind:
+        with (
+            client_for(blind, s3_store.uri(prefix), namespace="docs") as client,
+            pytest.raises(
+                WriteFailed, match=r"30 staged rows were not imported: import 1 Failed: OSError"
+            ) as info,
+        ):
+            import_data(client, rows(30))
+        assert info.value.report.written == 0
+        assert blind.state.snapshot().namespaces == {}
