@@ -690,6 +690,10 @@ def import_data(
     if namespace is not None:
         client = _with_namespace(client, namespace)
     check_import(client)
+    # as a Spark driver does: the key and the index's dimension, which the rows must then have
+    learnt = client.prepare_target().resolved.get("dimension")
+    if learnt and client.options.dimension is None:
+        client = _with_options(client, dimension=learnt)
     job = f"job-{uuid.uuid4().hex[:12]}"
     store = ImportStore.of(client.options)
     try:
@@ -703,6 +707,10 @@ def import_data(
 
 
 def _with_namespace(client: Client, namespace: str) -> Client:
+    return _with_options(client, namespace=namespace, namespace_column=None)
+
+
+def _with_options(client: Client, **changes: Any) -> Client:
     from ..client import Client
 
-    return Client(msgspec.structs.replace(client.options, namespace=namespace, namespace_column=None))
+    return Client(msgspec.structs.replace(client.options, **changes))

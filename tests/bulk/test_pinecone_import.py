@@ -17,6 +17,7 @@ import pytest
 
 from tests.bulk.conftest import STORE_SECRET, S3Store
 from tests.servers.pinecone_control import ImportScript, PineconeImportServer, store_opener
+from tests.servers.script import FaultScript
 from vectordb.connector import ConfigError, WriteFailed, connect
 from vectordb.connector.backends.pinecone_import import (
     ImportStager,
@@ -285,3 +286,17 @@ def test_a_store_pinecone_cannot_read_fails_the_import_with_its_reason(
             import_data(client, rows(30))
         assert info.value.report.written == 0
         assert blind.state.snapshot().namespaces == {}
+
+
+def test_rows_of_another_dimension_than_the_index_fail_before_staging(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    index_host.state.set_script(FaultScript(dimension=DIM))  # the index has dimension 8
+    table = rows(12).to_pylist()
+    for row in table[:7]:  # most rows of 7: the write alone would take 7 as its dimension
+        row["values"] = row["values"][:7]
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", on_error="report") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (5, 7)
+    assert report.reasons() == [("Invalid: vector has 7 dimensions; expected 8", 7)]
+    assert set(index_host.state.snapshot().namespaces["docs"]) == {f"v{i}" for i in range(7, 12)}
