@@ -71,7 +71,7 @@ class VectorBatch:
             offsets=self.offsets,
             null_vector=self.nulls if self.nulls is not None else np.zeros(n, dtype=bool),
             sparse=sparse,
-            metadata=self.metadata,  # dicts: every row's is a JSON object
+            metadata=None if self.metadata is None else list(self.metadata),  # every row's a JSON object
             namespaces=self.namespaces,
         )
 

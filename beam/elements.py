@@ -56,7 +56,7 @@ class ElementReader(DictReader):
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | Refusal:
         row = self.read_record(record)
-        if type(row) is Refused:
+        if isinstance(row, Refused):
             return self.refuse(record, row.id, row.reason)
         return row
 
