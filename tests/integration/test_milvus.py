@@ -7,6 +7,8 @@ read back with pymilvus. pymilvus's generated classes are the oracle for the wir
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -367,6 +369,43 @@ def test_two_processes_share_one_server_and_a_restart_keeps_the_data(tmp_path: A
 
 
 # -- no server: URIs and status codes --------------------------------------------------------------
+
+
+def test_the_embedded_server_killed_is_restarted_by_the_next_write_and_keeps_what_it_acknowledged(
+    tmp_path: Any,
+) -> None:
+    """SIGKILL, no goodbye: the same client's next write starts a fresh server on the same data, and every
+    row either write acknowledged is there exactly once, with its exact vector."""
+    pytest.importorskip("milvus_lite")
+    path = str(tmp_path / "killed.db")
+    uri = f"milvus+lite://{path}"
+    first, second = make_table(6, DIM, seed=4), make_table(3, DIM, seed=5, start=6)
+    try:
+        with connect(uri, collection="kept", create=True) as client:
+            assert client.write(first).ok
+            killed = embedded.running(path)
+            assert killed is not None
+            os.kill(killed.pid, signal.SIGKILL)
+            assert client.write(second).ok
+        restarted = embedded.running(path)
+        assert restarted is not None and restarted.pid != killed.pid
+        from pymilvus import MilvusClient
+
+        reader = MilvusClient(uri="http://" + embedded.ensure_server(path))
+        try:
+            stored = read_collection(reader, "kept")
+        finally:
+            reader.close()
+        expected = {}
+        for table in (first, second):
+            for row_id, values in zip(
+                table.column("id").to_pylist(), table.column("values").to_pylist(), strict=True
+            ):
+                expected[row_id] = np.asarray(values, dtype=np.float32)
+        assert stored.keys() == expected.keys()
+        assert all(np.array_equal(stored[k].vector, v) for k, v in expected.items())
+    finally:
+        embedded.stop(path)
 
 
 def test_lite_paths_are_absolute_and_other_uris_are_not_paths(tmp_path: Any) -> None:
