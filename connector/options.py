@@ -24,6 +24,7 @@ __all__ = [
     "BackendOptions",
     "ParsedUri",
     "convert_options",
+    "is_loopback_host",
     "parse_options",
     "parse_uri",
     "uri_database",
@@ -179,7 +180,15 @@ class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def is_loopback(self) -> bool:
-        return self.host in ("localhost", "::1") or self.host.startswith("127.")
+        return is_loopback_host(self.host)
+
+    def tls(self, option: bool | None) -> bool:
+        """The one TLS rule: option ``tls`` when given, else on for every host off this machine."""
+        return option if option is not None else not self.is_loopback
+
+
+def is_loopback_host(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def parse_uri(uri: str) -> ParsedUri:

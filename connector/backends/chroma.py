@@ -59,7 +59,7 @@ import numpy as np
 import orjson
 
 from ..errors import ConfigError, ConnectorError, DimensionMismatch, NotFound, Rejected
-from ..options import BackendOptions, parse_uri
+from ..options import BackendOptions, ParsedUri, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
@@ -119,7 +119,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         self.collection = _collection_name(uri.path, options.collection)
         if options.sparse_column:
             raise ConfigError("option sparse_column: chroma stores dense vectors only")
-        self.tls = _tls(uri.transport, options.tls, uri.is_loopback)
+        self.tls = _tls(uri, options.tls)
         self.host, self.port = uri.host, uri.port or DEFAULT_PORT
         self.tenant, self.database = options.tenant, options.database
         self.namespace_key = options.namespace_key
@@ -379,7 +379,9 @@ def _collection_name(path: str, option: str | None) -> str:
     return name
 
 
-def _tls(transport: str | None, option: bool | None, loopback: bool) -> bool:
+def _tls(uri: ParsedUri, option: bool | None) -> bool:
+    """The scheme's word (``chroma+https``, ``chroma+http``) when it gives one, else the shared rule."""
+    transport = uri.transport
     scheme_says = {"https": True, "http": False}.get(transport or "")
     if scheme_says is not None and option is not None and option != scheme_says:
         raise ConfigError(
@@ -387,7 +389,7 @@ def _tls(transport: str | None, option: bool | None, loopback: bool) -> bool:
         )
     if scheme_says is not None:
         return scheme_says
-    return option if option is not None else not loopback
+    return uri.tls(option)
 
 
 # --------------------------------------------------------------------------------------------------

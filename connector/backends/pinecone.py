@@ -71,7 +71,7 @@ class PineconeBackend(Backend[PineconeOptions]):
                 "(use option namespace for a namespace)"
             )
         self.grpc = uri.transport == "grpc"
-        self.tls = options.tls if options.tls is not None else not uri.is_loopback
+        self.tls = uri.tls(options.tls)
         self.port = uri.port or 443
         self.host = uri.host
         if options.api_key is None and not options.api_key_env and not uri.is_loopback:

@@ -98,7 +98,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         self.grpc = uri.transport == "grpc"
         self.host = uri.host
         self.port = uri.port or (GRPC_PORT if self.grpc else REST_PORT)
-        self.tls = options.tls if options.tls is not None else not uri.is_loopback
+        self.tls = uri.tls(options.tls)
         self.collection = collection
         self._path = f"/collections/{quote(collection, safe='')}"
         self._target: _Target | None = None

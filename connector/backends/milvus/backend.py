@@ -93,7 +93,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not parsed.host:
             raise ConfigError("option uri: milvus needs a host, e.g. milvus://127.0.0.1:19530/docs")
         self.host, self.port = parsed.host, parsed.port or DEFAULT_PORT
-        self.tls = self.options.tls if self.options.tls is not None else not parsed.is_loopback
+        self.tls = parsed.tls(self.options.tls)
         parts = [p for p in parsed.path.split("/") if p]
         if len(parts) > 2:
             raise ConfigError(f"option uri: {parsed.path!r} is not [db/]collection")

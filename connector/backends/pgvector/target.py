@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
+from ...options import is_loopback_host
 
 __all__ = ["PgTarget", "TableName", "quote_ident"]
 
@@ -102,7 +103,7 @@ def _sslmode(host: str | None, params: list[str], tls: bool | None) -> str | Non
         return "disable"
     hosts = [unquote(p.partition("=")[2]) for p in params if unquote(p.partition("=")[0]) == "host"]
     names = [h for h in ([host] if host else []) + hosts if h]
-    local = all(h.startswith("/") or h in ("localhost", "::1") or h.startswith("127.") for h in names)
+    local = all(h.startswith("/") or is_loopback_host(h) for h in names)
     if tls is True or not local:
         return "require"
     return None  # loopback or a unix socket: libpq's own default
