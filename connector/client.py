@@ -148,9 +148,7 @@ class Client:
         transport = self.backend.open_transport()
         self.backend.check_target(transport, self.options.dimension)
         cleared = None
-        if clear:
-            if not self.backend.supports_clear:
-                raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
+        if clear:  # a backend that cannot clear raises its ConfigError here (Backend.clear_target)
             namespace = None if self.options.namespace_column else self.options.namespace
             cleared = self.backend.clear_target(transport, namespace)
         return TargetPrepared(resolved=self.backend.resolved_options(), cleared=cleared)
