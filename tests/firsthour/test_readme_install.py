@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.uv import uv_command
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
@@ -30,7 +32,7 @@ def readme_install_command(python: Path) -> list[str]:
     assert found, "README.md's set-up has no `python3 -m uv pip install --python .venv/bin/python … -e .`"
     args = found.group(1).split()
     args[args.index("--python") + 1] = str(python)
-    return [*uv(), "pip", "install", "--quiet", *args]
+    return [*uv_command(), "pip", "install", "--quiet", *args]
 
 
 def readme_spark_example() -> str:
@@ -39,21 +41,13 @@ def readme_spark_example() -> str:
     return found.group(1)
 
 
-def uv() -> list[str]:
-    found = shutil.which("uv")
-    if found:
-        return [found]
-    python3 = shutil.which("python3")
-    if python3 and subprocess.run([python3, "-m", "uv", "--version"], capture_output=True).returncode == 0:
-        return [python3, "-m", "uv"]
-    pytest.skip("uv is needed, as the README installs it (python3 -m pip install uv)")
-
-
 def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) -> None:
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java (the README's set-up assumes Java 17)")
     venv = tmp_path / "venv"
-    subprocess.run([*uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [*uv_command(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120
+    )
     python = venv / "bin" / "python"
     subprocess.run(readme_install_command(python), cwd=ROOT, check=True, timeout=900)
     # a new session, as a user's script: no register() call; the environment activated, as the README says

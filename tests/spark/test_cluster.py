@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.servers.fixtures import ServerHandle
+from tests.uv import uv_command
 
 from .conftest import ROOT, free_port
 
@@ -114,17 +115,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     finally:
         stop(worker)
         stop(master)
-
-
-def uv_command() -> list[str]:
-    """uv, as the README installs it (``python3 -m pip install uv``): on PATH, or as ``python3 -m uv``."""
-    found = shutil.which("uv")
-    if found:
-        return [found]
-    python3 = shutil.which("python3")
-    if python3 and subprocess.run([python3, "-m", "uv", "--version"], capture_output=True).returncode == 0:
-        return [python3, "-m", "uv"]
-    pytest.skip("uv is needed to install the project into a folder (python3 -m pip install uv)")
 
 
 @pytest.fixture(scope="session")
