@@ -24,10 +24,18 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     error_type: str = "Rejected"
     retryable: bool = False
     attempts: int = 0  # requests that carried these rows; 0 = never sent
+    # rows that failed without the server saying which (a bulk import that skipped records): counted, not named
+    unnamed: int = 0
+
+    @property
+    def rows(self) -> int:
+        return len(self.ids) + self.unnamed
 
     def __repr__(self) -> str:
         head = ", ".join(map(str, self.ids[:3])) + (", …" if len(self.ids) > 3 else "")
-        return f"BatchFailure({len(self.ids)} rows [{head}]: {self.error_type}: {self.error})"
+        if self.unnamed:
+            head += (", " if head else "") + f"{self.unnamed} unnamed"
+        return f"BatchFailure({self.rows} rows [{head}]: {self.error_type}: {self.error})"
 
 
 class WriteReport(msgspec.Struct, kw_only=True):
@@ -67,7 +75,7 @@ class WriteReport(msgspec.Struct, kw_only=True):
         """The distinct failure reasons with their row counts, most rows first."""
         counts: Counter[str] = Counter()
         for f in self.failures:
-            counts[f"{f.error_type}: {f.error}"] += len(f.ids)
+            counts[f"{f.error_type}: {f.error}"] += f.rows
         return counts.most_common(most)
 
     def summary(self) -> str:

@@ -676,7 +676,7 @@ def _imported(staged: WriteReport, status: ImportStatus, error_mode: str) -> Wri
         else:
             reason = f"{missing} staged rows were not imported: import {status.id} {status.status}: {status.error or 'no reason given'}"
         report.failed += missing
-        report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported"))
+        report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
     return report
 
 

@@ -164,6 +164,8 @@ def test_an_import_that_fails_half_way_fails_the_write_with_pinecones_reason(
     assert failure.error_type == "NotImported"
     assert "180 staged rows were not imported" in failure.error and "Failed" in failure.error
     assert "fault script" in failure.error  # Pinecone's own reason, passed on
+    assert failure.rows == 180 and report.reasons()[0][1] == 180  # counted in the summary, though unnamed
+    assert "180× NotImported" in repr(report), repr(report)
     assert len(index_host.state.snapshot().namespaces["docs"]) == 120  # what landed stays, and is counted
 
 
