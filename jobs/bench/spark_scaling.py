@@ -22,21 +22,17 @@ Output: a table, one JSON line per cell (``"bench": "spark_scaling"``).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..spark_cluster import Cluster, standalone_cluster
 from .sinks import Sink, start_sink
 from .spark_write import CpuMeter, cached_input
 
@@ -46,76 +42,6 @@ SLOTS_PER_WORKER = 4
 WORKERS = 2
 BATCH = 500
 API_KEY = "bench"
-
-
-@dataclass
-class Cluster:
-    master_url: str
-    daemons: list[subprocess.Popen[bytes]]
-
-    @property
-    def worker_pids(self) -> list[int]:
-        return [p.pid for p in self.daemons[1:]]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _spark_class() -> str:
-    from pyspark.find_spark_home import _find_spark_home
-
-    return os.path.join(_find_spark_home(), "bin", "spark-class")
-
-
-def _alive_workers(ui_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as reply:
-            return int(json.loads(reply.read()).get("aliveworkers", 0))
-    except OSError:
-        return 0
-
-
-@contextlib.contextmanager
-def standalone_cluster(work_dir: str) -> Iterator[Cluster]:
-    """Master and ``WORKERS`` workers on 127.0.0.1, stopped (with everything they started) at the end."""
-    import psutil
-
-    port, ui_port = _free_port(), _free_port()
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
-    url = f"spark://127.0.0.1:{port}"
-    log = open(os.path.join(work_dir, "daemons.log"), "wb")  # noqa: SIM115 (closed below)
-    master = [_spark_class(), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"]
-    master += ["--port", str(port), "--webui-port", str(ui_port)]
-    daemons = [subprocess.Popen(master, env=env, stdout=log, stderr=subprocess.STDOUT)]
-    for i in range(WORKERS):
-        worker = [_spark_class(), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1"]
-        worker += ["--cores", str(SLOTS_PER_WORKER), "--memory", "3g", "--webui-port", str(_free_port())]
-        worker += ["--work-dir", os.path.join(work_dir, f"worker-{i}"), url]
-        daemons.append(subprocess.Popen(worker, env=env, stdout=log, stderr=subprocess.STDOUT))
-    try:
-        deadline = time.monotonic() + 120
-        while _alive_workers(ui_port) < WORKERS:
-            if time.monotonic() > deadline or any(d.poll() is not None for d in daemons):
-                raise RuntimeError(f"the standalone cluster did not start; see {log.name}")
-            time.sleep(0.5)
-        yield Cluster(url, daemons)
-    finally:
-        for daemon in reversed(daemons):
-            family = [daemon.pid]
-            with contextlib.suppress(psutil.NoSuchProcess):
-                family += [c.pid for c in psutil.Process(daemon.pid).children(recursive=True)]
-            for pid in family:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            try:
-                daemon.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
-        log.close()
 
 
 def start_session(cluster: Cluster, tasks: int) -> Any:
@@ -268,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     with (
         tempfile.TemporaryDirectory(prefix="spark-scaling-") as work_dir,
-        standalone_cluster(work_dir) as cluster,
+        standalone_cluster(Path(work_dir), workers=WORKERS, cores=SLOTS_PER_WORKER, memory="3g") as cluster,
     ):
         if args.budget:
             budget(args, cluster)

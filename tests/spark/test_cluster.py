@@ -9,26 +9,22 @@ the project: an editable install with ``package-dir`` mappings is served by an i
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jobs.spark_cluster import Cluster, standalone_cluster
 from tests.servers.fixtures import ServerHandle
 from tests.uv import uv_command
 
-from .conftest import ROOT, free_port
+from .conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -36,85 +32,17 @@ START_TIMEOUT_S = 120
 PROJECT_FILES = ("pyproject.toml", "README.md", "connector", "spark", "beam")
 
 
-@dataclass
-class Cluster:
-    master_url: str
-    work_dir: Path
-
-
-def spark_class() -> str:
-    from pyspark.find_spark_home import _find_spark_home
-
-    return os.path.join(_find_spark_home(), "bin", "spark-class")
-
-
-def alive_workers(ui_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as reply:
-            return int(json.loads(reply.read()).get("aliveworkers", 0))
-    except OSError:
-        return 0
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the daemon and whatever it started (the worker's executor), then make sure they are gone."""
-    psutil = pytest.importorskip("psutil")
-    try:
-        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        family = []
-    for proc in family:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.send_signal(signal.SIGTERM)
-    _, alive = psutil.wait_procs(family, timeout=15)
-    for proc in alive:
-        proc.kill()
-    process.wait()
-
-
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     pytest.importorskip("pyspark")
-    port, ui_port = free_port(), free_port()
-    work_dir = tmp_path_factory.mktemp("spark-worker")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
-    master_url = f"spark://127.0.0.1:{port}"
-    logs = work_dir / "daemons.log"
-    with open(logs, "wb") as log:
-        master = subprocess.Popen(
-            [
-                spark_class(),
-                "org.apache.spark.deploy.master.Master",
-                *("--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port)),
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        worker = subprocess.Popen(
-            [
-                spark_class(),
-                "org.apache.spark.deploy.worker.Worker",
-                *("--host", "127.0.0.1", "--cores", "1"),
-                *("--memory", "1g", "--webui-port", str(free_port()), "--work-dir", str(work_dir)),
-                master_url,
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    pytest.importorskip("psutil")
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while alive_workers(ui_port) < 1:
-            if time.monotonic() > deadline or master.poll() is not None or worker.poll() is not None:
-                pytest.fail(
-                    f"no standalone worker registered in {START_TIMEOUT_S} s:\n{logs.read_text()[-3000:]}"
-                )
-            time.sleep(0.5)
-        yield Cluster(master_url, work_dir)
-    finally:
-        stop(worker)
-        stop(master)
+        with standalone_cluster(
+            tmp_path_factory.mktemp("spark-worker"), start_timeout_s=START_TIMEOUT_S
+        ) as running:
+            yield running
+    except RuntimeError as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="session")
