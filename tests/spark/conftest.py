@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from jobs.spark_cluster import free_port
 from tests.servers.fixtures import ServerHandle, start_server_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +32,6 @@ os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 CONNECT_MODULES = {  # pyspark[connect]'s extras (module: package)
