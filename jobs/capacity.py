@@ -33,10 +33,11 @@ CLIENT_US_PER_ROW: dict[str, dict[int, float]] = {
     "milvus": {384: 2.5, 768: 3.5, 1536: 4.9},
     "postgresql": {384: 3.2, 768: 4.4, 1536: 5.4},
     "chroma": {384: 10.2, 768: 11.9, 1536: 15.8},
+    "qdrant+grpc": {384: 11.0, 768: 11.6, 1536: 12.9},  # string ids: a UUIDv5 each
+    "qdrant": {384: 15.2, 768: 23.5, 1536: 41.2},
 }
 # The executor's own work per row (JVM read of the partition, Arrow to the Python worker), 768-d.
 SPARK_US_PER_ROW_768 = 9.0  # executors 12-17 µs a row in jobs.bench.spark_scaling, less the client's 5.2
-DEFAULT_BATCH = {"pinecone+grpc": 500, "pinecone": 500, "milvus": 1000, "postgresql": 1000, "chroma": 256}
 # Bulk import pays no per-request overhead, but each import is a job of its own that starts slowly:
 # below this many rows an upsert load finishes first (README, "Bulk import").
 IMPORT_WORTH_ROWS = 50_000_000
@@ -47,7 +48,8 @@ class Plan:
     rows: float
     tasks: int
     per_task_rows_s: float
-    bound_by: str
+    task_bound_by: str  # what limits one task: the round trip or one core
+    bound_by: str  # what limits the job: the task bound, the executors' cores or the database
     job_rows_s: float
     hours: float
     cpu_us_per_row: float
@@ -55,8 +57,8 @@ class Plan:
     def lines(self) -> list[str]:
         return [
             f"CPU per row (client + Spark): {self.cpu_us_per_row:.1f} µs",
-            f"per task: {self.per_task_rows_s:,.0f} rows/s (bound by {self.bound_by})",
-            f"job: {self.tasks} tasks → {self.job_rows_s:,.0f} rows/s",
+            f"per task: {self.per_task_rows_s:,.0f} rows/s (bound by {self.task_bound_by})",
+            f"job: {self.tasks} tasks → {self.job_rows_s:,.0f} rows/s (bound by {self.bound_by})",
             f"{self.rows:,.0f} rows: {self.hours:.1f} hours",
         ]
 
@@ -76,6 +78,13 @@ def client_us_per_row(database: str, dim: int) -> float:
     return table[low] + share * (table[high] - table[low])
 
 
+def default_batch(database: str) -> int:
+    """The backend's own default rows per request (``batch_size``), as a write would use it."""
+    from vectordb.connector.backends.registry import backend_class
+
+    return int(backend_class(database.partition("+")[0]).limits.default_rows)
+
+
 def plan(
     rows: float,
     dim: int,
@@ -90,20 +99,20 @@ def plan(
     cpu_us_per_row: float | None = None,
     server_rows_per_s: float | None = None,
 ) -> Plan:
-    batch = batch or DEFAULT_BATCH.get(database, 500)
+    batch = batch or default_batch(database)
     cpu = cpu_us_per_row or client_us_per_row(database, dim) + SPARK_US_PER_ROW_768 * dim / 768
     tasks = executors * cores * tasks_per_core
     by_round_trip = concurrency * batch / (round_trip_ms / 1000.0)
     by_cpu = 1e6 / cpu
     per_task = min(by_round_trip, by_cpu)
-    bound = "the round trip" if by_round_trip < by_cpu else "one core's CPU"
-    job = tasks * per_task
+    task_bound = "the round trip" if by_round_trip < by_cpu else "one core's CPU"
+    job, bound = tasks * per_task, task_bound
     cores_cap = executors * cores * 1e6 / cpu
     if cores_cap < job:
         job, bound = cores_cap, "the executors' cores (more tasks than cores)"
     if server_rows_per_s is not None and server_rows_per_s < job:
         job, bound = server_rows_per_s, "the database (or your budget)"
-    return Plan(rows, tasks, per_task, bound, job, rows / job / 3600.0, cpu)
+    return Plan(rows, tasks, per_task, task_bound, bound, job, rows / job / 3600.0, cpu)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,7 +7,8 @@ What an executor pays to write a row, whatever the server: the client process's 
 transport) over the rows written, for ``client.upsert(table)`` of a ``pyarrow.Table`` (``id``
 string, ``values`` list<float32>, a small ``title`` metadata column) with the client's defaults
 (4 requests in flight, the database's default batch). Servers run in their own processes, so
-their CPU is not counted: the no-op Pinecone sinks (gRPC and REST, ``jobs/bench/sinks.py``), a
+their CPU is not counted: the no-op Pinecone sinks (gRPC and REST, ``jobs/bench/sinks.py``), the
+no-op Qdrant sink (gRPC and REST, ``jobs/bench/qdrant_vs_official.py``; string ids become UUIDv5), a
 Milvus servicer whose ``Upsert`` only counts (``jobs.bench.milvus_upsert --serve-noop``), and
 real PostgreSQL + pgvector and Chroma servers. Best of ``--reps``. Each run is checked: the
 client's report says every row was written. These are the constants of the README's capacity
@@ -31,7 +32,7 @@ from vectordb.connector import connect
 
 __all__ = ["main"]
 
-TARGETS = ("pinecone+grpc", "pinecone", "milvus", "postgresql", "chroma")
+TARGETS = ("pinecone+grpc", "pinecone", "milvus", "postgresql", "chroma", "qdrant+grpc", "qdrant")
 
 
 def table_of(rows: int, dim: int, seed: int = 3) -> Any:
@@ -72,6 +73,15 @@ def target_uri(target: str, dim: int) -> Iterator[tuple[str, dict[str, Any]]]:
 
         with chroma_server(None) as server:
             yield f"chroma://{server.host}:{server.port}/bench{dim}", {"create": True}
+    elif target.startswith("qdrant"):
+        from .qdrant_vs_official import COLLECTION, Sink
+
+        sink = Sink(dim)
+        try:
+            port = sink.grpc_port if target == "qdrant+grpc" else sink.rest_port
+            yield f"{target}://127.0.0.1:{port}/{COLLECTION}", {}
+        finally:
+            sink.close()
     else:
         raise SystemExit(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
 

@@ -10,7 +10,7 @@ from jobs.capacity import CLIENT_US_PER_ROW, SPARK_US_PER_ROW_768, client_us_per
 def test_a_long_round_trip_bounds_a_task_by_concurrency_times_batch() -> None:
     result = plan(1e6, 768, "pinecone+grpc", round_trip_ms=80, executors=1, cores=1, concurrency=4, batch=500)
     assert result.per_task_rows_s == pytest.approx(4 * 500 / 0.08)
-    assert result.bound_by == "the round trip"
+    assert result.bound_by == result.task_bound_by == "the round trip"
     assert result.hours == pytest.approx(1e6 / (4 * 500 / 0.08) / 3600)
 
 
@@ -28,6 +28,7 @@ def test_more_tasks_than_cores_are_capped_by_the_cores_and_the_server_caps_the_j
     assert crowded.bound_by.startswith("the executors' cores")
     capped = plan(1e6, 768, "milvus", 80, executors=10, cores=8, server_rows_per_s=5000)
     assert capped.job_rows_s == 5000 and capped.bound_by.startswith("the database")
+    assert capped.task_bound_by == "the round trip"  # what one task would do, the database aside
 
 
 def test_cpu_per_row_is_interpolated_between_measured_dimensions() -> None:
@@ -38,3 +39,23 @@ def test_cpu_per_row_is_interpolated_between_measured_dimensions() -> None:
     assert client_us_per_row("postgresql", 3072) == pytest.approx(table[1536] * 2)
     with pytest.raises(SystemExit, match="--database"):
         client_us_per_row("nosuchdb", 768)
+
+
+def test_the_batch_is_the_backends_own_default() -> None:
+    from vectordb.connector.backends.registry import backend_class
+
+    for database in CLIENT_US_PER_ROW:
+        expected = backend_class(database.partition("+")[0]).limits.default_rows
+        result = plan(1e6, 768, database, round_trip_ms=1000, executors=1, cores=1, concurrency=1)
+        assert result.per_task_rows_s == pytest.approx(expected), database
+
+
+def test_the_readme_shows_the_measured_constants() -> None:
+    """The README's CPU-per-row table and the model's constants are the same numbers, in the same order."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme[readme.index("| target | 384-d | 768-d | 1536-d |") :].split("\n\n", 1)[0]
+    shown = [tuple(float(x) for x in re.findall(r"\| ([\d.]+)", line)) for line in table.splitlines()[2:]]
+    assert shown == [(t[384], t[768], t[1536]) for t in CLIENT_US_PER_ROW.values()]
