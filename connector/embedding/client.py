@@ -436,9 +436,10 @@ class _Run:
         self.source = source
         self.cond = client._cond
         self.window = WINDOW_PER_SLOT * client.options.max_concurrency
-        self.chunks: deque[tuple[int, int]] = deque()  # (offset, count) read, not yet handed over
-        self.requests: deque[_Request] = deque()  # submitted, in input order, not yet handed over
-        self.submitted_to = 0  # inputs below this index are in submitted requests
+        self.chunks: deque[_ChunkOut] = deque()  # read, not yet handed over
+        self.filling: deque[_ChunkOut] = deque()  # the chunks above some of whose inputs are not drained
+        self.requests: deque[_Request] = deque()  # submitted, in input order, not yet drained
+        self.drained_to = 0  # the results of inputs below this index are in their chunks
         self.fatal: BaseException | None = None
         self.source_error: BaseException | None = None
         self.fed_all = False
@@ -471,7 +472,9 @@ class _Run:
                 if not self._room_for_chunk(batcher):
                     return
                 with self.cond:
-                    self.chunks.append((offset, len(texts)))
+                    out = _ChunkOut(offset, len(texts))
+                    self.chunks.append(out)
+                    self.filling.append(out)
                     self.client.stats.inputs += len(texts)
                     self.cond.notify_all()
                 for i, text in enumerate(texts):
@@ -515,7 +518,6 @@ class _Run:
                 self.cond.wait(timeout=hold if hold > 0 else None)
             client._in_flight += 1
             self.requests.append(request)
-            self.submitted_to = request.hi
         try:
             future = client._pool.submit(client._deliver, self, request)
         except BaseException:
@@ -541,8 +543,9 @@ class _Run:
                     while True:
                         if self.fatal is not None and self._settled():
                             raise self.fatal
-                        if self.chunks and self._complete(*self.chunks[0]):
-                            chunk = self._assemble(*self.chunks.popleft())
+                        self._drain()
+                        if self._head_complete():
+                            chunk = self.chunks.popleft().result(self.client._dim or 0)
                             self.cond.notify_all()
                             break
                         if not self.chunks and self.fed_all:
@@ -564,45 +567,62 @@ class _Run:
         """The feeder stopped and no request of this stream is in flight."""
         return self.fed_all and all(request.done for request in self.requests)
 
-    def _complete(self, offset: int, count: int) -> bool:
-        end = offset + count
-        if self.submitted_to < end:
-            return False
-        for request in self.requests:
-            if request.lo >= end:
-                break
-            if not request.done:
-                return False
-        return True
+    def _head_complete(self) -> bool:
+        return bool(self.chunks) and self.drained_to >= self.chunks[0].end
 
-    def _assemble(self, offset: int, count: int) -> EmbeddedChunk:
-        end = offset + count
-        indices: list[np.ndarray] = []
-        vectors: list[np.ndarray] = []
-        failures: list[InputFailure] = []
-        for request in self.requests:
-            if request.lo >= end:
-                break
+    def _drain(self) -> None:
+        """Move the results of finished requests, in order, into their chunks, until the first chunk is
+        whole (under the lock).
+
+        Drained request by request, not once a chunk is whole: a chunk longer than the window would
+        wait for requests the full window keeps from being sent. And no further than the first chunk:
+        the window of requests is what bounds how far the feeder reads ahead of the consumer.
+        """
+        while self.requests and self.requests[0].done and not self._head_complete():
+            request = self.requests.popleft()
             assert request.indices is not None and request.vectors is not None
-            if request.lo >= offset and request.hi <= end:
-                lo, hi = 0, len(request.indices)
-                failures.extend(request.failures)
-            else:
-                lo, hi = np.searchsorted(request.indices, [offset, end])
-                failures.extend(f for f in request.failures if offset <= f.index < end)
-            if hi > lo:
-                indices.append(request.indices[lo:hi])
-                vectors.append(request.vectors[lo:hi])
-        while self.requests and self.requests[0].hi <= end:
-            self.requests.popleft()
-        dim = self.client._dim or 0
-        if not vectors:
+            for out in self.filling:
+                if out.offset >= request.hi:
+                    break
+                if out.end <= request.lo:
+                    continue
+                if out.offset <= request.lo and request.hi <= out.end:
+                    lo, hi = 0, len(request.indices)
+                    out.failures.extend(request.failures)
+                else:
+                    lo, hi = np.searchsorted(request.indices, [out.offset, out.end])
+                    out.failures.extend(f for f in request.failures if out.offset <= f.index < out.end)
+                if hi > lo:
+                    out.indices.append(request.indices[lo:hi])
+                    out.vectors.append(request.vectors[lo:hi])
+            while self.filling and self.filling[0].end <= request.hi:
+                self.filling.popleft()
+            self.drained_to = request.hi
+            self.cond.notify_all()  # room in the window
+
+
+@dataclass(slots=True, eq=False)
+class _ChunkOut:
+    """One input chunk's results, gathered as its requests finish."""
+
+    offset: int
+    count: int
+    indices: list[np.ndarray] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+    failures: list[InputFailure] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.count
+
+    def result(self, dim: int) -> EmbeddedChunk:
+        if not self.vectors:
             matrix, found = np.empty((0, dim), dtype=np.float32), np.empty(0, dtype=np.int64)
-        elif len(vectors) == 1:
-            matrix, found = vectors[0], indices[0]
+        elif len(self.vectors) == 1:
+            matrix, found = self.vectors[0], self.indices[0]
         else:
-            matrix, found = np.concatenate(vectors), np.concatenate(indices)
-        return EmbeddedChunk(offset, count, found, matrix, tuple(failures))
+            matrix, found = np.concatenate(self.vectors), np.concatenate(self.indices)
+        return EmbeddedChunk(self.offset, self.count, found, matrix, tuple(self.failures))
 
 
 def _as_list(chunk: Any) -> list[Any]:

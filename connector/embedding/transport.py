@@ -8,13 +8,15 @@ exactly as every HTTP transport maps them (``error_for_status``); the key travel
 ``Authorization`` header and is blanked out of any message the server sends back.
 
 ``timeout_s`` bounds the connect and each wait for bytes. A connection the server closed while it
-sat idle in the pool (its keep-alive timeout) is re-opened and the request sent once more at
-once, as HTTP clients do; a connection that fails while in use is the engine's to retry.
+sat idle (its keep-alive timeout: uvicorn's is 5 s) is found readable before reuse and re-opened,
+as urllib3 does; one closed in the instant before the request went out is re-opened and the
+request sent once more at once. A connection that fails while in use is the client's to retry.
 """
 
 from __future__ import annotations
 
 import http.client
+import select
 import socket
 import ssl
 import threading
@@ -64,6 +66,9 @@ class EmbeddingTransport:
 
     def post(self, body: bytes, timeout_s: float) -> bytes:
         held: _Connection | None = getattr(self._local, "held", None)
+        if held is not None and _closed_by_peer(held.conn):
+            self._drop(held)
+            held = None
         stale = held is not None and time.monotonic() - held.last_used > IDLE_REUSE_S
         if held is None:
             held = self._open(timeout_s)
@@ -146,6 +151,18 @@ class EmbeddingTransport:
             conns, self._all = self._all, []
         for conn in conns:
             conn.close()
+
+
+def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
+    """An idle keep-alive connection with something to read: the server's FIN (or bytes nobody asked for)."""
+    sock = conn.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):  # closed, or a descriptor select cannot take
+        return True
+    return bool(readable)
 
 
 class _Stale(Exception):

@@ -11,8 +11,9 @@ shortest float32 reprs (orjson), the hardest case for a decoder that goes throug
 
 Errors use OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``, and statuses:
 400 ``invalid_request_error`` (an input over the context limit, in OpenAI's wording, which names
-no input unless ``name_index``; too many inputs; a malformed body), 401 (bad or missing key), 404
-(unknown model), 429 (``Retry-After``), 5xx. Tokens are counted as ``tokens_of``: a quarter of
+no input unless ``name_index``; an empty string among the inputs, refused as OpenAI does, with
+the whole request; a request over ``max_request_tokens`` in all; too many inputs; a malformed
+body), 401 (bad or missing key), 404 (unknown model), 429 (``Retry-After``), 5xx. Tokens are counted as ``tokens_of``: a quarter of
 the UTF-8 bytes, rounded up. Adversarial on purpose: the context error reports the whole
 request's token count, so two requests holding the same bad input get different messages.
 
@@ -20,7 +21,9 @@ Faults are scripted (``script(Fault.throttle(0.2), Fault.drop(), ...)``): each s
 is spent by one embeddings request, in order; ``delay_s`` adds latency to every request without
 holding others up; ``quota`` answers 429 to requests beyond that many in flight.
 ``base64="refuse"`` answers base64 requests with 400 (a server without base64), ``"ignore"``
-answers them with floats; ``shuffle`` lists the items last to first (their ``index`` is right).
+answers them with floats; ``shuffle`` lists the items last to first (their ``index`` is right);
+``idle_timeout_s`` closes a keep-alive connection that sat idle that long (as uvicorn does after
+5 s), so a client's next request on it meets a closed socket.
 
 One asyncio event loop, HTTP/1.1 keep-alive, a few microseconds of work per input (one SHAKE-256
 digest, numpy, one base64 encode), so one process answers well over 100,000 inputs/s. In a
@@ -188,6 +191,8 @@ class EmbeddingsServer:
         quota: int | None = None,
         quota_retry_after_s: float = 0.05,
         shuffle: bool = False,
+        max_request_tokens: int = 300_000,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.port = port
         self.api_key = api_key
@@ -196,6 +201,8 @@ class EmbeddingsServer:
         self.delay_s, self.base64, self.name_index, self.echo_key = delay_s, base64, name_index, echo_key
         self.quota, self.quota_retry_after_s = quota, quota_retry_after_s
         self.shuffle = shuffle
+        self.max_request_tokens = max_request_tokens
+        self.idle_timeout_s = idle_timeout_s
         self.stats = ServerStats()
         self._faults: collections.deque[Fault] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -280,8 +287,13 @@ class EmbeddingsServer:
         try:
             while True:
                 try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.idle_timeout_s)
+                except (
+                    asyncio.IncompleteReadError,
+                    asyncio.LimitOverrunError,
+                    ConnectionError,
+                    TimeoutError,
+                ):
                     return
                 request_line, *lines = head[:-4].split(b"\r\n")
                 method, _, rest = request_line.partition(b" ")
@@ -419,7 +431,7 @@ class EmbeddingsServer:
         texts = doc.get("input")
         if isinstance(texts, str):
             texts = [texts]
-        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
             raise _BadRequest(
                 "'$.input' is invalid. Please check the API reference: "
                 "https://platform.openai.com/docs/api-reference.",
@@ -451,6 +463,10 @@ class EmbeddingsServer:
             if self.name_index:
                 message = f"Invalid 'input[{over[0]}]': {message}"
             raise _BadRequest(message, None)
+        if sum(tokens) > self.max_request_tokens:
+            raise _BadRequest(
+                f"Requested {sum(tokens)} tokens, max {self.max_request_tokens} tokens per request", "input"
+            )
         vectors = vectors_for(texts, dim, model)
         self.stats.embedded += len(texts)
         usage = b'"usage":{"prompt_tokens":%d,"total_tokens":%d}' % (sum(tokens), sum(tokens))

@@ -1,0 +1,41 @@
+"""Fixtures for the embeddings test server, shared by the client, writer, Spark and Beam tests.
+
+Import them by name where needed (``from tests.embedding.fixtures import embeddings_server``);
+the server runs in a thread of the test process and listens on 127.0.0.1, so Spark executors and
+Beam workers reach it like any HTTP endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pytest
+
+from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, MODELS, EmbeddingsServer, vectors_for
+
+__all__ = ["embeddings_server", "expected_vectors", "too_long", "words"]
+
+CONTEXT_TOKENS = 512
+
+
+@pytest.fixture
+def embeddings_server() -> Iterator[EmbeddingsServer]:
+    """A fresh server (default key and models, a 512-token context) for one test."""
+    with EmbeddingsServer(api_key=DEFAULT_KEY, context_tokens=CONTEXT_TOKENS) as server:
+        yield server
+
+
+def expected_vectors(texts: Sequence[str], dim: int | None = None, model: str = DEFAULT_MODEL) -> np.ndarray:
+    """What the server must answer for ``texts``: computed here from each text, not asked of it."""
+    return vectors_for(list(texts), dim or MODELS[model], model)
+
+
+def words(i: int, n: int = 20) -> str:
+    """A short text of about ``n`` words, different for each ``i``."""
+    return " ".join(f"w{(i * 7919 + k * 104729) % 100_003}" for k in range(n)) + f" #{i}"
+
+
+def too_long(i: int) -> str:
+    """A text over the server's context limit (more than 512 tokens of four bytes), different for each ``i``."""
+    return f"long {i} " + "x" * (4 * CONTEXT_TOKENS + 8 * (i % 13))
