@@ -35,6 +35,7 @@ from .rows import (
 )
 
 if TYPE_CHECKING:
+    from .embedding.stage import EmbeddingStage
     from .engine import Engine
 
 __all__ = ["Client", "TargetPrepared", "connect", "load_backend", "resolve_options"]
@@ -69,7 +70,10 @@ def connect(uri: str, **options: Any) -> Client:
     """
     parsed = resolve_options({"uri": uri, **options})
     parsed.credential()
-    return Client(parsed)
+    client = Client(parsed)
+    if client.embedding is not None:
+        client.embedding.options.credential()  # embed_api_key_env, read now like api_key_env
+    return client
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,11 @@ class Client:
         self.dimension = DimensionState(options.dimension, resolve=self._agree_dimension)
         self._target_checked = False
         self._engine: Engine | None = None
+        self.embedding: EmbeddingStage | None = None  # rows with text and no vector get the model's
+        if options.embed_url is not None:
+            from .embedding.stage import stage_for
+
+            self.embedding = stage_for(options, self.spec)
 
     def __repr__(self) -> str:
         return f"Client({self.backend.describe()})"
@@ -123,6 +132,8 @@ class Client:
         if self._engine is not None:
             self._engine.close()
             self._engine = None
+        if self.embedding is not None:
+            self.embedding.close()
 
     @property
     def engine(self) -> Engine:
@@ -210,8 +221,11 @@ class Client:
 
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
         rules = self.backend.rules
-        for chunk in _chunks(data):
-            if isinstance(chunk, list):
+        chunks = _chunks(data) if self.embedding is None else self.embedding.fill(_chunks(data))
+        for chunk in chunks:
+            if isinstance(chunk, Prepared):  # rows the embedding stage failed
+                yield chunk
+            elif isinstance(chunk, list):
                 yield prepare_dicts(chunk, self.spec, rules, self.dimension, namespace)
             elif isinstance(chunk, Columns):
                 yield prepare_columns(chunk, rules, self.dimension, namespace)

@@ -31,7 +31,7 @@ __all__ = [
     "without_password",
 ]
 
-_SECRET_FIELDS = frozenset({"api_key", "password", "token"})
+_SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
 
 
 class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -62,6 +62,15 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     create: bool = False
     metric: Literal["cosine", "euclidean", "dotproduct"] = "cosine"
     tls: bool | None = None  # None: on, except for loopback hosts
+    # the embedding stage (connector/embedding/stage.py): rows with text and no vector get the model's
+    text_column: str | None = None
+    embed_url: str | None = None
+    embed_model: str | None = None
+    embed_api_key: str | None = None
+    embed_api_key_env: str | None = None
+    embed_batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    embed_max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] | None = None
+    embed_dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
 
     def __post_init__(self) -> None:
         if self.metadata_columns == ["*"]:
@@ -70,6 +79,12 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
         if self.namespace is not None and self.namespace_column is not None:
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
+        if any(getattr(self, name) is not None for name in _EMBED_FIELDS):
+            from .embedding.stage import check_writer_options  # numpy and threads: only when embedding
+
+            check_writer_options(self)
+            if self.dimension is None:
+                self.dimension = self.embed_dimensions  # the write's dimension is the model's
 
     def credential(self) -> str | None:
         """``api_key``, else this process's environment variable ``api_key_env``.
@@ -113,6 +128,10 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     __str__ = __repr__
 
+
+_EMBED_FIELDS = tuple(
+    name for name in BackendOptions.__struct_fields__ if name.startswith(("embed_", "text_"))
+)
 
 OptionsT = TypeVar("OptionsT", bound=BackendOptions)
 StructT = TypeVar("StructT", bound=msgspec.Struct)

@@ -209,14 +209,20 @@ class EmbeddingClient:
 
     # -- public calls ------------------------------------------------------------------------------
 
-    def stream(self, chunks: Iterable[Iterable[str]]) -> Iterator[EmbeddedChunk]:
+    def stream(
+        self, chunks: Iterable[Iterable[str]], *, max_chunks_ahead: int = MAX_PENDING_CHUNKS
+    ) -> Iterator[EmbeddedChunk]:
         """One ``EmbeddedChunk`` per input chunk, in order, while later chunks are being embedded.
 
-        ``chunks`` is consumed on a feeder thread, ahead of the consumer by at most the window; an
-        error it raises comes out of this iterator after the chunks read before it. Closing the
-        iterator early stops the feeder and waits for the requests in flight.
+        ``chunks`` is consumed on a feeder thread, ahead of the consumer by at most the window of
+        requests and ``max_chunks_ahead`` chunks (a bound for chunks with few or no texts, when the
+        caller holds more than the texts for each); an error it raises comes out of this iterator
+        after the chunks read before it. Closing the iterator early stops the feeder and waits for
+        the requests in flight.
         """
-        run = _Run(self, iter(chunks))
+        if max_chunks_ahead < 1:
+            raise ValueError("max_chunks_ahead must be at least 1")
+        run = _Run(self, iter(chunks), max_chunks_ahead)
         return run.results()
 
     def embed(self, texts: Sequence[str]) -> EmbedResult:
@@ -431,9 +437,10 @@ class EmbeddingClient:
 class _Run:
     """The state of one ``stream`` call: its feeder, its requests in order, its chunks, its fatal error."""
 
-    def __init__(self, client: EmbeddingClient, source: Iterator[Iterable[str]]) -> None:
+    def __init__(self, client: EmbeddingClient, source: Iterator[Iterable[str]], max_chunks: int) -> None:
         self.client = client
         self.source = source
+        self.max_chunks = max_chunks
         self.cond = client._cond
         self.window = WINDOW_PER_SLOT * client.options.max_concurrency
         self.chunks: deque[_ChunkOut] = deque()  # read, not yet handed over
@@ -491,13 +498,13 @@ class _Run:
 
     def _room_for_chunk(self, batcher: _Batcher) -> bool:
         with self.cond:
-            full = len(self.chunks) >= MAX_PENDING_CHUNKS
+            full = len(self.chunks) >= self.max_chunks
         if full:  # the consumer waits for the inputs held back: send them before waiting
             held = batcher.flush()
             if held is not None and not self._submit(held):
                 return False
         with self.cond:
-            while len(self.chunks) >= MAX_PENDING_CHUNKS and not self._stopped():
+            while len(self.chunks) >= self.max_chunks and not self._stopped():
                 self.cond.wait()
             return not self._stopped()
 

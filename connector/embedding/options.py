@@ -1,7 +1,8 @@
 """``EmbedOptions``: what an embedding client needs, validated once; the key is masked in ``repr``.
 
 The writer options of the embedding stage (``embed_url``, ``embed_model``, ``embed_api_key``…) map
-onto these fields one to one, without the ``embed_`` prefix.
+onto these fields one to one, without the ``embed_`` prefix (``WRITER_OPTIONS``); parsed with
+``prefix="embed_"``, errors name the writer's option.
 """
 
 from __future__ import annotations
@@ -15,7 +16,18 @@ import msgspec
 
 from ..errors import ConfigError
 
-__all__ = ["EmbedOptions", "parse_embed_options"]
+__all__ = ["WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
+
+# the writer's option -> the EmbedOptions field
+WRITER_OPTIONS = {
+    "embed_url": "url",
+    "embed_model": "model",
+    "embed_api_key": "api_key",
+    "embed_api_key_env": "api_key_env",
+    "embed_batch_size": "batch_size",
+    "embed_max_concurrency": "max_concurrency",
+    "embed_dimensions": "dimensions",
+}
 
 
 class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -79,19 +91,25 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     __str__ = __repr__
 
 
-def parse_embed_options(raw: Mapping[str, Any]) -> EmbedOptions:
-    """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the option."""
+def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOptions:
+    """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the
+    option, as ``prefix`` + field (the writer's ``embed_url`` for ``url``)."""
     values = {key: value for key, value in raw.items() if value is not None}
     for required in ("url", "model"):
-        if required not in values:
-            raise ConfigError(f"option {required} is required")
+        if not values.get(required):
+            raise ConfigError(f"option {prefix}{required} is required")
+    url = values["url"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"option {prefix}url: {url!r} is not an http:// or https:// URL")
+    if values.get("api_key") is not None and values.get("api_key_env") is not None:
+        raise ConfigError(f"options {prefix}api_key and {prefix}api_key_env exclude each other: give one")
     try:
         return msgspec.convert(values, EmbedOptions, strict=False)
     except msgspec.ValidationError as exc:
         message = str(exc)
         if " - at `$." in message:
             text, _, where = message.partition(" - at `$.")
-            message = f"option {where.rstrip('`')}: {text}"
+            message = f"option {prefix}{where.rstrip('`')}: {text}"
         elif message.startswith("Object contains unknown field"):
-            message = f"unknown option {message.split('`')[1] if '`' in message else message!r}"
+            message = f"unknown option {prefix}{message.split('`')[1] if '`' in message else message!r}"
         raise ConfigError(f"invalid embedding options: {message}") from None

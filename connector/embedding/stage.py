@@ -1,0 +1,375 @@
+"""The embedding stage of a write: rows with text and no vector get the model's vector on their way in.
+
+``EmbeddingStage.fill(chunks)`` sits between the input and the batcher (``Client._prepare``). It
+cuts the input into pieces of ``PIECE_ROWS`` rows, sends the texts of the rows that need a vector
+(text in ``text_column``, no vector in ``vector_column``) through an ``EmbeddingClient`` stream, and
+yields each piece again, in order, with the model's vectors in its vector column. The stream reads
+ahead of the write by its window, so pieces are embedded while earlier ones are being upserted,
+and no further, so memory stays bounded.
+
+A row whose text could not be embedded (refused by the server, retries spent, a text that is not
+a string) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
+holding its ``BatchFailure``, with the embedding's reason, which the client counts like any row it
+refuses. Rows that already have a vector, and rows without text, pass through untouched (a row with
+neither fails later, as ``null vector``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..report import BatchFailure
+from ..rows import Columns, ColumnSpec, Prepared, derive_id, is_arrow
+from .client import WINDOW_PER_SLOT, EmbeddingClient
+from .options import WRITER_OPTIONS, EmbedOptions, parse_embed_options
+from .result import EmbeddedChunk, InputFailure
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..options import BackendOptions
+
+__all__ = ["PIECE_ROWS", "EmbeddingStage", "check_writer_options", "embed_options_of", "stage_for"]
+
+PIECE_ROWS = 1024  # rows per piece: the unit that waits for its texts' vectors
+PROBE_TEXT = "vectordb-connector probe"
+
+
+def embed_options_of(options: BackendOptions) -> EmbedOptions | None:
+    """The ``EmbedOptions`` of a writer's ``embed_*`` options, ``None`` without ``embed_url``; a
+    ``ConfigError`` names the writer's option at fault."""
+    if options.embed_url is None:
+        return None
+    raw = {field: getattr(options, option) for option, field in WRITER_OPTIONS.items()}
+    return parse_embed_options(raw, prefix="embed_")
+
+
+def check_writer_options(options: BackendOptions) -> None:
+    """The embedding options' rules across fields, for ``BackendOptions.__post_init__``."""
+    given = [name for name in (*WRITER_OPTIONS, "text_column") if getattr(options, name) is not None]
+    if options.embed_url is None:
+        raise ConfigError(
+            f"option {given[0]} needs option embed_url (and embed_model, text_column): the embedding "
+            "endpoint that turns text into vectors"
+        )
+    for required in ("embed_model", "text_column"):
+        if getattr(options, required) is None:
+            raise ConfigError(f"option embed_url needs option {required}")
+    text = options.text_column
+    taken = {
+        "vector_column": options.vector_column,
+        "id_column": None if options.id_from else options.id_column,
+    }
+    for option, column in taken.items():
+        if column == text:
+            raise ConfigError(f"option text_column: {text!r} is also option {option}")
+    if options.embed_dimensions is not None and options.dimension not in (None, options.embed_dimensions):
+        raise ConfigError(
+            f"options embed_dimensions ({options.embed_dimensions}) and dimension ({options.dimension}) "
+            "differ: the model's vectors are what is written"
+        )
+    embed_options_of(options)
+
+
+def stage_for(options: BackendOptions, spec: ColumnSpec) -> EmbeddingStage | None:
+    """The stage a client with ``options`` runs, or ``None`` when it embeds nothing."""
+    embed = embed_options_of(options)
+    if embed is None:
+        return None
+    assert options.text_column is not None  # check_writer_options saw to it
+    return EmbeddingStage(embed, spec, options.text_column)
+
+
+@dataclass(slots=True, eq=False)
+class _Piece:
+    """Up to ``PIECE_ROWS`` input rows, the positions of those to embed, and their texts."""
+
+    rows: Any  # a pyarrow RecordBatch, a list of mappings, or Columns (passed through)
+    need: np.ndarray  # int64 positions in ``rows`` whose text goes to the model
+    texts: list[str]
+    invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
+
+
+class EmbeddingStage:
+    """Fills the vector column of rows that have text and no vector, through one ``EmbeddingClient``
+    (opened on the first write, reused by the next, closed by ``close``)."""
+
+    def __init__(self, options: EmbedOptions, spec: ColumnSpec, text_column: str) -> None:
+        self.options, self.spec, self.text_column = options, spec, text_column
+        self._client: EmbeddingClient | None = None
+        window_inputs = WINDOW_PER_SLOT * options.max_concurrency * options.batch_size
+        self.piece_rows = max(PIECE_ROWS, options.batch_size)
+        self.pieces_ahead = max(2, -(-window_inputs // self.piece_rows) + 1)
+
+    def __repr__(self) -> str:
+        return f"EmbeddingStage({self.options.endpoint}, model={self.options.model!r}, text={self.text_column!r})"
+
+    @property
+    def client(self) -> EmbeddingClient:
+        if self._client is None:
+            self._client = EmbeddingClient(self.options)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def probe(self) -> int:
+        """One request with one short text: the model's dimension, or the error that stops a job before
+        it starts (``AuthError``, ``NotFound``, a ``ConfigError`` quoting a refusal)."""
+        result = self.client.embed([PROBE_TEXT])
+        if result.failures:
+            failure = result.failures[0]
+            raise ConfigError(
+                f"option embed_model: the embedding endpoint refused a one-line probe text: "
+                f"{failure.error_type}: {failure.message}"
+            )
+        return int(result.vectors.shape[1])
+
+    def fill(self, chunks: Iterable[Any]) -> Iterator[Any]:
+        """The input's pieces, in order, each with its rows' vectors; a ``Prepared`` of failures after a
+        piece some of whose texts could not be embedded."""
+        pieces: deque[_Piece] = deque()  # appended on the stream's feeder thread, taken here in order
+
+        def texts() -> Iterator[list[str]]:
+            for chunk in chunks:
+                for rows in _pieces(chunk, self.piece_rows):
+                    piece = self._plan(rows)
+                    pieces.append(piece)
+                    yield piece.texts
+
+        stream = self.client.stream(texts(), max_chunks_ahead=self.pieces_ahead)
+        try:
+            for embedded in stream:
+                yield from self._finish(pieces.popleft(), embedded)
+        finally:
+            stream.close()  # type: ignore[attr-defined]  # a generator: stops the feeder at once
+
+    # -- one piece ---------------------------------------------------------------------------------
+
+    def _plan(self, rows: Any) -> _Piece:
+        if isinstance(rows, Columns):  # already columns (the Beam sink's): no text to read
+            return _Piece(rows, np.empty(0, dtype=np.int64), [])
+        if isinstance(rows, list):
+            return self._plan_dicts(rows)
+        return self._plan_arrow(rows)
+
+    def _plan_dicts(self, rows: list[Mapping[str, Any]]) -> _Piece:
+        need: list[int] = []
+        texts: list[str] = []
+        invalid: dict[int, str] = {}
+        text_column, vector_column = self.text_column, self.spec.vector_column
+        for i, row in enumerate(rows):
+            text = row.get(text_column)
+            if text is None or not _missing(row.get(vector_column)):
+                continue
+            if isinstance(text, str):
+                need.append(i)
+                texts.append(text)
+            else:
+                invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
+        return _Piece(rows, np.asarray(need, dtype=np.int64), texts, invalid)
+
+    def _plan_arrow(self, batch: pa.RecordBatch) -> _Piece:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.types as pt
+
+        names = batch.schema.names
+        if self.text_column not in names:
+            raise ConfigError(
+                f"option text_column: no column {self.text_column!r} in the input (columns: {', '.join(names)})"
+            )
+        text = batch.column(self.text_column)
+        if not (pt.is_string(text.type) or pt.is_large_string(text.type) or pt.is_string_view(text.type)):
+            raise ConfigError(
+                f"option text_column: column {self.text_column!r} has type {text.type}; expected strings"
+            )
+        wanted = text.is_valid()
+        if self.spec.vector_column in names:
+            vectors = batch.column(self.spec.vector_column)
+            if (
+                pt.is_list(vectors.type)
+                or pt.is_large_list(vectors.type)
+                or pt.is_fixed_size_list(vectors.type)
+            ):
+                lengths = pc.fill_null(pc.list_value_length(vectors), 0)
+                wanted = pc.and_(wanted, pc.equal(lengths, 0))
+            elif not pt.is_null(vectors.type):
+                wanted = pa.array(np.zeros(batch.num_rows, dtype=bool))  # refused later, by the column check
+        need = np.flatnonzero(wanted.to_numpy(zero_copy_only=False))
+        texts = text.take(pa.array(need)).to_pylist() if len(need) else []
+        return _Piece(batch, need.astype(np.int64), texts)
+
+    def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Any]:
+        reasons = {int(piece.need[f.index - embedded.offset]): _reason(f) for f in embedded.failures}
+        reasons |= {i: ("InvalidInput", message, False, 0) for i, message in piece.invalid.items()}
+        done = piece.need[embedded.indices - embedded.offset]
+        if not len(done) and not reasons:
+            yield piece.rows
+            return
+        if isinstance(piece.rows, list):
+            kept, ids = self._finish_dicts(piece.rows, done, embedded.vectors, reasons)
+        else:
+            kept, ids = self._finish_arrow(piece.rows, done, embedded.vectors, reasons)
+        if kept is not None:
+            yield kept
+        if reasons:
+            yield Prepared(failures=_failures(reasons, ids))
+
+    def _finish_dicts(
+        self,
+        rows: list[Mapping[str, Any]],
+        done: np.ndarray,
+        vectors: np.ndarray,
+        reasons: Mapping[int, tuple[str, str, bool, int]],
+    ) -> tuple[list[Mapping[str, Any]] | None, dict[int, str | None]]:
+        out: list[Mapping[str, Any]] = list(rows)
+        column = self.spec.vector_column
+        for k, i in enumerate(done.tolist()):
+            out[i] = {**rows[i], column: vectors[k]}  # a new dict: the caller's rows are left as they were
+        ids = {i: self._dict_id(rows[i]) for i in reasons}
+        kept = [row for i, row in enumerate(out) if i not in reasons]
+        return (kept or None), ids
+
+    def _finish_arrow(
+        self,
+        batch: pa.RecordBatch,
+        done: np.ndarray,
+        vectors: np.ndarray,
+        reasons: Mapping[int, tuple[str, str, bool, int]],
+    ) -> tuple[pa.RecordBatch | None, dict[int, str | None]]:
+        import pyarrow as pa
+
+        ids = self._arrow_ids(batch, sorted(reasons))
+        if len(done):
+            batch = _with_vectors(batch, self.spec.vector_column, done, vectors)
+        if reasons:
+            keep = np.ones(batch.num_rows, dtype=bool)
+            keep[list(reasons)] = False
+            if not keep.any():
+                return None, ids
+            batch = batch.filter(pa.array(keep))
+        return batch, ids
+
+    def _dict_id(self, row: Mapping[str, Any]) -> str | None:
+        spec = self.spec
+        value = derive_id([row.get(c) for c in spec.id_from]) if spec.id_from else row.get(spec.id_column)
+        return None if value is None else str(value)
+
+    def _arrow_ids(self, batch: pa.RecordBatch, positions: list[int]) -> dict[int, str | None]:
+        """The ids of the rows at ``positions`` as the report shows them (the rows' readers' rules)."""
+        import pyarrow as pa
+
+        if not positions:
+            return {}
+        taken = batch.take(pa.array(positions, type=pa.int64()))
+        spec = self.spec
+        if spec.id_from:
+            missing = [c for c in spec.id_from if c not in taken.schema.names]
+            if missing:
+                return dict.fromkeys(positions)  # the rows' reader names the missing column
+            columns = [taken.column(c).to_pylist() for c in spec.id_from]
+            values: list[str | None] = [derive_id(list(row)) for row in zip(*columns, strict=True)]
+        elif spec.id_column in taken.schema.names:
+            values = [_id_text(v) for v in taken.column(spec.id_column).to_pylist()]
+        else:
+            return dict.fromkeys(positions)
+        return dict(zip(positions, values, strict=True))
+
+
+def _pieces(chunk: Any, size: int) -> Iterator[Any]:
+    """``chunk`` in pieces of at most ``size`` rows (Arrow slices are views; ``Columns`` stay whole)."""
+    if isinstance(chunk, Columns):
+        yield chunk
+    elif isinstance(chunk, list):
+        for start in range(0, len(chunk), size):
+            yield chunk[start : start + size]
+    elif is_arrow(chunk):
+        for start in range(0, max(chunk.num_rows, 1), size):
+            yield chunk.slice(start, size)
+    else:
+        yield chunk
+
+
+def _missing(vector: Any) -> bool:
+    if vector is None:
+        return True
+    try:
+        return len(vector) == 0
+    except TypeError:
+        return False  # not a sequence: the rows' reader refuses it, by name
+
+
+def _id_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes) and len(value) == 16:  # a UUID column (fixed_size_binary(16))
+        return str(uuid.UUID(bytes=value))
+    return str(value)
+
+
+def _reason(failure: InputFailure) -> tuple[str, str, bool, int]:
+    return (failure.error_type, failure.message, failure.retryable, failure.attempts)
+
+
+def _failures(
+    reasons: Mapping[int, tuple[str, str, bool, int]], ids: Mapping[int, str | None]
+) -> list[BatchFailure]:
+    """One ``BatchFailure`` per distinct reason, ids in row order."""
+    grouped: dict[tuple[str, str, bool, int], list[str | None]] = {}
+    for i in sorted(reasons):
+        grouped.setdefault(reasons[i], []).append(ids.get(i))
+    return [
+        BatchFailure(
+            ids=tuple(row_ids),
+            error=f"text not embedded: {message}",
+            error_type=error_type,
+            retryable=retryable,
+            attempts=attempts,
+        )
+        for (error_type, message, retryable, attempts), row_ids in grouped.items()
+    ]
+
+
+def _with_vectors(batch: pa.RecordBatch, name: str, rows: np.ndarray, vectors: np.ndarray) -> pa.RecordBatch:
+    """``batch`` with ``vectors[k]`` in column ``name`` at row ``rows[k]``, every other row as it was."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n, dim = batch.num_rows, vectors.shape[1]
+    if len(rows) == n:
+        flat, mask = vectors.reshape(-1), None  # every row embedded: the matrix itself, no copy
+    else:
+        full = np.zeros((n, dim), dtype=np.float32)
+        full[rows] = vectors
+        flat = full.reshape(-1)
+        hole = np.ones(n, dtype=bool)
+        hole[rows] = False
+        mask = pa.array(hole)
+    embedded = pa.FixedSizeListArray.from_arrays(pa.array(flat), dim, mask=mask)
+    names = batch.schema.names
+    if name not in names:
+        return batch.append_column(name, embedded)
+    position = names.index(name)
+    existing = batch.column(position)
+    if existing.null_count < n:  # some rows keep their own vectors
+        filled = np.zeros(n, dtype=bool)
+        filled[rows] = True
+        as_lists = pa.list_(pa.float32())
+        try:
+            existing = existing.cast(as_lists)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise ConfigError(
+                f"option vector_column: column {name!r} has type {existing.type}; expected a list of floats"
+            ) from None
+        embedded = pc.if_else(pa.array(filled), embedded.cast(as_lists), existing)
+    return batch.set_column(position, name, embedded)

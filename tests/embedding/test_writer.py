@@ -1,0 +1,287 @@
+"""``client.upsert`` with the embedding options: text in, the model's vectors in the database.
+
+End to end against Milvus Lite (read back with pymilvus) and the project's Pinecone-protocol server
+(which records every vector's float32 bytes and when each request arrived): every stored vector is
+exactly the one the embeddings server derives from the row's text, and the rows whose text the
+server refused are exactly the failed ones, never upserted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
+from tests.servers.fixtures import ServerHandle, start_server
+from vectordb.connector import AuthError, ConfigError, WriteFailed, connect
+from vectordb.connector.embedding.stage import PIECE_ROWS
+from vectordb.connector.transports.base import forget_shared
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+
+pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite, collection_name
+__all__ = ["embeddings_server"]
+
+SMALL_MODEL = "test-embed-64"
+
+
+def embed_options(server: EmbeddingsServer, **extra: Any) -> dict[str, Any]:
+    return {
+        "text_column": "text",
+        "embed_url": server.url,
+        "embed_model": SMALL_MODEL,
+        "embed_api_key": DEFAULT_KEY,
+    } | extra
+
+
+@pytest.fixture
+def pinecone() -> Iterator[ServerHandle]:
+    with start_server("rest") as handle:
+        yield handle
+        forget_shared()
+
+
+def stored_vectors(milvus: LiteServer, collection: str) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
+    client = milvus.client
+    client.load_collection(collection)
+    fields = client.describe_collection(collection)["fields"]
+    key = next(f["name"] for f in fields if f.get("is_primary"))
+    vector = next(f["name"] for f in fields if int(f["type"]) == 101)
+    rows = client.query(collection, filter="", output_fields=["*"], limit=16_384)
+    return {
+        str(row[key]): (
+            np.asarray(row[vector], dtype=np.float32),
+            {k: v for k, v in row.items() if k not in (key, vector)},
+        )
+        for row in rows
+    }
+
+
+def test_text_rows_land_in_milvus_lite_with_exactly_the_models_vectors(
+    embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    n = 3000
+    texts = [words(i) for i in range(n)]
+    bad = {0, 1, 1023, 1024, 2047, 2999} | set(range(1500, 1540, 3))  # piece edges, first and last
+    for i in bad:
+        texts[i] = too_long(i) if i % 2 else ""  # over the context, or empty: both refused with the request
+    table = pa.table({"id": [f"doc{i}" for i in range(n)], "text": texts, "rank": list(range(n))})
+    options = embed_options(embeddings_server, embed_batch_size=50, embed_max_concurrency=8)
+    with connect(
+        milvus_lite.uri, collection=collection_name, create=True, on_error="report", **options
+    ) as client:
+        report = client.upsert(table)
+    assert (report.written, report.failed) == (n - len(bad), len(bad))
+    assert set(report.failed_ids) == {f"doc{i}" for i in bad}
+    for failure in report.failures:
+        assert failure.error_type == "Rejected" and failure.error.startswith("text not embedded: POST ")
+        assert (
+            "maximum context length is 512 tokens" in failure.error or "'$.input' is invalid" in failure.error
+        )
+
+    stored = stored_vectors(milvus_lite, collection_name)
+    good = [i for i in range(n) if i not in bad]
+    assert set(stored) == {f"doc{i}" for i in good}
+    expected = expected_vectors([texts[i] for i in good], model=SMALL_MODEL)
+    for k, i in enumerate(good):
+        vector, metadata = stored[f"doc{i}"]
+        np.testing.assert_array_equal(vector, expected[k])
+        assert metadata == {"text": texts[i], "rank": i}  # the text is kept as metadata, like any column
+
+
+def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    own = np.arange(64, dtype=np.float32) / 64
+    rows: list[dict[str, Any]] = [
+        {"id": "text-only", "text": "a text to embed"},
+        {"id": "vector-only", "values": own},
+        {"id": "both", "text": "never sent: the row has its vector", "values": own + 1},
+        {"id": "neither", "genre": "x"},
+        {"id": "empty-vector", "text": "an empty vector counts as none", "values": []},
+        {"id": "not-text", "text": 42},
+        {"id": "too-long", "text": too_long(7), "sparse_values": {"indices": [1], "values": [0.5]}},
+    ]
+    with connect(pinecone.uri, on_error="report", **embed_options(embeddings_server)) as client:
+        report = client.upsert(rows)
+    reasons = {i: (f.error_type, f.error) for f in report.failures for i in f.ids}
+    assert set(reasons) == {"neither", "not-text", "too-long"}
+    assert reasons["neither"] == ("Invalid", "null vector")
+    assert reasons["not-text"] == ("InvalidInput", "text not embedded: column 'text' holds int, not a string")
+    assert reasons["too-long"][0] == "Rejected" and "maximum context length" in reasons["too-long"][1]
+    arrived = pinecone.arrived()
+    assert arrived.ids() == {"text-only", "vector-only", "both", "empty-vector"}  # too-long: not sparse-only
+    np.testing.assert_array_equal(arrived.vector("vector-only").values, own)
+    np.testing.assert_array_equal(arrived.vector("both").values, own + 1)
+    for row_id, text in (
+        ("text-only", "a text to embed"),
+        ("empty-vector", "an empty vector counts as none"),
+    ):
+        np.testing.assert_array_equal(
+            arrived.vector(row_id).values, expected_vectors([text], model=SMALL_MODEL)[0]
+        )
+    assert embeddings_server.stats.inputs >= 3 and "never sent" not in str(embeddings_server.stats.log)
+    assert rows[0] == {
+        "id": "text-only",
+        "text": "a text to embed",
+    }  # the caller's dicts are left as they were
+
+
+def test_embedding_overlaps_upserting_and_reads_ahead_only_so_far(pinecone: ServerHandle) -> None:
+    n = 10 * PIECE_ROWS
+    texts = [words(i, 4) for i in range(n)]
+    table = pa.table({"id": [f"r{i}" for i in range(n)], "text": texts})
+    with EmbeddingsServer(delay_s=0.002) as embedder:
+        started = time.monotonic()  # the Pinecone server's clock starts at reset, an instant later
+        pinecone.reset()
+        pinecone.script(delay_s=0.05)  # a database slower than the model: embedding must wait for it
+        options = embed_options(embedder, embed_batch_size=16, embed_max_concurrency=2)
+        with connect(pinecone.uri, batch_size=500, max_concurrency=1, **options) as client:
+            report = client.upsert(table)
+        embedded_at = [(t, count) for t, count, status in embedder.stats.log if status == 200]
+    assert report.written == n
+    upserts = pinecone.arrived().accepted
+    first_upsert = started + upserts[0].started_s
+    assert first_upsert < embedded_at[-1][0] - 0.2  # rows went in while later texts were still being embedded
+    window = 4 * 2 * 16  # the embedding client's requests in flight or waiting to be handed over
+    bound = 2 * PIECE_ROWS + window  # the piece being written, the next one, the requests' window
+    upserted = 0
+    for request in upserts:
+        at = started + request.started_s
+        embedded = sum(count for t, count in embedded_at if t <= at)
+        assert embedded - upserted <= bound, (embedded, upserted)
+        upserted += request.vector_count
+    stored = pinecone.arrived()
+    np.testing.assert_array_equal(
+        np.stack([stored.vector(f"r{i}").values for i in range(0, n, 101)]),
+        expected_vectors(texts[::101], model=SMALL_MODEL),
+    )
+
+
+def test_a_bad_embedding_key_stops_the_write_with_no_key_in_its_text(pinecone: ServerHandle) -> None:
+    key = "sk-proj-wrong-embedding-key-987654321"
+    with EmbeddingsServer(echo_key=True) as embedder:
+        options = embed_options(embedder, embed_api_key=key)
+        with connect(pinecone.uri, **options) as client:
+            shown = [repr(client.options), str(client.options), repr(client.embedding)]
+            with pytest.raises(AuthError) as info:
+                client.upsert(pa.table({"id": ["a", "b"], "text": ["one", "two"]}))
+    assert "Incorrect API key provided: ***" in str(info.value)
+    assert all(key not in text for text in [str(info.value), repr(info.value), *shown])
+    assert "embed_api_key=***" in shown[0]
+    assert pinecone.arrived().requests == []
+
+
+def test_on_error_fail_raises_with_the_refused_rows_after_writing_the_rest(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    table = pa.table({"id": ["a", "b", "c"], "text": ["fine", too_long(1), "also fine"]})
+    with (
+        connect(pinecone.uri, **embed_options(embeddings_server)) as client,
+        pytest.raises(WriteFailed) as info,
+    ):
+        client.upsert(table)
+    assert info.value.report.failed_ids == ["b"] and info.value.report.written == 2
+    assert pinecone.arrived().ids() == {"a", "c"}
+
+
+def test_the_key_can_come_from_an_environment_variable_read_at_connect(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = embed_options(embeddings_server, embed_api_key=None, embed_api_key_env="TEST_EMBED_KEY")
+    with pytest.raises(ConfigError, match="option api_key_env: environment variable 'TEST_EMBED_KEY'"):
+        connect(pinecone.uri, **options)
+    monkeypatch.setenv("TEST_EMBED_KEY", DEFAULT_KEY)
+    with connect(pinecone.uri, **options) as client:
+        assert client.upsert([{"id": "x", "text": "hello"}]).written == 1
+
+
+def test_embed_dimensions_is_the_writes_dimension(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    options = embed_options(embeddings_server, embed_model=DEFAULT_MODEL, embed_dimensions=24)
+    with connect(pinecone.uri, **options) as client:
+        assert client.options.dimension == 24
+        client.upsert([{"id": "x", "text": "hello"}])
+    np.testing.assert_array_equal(pinecone.arrived().vector("x").values, expected_vectors(["hello"], 24)[0])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"text_column": "text"}, "option text_column needs option embed_url"),
+        ({"embed_batch_size": 10}, "option embed_batch_size needs option embed_url"),
+        (
+            {"embed_url": "http://127.0.0.1:9", "text_column": "t"},
+            "option embed_url needs option embed_model",
+        ),
+        (
+            {"embed_url": "http://127.0.0.1:9", "embed_model": "m"},
+            "option embed_url needs option text_column",
+        ),
+        (
+            {"embed_url": "127.0.0.1:9", "embed_model": "m", "text_column": "t"},
+            "option embed_url: '127.0.0.1:9' is not",
+        ),
+        (
+            {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_batch_size": "0"},
+            "option embed_batch_size: Expected `int` >= 1",
+        ),
+        (
+            {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_max_concurrency": "x"},
+            "option embed_max_concurrency: Expected `int",
+        ),
+        (
+            {"embed_url": "http://h", "embed_model": "m", "text_column": "values"},
+            "option text_column: 'values' is also option vector_column",
+        ),
+        (
+            {
+                "embed_url": "http://h",
+                "embed_model": "m",
+                "text_column": "t",
+                "embed_dimensions": 8,
+                "dimension": 9,
+            },
+            r"options embed_dimensions \(8\) and dimension \(9\) differ",
+        ),
+        (
+            {
+                "embed_url": "http://h",
+                "embed_model": "m",
+                "text_column": "t",
+                "embed_api_key": "sk-x",
+                "embed_api_key_env": "K",
+            },
+            "options embed_api_key and embed_api_key_env exclude each other",
+        ),
+    ],
+)
+def test_bad_embedding_options_are_config_errors_naming_the_option(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        connect("pinecone://127.0.0.1:1", **options)
+    assert "sk-x" not in str(info.value)
+
+
+def test_input_without_the_text_column_or_with_numbers_in_it_is_a_config_error(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    with connect(pinecone.uri, **embed_options(embeddings_server)) as client:
+        with pytest.raises(
+            ConfigError, match=r"option text_column: no column 'text' in the input \(columns: id, body\)"
+        ):
+            client.upsert(pa.table({"id": ["a"], "body": ["hello"]}))
+        with pytest.raises(
+            ConfigError, match="option text_column: column 'text' has type int64; expected strings"
+        ):
+            client.upsert(pa.table({"id": ["a"], "text": [1]}))
+    assert pinecone.arrived().requests == []
