@@ -83,6 +83,19 @@ class VectorDataSource(DataSource):
     - ``metric``: ``cosine``, ``euclidean`` or ``dotproduct``, for ``create``. Default: ``cosine``.
       Example: ``dotproduct``.
     - ``tls``: TLS on or off. Default: on, except for loopback hosts. Example: ``false``.
+    - ``text_column``: a string column; rows with text and no vector are embedded (with ``embed_url``).
+      Default: none. Example: ``text``.
+    - ``embed_url``: an OpenAI-compatible embeddings endpoint (``/v1/embeddings`` is appended), probed
+      once on the driver. Default: none. Example: ``https://api.openai.com``.
+    - ``embed_model``: the embedding model. Default: none. Example: ``text-embedding-3-small``.
+    - ``embed_api_key``: the embedding endpoint's key, never logged. Default: none. Example: ``sk-...``.
+    - ``embed_api_key_env``: an environment variable holding that key. Default: none. Example:
+      ``OPENAI_API_KEY``.
+    - ``embed_batch_size``: texts per embedding request. Default: ``64``. Example: ``128``.
+    - ``embed_max_concurrency``: embedding requests in flight per task (AIMD below it). Default:
+      ``32``. Example: ``64``.
+    - ``embed_dimensions``: ask the model for shorter vectors; the write's dimension. Default: the
+      model's. Example: ``256``.
 
     Spark options:
 
