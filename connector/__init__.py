@@ -4,6 +4,9 @@
     with connect("pinecone+grpc://my-index-abc.svc.pinecone.io", api_key=...) as client:
         report = client.upsert(table)
 
+    vectors = embed(texts, url="https://api.openai.com", model="text-embedding-3-small",
+                    api_key_env="OPENAI_API_KEY")  # numpy (n, d) float32, any OpenAI-compatible server
+
 Everything here loads lazily (PEP 562), so ``import vectordb.connector`` stays in the
 low milliseconds and pulls in neither grpcio, pyarrow, numpy, pyspark nor apache_beam.
 """
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .client import Client, connect
+    from .embedding import embed
     from .errors import (
         AuthError,
         ConfigError,
@@ -59,12 +63,14 @@ __all__ = [
     "WriteFailed",
     "WriteReport",
     "connect",
+    "embed",
     "parse_options",
 ]
 
 _WHERE = {
     "Client": "client",
     "connect": "client",
+    "embed": "embedding",
     "BackendOptions": "options",
     "parse_options": "options",
     "SparseVector": "records",

@@ -400,3 +400,13 @@ def test_an_empty_string_fails_alone_with_the_servers_reason(embeddings_server: 
     assert [(f.index, f.error_type) for f in result.failures] == [(7, "Rejected")]
     assert "'$.input' is invalid" in result.failures[0].message
     np.testing.assert_array_equal(np.delete(result.vectors, 7, axis=0), expected_vectors(TEXTS[:15]))
+
+
+def test_embed_is_public_in_vectordb_connector(embeddings_server: EmbeddingsServer) -> None:
+    import vectordb.connector
+
+    vectors = vectordb.connector.embed(
+        TEXTS[:3], url=embeddings_server.url, model=DEFAULT_MODEL, api_key=DEFAULT_KEY
+    )
+    np.testing.assert_array_equal(vectors, expected_vectors(TEXTS[:3]))
+    assert vectordb.connector.embed is embed and "embed" in dir(vectordb.connector)
