@@ -13,9 +13,11 @@ so a batch lands whole or not at all. Every statement, ``query``'s catalog look-
 and deletes included, waits for a lock at most ``timeout_s`` (``lock_timeout``, SQLSTATE
 55P03, retryable): a transaction left open elsewhere fails a call with its reason instead
 of hanging the task. A long delete that holds its locks may run as long as it needs; a
-write's statement may not (``statement_timeout``). Connections are opened on demand, one per request in
-flight, and kept idle for reuse; the pool is shared per process by target. Connections are
-in autocommit mode and transactions are explicit, which saves psycopg's separate ``BEGIN``.
+write's statement may not (``statement_timeout``), and a write whose server stops answering
+ends ``REPLY_GRACE_S`` after ``timeout_s`` (``DeadlineExceeded``) however long the server stays
+silent. Connections are opened on demand, one per request in flight, and kept idle for reuse;
+the pool is shared per process by target. Connections are in autocommit mode and transactions
+are explicit, which saves psycopg's separate ``BEGIN``.
 
 psycopg errors become the connector's errors in ``error_for`` and nowhere else: by SQLSTATE
 when the server sent one (data and constraint errors are rejections the engine bisects;
@@ -28,9 +30,10 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,6 +202,46 @@ def pg_errors(where: str, secrets: tuple[str, ...], *, connecting: bool = False)
         raise error from None
 
 
+# past statement_timeout, the time the server's own cancellation (57014) has to arrive before the client gives up
+REPLY_GRACE_S = 1.0
+
+
+@contextmanager
+def _reply_deadline(conn: Any, seconds: float, where: str) -> Iterator[None]:
+    """Fail a request whose server stops answering (stopped, hung, or cut off without a reset).
+
+    ``statement_timeout`` is enforced by the server, and psycopg waits for a reply without a
+    deadline: without this, a write to a frozen server never ends. Past ``seconds`` the connection's
+    socket is shut down, so the blocked read fails and the request ends as ``DeadlineExceeded``
+    (retryable); the connection is not reused.
+    """
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        with suppress(Exception):  # already closed: nothing is waiting on it
+            sock = socket.socket(fileno=os.dup(conn.fileno()))
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            finally:
+                sock.close()
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except Exception:
+        if expired.is_set():
+            raise DeadlineExceeded(f"{where}: no reply within {seconds:g} s") from None
+        raise
+    finally:
+        timer.cancel()
+        timer.join()
+    if expired.is_set():  # the reply came as the deadline passed: the socket is shut all the same
+        conn.close()
+
+
 # sessions a forked child inherited: kept referenced so that no finalizer closes the parent's sockets
 _INHERITED: list[_Session] = []
 
@@ -334,7 +377,11 @@ class PostgresTransport:
         if not isinstance(request, CopyRequest):
             raise TypeError(f"PostgresTransport sends CopyRequest, not {type(request).__name__}")
         where = f"{self.label} {request.method}"
-        with self._session(where, timeout_s) as session, pg_errors(where, self._secrets):
+        with (
+            self._session(where, timeout_s) as session,
+            pg_errors(where, self._secrets),
+            _reply_deadline(session.conn, timeout_s + REPLY_GRACE_S, where),
+        ):
             conn = session.conn
             if request.setup and request.setup not in session.done:
                 conn.execute(request.setup)  # committed on its own: a rolled-back batch must not undo it
