@@ -5,10 +5,12 @@ Spark schedules anything, so a typo or a wrong column costs a second, not a fail
 
 1. options: the connector's (unknown key, bad value, missing credential) and the adapter's;
 2. columns and types, checked by the core's own input check on an empty batch of the schema;
-3. the target: one cheap call (``check_target``: reachability, credentials, dimension when the
+3. with ``embed_url``, one probe request to the embedding endpoint (its key, the model, and the
+   dimension of its vectors, which becomes the write's: a target of another fails here);
+4. the target: one cheap call (``check_target``: reachability, credentials, dimension when the
    option ``dimension`` gives it; with ``create=true`` the collection is made here, once); what it
    learnt (``resolved_options()``: a collection id, "verified") goes to the tasks, which skip it;
-4. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
+5. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
    by ``budget_tasks`` (the data source cannot see how many tasks run at once: it must be told).
 
 ``mode("overwrite")`` with ``allow_overwrite=true`` (batch writes only) then clears the target
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vectordb.connector.errors import ConfigError
+from vectordb.connector.errors import ConfigError, DimensionMismatch
 
 from .driver_log import log_line
 from .files import Location
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
 
-    from vectordb.connector.client import Client
+    from vectordb.connector.client import Client, TargetPrepared
     from vectordb.connector.options import BackendOptions
 
 __all__ = ["WritePlan", "arrow_schema", "plan_write"]
@@ -71,6 +73,10 @@ def plan_write(
     _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
     client = Client(options)  # checks what the backend knows: hosts, keys, request limits
     _check_columns(client, schema)
+    if client.embedding is not None:  # the model's dimension is the write's, from here on
+        connector_raw = _probe_embedding(client, connector_raw)
+        options = resolve_options(connector_raw)
+        client = Client(options)
     if getattr(options, "write_mode", "upsert") == "import":  # Pinecone bulk import: its own driver checks
         from vectordb.connector.backends.pinecone_import import check_import
 
@@ -82,20 +88,64 @@ def plan_write(
         dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
     if spark_options.report_path:
         reports = Location.parse(spark_options.report_path, "report_path").prepared()
-    prepared = client.prepare_target(clear=overwrite)
+    prepared = _prepare_target(client, overwrite)
     if prepared.cleared is not None:
         log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
     # what the driver learnt (a collection id, "already verified") spares every task the same calls
     options = resolve_options({**connector_raw, **prepared.resolved})
     return WritePlan(
         # api_key_env is read here, once: executors of a spark-submit job need not have the variable
-        options=_per_task_budget(options, spark_options).with_credential(),
+        options=_embed_credential(_per_task_budget(options, spark_options).with_credential()),
         spark=spark_options,
         token=uuid.uuid4().hex[:12],
         target=client.backend.describe(),
         dead_letters=dead_letters,
         reports=reports,
     )
+
+
+def _probe_embedding(client: Client, raw: dict[str, str]) -> dict[str, str]:
+    """One request to the embedding endpoint: a bad key, an unknown model or a model whose vectors do
+    not have the write's dimension stops the job here; ``raw`` with the model's dimension."""
+    stage = client.embedding
+    assert stage is not None
+    try:
+        dim = stage.probe()
+    finally:
+        stage.close()
+    stated, model = client.options.dimension, stage.options.model
+    if stated is not None and stated != dim:
+        given = "embed_dimensions" if client.options.embed_dimensions is not None else "dimension"
+        raise ConfigError(
+            f"option embed_model: {model!r} answers {dim}-dimensional vectors, not {stated} (option {given})"
+        )
+    log_line(logging.INFO, f"embedding with {model!r} at {stage.options.endpoint}: {dim}-dimensional vectors")
+    return {**raw, "dimension": str(dim)}
+
+
+def _prepare_target(client: Client, overwrite: bool) -> TargetPrepared:
+    """``client.prepare_target``; a target of another dimension than the embedding model's names the model."""
+    try:
+        return client.prepare_target(clear=overwrite)
+    except DimensionMismatch as exc:
+        if client.embedding is None:
+            raise
+        hint = " (embed_dimensions asks a model that can for shorter vectors)"
+        raise ConfigError(
+            f"option embed_model: {client.embedding.options.model!r} answers {client.options.dimension}-"
+            f"dimensional vectors, and the target holds others: {exc}{hint}"
+        ) from None
+
+
+def _embed_credential(options: BackendOptions) -> BackendOptions:
+    """``embed_api_key_env`` read here, once, as ``api_key_env`` is: executors need not have the variable."""
+    if options.embed_api_key_env is None:
+        return options
+    from vectordb.connector.embedding.stage import embed_options_of
+
+    embed = embed_options_of(options)
+    assert embed is not None
+    return msgspec.structs.replace(options, embed_api_key=embed.credential(), embed_api_key_env=None)
 
 
 def _per_task_budget(options: BackendOptions, spark: SparkOptions) -> BackendOptions:
@@ -136,6 +186,8 @@ def _check_columns(client: Client, schema: StructType) -> None:
     except (TypeError, ValueError, NotImplementedError) as exc:
         raise ConfigError(f"input schema: a column has a type the Arrow writer cannot pass: {exc}") from None
     (empty,) = dense_ml_vectors([empty], client.options.vector_column)  # as tasks hand it to the client
+    if client.embedding is not None:  # the text column's check; a vector column the stage adds
+        empty = client.embedding.check_schema(empty)
     prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))
     _check_namespace_column(client.options.namespace_column, schema)
 

@@ -134,6 +134,17 @@ class EmbeddingStage:
             )
         return int(result.vectors.shape[1])
 
+    def check_schema(self, empty: pa.RecordBatch) -> pa.RecordBatch:
+        """For a driver's column check on an empty batch of the input's schema: the text column's
+        ``ConfigError`` if it is missing or not strings, else the batch as the stage hands it on
+        (with a vector column, where the input has none)."""
+        import pyarrow as pa
+
+        self._plan_arrow(empty)
+        if self.spec.vector_column in empty.schema.names:
+            return empty
+        return empty.append_column(self.spec.vector_column, pa.array([], type=pa.list_(pa.float32())))
+
     def fill(self, chunks: Iterable[Any]) -> Iterator[Any]:
         """The input's pieces, in order, each with its rows' vectors; a ``Prepared`` of failures after a
         piece some of whose texts could not be embedded."""

@@ -1,0 +1,176 @@
+"""Text through Spark into Milvus Lite: the embedding options, probed on the driver, embedded in the tasks.
+
+The embeddings server runs in a thread of this process on 127.0.0.1; Spark's Python workers reach it
+like any endpoint. Every stored vector is compared exactly with the one the server derives from the
+row's text; the rows whose text it refused are exactly the dead letters, with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
+
+from .conftest import job_ids
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+
+pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite (session), collection_name
+__all__ = ["embeddings_server"]
+
+MODEL = "test-embed-64"
+
+
+def text_table(n: int, bad: set[int]) -> pa.Table:
+    texts = [too_long(i) if i in bad else words(i) for i in range(n)]
+    return pa.table({"id": [f"t{i}" for i in range(n)], "text": texts, "n": list(range(n))})
+
+
+def writer(
+    spark: Any,
+    table: pa.Table,
+    server: EmbeddingsServer,
+    uri: str,
+    collection: str,
+    partitions: int = 1,
+    **extra: str,
+) -> Any:
+    options = {
+        "uri": uri,
+        "collection": collection,
+        "text_column": "text",
+        "embed_url": server.url,
+        "embed_model": MODEL,
+        "embed_api_key": DEFAULT_KEY,
+        "embed_batch_size": "32",
+        "embed_max_concurrency": "4",
+    } | extra
+    frame = spark.createDataFrame(table)
+    # the validation tests take one partition: with adaptive execution a repartition's shuffle runs
+    # as a job before the data source's writer is asked, and they check that no job ran
+    frame = frame.repartition(partitions) if partitions > 1 else frame
+    return frame.write.format("vectordb").options(**options).mode("append")
+
+
+def test_text_is_embedded_in_the_tasks_and_refused_texts_are_the_dead_letters(
+    spark: Any,
+    embeddings_server: EmbeddingsServer,
+    milvus_lite: LiteServer,
+    collection_name: str,
+    tmp_path: Path,
+) -> None:
+    n, bad = 1500, {0, 333, 1024, 1499}
+    table = text_table(n, bad)
+    dead = tmp_path / "dead"
+    writer(
+        spark, table, embeddings_server, milvus_lite.uri, collection_name,
+        partitions=2, create="true", on_error="dead_letter", dead_letter_path=str(dead),
+    ).save()  # fmt: skip
+    assert embeddings_server.stats.log[0][1] == 1  # the driver's probe: one input, before any task
+
+    letters = {r["id"]: r.asDict() for r in spark.read.parquet(str(dead)).collect()}
+    assert set(letters) == {f"t{i}" for i in bad}
+    for i in bad:
+        letter = letters[f"t{i}"]
+        assert letter["error"].startswith("Rejected: text not embedded: POST ")
+        assert "maximum context length is 512 tokens" in letter["error"]
+        assert (letter["text"], letter["n"]) == (table.column("text")[i].as_py(), i)
+
+    client = milvus_lite.client
+    client.load_collection(collection_name)
+    good = [i for i in range(n) if i not in bad]
+    rows = client.get(collection_name, ids=[f"t{i}" for i in range(n)], output_fields=["*"])
+    got = {row["id"]: row for row in rows}
+    assert set(got) == {f"t{i}" for i in good}
+    texts = table.column("text").to_pylist()
+    expected = expected_vectors([texts[i] for i in good], model=MODEL)
+    for k, i in enumerate(good):
+        np.testing.assert_array_equal(np.asarray(got[f"t{i}"]["vector"], dtype=np.float32), expected[k])
+        assert got[f"t{i}"]["text"] == texts[i]
+
+
+def test_a_bad_embedding_key_fails_on_the_driver_before_any_job(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    key = "sk-proj-wrong-key-for-spark-0123456789"
+    with EmbeddingsServer(echo_key=True) as server:
+        write = writer(
+            spark, text_table(20, set()), server, milvus_lite.uri, collection_name, embed_api_key=key
+        )
+        before = job_ids(spark)
+        with pytest.raises(Exception, match=r"HTTP 401: Incorrect API key provided: \*\*\*") as info:
+            write.save()
+        assert server.stats.requests == 1  # the probe, and nothing after it
+    assert key not in str(info.value)
+    for j in job_ids(spark) - before:
+        info_ = spark.sparkContext.statusTracker().getJobInfo(j)
+        print("JOB", j, info_, [spark.sparkContext.statusTracker().getStageInfo(s) for s in info_.stageIds])
+    assert job_ids(spark) == before
+    assert not milvus_lite.client.has_collection(collection_name)
+
+
+def test_an_unknown_model_fails_on_the_driver_before_any_job(
+    spark: Any, embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    write = writer(
+        spark,
+        text_table(20, set()),
+        embeddings_server,
+        milvus_lite.uri,
+        collection_name,
+        embed_model="no-such-model",
+    )
+    before = job_ids(spark)
+    with pytest.raises(Exception, match="The model `no-such-model` does not exist"):
+        write.save()
+    assert job_ids(spark) == before
+
+
+def test_a_collection_of_another_dimension_than_the_models_fails_on_the_driver(
+    spark: Any, embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    milvus_lite.client.create_collection(collection_name, dimension=32, id_type="string", max_length=64)
+    write = writer(spark, text_table(20, set()), embeddings_server, milvus_lite.uri, collection_name)
+    stated = writer(
+        spark, text_table(20, set()), embeddings_server, milvus_lite.uri, collection_name, dimension="48"
+    )
+    before = job_ids(spark)
+    with pytest.raises(
+        Exception, match=r"option embed_model: 'test-embed-64' answers 64-dimensional vectors.*has dim 32"
+    ):
+        write.save()
+    with pytest.raises(
+        Exception, match=r"option embed_model: 'test-embed-64' answers 64-dimensional vectors, not 48"
+    ):
+        stated.save()
+    assert job_ids(spark) == before
+    # embed_dimensions asks the model for the collection's dimension: then it fits
+    writer(
+        spark, text_table(20, set()), embeddings_server, milvus_lite.uri, collection_name,
+        embed_model="test-embed-768", embed_dimensions="32",
+    ).save()  # fmt: skip
+    assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 20
+
+
+def test_a_missing_or_mistyped_text_column_fails_on_the_driver_naming_the_option(
+    spark: Any, embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    no_text = writer(
+        spark, pa.table({"id": ["a"], "body": ["x"]}), embeddings_server, milvus_lite.uri, collection_name
+    )
+    numbers = writer(
+        spark, pa.table({"id": ["a"], "text": [1]}), embeddings_server, milvus_lite.uri, collection_name
+    )
+    before = job_ids(spark)
+    with pytest.raises(Exception, match=r"option text_column: no column 'text' in the input"):
+        no_text.save()
+    with pytest.raises(Exception, match="option text_column: column 'text' has type int64; expected strings"):
+        numbers.save()
+    assert job_ids(spark) == before and embeddings_server.stats.requests == 0
