@@ -100,7 +100,10 @@ class WriteToVectorDB(beam.PTransform):
             ``api_key`` may be a Beam ``Secret`` (``GcpSecret("projects/p/secrets/s/versions/1")``):
             each worker fetches it in ``setup``, so the stored pipeline holds its name, not the key;
             a plain string travels inside the pickled pipeline. ``api_key_env`` is read on the
-            workers too.
+            workers too. With ``embed_url`` and ``embed_model`` (``embed_api_key``…), rows with text
+            and no vector are embedded before they are written (``text_column``; default
+            ``content_key``, where an ``ml.rag`` Chunk's text goes); ``check_target`` then also sends
+            one probe request, and the model's dimension becomes the write's.
     """
 
     def __init__(
@@ -116,6 +119,8 @@ class WriteToVectorDB(beam.PTransform):
     ) -> None:
         super().__init__()
         secret = options.pop("api_key") if isinstance(options.get("api_key"), Secret) else None
+        if options.get("embed_url") is not None and options.get("text_column") is None:
+            options["text_column"] = content_key  # an ml.rag Chunk's text: the reader puts it there
         raw = {"uri": uri, **options}
         self.options = resolve_options(raw)
         self.secret: Secret | None = secret
@@ -124,7 +129,13 @@ class WriteToVectorDB(beam.PTransform):
         with Client(at_build) as client:  # the backend's own checks: hosts, keys, request limits
             self.target = client.backend.describe()
             rows_per_request = client.max_rows
-            if check_target:
+            if check_target and client.embedding is not None:  # a probe: the model's dimension is the write's
+                from vectordb.connector.embedding.stage import prepare_target, probe_dimension
+
+                raw = {**raw, "dimension": str(probe_dimension(client))}
+                with Client(_with_secret(resolve_options(raw), secret)) as checked:
+                    self.options = resolve_options({**raw, **prepare_target(checked).resolved})
+            elif check_target:
                 self.options = resolve_options({**raw, **client.prepare_target().resolved})
         if batching not in ("auto", "bounded", "unbounded"):
             raise ConfigError(f"batching={batching!r}: expected 'auto', 'bounded' or 'unbounded'")
@@ -313,6 +324,8 @@ class _WriteFn(beam.DoFn):
         options = _with_secret(self._options, self._secret)
         options.credential()
         self._client = Client(options)
+        if self._client.embedding is not None:
+            self._client.embedding.options.credential()  # embed_api_key_env, likewise
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectordb-beam")
         self._pending: collections.deque[_Pending] = collections.deque()
 

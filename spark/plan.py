@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vectordb.connector.errors import ConfigError, DimensionMismatch
+from vectordb.connector.errors import ConfigError
 
 from .driver_log import log_line
 from .files import Location
@@ -107,34 +107,22 @@ def plan_write(
 def _probe_embedding(client: Client, raw: dict[str, str]) -> dict[str, str]:
     """One request to the embedding endpoint: a bad key, an unknown model or a model whose vectors do
     not have the write's dimension stops the job here; ``raw`` with the model's dimension."""
-    stage = client.embedding
-    assert stage is not None
-    try:
-        dim = stage.probe()
-    finally:
-        stage.close()
-    stated, model = client.options.dimension, stage.options.model
-    if stated is not None and stated != dim:
-        given = "embed_dimensions" if client.options.embed_dimensions is not None else "dimension"
-        raise ConfigError(
-            f"option embed_model: {model!r} answers {dim}-dimensional vectors, not {stated} (option {given})"
-        )
-    log_line(logging.INFO, f"embedding with {model!r} at {stage.options.endpoint}: {dim}-dimensional vectors")
+    from vectordb.connector.embedding.stage import probe_dimension
+
+    assert client.embedding is not None
+    dim = probe_dimension(client)
+    where = f"{client.embedding.options.model!r} at {client.embedding.options.endpoint}"
+    log_line(logging.INFO, f"embedding with {where}: {dim}-dimensional vectors")
     return {**raw, "dimension": str(dim)}
 
 
 def _prepare_target(client: Client, overwrite: bool) -> TargetPrepared:
-    """``client.prepare_target``; a target of another dimension than the embedding model's names the model."""
-    try:
+    """``client.prepare_target``; with embedding, a target of another dimension names the model."""
+    if client.embedding is None:
         return client.prepare_target(clear=overwrite)
-    except DimensionMismatch as exc:
-        if client.embedding is None:
-            raise
-        hint = " (embed_dimensions asks a model that can for shorter vectors)"
-        raise ConfigError(
-            f"option embed_model: {client.embedding.options.model!r} answers {client.options.dimension}-"
-            f"dimensional vectors, and the target holds others: {exc}{hint}"
-        ) from None
+    from vectordb.connector.embedding.stage import prepare_target
+
+    return prepare_target(client, clear=overwrite)
 
 
 def _embed_credential(options: BackendOptions) -> BackendOptions:

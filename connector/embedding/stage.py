@@ -7,6 +7,10 @@ yields each piece again, in order, with the model's vectors in its vector column
 ahead of the write by its window, so pieces are embedded while earlier ones are being upserted,
 and no further, so memory stays bounded.
 
+Arrow batches and dicts give the text in ``text_column``; ``Columns`` (what the Beam sink hands
+the client) have it in each row's metadata under that key, where the sink's reader put it (an
+``ml.rag`` Chunk's content under ``content_key``).
+
 A row whose text could not be embedded (refused by the server, retries spent, a text that is not
 a string) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
 holding its ``BatchFailure``, with the embedding's reason, which the client counts like any row it
@@ -24,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DimensionMismatch
 from ..report import BatchFailure
 from ..rows import Columns, ColumnSpec, Prepared, derive_id, is_arrow
 from .client import WINDOW_PER_SLOT, EmbeddingClient
@@ -34,9 +38,18 @@ from .result import EmbeddedChunk, InputFailure
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..client import Client, TargetPrepared
     from ..options import BackendOptions
 
-__all__ = ["PIECE_ROWS", "EmbeddingStage", "check_writer_options", "embed_options_of", "stage_for"]
+__all__ = [
+    "PIECE_ROWS",
+    "EmbeddingStage",
+    "check_writer_options",
+    "embed_options_of",
+    "prepare_target",
+    "probe_dimension",
+    "stage_for",
+]
 
 PIECE_ROWS = 1024  # rows per piece: the unit that waits for its texts' vectors
 PROBE_TEXT = "vectordb-connector probe"
@@ -87,11 +100,46 @@ def stage_for(options: BackendOptions, spec: ColumnSpec) -> EmbeddingStage | Non
     return EmbeddingStage(embed, spec, options.text_column)
 
 
+def probe_dimension(client: Client) -> int:
+    """A job's driver side: one probe request through ``client``'s stage (a bad key, an unknown model
+    fail here), the model's dimension, checked against the write's (option ``dimension`` or
+    ``embed_dimensions``). The stage's connections are closed after it."""
+    stage = client.embedding
+    if stage is None:
+        raise ValueError("the client has no embedding stage")
+    try:
+        dim = stage.probe()
+    finally:
+        stage.close()
+    stated = client.options.dimension
+    if stated is not None and stated != dim:
+        given = "embed_dimensions" if client.options.embed_dimensions is not None else "dimension"
+        raise ConfigError(
+            f"option embed_model: {stage.options.model!r} answers {dim}-dimensional vectors, "
+            f"not {stated} (option {given})"
+        )
+    return dim
+
+
+def prepare_target(client: Client, *, clear: bool = False) -> TargetPrepared:
+    """``client.prepare_target``; a target of another dimension than the model's names the model."""
+    try:
+        return client.prepare_target(clear=clear)
+    except DimensionMismatch as exc:
+        if client.embedding is None:
+            raise
+        raise ConfigError(
+            f"option embed_model: {client.embedding.options.model!r} answers {client.options.dimension}-"
+            f"dimensional vectors, and the target holds others: {exc} (embed_dimensions asks a model "
+            "that can for shorter vectors)"
+        ) from None
+
+
 @dataclass(slots=True, eq=False)
 class _Piece:
     """Up to ``PIECE_ROWS`` input rows, the positions of those to embed, and their texts."""
 
-    rows: Any  # a pyarrow RecordBatch, a list of mappings, or Columns (passed through)
+    rows: Any  # a pyarrow RecordBatch, a list of mappings, or Columns
     need: np.ndarray  # int64 positions in ``rows`` whose text goes to the model
     texts: list[str]
     invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
@@ -167,8 +215,8 @@ class EmbeddingStage:
     # -- one piece ---------------------------------------------------------------------------------
 
     def _plan(self, rows: Any) -> _Piece:
-        if isinstance(rows, Columns):  # already columns (the Beam sink's): no text to read
-            return _Piece(rows, np.empty(0, dtype=np.int64), [])
+        if isinstance(rows, Columns):
+            return self._plan_columns(rows)
         if isinstance(rows, list):
             return self._plan_dicts(rows)
         return self._plan_arrow(rows)
@@ -188,6 +236,26 @@ class EmbeddingStage:
             else:
                 invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
         return _Piece(rows, np.asarray(need, dtype=np.int64), texts, invalid)
+
+    def _plan_columns(self, cols: Columns) -> _Piece:
+        need: list[int] = []
+        texts: list[str] = []
+        invalid: dict[int, str] = {}
+        metadata, text_column = cols.metadata, self.text_column
+        if metadata is None:
+            return _Piece(cols, np.empty(0, dtype=np.int64), [])
+        lengths = np.diff(cols.offsets)
+        for i in np.flatnonzero(cols.null_vector | (lengths == 0)).tolist():
+            row = metadata[i]
+            text = None if row is None else row.get(text_column)
+            if text is None:
+                continue
+            if isinstance(text, str):
+                need.append(i)
+                texts.append(text)
+            else:
+                invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
+        return _Piece(cols, np.asarray(need, dtype=np.int64), texts, invalid)
 
     def _plan_arrow(self, batch: pa.RecordBatch) -> _Piece:
         import pyarrow as pa
@@ -227,8 +295,13 @@ class EmbeddingStage:
         if not len(done) and not reasons:
             yield piece.rows
             return
+        kept: Any
         if isinstance(piece.rows, list):
             kept, ids = self._finish_dicts(piece.rows, done, embedded.vectors, reasons)
+        elif isinstance(piece.rows, Columns):
+            cols = piece.rows
+            ids = {i: None if cols.ids[i] is None else str(cols.ids[i]) for i in reasons}
+            kept = _columns_with(cols, done, embedded.vectors, sorted(reasons))
         else:
             kept, ids = self._finish_arrow(piece.rows, done, embedded.vectors, reasons)
         if kept is not None:
@@ -298,9 +371,10 @@ class EmbeddingStage:
 
 
 def _pieces(chunk: Any, size: int) -> Iterator[Any]:
-    """``chunk`` in pieces of at most ``size`` rows (Arrow slices are views; ``Columns`` stay whole)."""
+    """``chunk`` in pieces of at most ``size`` rows (Arrow slices and ``Columns``' vectors are views)."""
     if isinstance(chunk, Columns):
-        yield chunk
+        for start in range(0, max(chunk.n, 1), size):
+            yield chunk if chunk.n <= size else _slice_columns(chunk, start, min(chunk.n, start + size))
     elif isinstance(chunk, list):
         for start in range(0, len(chunk), size):
             yield chunk[start : start + size]
@@ -309,6 +383,59 @@ def _pieces(chunk: Any, size: int) -> Iterator[Any]:
             yield chunk.slice(start, size)
     else:
         yield chunk
+
+
+def _slice_columns(cols: Columns, start: int, stop: int) -> Columns:
+    offsets = cols.offsets[start : stop + 1]
+    return Columns(
+        n=stop - start,
+        ids=cols.ids[start:stop],
+        flat=cols.flat[offsets[0] : offsets[-1]],
+        offsets=offsets - offsets[0],
+        null_vector=cols.null_vector[start:stop],
+        sparse=None if cols.sparse is None else cols.sparse[start:stop],
+        metadata=None if cols.metadata is None else cols.metadata[start:stop],
+        namespaces=None if cols.namespaces is None else cols.namespaces[start:stop],
+    )
+
+
+def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: list[int]) -> Columns | None:
+    """``cols`` with ``vectors[k]`` as row ``rows[k]``'s vector (``rows`` increasing) and the rows in
+    ``drop`` left out; ``None`` when none is left."""
+    n = cols.n
+    lengths = np.diff(cols.offsets)
+    if len(rows):
+        filled = np.zeros(n, dtype=bool)
+        filled[rows] = True
+        new_lengths = lengths.copy()
+        new_lengths[rows] = vectors.shape[1]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(new_lengths, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), dtype=np.float32)
+        flat[np.repeat(~filled, new_lengths)] = cols.flat[np.repeat(~filled, lengths)]
+        flat[np.repeat(filled, new_lengths)] = vectors.reshape(-1)
+        nulls = cols.null_vector & ~filled
+        cols = Columns(n, cols.ids, flat, offsets, nulls, cols.sparse, cols.metadata, cols.namespaces)
+        lengths = new_lengths
+    if not drop:
+        return cols
+    keep = np.ones(n, dtype=bool)
+    keep[drop] = False
+    if not keep.any():
+        return None
+    kept = np.flatnonzero(keep).tolist()
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(lengths[keep], out=offsets[1:])
+    return Columns(
+        n=len(kept),
+        ids=[cols.ids[i] for i in kept],
+        flat=cols.flat[np.repeat(keep, lengths)],
+        offsets=offsets,
+        null_vector=cols.null_vector[keep],
+        sparse=None if cols.sparse is None else [cols.sparse[i] for i in kept],
+        metadata=None if cols.metadata is None else [cols.metadata[i] for i in kept],
+        namespaces=None if cols.namespaces is None else [cols.namespaces[i] for i in kept],
+    )
 
 
 def _missing(vector: Any) -> bool:

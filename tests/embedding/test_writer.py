@@ -285,3 +285,45 @@ def test_input_without_the_text_column_or_with_numbers_in_it_is_a_config_error(
         ):
             client.upsert(pa.table({"id": ["a"], "text": [1]}))
     assert pinecone.arrived().requests == []
+
+
+def test_columns_as_the_beam_sink_hands_them_are_embedded_piece_by_piece(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    from vectordb.connector.rows import Columns
+
+    n = 2 * PIECE_ROWS + 300  # three pieces
+    own = np.random.default_rng(5).standard_normal((n, 64)).astype(np.float32)
+    has_own = np.arange(n) % 5 == 0
+    texts = [words(i, 5) for i in range(n)]
+    refused = {7, PIECE_ROWS + 2, n - 1}  # rows without a vector of their own
+    for i in refused:
+        texts[i] = too_long(i)
+    metadata: list[dict[str, Any] | None] = [{"text": t, "n": i} for i, t in enumerate(texts)]
+    metadata[12] = {"text": 12.5, "n": 12}  # not a string: fails alone
+    lengths = np.where(has_own, 64, 0)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cols = Columns(
+        n=n,
+        ids=[f"c{i}" for i in range(n)],
+        flat=own[has_own].reshape(-1),
+        offsets=offsets,
+        null_vector=~has_own,
+        sparse=None,
+        metadata=metadata,
+        namespaces=None,
+    )
+    with connect(pinecone.uri, on_error="report", **embed_options(embeddings_server)) as client:
+        report = client.upsert(cols)
+    failed = {i: f.error_type for f in report.failures for i in f.ids}
+    assert failed == {f"c{i}": "Rejected" for i in refused} | {"c12": "InvalidInput"}
+    arrived = pinecone.arrived()
+    assert arrived.ids() == {f"c{i}" for i in range(n)} - {f"c{i}" for i in refused | {12}}
+    embedded = [i for i in range(n) if not has_own[i] and i not in refused and i != 12]
+    expected = expected_vectors([texts[i] for i in embedded], model=SMALL_MODEL)
+    for k, i in enumerate(embedded):
+        np.testing.assert_array_equal(arrived.vector(f"c{i}").values, expected[k])
+    for i in np.flatnonzero(has_own).tolist():
+        np.testing.assert_array_equal(arrived.vector(f"c{i}").values, own[i])  # kept, never embedded
+        assert arrived.vector(f"c{i}").metadata == {"text": texts[i], "n": i}
