@@ -53,7 +53,8 @@ def error_for_status(status: int, body: bytes, where: str, retry_after: str | No
 
 def _reason(body: bytes) -> str:
     """The server's message: the ``message``/``error``/``detail`` field of a JSON body (or of its ``status``
-    object, as Qdrant nests it), else its first 500 bytes."""
+    object, as Qdrant nests it, or of the first of its ``error`` list, as Weaviate does), else its first
+    500 bytes."""
     if body[:1] == b"{":
         try:
             import orjson
@@ -65,6 +66,9 @@ def _reason(body: bytes) -> str:
             status = parsed.get("status")
             if isinstance(status, dict) and isinstance(status.get("error"), str):  # Qdrant's envelope
                 parsed = status
+            errors = parsed.get("error")
+            if isinstance(errors, list) and errors and isinstance(errors[0], dict):  # Weaviate's
+                parsed = errors[0]  # {"error": [{"message": "..."}]}
             for key in ("message", "error", "detail"):
                 if isinstance(parsed.get(key), str) and parsed[key]:
                     return parsed[key][:500]
