@@ -34,7 +34,6 @@ from typing import Any
 
 from .backends.base import Backend
 from .errors import (
-    ConnectError,
     ConnectorError,
     Rejected,
     ServerError,
@@ -330,8 +329,11 @@ class Engine:
             return True
 
     def _give_up(self, batch: RowBatch, exc: ConnectorError, attempts: int, report: WriteReport) -> None:
-        """Account for a batch that will not be sent again; a fatal error stops the whole write."""
-        if exc.fatal or (isinstance(exc, ConnectError) and not self._reached_server):
+        """Account for a batch that will not be sent again; a fatal error stops the whole write, and so
+        does a batch that spent its retries on a host that has not answered once, not even the target's
+        check (refused, or silent: otherwise every later batch waits out ``timeout_s`` on it too)."""
+        never_answered = not (self._reached_server or self.backend.answered)
+        if exc.fatal or (isinstance(exc, TransportError) and never_answered):
             self._set_fatal(exc)
         note = "not retried: the write stopped" if self._fatal is not None and self._fatal is not exc else ""
         self._fail(report, batch, exc, attempts, note)

@@ -65,6 +65,8 @@ class Backend(Generic[OptionsT]):
     limits: RequestLimits
     rules: RowRules
 
+    answered: bool = False  # set when a control-plane call got its reply: the host is there, if slow
+
     def __init__(self, options: OptionsT) -> None:
         self.options = options
 
@@ -135,10 +137,13 @@ class Backend(Generic[OptionsT]):
         while True:
             attempt += 1
             try:
-                return call()
+                result = call()
             except (ServerError, TransportError) as exc:
                 if not exc.retryable or exc.fatal or attempt > self.options.max_retries:
                     raise
                 time.sleep(
                     backoff.delay_s(attempt, exc.retry_after_s if isinstance(exc, ServerError) else None)
                 )
+                continue
+            self.answered = True
+            return result
