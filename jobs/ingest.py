@@ -4,12 +4,17 @@
     python jobs/ingest.py --input embeddings.parquet --uri pinecone+grpc://my-index.svc.pinecone.io \\
         --api-key-env PINECONE_API_KEY --namespace docs
     spark-submit jobs/ingest.py --input s3://bucket/embeddings/ --uri milvus://milvus:19530/docs
+    python jobs/ingest.py --input docs.jsonl --text-column text --embed-url https://api.openai.com \
+        --embed-model text-embedding-3-small --embed-api-key-env OPENAI_API_KEY    # text in, vectors out
 
 Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, or
 ``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
 also be a JSON array in a string). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
-Every other column goes along as metadata. ``--uri`` defaults to the embedded database
+With ``--text-column``, ``--embed-url`` and ``--embed-model`` the input may be text instead: rows
+with text and no vector are embedded by that OpenAI-compatible endpoint in the write's tasks (the
+driver probes it first, and the collection takes the model's dimension); a text it refuses is a
+failed row with its reason. Every other column goes along as metadata. ``--uri`` defaults to the embedded database
 ``./vectors.db`` (Milvus Lite, started on demand), where the collection is created if missing.
 
 The job prints its progress (tasks done per stage) and a final summary (rows written and failed,
@@ -37,6 +42,15 @@ __all__ = ["main"]
 DEFAULT_URI = "./vectors.db"
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
 NEEDS = {"pyspark": "pyspark", "pyarrow": "pyarrow", "vectordb.connector": "vectordb-connector"}
+EMBED_ARGS = (  # argument -> writer option: the same name
+    "text_column",
+    "embed_url",
+    "embed_model",
+    "embed_api_key_env",
+    "embed_batch_size",
+    "embed_max_concurrency",
+    "embed_dimensions",
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -68,6 +82,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="delete what the namespace (or, without --namespace, the collection) holds first",
     )
+    embedding = parser.add_argument_group("embedding (text in, vectors out)")
+    embedding.add_argument("--text-column", help="column of text to embed where a row has no vector")
+    embedding.add_argument("--embed-url", help="OpenAI-compatible endpoint (/v1/embeddings is appended)")
+    embedding.add_argument("--embed-model", help="embedding model, e.g. text-embedding-3-small")
+    embedding.add_argument("--embed-api-key-env", help="environment variable holding its API key")
+    embedding.add_argument("--embed-batch-size", type=int, help="texts per embedding request (default 64)")
+    embedding.add_argument("--embed-max-concurrency", type=int, help="embedding requests in flight per task")
+    embedding.add_argument("--embed-dimensions", type=int, help="ask the model for shorter vectors")
     parser.add_argument("--partitions", type=int, help="Spark partitions to write with (default: as read)")
     parser.add_argument("--master", default=None, help="Spark master (default: local[*], or spark-submit's)")
     parser.add_argument(
@@ -80,6 +102,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.sample is not None and (args.sample < 1 or args.dim < 1):
         parser.error("--sample and --dim must be positive")
+    embedding_given = [name for name in EMBED_ARGS if getattr(args, name) is not None]
+    if embedding_given and not (args.text_column and args.embed_url and args.embed_model):
+        parser.error("embedding needs --text-column, --embed-url and --embed-model together")
+    if embedding_given and args.sample is not None:
+        parser.error("--sample generates vectors: embedding takes --input files with a text column")
     return args
 
 
@@ -124,6 +151,13 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     if fmt == "csv":
         reader = reader.option("header", "true")
     df = reader.load(args.input)
+    if args.text_column is not None:
+        if args.text_column not in df.columns:
+            sys.exit(
+                f"no column {args.text_column!r} in the input (columns: {', '.join(df.columns)}); see --text-column"
+            )
+        if args.vector_column not in df.columns:  # text only: every vector comes from the model
+            return df.repartition(args.partitions) if args.partitions else df
     if args.vector_column not in df.columns:
         sys.exit(
             f"no column {args.vector_column!r} in the input (columns: {', '.join(df.columns)}); see --vector-column"
@@ -160,9 +194,14 @@ def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[s
     ):
         if value:
             options[key] = value
+    for name in EMBED_ARGS:
+        if getattr(args, name) is not None:
+            options[name] = str(getattr(args, name))
     if args.overwrite:
         options["allow_overwrite"] = "true"
-    if not args.no_create:
+    if not args.no_create and args.embed_url is not None:
+        options["create"] = "true"  # the driver's probe of the model gives the dimension
+    elif not args.no_create:
         options["create"] = "true"
         # the dimension lets the driver create (or check) the collection before any task starts
         options["dimension"] = str(

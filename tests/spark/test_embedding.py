@@ -174,3 +174,59 @@ def test_a_missing_or_mistyped_text_column_fails_on_the_driver_naming_the_option
     with pytest.raises(Exception, match="option text_column: column 'text' has type int64; expected strings"):
         numbers.save()
     assert job_ids(spark) == before and embeddings_server.stats.requests == 0
+
+
+# -- the main job -------------------------------------------------------------------------------
+
+
+def test_ingest_job_embeds_jsonl_and_parquet_text_into_milvus_lite(
+    spark: Any,
+    embeddings_server: EmbeddingsServer,
+    milvus_lite: LiteServer,
+    collection_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import orjson
+    import pyarrow.parquet as pq
+
+    from jobs.ingest import main
+
+    first = text_table(400, {5, 390})
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in first.to_pylist()))
+    second = pa.table({"id": [f"p{i}" for i in range(200)], "text": [words(1000 + i) for i in range(200)]})
+    pq.write_table(second, tmp_path / "more.parquet")
+    common = ["--uri", milvus_lite.uri, "--collection", collection_name, "--text-column", "text"]
+    # the key as a plain option: the data source's driver code runs in a Python worker the JVM
+    # started before this test could set an environment variable for --embed-api-key-env
+    common += ["--embed-url", embeddings_server.url, "--embed-model", MODEL]
+    common += ["--option", f"embed_api_key={DEFAULT_KEY}"]
+
+    assert main(["--input", str(jsonl), "--on-error", "report", *common]) == 1  # two texts refused
+    out = capsys.readouterr().out
+    assert "written:  398 of 400 rows (2 failed)" in out and "maximum context length is 512 tokens" in out
+    assert main(["--input", str(tmp_path / "more.parquet"), *common]) == 0
+    assert "written:  200 of 200 rows (0 failed)" in capsys.readouterr().out
+
+    client = milvus_lite.client
+    client.load_collection(collection_name)
+    texts = {row["id"]: row["text"] for row in [*first.to_pylist(), *second.to_pylist()]}
+    refused = {"t5", "t390"}
+    rows = client.get(collection_name, ids=list(texts), output_fields=["*"])
+    got = {row["id"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
+    assert set(got) == set(texts) - refused
+    ids = sorted(got)
+    np.testing.assert_array_equal(
+        np.stack([got[i] for i in ids]), expected_vectors([texts[i] for i in ids], model=MODEL)
+    )
+
+
+def test_ingest_job_wants_the_embedding_arguments_together(tmp_path: Path) -> None:
+    from jobs.ingest import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--input", str(tmp_path), "--text-column", "text", "--embed-model", MODEL])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["--sample", "10", "--text-column", "t", "--embed-url", "http://h", "--embed-model", MODEL])
