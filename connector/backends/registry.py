@@ -45,6 +45,10 @@ _REGISTRY: dict[str, tuple[str, str]] = {
         "vectordb.connector.backends.qdrant:QdrantBackend",
         "pip install 'vectordb-connector[grpc]'",
     ),
+    "weaviate": (
+        "vectordb.connector.backends.weaviate:WeaviateBackend",
+        "pip install 'vectordb-connector[grpc]'",
+    ),
 }
 
 

@@ -1,0 +1,49 @@
+"""Weaviate: ``weaviate://host[:8080]/Collection``; REST for the schema, gRPC for the rows.
+
+Data plane: ``/weaviate.v1.Weaviate/BatchObjects`` (port option ``grpc_port``, 50051, on
+``grpc_host``, the URI's host unless given) with a ``BatchObjectsRequest`` encoded by hand (field
+numbers in WIRE.md §2): each vector is its matrix row's float32 bytes, as the named vector
+``vector_name`` (``BatchObject.vectors``; ``default`` when none is given) or, in a collection with
+one unnamed vector, as ``vector_bytes``. Metadata columns become properties: scalars in the
+Struct, lists in the typed array fields. The reply lists the objects Weaviate refused, by index and
+with its reason: those rows fail, the others are written; an index outside the request cannot be
+pinned on a row, and then none of the unnamed rows is counted as written.
+
+Ids: Weaviate takes UUIDs only. A UUID id is used as it is; any other id becomes its UUIDv5
+(``connector.ids``), with the original kept in the property ``original_id_key`` (``original_id``),
+so a rerun replaces the objects it wrote. An existing UUID is an upsert: the object is replaced.
+
+Namespaces are tenants (multi-tenancy). ``create=true`` makes a missing collection (no vectorizer,
+one HNSW index with ``metric``, multi-tenancy with automatic tenant creation when a namespace is
+given), creates a tenant a collection lacks, and declares the properties a batch brings that the
+collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema would turn whole
+numbers into ``number``. Weaviate keeps no dimension in its schema; ``check_target`` learns it
+from one stored object, so rows of another length fail before sending (in an empty index, the
+first vector sets the length, and Weaviate may refuse the right rows of the same batch instead).
+
+Credentials: ``api_key`` as ``authorization: Bearer`` on REST and gRPC. ``consistency_level``
+(``one``, ``quorum``, ``all``) goes with every batch and delete.
+
+Modules: ``backend`` (the backend, its options, the REST+gRPC transport), ``schema`` (the
+collection's definition), ``wire`` (the gRPC messages).
+"""
+
+from __future__ import annotations
+
+from .backend import WeaviateBackend, WeaviateOptions, WeaviateTransport
+from .schema import Collection, class_name, property_name
+from .wire import encode_batch, encode_properties, kind_of, read_errors, rfc3339
+
+__all__ = [
+    "Collection",
+    "WeaviateBackend",
+    "WeaviateOptions",
+    "WeaviateTransport",
+    "class_name",
+    "encode_batch",
+    "encode_properties",
+    "kind_of",
+    "property_name",
+    "read_errors",
+    "rfc3339",
+]

@@ -1,0 +1,465 @@
+"""The Weaviate backend: REST for the schema, gRPC ``weaviate.v1.Weaviate/BatchObjects`` for the rows."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Annotated, Any, ClassVar, Literal
+from urllib.parse import quote
+
+import msgspec
+import numpy as np
+import orjson
+
+from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
+from ...ids import ORIGINAL_ID_KEY, as_uuid
+from ...options import BackendOptions, is_loopback_host, parse_uri
+from ...report import BatchFailure
+from ...rows import RowBatch, RowRules, metadata_json_len
+from ...transports.base import Transport, WireReply, WireRequest
+from ..base import Backend, BatchOutcome, RequestLimits
+from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
+from .wire import encode_batch, kind_of, read_errors
+
+__all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
+
+REST_PORT, GRPC_PORT = 8080, 50051
+BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
+EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers would change
+_CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
+CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
+
+
+class WeaviateOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
+    vector_name: str | None = None  # a named vector; None: "default", or a collection's unnamed vector
+    grpc_host: str | None = None  # None: the URI's host (Weaviate Cloud serves gRPC on grpc-HOST:443)
+    grpc_port: Annotated[int, msgspec.Meta(ge=1, le=65_535)] = GRPC_PORT
+    consistency_level: Literal["one", "quorum", "all"] | None = None  # None: the server's (QUORUM)
+    original_id_key: str = ORIGINAL_ID_KEY  # property keeping an id that was turned into a UUID
+
+
+class WeaviateTransport:
+    """REST (``"VERB /path"``) and gRPC (``"/service/Method"``) behind one ``send``: the schema and the
+    rows go to different ports, and often hosts, of one Weaviate."""
+
+    def __init__(self, rest: Transport, grpc: Transport) -> None:
+        self.rest, self.grpc = rest, grpc
+
+    def __repr__(self) -> str:
+        return f"WeaviateTransport({self.rest!r}, {self.grpc!r})"
+
+    def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
+        transport = self.grpc if request.method.startswith("/") else self.rest
+        return transport.send(request, timeout_s=timeout_s)
+
+    def close(self) -> None:
+        self.rest.close()
+        self.grpc.close()
+
+
+class WeaviateBackend(Backend[WeaviateOptions]):
+    name: ClassVar[str] = "weaviate"
+    options_type: ClassVar[type[BackendOptions]] = WeaviateOptions
+
+    # Weaviate takes gRPC messages up to GRPC_MAX_MESSAGE_SIZE (104,858,000 bytes by default) and
+    # counts no rows.
+    limits = RequestLimits(max_rows=100_000, max_bytes=100 << 20, default_rows=256, default_bytes=16 << 20)
+    rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=False)
+
+    def __init__(self, options: WeaviateOptions) -> None:
+        super().__init__(options)
+        uri = parse_uri(options.uri)
+        if uri.transport not in (None, "grpc"):
+            raise ConfigError(f"option uri: weaviate has no transport {uri.transport!r}; use weaviate://")
+        if not uri.host:
+            raise ConfigError("option uri: weaviate needs a host, e.g. weaviate://localhost:8080/Docs")
+        collection = options.collection or uri.path
+        if not collection or not _CLASS_NAME.match(class_name(collection)):
+            raise ConfigError(
+                "option uri: weaviate needs one collection name of letters, digits and underscores, "
+                "starting with a letter, as weaviate://host:8080/COLLECTION or with option collection"
+                + (f" (not {collection!r})" if collection else "")
+            )
+        if options.sparse_column:
+            raise ConfigError(
+                "option sparse_column: weaviate stores no sparse vectors (it builds BM25 itself)"
+            )
+        if options.vector_name == "":
+            raise ConfigError("option vector_name: give a name, or leave it out")
+        self.host, self.port = uri.host, uri.port or REST_PORT
+        self.tls = uri.tls(options.tls)
+        self.grpc_host = options.grpc_host or uri.host
+        self.grpc_tls = options.tls if options.tls is not None else not is_loopback_host(self.grpc_host)
+        self.collection = class_name(collection)  # as Weaviate writes it
+        self._path = f"/v1/schema/{quote(self.collection, safe='')}"
+        self._transport: Transport | None = None
+        self._target: Collection | None = None
+        self._learnt_dimension: int | None = None
+        self._tenants: set[str] = set()  # tenants known to exist
+        # what BatchObject carries the vector in: a name (vectors = 23), None: the unnamed one (vector_bytes)
+        self._send_name: str | None = options.vector_name
+
+    # The engine stops a write whose host never answered; the schema's REST port answering says
+    # nothing of the gRPC port the rows go to (another port, often another host), so it does not count.
+    @property
+    def answered(self) -> bool:
+        return False
+
+    @answered.setter
+    def answered(self, value: bool) -> None:
+        pass
+
+    def describe(self) -> str:
+        where = f"weaviate://{self.host}:{self.port}/{self.collection}"
+        if (self.grpc_host, self.grpc_port) != (self.host, GRPC_PORT):
+            where += f" (gRPC {self.grpc_host}:{self.grpc_port})"
+        return where
+
+    @property
+    def grpc_port(self) -> int:
+        return self.options.grpc_port
+
+    def open_transport(self) -> Transport:
+        from ...transports.grpc import GrpcTransport
+        from ...transports.http import HttpTransport
+
+        key = self.options.credential()
+        auth = (("authorization", f"Bearer {key}"),) if key else ()
+        rest = HttpTransport(
+            f"{'https' if self.tls else 'http'}://{self.host}:{self.port}",
+            headers=(*auth, ("Content-Type", "application/json")),
+            max_connections=8,
+            label=self.describe(),
+        )
+        grpc = GrpcTransport(
+            f"{self.grpc_host}:{self.grpc_port}", tls=self.grpc_tls, metadata=auth, label=self.describe()
+        )
+        return WeaviateTransport(rest, grpc)
+
+    # -- the control plane ------------------------------------------------------------------------
+
+    def _rest(self, verb: str, path: str, body: Any = None, *, transport: Transport | None = None) -> Any:
+        """A REST call through the retried control path; the reply's JSON (``None`` if empty)."""
+        transport = transport or self._transport
+        if transport is None:
+            raise RuntimeError("WeaviateBackend: check_target() must run before the first request")
+        payload = b"" if body is None else orjson.dumps(body)
+        reply = self.control(transport, WireRequest(f"{verb} {path}", payload))
+        return orjson.loads(reply.body) if reply.body.strip() else None
+
+    def check_target(self, transport: Transport, dimension: int | None) -> None:
+        """Read the collection (with ``create=true``, make a missing one: no vectorizer, one vector index
+        with ``metric``, multi-tenancy when rows carry a namespace), check the vector name, the tenancy and
+        the job's tenant against it, and learn its dimension from one stored object."""
+        self._transport = transport
+        opts = self.options
+        tenants = opts.namespace is not None or opts.namespace_column is not None
+        try:
+            target = collection_from(self._rest("GET", self._path))
+        except NotFound:
+            if not opts.create:
+                raise ConfigError(
+                    f"{self.describe()}: collection {self.collection!r} does not exist "
+                    "(option create=true makes it)"
+                ) from None
+            body = class_body(
+                self.collection, vector_name=opts.vector_name, metric=opts.metric, multi_tenant=tenants
+            )
+            try:
+                self._rest("POST", "/v1/schema", body)
+            except Rejected as exc:  # made meanwhile by another task: use it
+                if "already exists" not in str(exc):
+                    raise
+            target = collection_from(self._rest("GET", self._path))
+        self._send_name = self._vector_for(target)
+        if target.multi_tenant and not tenants:
+            raise ConfigError(
+                f"option namespace: collection {self.collection!r} is multi-tenant; name the tenant "
+                "(option namespace, or namespace_column for one per row)"
+            )
+        if tenants and not target.multi_tenant:
+            raise ConfigError(
+                f"option namespace: collection {self.collection!r} has multi-tenancy off, and a namespace "
+                "is a tenant in Weaviate (create=true makes a new collection with multi-tenancy on)"
+            )
+        self._target = target
+        if opts.namespace is not None:
+            self._ensure_tenant(opts.namespace)
+        stored = self._stored_dimension(opts.namespace if target.multi_tenant else None)
+        if stored is not None:
+            self._learnt_dimension = stored
+            if dimension and dimension != stored:
+                raise DimensionMismatch(
+                    f"dimension mismatch: {self.describe()} holds vectors of dimension {stored}, "
+                    f"the data has {dimension}",
+                    target_dimension=stored,
+                )
+
+    def _vector_for(self, target: Collection) -> str | None:
+        """The vector name to send (``None``: the collection's one unnamed vector)."""
+        wanted = self.options.vector_name
+        if not target.named_vectors:
+            if wanted is not None:
+                raise ConfigError(
+                    f"option vector_name: collection {self.collection!r} has one unnamed vector, "
+                    f"not {wanted!r}; leave vector_name out"
+                )
+            return None
+        name = wanted or DEFAULT_VECTOR
+        if name not in target.named_vectors:
+            raise ConfigError(
+                f"option vector_name: collection {self.collection!r} has no vector {name!r} "
+                f"(it has {sorted(target.named_vectors)}); say which one to write"
+            )
+        return name
+
+    def _stored_dimension(self, tenant: str | None) -> int | None:
+        """The length of one stored object's vector; ``None`` for an empty collection (Weaviate's schema
+        has no dimension: an index takes the length of its first vector) or one with tenants per row."""
+        target = self._target
+        if target is None or (target.multi_tenant and tenant is None):
+            return None
+        path = f"/v1/objects?class={quote(self.collection)}&limit=1&include=vector"
+        if tenant is not None:
+            path += f"&tenant={quote(tenant)}"
+        objects = (self._rest("GET", path) or {}).get("objects") or []
+        if not objects:
+            return None
+        obj = objects[0]
+        vector = (
+            obj.get("vector") if self._send_name is None else (obj.get("vectors") or {}).get(self._send_name)
+        )
+        if not vector or isinstance(vector[0], list):  # none stored, or a multi-vector
+            return None
+        return len(vector)
+
+    def _ensure_tenant(self, tenant: str) -> None:
+        """Make sure ``tenant`` exists: with ``create=true`` (or a collection that makes its tenants) a
+        missing one is created; otherwise it is a ``ConfigError``."""
+        if tenant in self._tenants:
+            return
+        target = self._target
+        try:
+            self._rest("GET", f"{self._path}/tenants/{quote(tenant, safe='')}")
+        except NotFound:
+            if not self.options.create:
+                if target is not None and target.auto_tenants:
+                    return  # the server makes it with the first object
+                raise ConfigError(
+                    f"{self.describe()}: collection {self.collection!r} has no tenant {tenant!r} "
+                    "(option create=true makes it)"
+                ) from None
+            self._rest("POST", f"{self._path}/tenants", [{"name": tenant}])  # a second create is a no-op
+        self._tenants.add(tenant)
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The dimension learnt from a stored object, so tasks refuse rows of another length before sending.
+        ``create`` stays as given: tasks declare properties and tenants their rows bring."""
+        if self._learnt_dimension is not None and self.options.dimension is None:
+            return {"dimension": self._learnt_dimension}
+        return {}
+
+    # -- rows Weaviate would change, and the schema a batch needs ---------------------------------
+
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Rows whose values Weaviate would store changed (integers beyond ±2^53: it keeps numbers as
+        float64; lists holding nulls) fail here. With ``create=true``, properties the batch brings that
+        the collection lacks are declared first, typed from the values (Arrow's types), so an ``int64``
+        column is an ``int`` property (Weaviate's auto-schema would make it ``number``); and a tenant the
+        collection lacks is created. A property or tenant Weaviate refuses fails the rows that need it,
+        with Weaviate's reason. Runs on the client's thread, before the batch is sized."""
+        reasons: dict[int, str] = {}
+        if batch.metadata is not None:
+            for i, meta in enumerate(batch.metadata):
+                problem = _unstorable(meta) if meta else None
+                if problem:
+                    reasons[i] = problem
+        refused: dict[int, str] = {}  # by Weaviate, when asked for a tenant or a property
+        if self.options.create and self._target is not None and self._transport is not None:
+            if batch.namespace is not None and self._target.multi_tenant and not self._target.auto_tenants:
+                try:
+                    self._ensure_tenant(batch.namespace)
+                except Rejected as exc:
+                    refused = dict.fromkeys(range(len(batch)), str(exc))
+            if not refused:
+                refused = self._declare_properties(batch, self._target, skip=reasons)
+        kept, failures = batch.without({**reasons, **refused})
+        theirs = set(refused.values())
+        return kept, [
+            msgspec.structs.replace(f, error_type="Rejected", attempts=1) if f.error in theirs else f
+            for f in failures
+        ]
+
+    def _declare_properties(
+        self, batch: RowBatch, target: Collection, skip: dict[int, str]
+    ) -> dict[int, str]:
+        """Declare the batch's new properties; the rows carrying one Weaviate refuses, with its reason."""
+        kinds: dict[str, set[str | None]] = {}
+        rows_with: dict[str, list[int]] = {}
+        for i, props in enumerate(self._properties(batch)):
+            if i in skip:
+                continue
+            for key, value in props.items():
+                if value is None or property_name(key) in target.properties:
+                    continue
+                kinds.setdefault(key, set()).add(kind_of(value))
+                rows_with.setdefault(key, []).append(i)
+        refused: dict[int, str] = {}
+        for key, found in kinds.items():
+            found.discard(None)
+            kind = found.pop() if len(found) == 1 else "number" if found == {"int", "number"} else None
+            if kind is None:
+                continue  # empty lists only, objects, or mixed kinds: Weaviate's auto-schema decides
+            try:
+                self._rest("POST", f"{self._path}/properties", {"name": key, "dataType": [kind]})
+            except Rejected as exc:
+                if "already in use" not in str(exc):  # declared meanwhile by another task: fine
+                    refused.update(dict.fromkeys(rows_with[key], str(exc)))
+                    continue
+            target.properties[property_name(key)] = kind
+        return refused
+
+    # -- the clearing -----------------------------------------------------------------------------
+
+    def clear_target(self, transport: Transport, namespace: str | None) -> str:
+        """Delete the objects of tenant ``namespace``, or of every tenant (or the whole collection), in
+        batch deletes of up to the server's QUERY_MAXIMUM_RESULTS each; the collection, its properties
+        and its tenants stay."""
+        self._transport = transport
+        try:
+            target = collection_from(self._rest("GET", self._path))
+        except NotFound:
+            return f"nothing to clear: {self.describe()} does not exist yet"
+        tenants: list[str | None] = [None]
+        if target.multi_tenant:
+            if namespace is not None:
+                tenants = [namespace]
+            else:
+                tenants = [t["name"] for t in self._rest("GET", f"{self._path}/tenants") or []]
+        elif namespace is not None:
+            raise ConfigError(f"option namespace: collection {self.collection!r} has multi-tenancy off")
+        deleted = sum(self._delete_all(tenant) for tenant in tenants)
+        where = (
+            f"tenant {namespace!r}"
+            if namespace is not None
+            else "every tenant"
+            if target.multi_tenant
+            else ""
+        )
+        return f"{deleted} objects in {where + ' of ' if where else ''}{self.describe()}"
+
+    def _delete_all(self, tenant: str | None) -> int:
+        query = []
+        if tenant is not None:
+            query.append(f"tenant={quote(tenant)}")
+        if self.options.consistency_level:
+            query.append(f"consistency_level={self.options.consistency_level.upper()}")
+        path = "/v1/batch/objects" + ("?" + "&".join(query) if query else "")
+        match = {"class": self.collection, "where": {"path": ["id"], "operator": "Like", "valueText": "*"}}
+        deleted = 0
+        for _ in range(CLEAR_ROUNDS):
+            results = (self._rest("DELETE", path, {"match": match, "output": "minimal"}) or {}).get(
+                "results"
+            ) or {}
+            matches, done = int(results.get("matches") or 0), int(results.get("successful") or 0)
+            deleted += done
+            if results.get("failed"):
+                raise ServerError(
+                    f"{self.describe()}: a batch delete failed for {results['failed']} of {matches} objects"
+                )
+            if matches == 0 or done == 0:
+                return deleted
+        return deleted
+
+    # -- sizes and encoding -----------------------------------------------------------------------
+
+    def row_bytes(self, batch: RowBatch) -> np.ndarray:
+        """Encoded size per row: the vector's bytes exactly; properties at twice their JSON size."""
+        n = len(batch)
+        dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
+        fixed = dense + 64 + len(self.collection) + len(batch.namespace or "") + len(self._send_name or "")
+        sizes = np.full(n, fixed, dtype=np.int64)
+        if batch.metadata is not None:
+            sizes += np.fromiter((2 * metadata_json_len(m) for m in batch.metadata), np.int64, n)
+        sizes += np.fromiter((len(str(i)) for i in batch.ids), np.int64, n)  # an id kept as a property
+        return sizes
+
+    def _properties(self, batch: RowBatch) -> list[dict[str, Any]]:
+        """Each row's properties: its metadata, and the original of an id that became a UUID."""
+        key = self.options.original_id_key
+        metadata: list[dict[str, Any] | None] = [None] * len(batch)
+        if batch.metadata is not None:
+            metadata = list(batch.metadata)
+        out = []
+        for raw, meta in zip(batch.ids, metadata, strict=True):
+            props = meta or {}
+            if as_uuid(raw) != raw:
+                props = {**props, key: str(raw)}
+            out.append(props)
+        return out
+
+    def request_for(self, batch: RowBatch) -> WireRequest:
+        uuids = [as_uuid(i) for i in batch.ids]
+        body = encode_batch(
+            batch,
+            uuids,
+            self._properties(batch),
+            collection=self.collection,
+            vector_name=self._send_name,
+            consistency=self.options.consistency_level,
+        )
+        return WireRequest(BATCH_OBJECTS, body)
+
+    def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        """The rows ``BatchObjectsReply.errors`` names fail with Weaviate's reason; the others are written.
+        An error naming an index outside the request cannot be pinned on a row: then no unnamed row is
+        counted as written either (they fail saying why; writing them again is safe, upserts are by id)."""
+        n = len(batch)
+        by_row: dict[int, list[str]] = {}
+        stray: list[tuple[int, str]] = []
+        for index, message in read_errors(reply.body):
+            if 0 <= index < n:
+                by_row.setdefault(index, []).append(message)
+            else:
+                stray.append((index, message))
+        by_reason: dict[str, list[str]] = {}
+        for i in sorted(by_row):
+            by_reason.setdefault("; ".join(by_row[i]), []).append(str(batch.ids[i]))
+        failures = [
+            BatchFailure(ids=tuple(ids), error=reason, attempts=1) for reason, ids in by_reason.items()
+        ]
+        if stray:
+            rest = tuple(str(batch.ids[i]) for i in range(n) if i not in by_row)
+            shown = "; ".join(f"index {i}: {m}" for i, m in stray[:3])
+            failures.append(
+                BatchFailure(
+                    ids=rest,
+                    error=(
+                        f"Weaviate reported {len(stray)} error(s) for objects outside this request of {n} "
+                        f"({shown}); which rows they meant is unknown, so these rows are not counted as "
+                        "written (they may be: writing them again is safe)"
+                    ),
+                    error_type="Unattributed",
+                    attempts=1,
+                )
+            )
+            return BatchOutcome(written=0, failures=failures)
+        return BatchOutcome(written=n - len(by_row), failures=failures)
+
+
+def _unstorable(meta: dict[str, Any]) -> str | None:
+    """Why Weaviate would not store this row's properties as given, or ``None``."""
+    for key, value in meta.items():
+        if isinstance(value, list | tuple | np.ndarray):
+            if any(v is None for v in value):
+                return f"property {key!r}: a list holding a null, which Weaviate cannot store"
+            values: Iterable[Any] = value
+        else:
+            values = (value,)
+        for v in values:
+            if isinstance(v, int | np.integer) and not isinstance(v, bool) and abs(int(v)) > EXACT_INT:
+                return (
+                    f"property {key!r}: {int(v)} is beyond ±2^53; Weaviate keeps numbers as float64 "
+                    "and would store another value"
+                )
+    return None
