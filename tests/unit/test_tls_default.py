@@ -16,6 +16,7 @@ CASES = {
     "qdrant": ("qdrant://qdrant.example:6333/docs", "qdrant://127.0.0.1:6333/docs"),
     "qdrant+grpc": ("qdrant+grpc://qdrant.example:6334/docs", "qdrant+grpc://[::1]:6334/docs"),
     "postgresql": ("postgresql://u@db.example/app?table=t", "postgresql://u@127.0.0.1/app?table=t"),
+    "weaviate": ("weaviate://weaviate.example:8080/Docs", "weaviate://127.0.0.1:8080/Docs"),
 }
 
 

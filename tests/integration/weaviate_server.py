@@ -1,0 +1,250 @@
+"""Fixtures for a real Weaviate: ``weaviate-server`` (built from its Go module) on 127.0.0.1, one per session.
+
+The binary is what ``go install github.com/weaviate/weaviate/cmd/weaviate-server@v1.35.2`` leaves in
+``$(go env GOPATH)/bin`` (``.ci/run`` builds it once), or one on PATH; without it the tests skip and
+say why. Each server gets free ports and its own data directory, a single-node Raft with short
+timeouts (ready in about 2 s instead of 10), no modules, no telemetry and no profiling listener;
+it is ready when ``/v1/.well-known/ready`` answers 200 and is stopped with SIGTERM when the session
+ends. ``weaviate_server`` allows anonymous access; ``weaviate_key_server`` (started only when a test
+asks for it) takes API keys only. Weaviate 1.35 has no setting for the address of its gRPC and
+cluster-data listeners: they listen on every interface (on free ports); the rest is on 127.0.0.1.
+
+Each test gets a fresh collection name (``weaviate_collection``); the collection is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from vectordb.connector.transports.base import forget_shared
+
+__all__ = [
+    "API_KEY",
+    "MODULE",
+    "WeaviateServer",
+    "start_weaviate",
+    "weaviate_binary",
+    "weaviate_collection",
+    "weaviate_key_server",
+    "weaviate_server",
+]
+
+MODULE = "github.com/weaviate/weaviate/cmd/weaviate-server@v1.35.2"
+API_KEY = "wv-test-key-3c9e51"  # the key the key server takes (a test secret, not a credential)
+START_TIMEOUT_S = 90.0
+
+
+@dataclass(frozen=True)
+class WeaviateServer:
+    host: str
+    port: int
+    grpc_port: int
+    log_path: Path
+    api_key: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def uri(self, collection: str) -> str:
+        return f"weaviate://{self.host}:{self.port}/{collection}"
+
+    def options(self) -> dict[str, Any]:
+        """The connector options that reach this server: its gRPC port and, for the key server, the key."""
+        found: dict[str, Any] = {"grpc_port": self.grpc_port}
+        if self.api_key:
+            found["api_key"] = self.api_key
+        return found
+
+    def client(self) -> Any:
+        """The official weaviate-client v4, connected here (no start-up checks: they ask PyPI for news)."""
+        import weaviate
+        from weaviate.classes.init import Auth
+
+        return weaviate.connect_to_custom(
+            http_host=self.host,
+            http_port=self.port,
+            http_secure=False,
+            grpc_host=self.host,
+            grpc_port=self.grpc_port,
+            grpc_secure=False,
+            auth_credentials=Auth.api_key(self.api_key) if self.api_key else None,
+            skip_init_checks=True,
+        )
+
+    def rest(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        with httpx.Client(timeout=30.0, headers=headers) as client:
+            return client.request(method, self.url + path, **kwargs)
+
+
+def weaviate_binary() -> str | None:
+    """``weaviate-server`` where ``go install`` puts it (``$(go env GOPATH)/bin``), else on PATH."""
+    gopath = os.environ.get("GOPATH")
+    if gopath is None and shutil.which("go"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            gopath = subprocess.run(
+                ["go", "env", "GOPATH"], capture_output=True, text=True, timeout=30, check=True
+            ).stdout.strip()
+    for root in filter(None, (*(gopath or "").split(os.pathsep), str(Path.home() / "go"))):
+        built = Path(root) / "bin" / "weaviate-server"
+        if built.exists():
+            return str(built)
+    return shutil.which("weaviate-server")
+
+
+def _skip_without_binary() -> str:
+    binary = weaviate_binary()
+    if binary is None:
+        how = (
+            f"build it with `go install {MODULE}` (.ci/run does)"
+            if shutil.which("go")
+            else f"Go is missing, so it cannot be built (`go install {MODULE}`)"
+        )
+        pytest.skip(f"no weaviate-server binary in $(go env GOPATH)/bin or on PATH: {how}")
+    return binary
+
+
+def _free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports (held open together while picked, so they differ)."""
+    socks = []
+    try:
+        for _ in range(n):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            socks.append(sock)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _environment(root: Path, ports: list[int], api_key: str | None) -> dict[str, str]:
+    grpc, gossip, data, raft, raft_rpc = ports[1:]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(root),
+        "PERSISTENCE_DATA_PATH": str(root / "data"),
+        "DEFAULT_VECTORIZER_MODULE": "none",
+        "ENABLE_MODULES": "",
+        "CLUSTER_HOSTNAME": "node1",
+        "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+        "CLUSTER_BIND_ADDR": "127.0.0.1",
+        "CLUSTER_GOSSIP_BIND_PORT": str(gossip),
+        "CLUSTER_DATA_BIND_PORT": str(data),
+        "RAFT_PORT": str(raft),
+        "RAFT_INTERNAL_RPC_PORT": str(raft_rpc),
+        "RAFT_BOOTSTRAP_EXPECT": "1",
+        "RAFT_TIMEOUTS_MULTIPLIER": "1",  # one node: no reason to wait 5 s heartbeats for a leader
+        "GRPC_PORT": str(grpc),
+        "DISABLE_TELEMETRY": "true",
+        "GO_PROFILING_DISABLE": "true",  # else it listens on :6060, the same port for every server
+        "LOG_LEVEL": "warning",
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false" if api_key else "true",
+    }
+    if api_key:
+        env.update(
+            {
+                "AUTHENTICATION_APIKEY_ENABLED": "true",
+                "AUTHENTICATION_APIKEY_ALLOWED_KEYS": api_key,
+                "AUTHENTICATION_APIKEY_USERS": "loader",
+            }
+        )
+    return env
+
+
+def _ready(proc: subprocess.Popen[bytes], url: str) -> bool:
+    """True once ``/v1/.well-known/ready`` answers 200; False if the process ended (a port was taken)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return False
+            try:
+                if client.get(f"{url}/v1/.well-known/ready").status_code == 200:
+                    return True
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+    return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def start_weaviate(root: Path, *, api_key: str | None = None) -> Iterator[WeaviateServer]:
+    """A Weaviate on 127.0.0.1 with its data under ``root``, stopped on exit."""
+    binary = _skip_without_binary()
+    for attempt in range(3):  # another process may take a probed port before the server binds it
+        ports = _free_ports(6)
+        log_path = root / f"weaviate-{attempt}.log"
+        args = [binary, "--host", "127.0.0.1", "--port", str(ports[0]), "--scheme", "http"]
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                args,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=_environment(root, ports, api_key),
+            )
+        try:
+            server = WeaviateServer("127.0.0.1", ports[0], ports[1], log_path, api_key)
+            if _ready(proc, server.url):
+                yield server
+                return
+        finally:
+            forget_shared()  # the connector's channels and pools, before the server goes away
+            _stop(proc)
+        shutil.rmtree(root / "data", ignore_errors=True)
+    tail = log_path.read_text(errors="replace")[-3000:]
+    pytest.fail(f"weaviate-server did not become ready in three starts; last log:\n{tail}")
+
+
+@pytest.fixture(scope="session")
+def weaviate_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WeaviateServer]:
+    pytest.importorskip("weaviate")
+    with start_weaviate(tmp_path_factory.mktemp("weaviate")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def weaviate_key_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WeaviateServer]:
+    pytest.importorskip("weaviate")
+    with start_weaviate(tmp_path_factory.mktemp("weaviate-key"), api_key=API_KEY) as server:
+        yield server
+
+
+def collection_name(test_name: str) -> str:
+    """A fresh Weaviate class name from a test's name (a capital, then letters, digits, underscores)."""
+    stem = re.sub(r"[^0-9A-Za-z]+", "_", test_name).strip("_")[:40]
+    return f"T{stem}_{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def weaviate_collection(request: pytest.FixtureRequest, weaviate_server: WeaviateServer) -> Iterator[str]:
+    """The name of a collection no one has made: tests decide how to make it; dropped afterwards."""
+    name = collection_name(request.node.name)
+    yield name
+    weaviate_server.rest("DELETE", f"/v1/schema/{name}")
