@@ -27,7 +27,7 @@ import pytest
 
 from vectordb.connector.transports.base import forget_shared
 
-__all__ = ["ChromaServer", "chroma_client", "chroma_collection", "chroma_server"]
+__all__ = ["ChromaProcess", "ChromaServer", "chroma_client", "chroma_collection", "chroma_server"]
 
 START_TIMEOUT_S = 60.0
 
@@ -86,6 +86,60 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+
+
+class ChromaProcess:
+    """A ``chroma run`` a fault test owns: ``kill`` it (SIGKILL, no goodbye) and ``start`` it again on the
+    same port and data directory. ``stop`` at the end (SIGTERM)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = 0  # picked at the first start, then kept
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._starts = 0
+
+    @property
+    def server(self) -> ChromaServer:
+        return ChromaServer("127.0.0.1", self.port, self.root / f"server-{self._starts - 1}.log")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self) -> ChromaServer:
+        """Start on ``self.port`` (a free one at first) with the data in ``root/data``; wait until it answers."""
+        env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "NO_COLOR": "1"}
+        for _ in range(3):  # only a first start retries: another process may take the probed port
+            port = self.port or free_port()
+            log_path = self.root / f"server-{self._starts}.log"
+            self._starts += 1
+            args = [chroma_command(), "run", "--path", str(self.root / "data")]
+            with log_path.open("wb") as log:
+                self._proc = subprocess.Popen(
+                    [*args, "--host", "127.0.0.1", "--port", str(port)],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
+            if _wait_ready(self._proc, f"http://127.0.0.1:{port}", log_path):
+                self.port = port
+                return self.server
+            if self.port:
+                break
+        tail = log_path.read_text(errors="replace")[-2000:]
+        pytest.fail(f"chroma run exited at start on port {port}; log:\n{tail}")
+
+    def kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait(timeout=15)
+        self._proc = None
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            _stop(self._proc)
+        self._proc = None
 
 
 @pytest.fixture(scope="session")

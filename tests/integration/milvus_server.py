@@ -7,10 +7,18 @@ Each test gets a fresh collection name, dropped afterwards.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +26,9 @@ import pytest
 from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.transports.base import forget_shared
 
-__all__ = ["LiteServer", "collection_name", "milvus_lite"]
+__all__ = ["LiteProcess", "LiteServer", "collection_name", "kill_embedded", "milvus_lite"]
+
+START_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -56,3 +66,93 @@ def collection_name(request: pytest.FixtureRequest, milvus_lite: LiteServer) -> 
     yield name
     if milvus_lite.client.has_collection(name):
         milvus_lite.client.drop_collection(name)
+
+
+def kill_embedded(path: str) -> int:
+    """SIGKILL the embedded server for ``path`` (no goodbye: its state file stays, unlocked); its pid."""
+    state = embedded.running(path)
+    if state is None:
+        raise RuntimeError(f"no embedded Milvus Lite server runs for {path}")
+    os.kill(state.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while embedded.running(path) is not None and time.monotonic() < deadline:
+        time.sleep(0.02)  # the kernel drops the state file's lock when the process is gone
+    return state.pid
+
+
+class LiteProcess:
+    """``milvus-lite server`` (Milvus Lite's own gRPC server) on 127.0.0.1, for ``milvus://`` URIs: a fault
+    test ``kill``s it (SIGKILL) and ``start``s it again on the same port and data directory.
+
+    One worker thread: that server does not serialise concurrent writes itself, and a crash after
+    concurrent upserts leaves a write-ahead log it cannot replay (rows it acknowledged are lost). With
+    one worker the server takes one call at a time, as the connector's embedded server does for writes.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = 0  # picked at the first start, then kept
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self) -> str:
+        """Start on ``self.port`` (a free one at first); returns the address once ``CheckHealth`` answers."""
+        command = Path(sys.executable).with_name("milvus-lite")
+        found = str(command) if command.exists() else shutil.which("milvus-lite")
+        if found is None:
+            pytest.skip("the milvus-lite command is missing: pip install milvus-lite")
+        if not self.port:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.port = int(probe.getsockname()[1])
+        args = [found, "server", "--data-dir", str(self.data_dir), "--host", "127.0.0.1"]
+        with (self.data_dir.parent / "milvus-lite.log").open("ab") as log:
+            self._proc = subprocess.Popen(
+                [*args, "--port", str(self.port), "--max-workers", "1"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        if not self._answers(START_TIMEOUT_S):
+            self.stop()
+            pytest.fail(f"milvus-lite server did not answer on {self.address} within {START_TIMEOUT_S} s")
+        return self.address
+
+    def _answers(self, timeout_s: float) -> bool:
+        import grpc
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc is None or self._proc.poll() is not None:
+                return False
+            # a fresh channel each time: a refused channel waits out gRPC's reconnect backoff (1 s and up)
+            with grpc.insecure_channel(self.address, options=[("grpc.enable_retries", 0)]) as channel:
+                try:
+                    channel.unary_unary(embedded.HEALTH_METHOD)(b"", timeout=0.5, wait_for_ready=True)
+                    return True
+                except grpc.RpcError:
+                    time.sleep(0.1)
+        return False
+
+    def kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait(timeout=15)
+        self._proc = None
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(timeout=15)
+        self._proc = None

@@ -9,6 +9,7 @@ its directory deleted, at the end of the session. Connections are trusted, excep
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import tempfile
@@ -26,7 +27,15 @@ import pytest
 from vectordb.connector.transports.base import forget_shared
 
 # import the fixtures by these names; tests ask for them as pg_server and pg_table
-__all__ = ["LOADER", "LOADER_PASSWORD", "PgServer", "pg_server_fixture", "pg_table_fixture"]
+__all__ = [
+    "LOADER",
+    "LOADER_PASSWORD",
+    "PgServer",
+    "kill_server",
+    "pg_server_fixture",
+    "pg_table_fixture",
+    "restart_server",
+]
 
 LOADER = "loader"
 LOADER_PASSWORD = "s3cret-Pw/with:odd@chars"
@@ -114,3 +123,37 @@ def pg_table_fixture(request: pytest.FixtureRequest, pg_server: PgServer) -> Ite
     yield name
     with pg_server.connect() as conn:
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+
+def kill_server(server: PgServer) -> list[int]:
+    """SIGKILL the postmaster and every process it started, at once, as a machine or container dies;
+    returns their pids once all are gone. ``restart_server`` starts it again on the same data."""
+    import psutil
+
+    pgserver = _import_pgserver()
+    info = pgserver.utils.PostmasterInfo.read_from_pgdata(server.log_path.parent)
+    if info is None or not info.is_running():
+        raise RuntimeError(f"no PostgreSQL server runs on {server.log_path.parent}")
+    postmaster = psutil.Process(info.pid)
+    processes = [postmaster, *postmaster.children(recursive=True)]
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    _, alive = psutil.wait_procs(processes, timeout=10)
+    if alive:
+        raise RuntimeError(f"PostgreSQL processes survived SIGKILL: {alive}")
+    return [p.pid for p in processes]
+
+
+def restart_server(server: PgServer) -> None:
+    """Start the killed server again: same data directory, same socket directory (crash recovery replays
+    its write-ahead log). pgserver's own handle learns the new postmaster, so the session's cleanup
+    stops this one."""
+    pgserver = _import_pgserver()
+    pgdata = server.log_path.parent
+    handle = pgserver.get_server(pgdata)  # the session's handle for this directory, not a new server
+    with type(handle)._lock:  # pgserver runs its start-up under this inter-process lock
+        handle.ensure_postgres_running()
+    socket_dir = str(handle.get_postmaster_info().socket_dir)
+    if socket_dir != server.socket_dir:
+        raise RuntimeError(f"PostgreSQL came back on socket {socket_dir}, not {server.socket_dir}")

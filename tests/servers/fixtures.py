@@ -6,12 +6,19 @@ what arrived): ``.uri`` for the connector, ``.host`` for the official SDK, ``.ar
 ``.script(...)`` and ``.reset()``. An in-thread handle reads the state directly; a process
 handle goes through the control API, and both return the same ``Arrived``.
 
+``restartable_server_process`` runs a server that fault tests may SIGKILL and start again on the
+same port: its vectors are journaled to a file before each reply (``JournaledState``), so, like a
+real database, it still holds every vector it acknowledged. ``python -m tests.servers.fixtures
+--kind grpc --port P --journal FILE`` is that process.
+
 Register with ``pytest_plugins = ["tests.servers.fixtures"]`` (in the root conftest).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -21,14 +28,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import pytest
 
-from .script import Arrived, FaultScript, ServerState, decode_arrived, decode_script, encode_script
+from .script import (
+    Admission,
+    Arrived,
+    ArrivedVector,
+    Decoded,
+    FaultScript,
+    ServerState,
+    Verdict,
+    decode_arrived,
+    decode_script,
+    encode_script,
+)
 
 __all__ = [
+    "JournaledState",
+    "RestartableServer",
     "ServerHandle",
     "pinecone_grpc_server",
     "pinecone_rest_server",
+    "restartable_server_process",
     "start_server",
     "start_server_process",
 ]
@@ -122,23 +144,77 @@ def start_server(kind: Kind) -> Iterator[ServerHandle]:
 @contextmanager
 def start_server_process(kind: Kind) -> Iterator[ServerHandle]:
     """A server in its own Python process (for Spark executors and Beam workers); SIGTERM on exit."""
-    module = f"tests.servers.pinecone_{kind}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", module, "--port", "0"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process = _launch(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
     try:
         ports = _read_ports(process)
         yield ServerHandle(kind, ports["PORT"], ports["CONTROL"], pid=process.pid)
     finally:
         _stop(process)
+
+
+def _launch(args: list[str]) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
+    }
+    return subprocess.Popen(
+        [sys.executable, *args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
+
+
+class RestartableServer:
+    """A journaled server process that a test may ``kill`` (SIGKILL, no goodbye) and ``start`` again on
+    the same port and journal; ``handle`` is the running server's (its control port changes)."""
+
+    def __init__(self, kind: Kind, journal: Path) -> None:
+        self.kind, self.journal = kind, journal
+        self.port = 0  # 0 until the first start has picked a free port, then kept
+        self._process: subprocess.Popen[str] | None = None
+        self._handle: ServerHandle | None = None
+
+    @property
+    def handle(self) -> ServerHandle:
+        if self._handle is None:
+            raise RuntimeError("the server is not running")
+        return self._handle
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> ServerHandle:
+        """Start the server (again) on ``self.port`` with the vectors of its journal."""
+        args = ["-m", "tests.servers.fixtures", "--kind", self.kind, "--port", str(self.port)]
+        self._process = _launch([*args, "--journal", str(self.journal)])
+        ports = _read_ports(self._process)
+        self.port = ports["PORT"]
+        self._handle = ServerHandle(self.kind, ports["PORT"], ports["CONTROL"], pid=self._process.pid)
+        return self._handle
+
+    def kill(self) -> None:
+        """SIGKILL: replies in flight are lost; what was journaled stays."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGKILL)
+            self._process.wait(10)
+            if self._process.stdout is not None:
+                self._process.stdout.close()
+        self._process = self._handle = None
+
+    def stop(self) -> None:
+        if self._process is not None:
+            _stop(self._process)
+        self._process = self._handle = None
+
+
+@contextmanager
+def restartable_server_process(kind: Kind, journal: Path) -> Iterator[RestartableServer]:
+    """A journaled server in its own process, started; stopped on exit (whichever process runs then)."""
+    server = RestartableServer(kind, journal)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _read_ports(process: subprocess.Popen[str]) -> dict[str, int]:
@@ -189,3 +265,84 @@ def pinecone_grpc_server() -> Iterator[ServerHandle]:
     """A fresh Pinecone gRPC server in this process."""
     with start_server("grpc") as handle:
         yield handle
+
+
+# -- the journaled server process ------------------------------------------------------------------
+
+
+class _JournalEntry(msgspec.Struct, frozen=True):
+    namespace: str
+    vectors: list[ArrivedVector]
+
+
+class JournaledState(ServerState):
+    """A ``ServerState`` that appends every accepted upsert to ``journal`` before the reply goes out, and
+    starts from what the journal holds.
+
+    ``os.write`` hands the bytes to the kernel, so a SIGKILL right after the write loses nothing: the
+    server acknowledges only what a restart will hold, as a database with a write-ahead log does. A
+    torn last entry (killed inside the write) is ignored, as that request was never answered.
+    Deletes and ``reset`` are not journaled: they are for tests that do not restart the server.
+    """
+
+    def __init__(self, journal: Path) -> None:
+        super().__init__()
+        self._journal_lock = threading.Lock()
+        for entry in _read_journal(journal):
+            space = self._namespaces.setdefault(entry.namespace, {})
+            for vector in entry.vectors:
+                space[vector.id] = vector
+        self._journal_fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def record(
+        self,
+        admission: Admission,
+        verdict: Verdict,
+        *,
+        body: bytes,
+        headers: dict[str, str],
+        api_key: str | None,
+        decoded: Decoded | None,
+    ) -> None:
+        # one lock around both: the journal keeps the order in which the vectors were applied
+        with self._journal_lock:
+            super().record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
+            if verdict.outcome == "ok" and decoded is not None and decoded.vectors:
+                entry = msgspec.msgpack.encode(_JournalEntry(decoded.namespace, decoded.vectors))
+                os.write(self._journal_fd, len(entry).to_bytes(4, "little") + entry)
+
+
+def _read_journal(journal: Path) -> Iterator[_JournalEntry]:
+    data = journal.read_bytes() if journal.exists() else b""
+    decoder = msgspec.msgpack.Decoder(_JournalEntry)
+    offset = 0
+    while offset + 4 <= len(data):
+        size = int.from_bytes(data[offset : offset + 4], "little")
+        if offset + 4 + size > len(data):
+            return  # torn by the kill: never acknowledged
+        yield decoder.decode(data[offset + 4 : offset + 4 + size])
+        offset += 4 + size
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a journaled REST or gRPC server until SIGTERM (``RestartableServer`` starts this)."""
+    parser = argparse.ArgumentParser(description="A journaled Pinecone-protocol test server")
+    parser.add_argument("--kind", choices=["rest", "grpc"], required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--journal", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from .pinecone_rest import PineconeRestServer, serve_until_signal
+
+    state = JournaledState(args.journal)
+    if args.kind == "rest":
+        with PineconeRestServer(args.port, state) as rest:
+            serve_until_signal(rest.port, rest.port)
+    else:
+        from .pinecone_grpc import PineconeGrpcServer
+
+        with PineconeGrpcServer(args.port, state) as grpc_server:
+            serve_until_signal(grpc_server.port, grpc_server.control_port)
+
+
+if __name__ == "__main__":
+    main()
