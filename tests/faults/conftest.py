@@ -1,0 +1,390 @@
+"""The databases of the fault suite, each as a ``Target``: where to write, how to read back, how to hurt it.
+
+Servers live for the module (starting them is the slow part), and each test writes to a fresh
+collection, table or namespace, so a case that killed a server leaves the next one a server that
+was started again on the same data. The fault suite owns these servers: it kills them, so it
+does not share the integration tests' session servers.
+
+- ``milvus``: ``milvus://`` to ``milvus-lite server`` (``LiteProcess``), started again by the test;
+- ``lite``: the embedded default (a path URI); after a kill, the connector must start the server itself;
+- ``pgvector``: PostgreSQL with pgvector (pgserver, unix socket), every process killed at once;
+- ``chroma``: ``chroma run`` (``ChromaProcess``), in an ``l2`` collection so vectors compare exactly;
+- ``pinecone-grpc``, ``pinecone-rest``: the project's protocol servers in their own processes, with
+  a journal (``restartable_server_process``) so a restart holds what was acknowledged.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.contract.suite import StoredRow
+from tests.faults.tools import process_tree
+from tests.integration.chroma_server import ChromaProcess
+from tests.integration.milvus_server import LiteProcess, kill_embedded
+from tests.integration.pg_server import (  # noqa: F401 - pg_server is a fixture, requested by name
+    PgServer,
+    kill_server,
+    pg_server_fixture,
+    restart_server,
+)
+from tests.servers.fixtures import RestartableServer, restartable_server_process
+from vectordb.connector.backends.milvus import lite as embedded
+from vectordb.connector.transports.base import forget_shared
+
+DATABASES = ["milvus", "lite", "pgvector", "chroma", "pinecone-grpc", "pinecone-rest"]
+
+
+@dataclass
+class Target:
+    """One database as the fault cases see it."""
+
+    name: str
+    uri: str
+    options: dict[str, Any]
+    read_back: Callable[[], list[tuple[str, StoredRow]]]  # every stored row, duplicates kept
+    count: Callable[[], int]  # rows stored now (cheap; polled by the fault thread)
+    kill: Callable[[], None]
+    restart: Callable[[], None] | None  # None: the connector restarts the server itself
+    pids: Callable[[], list[int]]  # the server's processes
+    uri_at: Callable[[int], str]  # the same kind of URI for a port on 127.0.0.1 (silent or closed)
+    where: str  # what an error about this server must name: its host and port, socket or path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _name(request: pytest.FixtureRequest) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower()).strip("_")[:40]
+    return f"f_{stem}_{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def target(request: pytest.FixtureRequest) -> Target:
+    """The database named by the test's ``db`` parameter, with a fresh collection for this test."""
+    db: str = request.getfixturevalue("db")
+    made: Target = request.getfixturevalue(f"target_{db.replace('-', '_')}")
+    return made
+
+
+# -- Milvus: milvus-lite server, and the embedded default ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lite_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteProcess]:
+    pytest.importorskip("pymilvus")
+    pytest.importorskip("milvus_lite")
+    process = LiteProcess(tmp_path_factory.mktemp("milvus-lite") / "data")
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+        forget_shared()
+
+
+def _milvus_reader(address: str) -> Any:
+    from pymilvus import MilvusClient
+
+    return MilvusClient(uri=f"http://{address}", timeout=30)
+
+
+def read_milvus(address: Callable[[], str], name: str) -> list[tuple[str, StoredRow]]:
+    client = _milvus_reader(address())
+    try:
+        if not client.has_collection(name):
+            return []
+        client.load_collection(name)  # a restarted server holds its collections released
+        rows = client.query(name, filter="", output_fields=["*"], limit=16_384)
+    finally:
+        client.close()
+    out = []
+    for row in rows:
+        vector = np.asarray(row.pop("vector"), dtype=np.float32)
+        row_id = str(row.pop("id"))
+        out.append((row_id, StoredRow(vector, row)))
+    return out
+
+
+def count_milvus(address: Callable[[], str], name: str) -> int:
+    client = _milvus_reader(address())
+    try:
+        if not client.has_collection(name):
+            return 0
+        return int(client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"])
+    finally:
+        client.close()
+
+
+@pytest.fixture(name="target_milvus")
+def milvus_target(request: pytest.FixtureRequest, lite_process: LiteProcess) -> Target:
+    name = _name(request)
+
+    def address() -> str:
+        return lite_process.address
+
+    return Target(
+        name="milvus",
+        uri=f"milvus://{lite_process.address}/{name}",
+        options={"create": True, "metric": "euclidean"},
+        read_back=lambda: read_milvus(address, name),
+        count=lambda: count_milvus(address, name),
+        kill=lite_process.kill,
+        restart=lambda: (lite_process.start(), None)[1],
+        pids=lambda: [lite_process.pid] if lite_process.pid else [],
+        uri_at=lambda port: f"milvus://127.0.0.1:{port}/{name}",
+        where=lite_process.address,
+    )
+
+
+@pytest.fixture(scope="module")
+def lite_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("pymilvus")
+    pytest.importorskip("milvus_lite")
+    path = str(tmp_path_factory.mktemp("embedded") / "vectors.db")
+    try:
+        yield path
+    finally:
+        embedded.stop(path)
+        forget_shared()
+
+
+@pytest.fixture(name="target_lite")
+def lite_target(request: pytest.FixtureRequest, lite_path: str) -> Target:
+    name = _name(request)
+
+    def address() -> str:
+        return embedded.ensure_server(lite_path, idle_timeout_s=300)
+
+    def pids() -> list[int]:
+        state = embedded.running(lite_path)
+        return [state.pid] if state is not None else []
+
+    return Target(
+        name="lite",
+        uri=f"milvus+lite://{lite_path}",
+        options={"collection": name, "create": True, "metric": "euclidean"},
+        read_back=lambda: read_milvus(address, name),
+        count=lambda: count_milvus(address, name),
+        kill=lambda: (kill_embedded(lite_path), None)[1],
+        restart=None,
+        pids=pids,
+        uri_at=lambda port: f"milvus://127.0.0.1:{port}/{name}",
+        where=lite_path,
+        extra={"path": lite_path},
+    )
+
+
+# -- PostgreSQL + pgvector ------------------------------------------------------------------------
+
+
+def read_pg(server: PgServer, table: str) -> list[tuple[str, StoredRow]]:
+    with server.connect() as conn:
+        exists = conn.execute("SELECT to_regclass(%s)", (f'"{table}"',)).fetchone()[0]
+        if exists is None:
+            return []
+        found = conn.execute(f'SELECT id::text, embedding::real[], metadata FROM "{table}"').fetchall()
+    return [(row_id, StoredRow(np.asarray(vec, dtype=np.float32), meta or {})) for row_id, vec, meta in found]
+
+
+def count_pg(server: PgServer, table: str) -> int:
+    with server.connect() as conn:
+        if conn.execute("SELECT to_regclass(%s)", (f'"{table}"',)).fetchone()[0] is None:
+            return 0
+        return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+
+
+def pg_pids(server: PgServer) -> list[int]:
+    import pgserver
+
+    info = pgserver.utils.PostmasterInfo.read_from_pgdata(server.log_path.parent)
+    return process_tree(info.pid) if info is not None else []
+
+
+@pytest.fixture(name="target_pgvector")
+def pgvector_target(request: pytest.FixtureRequest, pg_server: PgServer) -> Iterator[Target]:
+    table = _name(request)
+
+    def restart() -> None:
+        restart_server(pg_server)
+
+    yield Target(
+        name="pgvector",
+        uri=pg_server.uri(table),
+        options={"create": True, "metric": "euclidean"},
+        read_back=lambda: read_pg(pg_server, table),
+        count=lambda: count_pg(pg_server, table),
+        kill=lambda: (kill_server(pg_server), None)[1],
+        restart=restart,
+        pids=lambda: pg_pids(pg_server),
+        uri_at=lambda port: f"postgresql://postgres@127.0.0.1:{port}/postgres?table={table}",
+        where=pg_server.socket_dir,
+        extra={"server": pg_server, "table": table},
+    )
+    forget_shared()  # pooled connections to a server that may have been killed meanwhile
+
+
+# -- Chroma -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chroma_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaProcess]:
+    pytest.importorskip("chromadb")
+    process = ChromaProcess(tmp_path_factory.mktemp("chroma"))
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+        forget_shared()
+
+
+def _chroma_reader(process: ChromaProcess) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.HttpClient(
+        host="127.0.0.1", port=process.port, settings=Settings(anonymized_telemetry=False)
+    )
+
+
+def read_chroma(process: ChromaProcess, name: str) -> list[tuple[str, StoredRow]]:
+    client = _chroma_reader(process)
+    try:
+        if name not in {c.name for c in client.list_collections()}:
+            return []
+        got = client.get_collection(name).get(include=["embeddings", "metadatas"])
+    finally:
+        _close_chroma(client)
+    return [
+        (row_id, StoredRow(np.asarray(vector, dtype=np.float32), dict(metadata or {})))
+        for row_id, vector, metadata in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)
+    ]
+
+
+def count_chroma(process: ChromaProcess, name: str) -> int:
+    import httpx
+
+    # one cheap GET, instead of a chromadb client per poll
+    base = f"http://127.0.0.1:{process.port}/api/v2/tenants/default_tenant/databases/default_database"
+    with httpx.Client(timeout=5) as http:
+        found = http.get(f"{base}/collections/{name}")
+        if found.status_code == 404:
+            return 0
+        found.raise_for_status()
+        counted = http.get(f"{base}/collections/{found.json()['id']}/count")
+        counted.raise_for_status()
+        return int(counted.json())
+
+
+def _close_chroma(client: Any) -> None:
+    # chromadb's close() leaves its httpx sessions open (see tests/integration/chroma_server.py)
+    sessions = [
+        getattr(getattr(c, "_server", None), "_session", None)
+        for c in (client, getattr(client, "_admin_client", None))
+    ]
+    client.close()
+    for session in sessions:
+        if session is not None:
+            session.close()
+
+
+@pytest.fixture(name="target_chroma")
+def chroma_target(request: pytest.FixtureRequest, chroma_process: ChromaProcess) -> Target:
+    name = _name(request).replace("_", "-")
+    return Target(
+        name="chroma",
+        uri=f"chroma://127.0.0.1:{chroma_process.port}/{name}",
+        # one SQLite log: two in flight is what the server takes without stalling (the backend's default is 1)
+        options={"create": True, "metric": "euclidean", "max_concurrency": 2},
+        read_back=lambda: read_chroma(chroma_process, name),
+        count=lambda: count_chroma(chroma_process, name),
+        kill=chroma_process.kill,
+        restart=lambda: (chroma_process.start(), None)[1],
+        pids=lambda: [chroma_process.pid] if chroma_process.pid else [],
+        uri_at=lambda port: f"chroma://127.0.0.1:{port}/{name}",
+        where=f"127.0.0.1:{chroma_process.port}",
+    )
+
+
+# -- Pinecone protocol servers ----------------------------------------------------------------------
+
+
+def _pinecone_server(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    journal = tmp_path_factory.mktemp(f"pinecone-{kind}") / "journal.bin"
+    with restartable_server_process(kind, journal) as server:  # type: ignore[arg-type]
+        yield server
+    forget_shared()
+
+
+@pytest.fixture(scope="module")
+def pinecone_grpc_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    yield from _pinecone_server("grpc", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def pinecone_rest_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    yield from _pinecone_server("rest", tmp_path_factory)
+
+
+def read_pinecone(server: RestartableServer, namespace: str) -> list[tuple[str, StoredRow]]:
+    vectors = server.handle.arrived().namespaces.get(namespace, {})
+    return [(vid, StoredRow(v.values.copy(), dict(v.metadata or {}))) for vid, v in vectors.items()]
+
+
+def _pinecone_target(server: RestartableServer, request: pytest.FixtureRequest) -> Target:
+    namespace = _name(request)
+    scheme = server.handle.uri.split("://", 1)[0]
+    return Target(
+        name=f"pinecone-{server.kind}",
+        uri=server.handle.uri,
+        options={"namespace": namespace},
+        read_back=lambda: read_pinecone(server, namespace),
+        count=lambda: len(server.handle.arrived().namespaces.get(namespace, {})),
+        kill=server.kill,
+        restart=lambda: (server.start(), None)[1],
+        pids=lambda: [server.pid] if server.pid else [],
+        uri_at=lambda port: f"{scheme}://127.0.0.1:{port}",
+        where=server.handle.host,
+    )
+
+
+@pytest.fixture(name="target_pinecone_grpc")
+def pinecone_grpc_target(request: pytest.FixtureRequest, pinecone_grpc_process: RestartableServer) -> Target:
+    return _pinecone_target(pinecone_grpc_process, request)
+
+
+@pytest.fixture(name="target_pinecone_rest")
+def pinecone_rest_target(request: pytest.FixtureRequest, pinecone_rest_process: RestartableServer) -> Target:
+    return _pinecone_target(pinecone_rest_process, request)
+
+
+# -- the matrix's numbers, printed at the end of the run ---------------------------------------------
+
+RESULTS: list[dict[str, Any]] = []
+
+
+@pytest.fixture
+def fault_log(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """Keep one case's numbers (rows, seconds) for the summary table."""
+
+    def log(**numbers: Any) -> None:
+        RESULTS.append({"case": request.node.name, **numbers})
+
+    return log
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not RESULTS:
+        return
+    terminalreporter.section("fault matrix")
+    for row in RESULTS:
+        case = row["case"]
+        rest = "  ".join(
+            f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items() if k != "case"
+        )
+        terminalreporter.write_line(f"{case:<60} {rest}")
