@@ -55,6 +55,7 @@ class WeaviateServer:
     grpc_port: int
     log_path: Path
     api_key: str | None = None
+    pid: int | None = None  # the server process (benchmarks read its CPU time)
 
     @property
     def url(self) -> str:
@@ -210,7 +211,7 @@ def start_weaviate(root: Path, *, api_key: str | None = None) -> Iterator[Weavia
                 env=_environment(root, ports, api_key),
             )
         try:
-            server = WeaviateServer("127.0.0.1", ports[0], ports[1], log_path, api_key)
+            server = WeaviateServer("127.0.0.1", ports[0], ports[1], log_path, api_key, proc.pid)
             if _ready(proc, server.url):
                 yield server
                 return
