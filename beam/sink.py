@@ -123,6 +123,7 @@ class WriteToVectorDB(beam.PTransform):
             options["text_column"] = content_key  # an ml.rag Chunk's text: the reader puts it there
         raw = {"uri": uri, **options}
         self.options = resolve_options(raw)
+        _check_text_is_read(self.options)
         self.secret: Secret | None = secret
         # fetched here only to ask the database now; otherwise "" stands for "a key will come"
         at_build = _with_secret(self.options, secret, fetch=check_target)
@@ -230,6 +231,16 @@ class WriteToVectorDB(beam.PTransform):
             beam.ParDo(_WriteFn(self.options, self.target, self.secret))
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
+        )
+
+
+def _check_text_is_read(options: BackendOptions) -> None:
+    """The sink reads the text to embed from each row's metadata: ``metadata_columns`` must keep it."""
+    text, kept = options.text_column, options.metadata_columns
+    if options.embed_url is not None and kept is not None and text not in kept:
+        raise ConfigError(
+            f"option metadata_columns: the Beam sink reads the text to embed from the row's metadata; "
+            f"add text_column {text!r} to it (or leave metadata_columns out)"
         )
 
 

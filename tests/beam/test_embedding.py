@@ -132,3 +132,7 @@ def test_check_target_probes_the_model_while_the_pipeline_is_built(
         WriteToVectorDB(grpc_server.uri, check_target=True, dimension=32, **embed_options(embeddings_server))
     with pytest.raises(ConfigError, match="option embed_url needs option embed_model"):
         WriteToVectorDB(grpc_server.uri, embed_url=embeddings_server.url)
+    with pytest.raises(ConfigError, match="option metadata_columns: the Beam sink reads the text to embed"):
+        WriteToVectorDB(
+            grpc_server.uri, text_column="text", metadata_columns="n", **embed_options(embeddings_server)
+        )
