@@ -363,11 +363,29 @@ class MilvusBackend(Backend[MilvusOptions]):
             errors = result.packed_varints(4)
             if errors:
                 ids = encoded.sent_ids if encoded and encoded.sent_ids is not None else batch.ids
-                bad = tuple(str(ids[i]) for i in errors if i < len(ids))
+                named = sorted({i for i in errors if 0 <= i < len(ids)})
+                bad = tuple(str(ids[i]) for i in named)
                 refused.append(
                     BatchFailure(
                         ids=bad, error=status.reason or "listed in err_index by the server", attempts=1
                     )
                 )
+                stray = sorted({i for i in errors if not 0 <= i < len(ids)})
+                if stray:  # the reply names rows this request did not have: no other row can count as written
+                    others = set(range(len(ids))) - set(named)
+                    rest = tuple(str(ids[i]) for i in sorted(others))
+                    refused.append(
+                        BatchFailure(
+                            ids=rest,
+                            error=(
+                                f"Milvus listed err_index {stray[:3]} outside this request of {len(ids)} rows; "
+                                "which rows it meant is unknown, so these are not counted as written (they may "
+                                "be: writing them again is safe)"
+                            ),
+                            error_type="Unattributed",
+                            attempts=1,
+                        )
+                    )
+                    return BatchOutcome(written=0, failures=refused)
                 sent -= len(bad)
         return BatchOutcome(written=sent, failures=refused)
