@@ -184,7 +184,7 @@ class Client:
             self.engine.run(self._batches(data, ns, refused), report)
         finally:
             for failure in refused:
-                report.failed += len(failure.ids)
+                report.failed += failure.rows
                 report.failures.append(failure)
         return report
 

@@ -233,7 +233,7 @@ class Engine:
                     self._systemic.on_accepted()
                 report.written += outcome.written
                 for failure in outcome.failures:
-                    report.failed += len(failure.ids)
+                    report.failed += failure.rows
                     report.failures.append(failure)
                 self._cond.notify_all()
             return None, attempts
