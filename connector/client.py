@@ -180,13 +180,21 @@ class Client:
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.options.namespace
+        embedded_before = self._embed_counts()
         try:
             self.engine.run(self._batches(data, ns, refused), report)
         finally:
             for failure in refused:
                 report.failed += failure.rows
                 report.failures.append(failure)
+            embedded, requests = self._embed_counts()
+            report.embedded = embedded - embedded_before[0]
+            report.embed_requests = requests - embedded_before[1]
         return report
+
+    def _embed_counts(self) -> tuple[int, int]:
+        """(rows embedded, embedding requests) so far by this client's stage; zeros without one."""
+        return (0, 0) if self.embedding is None else self.embedding.counts()
 
     # -- input → sized batches ------------------------------------------------------------------
 

@@ -47,6 +47,8 @@ class WriteReport(msgspec.Struct, kw_only=True):
     retries: int = 0
     throttled: int = 0  # replies that said "slow down"
     bytes_sent: int = 0  # request bodies, retries included
+    embedded: int = 0  # rows whose vectors the embedding stage made (options embed_*)
+    embed_requests: int = 0  # requests to the embedding endpoint, retries and isolation included
     elapsed_s: float = 0.0
     failures: list[BatchFailure] = []
 
@@ -67,6 +69,8 @@ class WriteReport(msgspec.Struct, kw_only=True):
             retries=self.retries + other.retries,
             throttled=self.throttled + other.throttled,
             bytes_sent=self.bytes_sent + other.bytes_sent,
+            embedded=self.embedded + other.embedded,
+            embed_requests=self.embed_requests + other.embed_requests,
             elapsed_s=max(self.elapsed_s, other.elapsed_s),
             failures=[*self.failures, *other.failures],
         )
@@ -87,6 +91,8 @@ class WriteReport(msgspec.Struct, kw_only=True):
             f"{self.requests} requests, {self.retries} retries, {self.throttled} throttled, "
             f"{self.bytes_sent / 1e6:.1f} MB"
         )
+        if self.embed_requests:
+            line += f"; {self.embedded} embedded in {self.embed_requests} requests"
         if self.elapsed_s > 0:
             line += f", {self.elapsed_s:.2f} s ({total / self.elapsed_s:,.0f} rows/s)"
         return line

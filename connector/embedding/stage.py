@@ -165,6 +165,12 @@ class EmbeddingStage:
             self._client = EmbeddingClient(self.options)
         return self._client
 
+    def counts(self) -> tuple[int, int]:
+        """(rows embedded, requests sent) over the stage's life; zeros before its first write."""
+        if self._client is None:
+            return 0, 0
+        return self._client.stats.embedded, self._client.stats.requests
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

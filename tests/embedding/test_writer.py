@@ -113,6 +113,8 @@ def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
         report = client.upsert(rows)
     reasons = {i: (f.error_type, f.error) for f in report.failures for i in f.ids}
     assert set(reasons) == {"neither", "not-text", "too-long"}
+    assert report.embedded == 2 and report.embed_requests >= 2  # the refused text was isolated
+    assert f"2 embedded in {report.embed_requests} requests" in report.summary()
     assert reasons["neither"] == ("Invalid", "null vector")
     assert reasons["not-text"] == ("InvalidInput", "text not embedded: column 'text' holds int, not a string")
     assert reasons["too-long"][0] == "Rejected" and "maximum context length" in reasons["too-long"][1]
