@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 
 from ..errors import ServerError
-from ..transports.http import error_for_status
+from ..transports.http import error_for_status, reason_of
 
 _b64decode: Callable[[str], bytes]
 try:  # about twice as fast as binascii where installed (SIMD); the results are identical
@@ -30,7 +30,7 @@ try:  # about twice as fast as binascii where installed (SIMD); the results are 
 except ImportError:  # pragma: no cover - depends on the environment
     _b64decode = binascii.a2b_base64
 
-__all__ = ["MalformedReply", "decode_reply", "error_for_reply", "reason_of", "request_body"]
+__all__ = ["MalformedReply", "decode_reply", "error_for_reply", "request_body"]
 
 REASON_CHARS = 500
 
@@ -97,23 +97,6 @@ def _from_floats(vectors: list[list[Any]], where: str) -> np.ndarray:
     return matrix
 
 
-def reason_of(body: bytes) -> str:
-    """The server's reason: OpenAI's ``error.message``, a ``message``/``detail``/``error`` string, or the body's start."""
-    if body[:1] == b"{":
-        try:
-            doc = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            doc = None
-        if isinstance(doc, dict):
-            found = doc.get("error")
-            if isinstance(found, dict):
-                found = found.get("message")
-            for value in (found, doc.get("message"), doc.get("detail")):
-                if isinstance(value, str) and value:
-                    return value[:REASON_CHARS]
-    return _start(body)
-
-
 def error_for_reply(
     status: int, body: bytes, where: str, retry_after: str | None, secret: str | None
 ) -> ServerError:
@@ -121,7 +104,7 @@ def error_for_reply(
     reason = reason_of(body)
     if secret:
         reason = reason.replace(secret, "***")
-    return error_for_status(status, reason.encode("utf-8", "replace"), where, retry_after)
+    return error_for_status(status, body, where, retry_after, reason=reason)
 
 
 def _start(body: bytes) -> str:

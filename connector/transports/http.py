@@ -24,15 +24,18 @@ from ..errors import (
 )
 from .base import WireReply, WireRequest, shared
 
-__all__ = ["HttpTransport", "error_for_status", "parse_retry_after"]
+__all__ = ["HttpTransport", "error_for_status", "parse_retry_after", "reason_of"]
 
 
 POOL_CONNECTIONS = 256
 
 
-def error_for_status(status: int, body: bytes, where: str, retry_after: str | None) -> ServerError:
-    """The connector error for a non-2xx reply; the message quotes the start of the server's body."""
-    text = _reason(body)
+def error_for_status(
+    status: int, body: bytes, where: str, retry_after: str | None, *, reason: str | None = None
+) -> ServerError:
+    """The connector error for a non-2xx reply; the message quotes the server's reason (``reason_of``
+    its body, unless the caller gives the reason itself, e.g. with a secret blanked)."""
+    text = reason_of(body) if reason is None else reason
     message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
     hint = parse_retry_after(retry_after)
     kind: type[ServerError]
@@ -51,10 +54,10 @@ def error_for_status(status: int, body: bytes, where: str, retry_after: str | No
     return kind(message, status=status, retry_after_s=hint)
 
 
-def _reason(body: bytes) -> str:
+def reason_of(body: bytes) -> str:
     """The server's message: the ``message``/``error``/``detail`` field of a JSON body (or of its ``status``
-    object, as Qdrant nests it, or of the first of its ``error`` list, as Weaviate does), else its first
-    500 bytes."""
+    object, as Qdrant nests it, of the first of its ``error`` list, as Weaviate does, or of its ``error``
+    object, as OpenAI does), else its first 500 bytes."""
     if body[:1] == b"{":
         try:
             import orjson
@@ -69,6 +72,8 @@ def _reason(body: bytes) -> str:
             errors = parsed.get("error")
             if isinstance(errors, list) and errors and isinstance(errors[0], dict):  # Weaviate's
                 parsed = errors[0]  # {"error": [{"message": "..."}]}
+            elif isinstance(errors, dict):  # OpenAI's {"error": {"message": "...", "type": ...}}
+                parsed = errors
             for key in ("message", "error", "detail"):
                 if isinstance(parsed.get(key), str) and parsed[key]:
                     return parsed[key][:500]

@@ -74,6 +74,29 @@ def test_json_error_bodies_are_quoted_by_their_message() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"message": "the reason"}',  # Pinecone, Chroma
+        b'{"status": {"error": "the reason"}, "time": 0.1}',  # Qdrant
+        b'{"error": [{"message": "the reason"}]}',  # Weaviate
+        b'{"error": {"message": "the reason", "type": "invalid_request_error", "code": null}}',  # OpenAI
+        b'{"detail": "the reason"}',  # FastAPI servers
+    ],
+)
+def test_each_servers_error_body_gives_its_reason(body: bytes) -> None:
+    assert http_transport.reason_of(body) == "the reason"
+    exc = http_transport.error_for_status(400, body, "POST /x", None)
+    assert str(exc) == "POST /x: HTTP 400: the reason"
+
+
+def test_a_reason_given_by_the_caller_replaces_the_bodys() -> None:
+    exc = http_transport.error_for_status(
+        401, b'{"message": "key sk-1 is wrong"}', "POST /x", None, reason="key *** is wrong"
+    )
+    assert str(exc) == "POST /x: HTTP 401: key *** is wrong" and isinstance(exc, errors.AuthError)
+
+
 def test_retry_after_seconds_and_http_date() -> None:
     assert http_transport.parse_retry_after("2") == 2.0
     assert http_transport.parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
