@@ -210,6 +210,8 @@ class Client:
         except DimensionMismatch as exc:
             if exc.target_dimension is None:
                 raise
+            if self.embedding is not None and self.embedding.counts()[0]:  # the model's: all would fail
+                raise self.embedding.mismatch(exc, from_rows) from None
             self._check_target(exc.target_dimension)
             return exc.target_dimension
         return from_rows

@@ -128,11 +128,7 @@ def prepare_target(client: Client, *, clear: bool = False) -> TargetPrepared:
     except DimensionMismatch as exc:
         if client.embedding is None:
             raise
-        raise ConfigError(
-            f"option embed_model: {client.embedding.options.model!r} answers {client.options.dimension}-"
-            f"dimensional vectors, and the target holds others: {exc} (embed_dimensions asks a model "
-            "that can for shorter vectors)"
-        ) from None
+        raise client.embedding.mismatch(exc, client.options.dimension) from None
 
 
 @dataclass(slots=True, eq=False)
@@ -170,6 +166,14 @@ class EmbeddingStage:
         if self._client is None:
             return 0, 0
         return self._client.stats.embedded, self._client.stats.requests
+
+    def mismatch(self, exc: DimensionMismatch, dim: int | None) -> ConfigError:
+        """The error for a target whose dimension is not the model's: it names the model, since every
+        embedded row would fail alike."""
+        return ConfigError(
+            f"option embed_model: {self.options.model!r} answers {dim}-dimensional vectors, and the target "
+            f"holds others: {exc} (embed_dimensions asks a model that can for shorter vectors)"
+        )
 
     def close(self) -> None:
         if self._client is not None:

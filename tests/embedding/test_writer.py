@@ -96,6 +96,25 @@ def test_text_rows_land_in_milvus_lite_with_exactly_the_models_vectors(
         assert metadata == {"text": texts[i], "rank": i}  # the text is kept as metadata, like any column
 
 
+def test_a_target_of_another_dimension_than_the_models_is_one_clear_error_not_a_failure_per_row(
+    embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    with connect(milvus_lite.uri, collection=collection_name, create=True) as client:
+        client.upsert([{"id": "seed", "values": np.ones(16, np.float32)}])  # a 16-d collection
+    rows = [{"id": f"t{i}", "text": words(i)} for i in range(50)]
+    with (
+        connect(
+            milvus_lite.uri, collection=collection_name, on_error="report", **embed_options(embeddings_server)
+        ) as client,
+        pytest.raises(
+            ConfigError, match=f"option embed_model: '{SMALL_MODEL}' answers 64-dimensional"
+        ) as info,
+    ):
+        client.upsert(rows)
+    assert "16" in str(info.value)
+    assert set(stored_vectors(milvus_lite, collection_name)) == {"seed"}
+
+
 def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
     embeddings_server: EmbeddingsServer, pinecone: ServerHandle
 ) -> None:
