@@ -50,8 +50,8 @@ class Target:
     options: dict[str, Any]
     read_back: Callable[[], list[tuple[str, StoredRow]]]  # every stored row, duplicates kept
     count: Callable[[], int]  # rows stored now (cheap; polled by the fault thread)
-    kill: Callable[[], None]
-    restart: Callable[[], None] | None  # None: the connector restarts the server itself
+    kill: Callable[[], object]
+    restart: Callable[[], object] | None  # None: the connector restarts the server itself
     pids: Callable[[], list[int]]  # the server's processes
     uri_at: Callable[[int], str]  # the same kind of URI for a port on 127.0.0.1 (silent or closed)
     where: str  # what an error about this server must name: its host and port, socket or path
@@ -90,7 +90,9 @@ def lite_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteProce
 def _milvus_reader(address: str) -> Any:
     from pymilvus import MilvusClient
 
-    return MilvusClient(uri=f"http://{address}", timeout=30)
+    # its own connection: pymilvus shares one per address, and one a killed or frozen server broke (or
+    # that server's "too many pings" GOAWAY ended) would be handed to the next reader
+    return MilvusClient(uri=f"http://{address}", timeout=30, dedicated=True)
 
 
 def read_milvus(address: Callable[[], str], name: str) -> list[tuple[str, StoredRow]]:
@@ -110,35 +112,54 @@ def read_milvus(address: Callable[[], str], name: str) -> list[tuple[str, Stored
     return out
 
 
-def count_milvus(address: Callable[[], str], name: str) -> int:
-    client = _milvus_reader(address())
-    try:
-        if not client.has_collection(name):
+class MilvusCounter:
+    """Counts a collection's rows for the fault thread's polls, on one client (it polls before the
+    fault only: a killed server's client is closed, and ``read_milvus`` uses a fresh one)."""
+
+    def __init__(self, address: Callable[[], str], name: str) -> None:
+        self.address, self.name = address, name
+        self._client: Any = None
+
+    def __call__(self) -> int:
+        if self._client is None:
+            self._client = _milvus_reader(self.address())
+        if not self._client.has_collection(self.name):
             return 0
-        return int(client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"])
-    finally:
-        client.close()
+        found = self._client.query(self.name, filter="", output_fields=["count(*)"])
+        return int(found[0]["count(*)"])
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 @pytest.fixture(name="target_milvus")
-def milvus_target(request: pytest.FixtureRequest, lite_process: LiteProcess) -> Target:
+def milvus_target(request: pytest.FixtureRequest, lite_process: LiteProcess) -> Iterator[Target]:
     name = _name(request)
 
     def address() -> str:
         return lite_process.address
 
-    return Target(
+    count = MilvusCounter(address, name)
+
+    def kill() -> None:
+        count.close()
+        lite_process.kill()
+
+    yield Target(
         name="milvus",
         uri=f"milvus://{lite_process.address}/{name}",
         options={"create": True, "metric": "euclidean"},
         read_back=lambda: read_milvus(address, name),
-        count=lambda: count_milvus(address, name),
-        kill=lite_process.kill,
-        restart=lambda: (lite_process.start(), None)[1],
+        count=count,
+        kill=kill,
+        restart=lite_process.start,
         pids=lambda: [lite_process.pid] if lite_process.pid else [],
         uri_at=lambda port: f"milvus://127.0.0.1:{port}/{name}",
         where=lite_process.address,
     )
+    count.close()
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +175,7 @@ def lite_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(name="target_lite")
-def lite_target(request: pytest.FixtureRequest, lite_path: str) -> Target:
+def lite_target(request: pytest.FixtureRequest, lite_path: str) -> Iterator[Target]:
     name = _name(request)
 
     def address() -> str:
@@ -164,19 +185,26 @@ def lite_target(request: pytest.FixtureRequest, lite_path: str) -> Target:
         state = embedded.running(lite_path)
         return [state.pid] if state is not None else []
 
-    return Target(
+    count = MilvusCounter(address, name)
+
+    def kill() -> None:
+        count.close()
+        kill_embedded(lite_path)
+
+    yield Target(
         name="lite",
         uri=f"milvus+lite://{lite_path}",
         options={"collection": name, "create": True, "metric": "euclidean"},
         read_back=lambda: read_milvus(address, name),
-        count=lambda: count_milvus(address, name),
-        kill=lambda: (kill_embedded(lite_path), None)[1],
+        count=count,
+        kill=kill,
         restart=None,
         pids=pids,
         uri_at=lambda port: f"milvus://127.0.0.1:{port}/{name}",
         where=lite_path,
         extra={"path": lite_path},
     )
+    count.close()
 
 
 # -- PostgreSQL + pgvector ------------------------------------------------------------------------
@@ -209,17 +237,14 @@ def pg_pids(server: PgServer) -> list[int]:
 def pgvector_target(request: pytest.FixtureRequest, pg_server: PgServer) -> Iterator[Target]:
     table = _name(request)
 
-    def restart() -> None:
-        restart_server(pg_server)
-
     yield Target(
         name="pgvector",
         uri=pg_server.uri(table),
         options={"create": True, "metric": "euclidean"},
         read_back=lambda: read_pg(pg_server, table),
         count=lambda: count_pg(pg_server, table),
-        kill=lambda: (kill_server(pg_server), None)[1],
-        restart=restart,
+        kill=lambda: kill_server(pg_server),
+        restart=lambda: restart_server(pg_server),
         pids=lambda: pg_pids(pg_server),
         uri_at=lambda port: f"postgresql://postgres@127.0.0.1:{port}/postgres?table={table}",
         where=pg_server.socket_dir,
@@ -304,7 +329,7 @@ def chroma_target(request: pytest.FixtureRequest, chroma_process: ChromaProcess)
         read_back=lambda: read_chroma(chroma_process, name),
         count=lambda: count_chroma(chroma_process, name),
         kill=chroma_process.kill,
-        restart=lambda: (chroma_process.start(), None)[1],
+        restart=chroma_process.start,
         pids=lambda: [chroma_process.pid] if chroma_process.pid else [],
         uri_at=lambda port: f"chroma://127.0.0.1:{port}/{name}",
         where=f"127.0.0.1:{chroma_process.port}",
@@ -336,6 +361,24 @@ def read_pinecone(server: RestartableServer, namespace: str) -> list[tuple[str, 
     return [(vid, StoredRow(v.values.copy(), dict(v.metadata or {}))) for vid, v in vectors.items()]
 
 
+def count_pinecone(server: RestartableServer, namespace: str) -> int:
+    """The namespace's vector count from ``describe_index_stats`` (cheap: ``arrived()`` carries every body)."""
+    handle = server.handle
+    if server.kind == "rest":
+        import httpx
+
+        stats = httpx.post(f"{handle.url}/describe_index_stats", json={}, timeout=5).json()
+        return int(stats["namespaces"].get(namespace, {}).get("vectorCount", 0))
+    import grpc
+
+    from tests.servers.pinecone_grpc import pb
+
+    with grpc.insecure_channel(handle.host) as channel:
+        call = channel.unary_unary("/VectorService/DescribeIndexStats")
+        reply = pb.DescribeIndexStatsResponse.FromString(call(b"", timeout=5))
+    return int(reply.namespaces[namespace].vector_count) if namespace in reply.namespaces else 0
+
+
 def _pinecone_target(server: RestartableServer, request: pytest.FixtureRequest) -> Target:
     namespace = _name(request)
     scheme = server.handle.uri.split("://", 1)[0]
@@ -344,9 +387,9 @@ def _pinecone_target(server: RestartableServer, request: pytest.FixtureRequest) 
         uri=server.handle.uri,
         options={"namespace": namespace},
         read_back=lambda: read_pinecone(server, namespace),
-        count=lambda: len(server.handle.arrived().namespaces.get(namespace, {})),
+        count=lambda: count_pinecone(server, namespace),
         kill=server.kill,
-        restart=lambda: (server.start(), None)[1],
+        restart=server.start,
         pids=lambda: [server.pid] if server.pid else [],
         uri_at=lambda port: f"{scheme}://127.0.0.1:{port}",
         where=server.handle.host,

@@ -42,7 +42,7 @@ def test_a_spark_job_through_a_database_killed_and_restarted(
         count=lambda: len(server.handle.arrived().namespaces.get(namespace, {})),
         at_rows=ROWS // 4,
         kill=server.kill,
-        restart=lambda: (server.start(), None)[1],
+        restart=server.start,
         pause_s=0.5,
         give_up_s=120,
     )

@@ -187,8 +187,8 @@ class Fault:
 class KillMidWrite(Fault):
     """SIGKILL the server, wait ``pause_s``, start it again (``restart`` is None: the connector must)."""
 
-    kill: Callable[[], None] = lambda: None
-    restart: Callable[[], None] | None = None
+    kill: Callable[[], object] = lambda: None
+    restart: Callable[[], object] | None = None
     pause_s: float = 0.5
 
     def strike(self) -> None:
