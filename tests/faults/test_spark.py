@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.faults.conftest import read_pinecone
+from tests.faults.conftest import count_pinecone, read_pinecone
 from tests.faults.tools import KillMidWrite, Outcome, assert_account, expected_rows, rows
 from tests.servers.fixtures import RestartableServer
 from tests.spark.conftest import spark  # noqa: F401 - the session's SparkSession, requested by name
@@ -39,7 +39,7 @@ def test_a_spark_job_through_a_database_killed_and_restarted(
     table = rows(ROWS, seed=11)
     frame = spark.createDataFrame(table)
     fault = KillMidWrite(
-        count=lambda: len(server.handle.arrived().namespaces.get(namespace, {})),
+        count=lambda: count_pinecone(server, namespace),
         at_rows=ROWS // 4,
         kill=server.kill,
         restart=server.start,
