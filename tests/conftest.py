@@ -10,4 +10,11 @@ GENERATED = ROOT / "proto" / "gen"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
 
-pytest_plugins = ["tests.servers.fixtures"]
+# Server fixtures used across test folders, registered once here (a module that names one in its own
+# pytest_plugins would import it after another folder's conftest did, which pytest refuses)
+pytest_plugins = [
+    "tests.servers.fixtures",
+    "tests.integration.milvus_server",  # milvus_lite (session), collection_name
+    "tests.integration.chroma_server",  # chroma_server, chroma_client, chroma_collection
+    "tests.integration.weaviate_server",  # weaviate_server, weaviate_key_server, weaviate_collection
+]

@@ -28,8 +28,6 @@ from tests.servers.fixtures import ServerHandle, start_server_process
 from tests.servers.pinecone_grpc import pb
 from tests.servers.script import Arrived, FaultScript
 
-pytest_plugins = ["tests.servers.fixtures"]
-
 API_KEY = "test-key"
 DIM = 8
 

@@ -26,7 +26,6 @@ from vectordb.connector import ConfigError
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite (session), collection_name
 __all__ = ["embeddings_server"]
 
 MODEL = "test-embed-64"

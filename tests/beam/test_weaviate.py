@@ -20,7 +20,6 @@ from .conftest import counters
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytest_plugins = ["tests.integration.weaviate_server"]  # weaviate_server (session), weaviate_collection
 
 SHARDS = 2
 

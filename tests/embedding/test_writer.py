@@ -26,7 +26,6 @@ from vectordb.connector.transports.base import forget_shared
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite, collection_name
 __all__ = ["embeddings_server"]
 
 SMALL_MODEL = "test-embed-64"

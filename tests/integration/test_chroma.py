@@ -24,7 +24,6 @@ from vectordb.connector.transports.base import forget_shared
 if TYPE_CHECKING:
     from tests.integration.chroma_server import ChromaServer
 
-pytest_plugins = ["tests.integration.chroma_server"]  # chroma_server, chroma_client, chroma_collection
 
 DIM = 8
 STORABLE = "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers"

@@ -37,8 +37,6 @@ from vectordb.connector.report import WriteReport
 from vectordb.connector.rows import RowBatch
 from vectordb.connector.transports.base import Transport, WireReply, WireRequest
 
-pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite, collection_name
-
 DIM = 8
 
 

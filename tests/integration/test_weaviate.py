@@ -27,9 +27,6 @@ from vectordb.connector.transports.base import forget_shared
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytest_plugins = [
-    "tests.integration.weaviate_server"
-]  # weaviate_server, weaviate_key_server, weaviate_collection
 pytestmark = pytest.mark.timeout(120)
 
 DIM = 8

@@ -22,7 +22,6 @@ from .conftest import job_ids
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite (session), collection_name
 __all__ = ["embeddings_server"]
 
 MODEL = "test-embed-64"

@@ -14,8 +14,6 @@ from .conftest import float32_rows, job_ids, vectors_table
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-pytest_plugins = ["tests.integration.milvus_server"]  # milvus_lite (session), collection_name
-
 
 def stored(server: LiteServer, collection: str, ids: list[str]) -> dict[str, Any]:
     server.client.load_collection(collection)

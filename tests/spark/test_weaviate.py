@@ -18,8 +18,6 @@ from .conftest import float32_rows, vectors_table
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytest_plugins = ["tests.integration.weaviate_server"]  # weaviate_server (session), weaviate_collection
-
 
 def stored(server: WeaviateServer, name: str, tenant: str) -> dict[str, tuple[bytes, dict[str, Any]]]:
     """id → (float32 bytes, properties) of every object of ``tenant``, as weaviate-client reads them."""
