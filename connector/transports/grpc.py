@@ -101,6 +101,10 @@ def _open_channel(target: str, tls: bool) -> Any:
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.http2.max_pings_without_data", 0),
+        # after a server restart, reconnect within a retry's wait (grpc's own: 1 s, growing to 120 s)
+        ("grpc.initial_reconnect_backoff_ms", 200),
+        ("grpc.min_reconnect_backoff_ms", 200),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
     ]
     if tls:
         return grpc.secure_channel(target, grpc.ssl_channel_credentials(), options=options)

@@ -95,3 +95,12 @@ class AimdMachine(RuleBasedStateMachine):
 
 
 TestAimdMachine = AimdMachine.TestCase
+
+
+def test_a_host_that_went_down_is_waited_for_long_enough_to_restart() -> None:
+    backoff = Backoff(rand=lambda: 1.0)
+    failed_request = [backoff.delay_s(a) for a in range(1, 6)]
+    host_down = [backoff.delay_s(a, host_down=True) for a in range(1, 6)]
+    assert failed_request == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6])
+    assert host_down == pytest.approx([1.0, 2.0, 4.0, 8.0, 10.0])  # 25 s at most over the default retries
+    assert sum(host_down) / 2 > 10  # and over 10 s on average (full jitter)
