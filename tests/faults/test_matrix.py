@@ -21,6 +21,8 @@ speed, and the fault thread strikes while it is under way.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -244,6 +246,38 @@ def test_the_embedded_server_frozen_before_the_write(target_lite: Target, fault_
     fault_log(elapsed_s=outcome.elapsed_s, error=text.splitlines()[0][:100])
     bound = (max_retries + 1) * (timeout_s + 1.0) + 1.6 + 2.0
     assert outcome.elapsed_s < bound, f"{outcome.elapsed_s:.1f} s, bound {bound:.1f} s: {text}"
+
+
+def test_a_new_process_is_told_soon_that_the_embedded_server_is_frozen(
+    target_lite: Target, fault_log: Any
+) -> None:
+    """A new process (a new job, a Spark executor) has not seen the server answer: it asks for 5 s, gives
+    it ``SHUTDOWN_WAIT_S`` to go away, then fails naming the pid, not after the 60 s start timeout."""
+    target = target_lite
+    target.count()
+    fault = FreezeMidWrite(count=lambda: 0, at_rows=0, pids=target.pids, frozen_s=60)
+    code = (
+        "import sys, time\n"
+        "from vectordb.connector.backends.milvus import lite\n"
+        "started = time.monotonic()\n"
+        "try:\n"
+        "    lite.ensure_server(sys.argv[1])\n"
+        "except Exception as e:\n"
+        "    print(f'{time.monotonic() - started:.2f}', type(e).__name__, e)\n"
+    )
+    with fault:
+        while "frozen" not in fault.timeline:
+            time.sleep(0.01)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", code, target.extra["path"]], capture_output=True, text=True, timeout=50
+            )
+        finally:
+            fault.thaw()
+    elapsed, kind, message = done.stdout.strip().split(" ", 2)
+    fault_log(elapsed_s=float(elapsed), error=message[:100])
+    assert kind == "ConnectError" and "does not answer" in message and "pid" in message, done
+    assert float(elapsed) < 5 + embedded.SHUTDOWN_WAIT_S + 3, done.stdout
 
 
 def test_the_embedded_server_dead_at_start_is_started_again(target_lite: Target, fault_log: Any) -> None:

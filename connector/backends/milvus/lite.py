@@ -52,6 +52,7 @@ STATE_NAME = "connector-server.json"
 LOG_NAME = "connector-server.log"
 IDLE_ENV = "VECTORDB_MILVUS_LITE_IDLE_S"
 DEFAULT_IDLE_S = 300.0
+SHUTDOWN_WAIT_S = 10.0  # a server that stopped answering gets this long to exit (SIGTERM drains in ~5 s)
 HEALTH_METHOD = "/milvus.proto.milvus.MilvusService/CheckHealth"
 LITE_SCHEME = f"{PATH_SCHEME}://"
 
@@ -107,10 +108,12 @@ def ensure_server(path: str, *, idle_timeout_s: float | None = None, start_timeo
         if state is not None:
             if _answers(state.address, timeout_s=5.0):
                 return _remember(data_dir, state)
-            # alive but silent: shutting down (or wedged); let it go before starting another
-            if not _wait_gone(data_dir, deadline):
+            # alive but silent: shutting down (a few seconds), or wedged; let it go before starting another
+            if not _wait_gone(data_dir, min(deadline, time.monotonic() + SHUTDOWN_WAIT_S)):
                 raise ConnectError(
-                    f"Milvus Lite server for {data_dir} (pid {state.pid}) holds the data but does not answer"
+                    f"Milvus Lite server for {data_dir} (pid {state.pid}) holds the data but does not answer "
+                    f"(not for 5 s, nor went away in {SHUTDOWN_WAIT_S:.0f} s more): stop it "
+                    f"(vectordb.connector.backends.milvus.lite.stop) or kill pid {state.pid}"
                 )
         state = _spawn(data_dir, _idle_default(idle_timeout_s), deadline)
         if not _answers(state.address, timeout_s=max(1.0, deadline - time.monotonic())):
