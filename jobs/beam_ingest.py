@@ -11,8 +11,9 @@ Every other flag is a standard Beam pipeline option (``--runner``, ``--direct_nu
 ``--direct_running_mode``, Dataflow's ``--project``/``--region``/``--temp_location``/
 ``--setup_file`` …); the runner defaults to the ``DirectRunner``. ``--option key=value``
 (repeatable) passes any connector option (the README's options table: ``id_column``, ``vector_column``,
-``metadata_columns``, ``batch_size``, ``max_concurrency``, …); they are checked before the
-pipeline starts. Parquet files are read as Arrow tables and written without a per-row step;
+``metadata_columns``, ``batch_size``, ``max_concurrency``, …, and the embedding options for text in:
+``--option text_column=text --option embed_url=… --option embed_model=… --option embed_api_key_env=…``);
+they are checked before the pipeline starts. Parquet files are read as Arrow tables and written without a per-row step;
 JSON Lines records are dicts, vectors as lists. With ``--dead_letters DIR`` rows that fail are
 written to ``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``) and the job succeeds; without
 it any failed row fails the job (``on_error=fail``), unless ``--option on_error=report``.

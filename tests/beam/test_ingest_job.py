@@ -13,8 +13,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.utils.secret import GcpSecret
 
 from jobs.beam_ingest import IngestOptions, connector_options, main
+from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
 from tests.servers.fixtures import ServerHandle
 from vectordb.connector import ConfigError
+
+__all__ = ["embeddings_server"]  # a fixture, used by name
 
 N, DIM = 300, 8
 
@@ -99,3 +103,40 @@ def test_api_key_secret_becomes_a_beam_secret_the_sink_fetches_on_workers() -> N
 def test_input_and_uri_are_required() -> None:
     with pytest.raises(ConfigError, match="--input and --uri"):
         main(["--runner=FnApiRunner"])
+
+
+def test_text_files_to_the_database_through_the_embedding_options(
+    grpc_server: ServerHandle, tmp_path: Path, embeddings_server: EmbeddingsServer
+) -> None:
+    """The embedding options go through ``--option`` like any other: JSON Lines text in, the model's
+    vectors stored, the text the model refused a dead letter with its reason."""
+    texts = [words(i) for i in range(60)]
+    texts[17] = too_long(17)
+    source = tmp_path / "texts.jsonl"
+    source.write_text("".join(json.dumps({"doc_id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    dead = tmp_path / "dead"
+    result = main(
+        [
+            "--runner=FnApiRunner",
+            f"--input={source}",
+            f"--uri={grpc_server.uri}",
+            "--option=id_column=doc_id",
+            "--option=text_column=text",
+            f"--option=embed_url={embeddings_server.url}",
+            f"--option=embed_model={DEFAULT_MODEL}",
+            f"--option=embed_api_key={DEFAULT_KEY}",
+            "--option=embed_batch_size=8",
+            f"--dead_letters={dead}",
+        ]
+    )
+    assert result.state == "DONE"
+    arrived = grpc_server.arrived()
+    good = [i for i in range(60) if i != 17]
+    assert arrived.ids() == {f"t{i}" for i in good}
+    expected = expected_vectors([texts[i] for i in good])
+    for k, i in enumerate(good):
+        assert arrived.vector(f"t{i}").values_f32 == expected[k].tobytes()
+    (letter,) = [
+        json.loads(line) for f in dead.glob("dead-letters-*.jsonl") for line in f.read_text().splitlines()
+    ]
+    assert letter["id"] == "t17" and "maximum context length" in letter["error"]
