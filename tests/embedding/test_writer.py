@@ -1,6 +1,7 @@
 """``client.upsert`` with the embedding options: text in, the model's vectors in the database.
 
-End to end against Milvus Lite (read back with pymilvus) and the project's Pinecone-protocol server
+End to end against Milvus Lite (read back with pymilvus), PostgreSQL + pgvector (read back with psycopg)
+and the project's Pinecone-protocol server
 (which records every vector's float32 bytes and when each request arrived): every stored vector is
 exactly the one the embeddings server derives from the row's text, and the rows whose text the
 server refused are exactly the failed ones, never upserted.
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.integration.pg_server import PgServer, pg_server_fixture, pg_table_fixture
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
 from tests.servers.fixtures import ServerHandle, start_server
 from vectordb.connector import AuthError, ConfigError, WriteFailed, connect
@@ -26,7 +28,7 @@ from vectordb.connector.transports.base import forget_shared
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-__all__ = ["embeddings_server"]
+__all__ = ["embeddings_server", "pg_server_fixture", "pg_table_fixture"]  # fixtures, used by name
 
 SMALL_MODEL = "test-embed-64"
 
@@ -93,6 +95,29 @@ def test_text_rows_land_in_milvus_lite_with_exactly_the_models_vectors(
         vector, metadata = stored[f"doc{i}"]
         np.testing.assert_array_equal(vector, expected[k])
         assert metadata == {"text": texts[i], "rank": i}  # the text is kept as metadata, like any column
+
+
+def test_text_rows_land_in_pgvector_with_exactly_the_models_vectors(
+    embeddings_server: EmbeddingsServer, pg_server: PgServer, pg_table: str
+) -> None:
+    n = 500
+    texts = [words(i) for i in range(n)]
+    bad = {0, 250, 499}
+    for i in bad:
+        texts[i] = too_long(i)
+    rows = [{"id": f"doc{i}", "text": t} for i, t in enumerate(texts)]
+    with connect(
+        pg_server.uri(pg_table), create=True, on_error="report", **embed_options(embeddings_server)
+    ) as client:
+        report = client.upsert(rows)
+    assert sorted(report.failed_ids) == sorted(f"doc{i}" for i in bad) and report.written == n - len(bad)
+    with pg_server.connect() as conn:
+        stored = dict(conn.execute(f'SELECT id::text, embedding::real[] FROM "{pg_table}"').fetchall())
+    good = [i for i in range(n) if i not in bad]
+    assert set(stored) == {f"doc{i}" for i in good}
+    expected = expected_vectors([texts[i] for i in good], model=SMALL_MODEL)
+    for k, i in enumerate(good):
+        np.testing.assert_array_equal(np.asarray(stored[f"doc{i}"], dtype=np.float32), expected[k])
 
 
 def test_a_target_of_another_dimension_than_the_models_is_one_clear_error_not_a_failure_per_row(
