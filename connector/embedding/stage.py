@@ -141,6 +141,23 @@ class _Piece:
     invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
 
 
+def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Piece:
+    """The piece for ``rows`` from the texts of its rows without a vector (position, value): strings are
+    embedded, other values fail their row, ``None`` means the row has no text."""
+    need: list[int] = []
+    sent: list[str] = []
+    invalid: dict[int, str] = {}
+    for i, text in texts:
+        if text is None:
+            continue
+        if isinstance(text, str):
+            need.append(i)
+            sent.append(text)
+        else:
+            invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
+    return _Piece(rows, np.asarray(need, dtype=np.int64), sent, invalid)
+
+
 class EmbeddingStage:
     """Fills the vector column of rows that have text and no vector, through one ``EmbeddingClient``
     (opened on the first write, reused by the next, closed by ``close``)."""
@@ -232,40 +249,18 @@ class EmbeddingStage:
         return self._plan_arrow(rows)
 
     def _plan_dicts(self, rows: list[Mapping[str, Any]]) -> _Piece:
-        need: list[int] = []
-        texts: list[str] = []
-        invalid: dict[int, str] = {}
         text_column, vector_column = self.text_column, self.spec.vector_column
-        for i, row in enumerate(rows):
-            text = row.get(text_column)
-            if text is None or not _missing(row.get(vector_column)):
-                continue
-            if isinstance(text, str):
-                need.append(i)
-                texts.append(text)
-            else:
-                invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
-        return _Piece(rows, np.asarray(need, dtype=np.int64), texts, invalid)
+        texts = ((i, row.get(text_column)) for i, row in enumerate(rows) if _missing(row.get(vector_column)))
+        return _piece(rows, texts, text_column)
 
     def _plan_columns(self, cols: Columns) -> _Piece:
-        need: list[int] = []
-        texts: list[str] = []
-        invalid: dict[int, str] = {}
         metadata, text_column = cols.metadata, self.text_column
         if metadata is None:
             return _Piece(cols, np.empty(0, dtype=np.int64), [])
         lengths = np.diff(cols.offsets)
-        for i in np.flatnonzero(cols.null_vector | (lengths == 0)).tolist():
-            row = metadata[i]
-            text = None if row is None else row.get(text_column)
-            if text is None:
-                continue
-            if isinstance(text, str):
-                need.append(i)
-                texts.append(text)
-            else:
-                invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
-        return _Piece(cols, np.asarray(need, dtype=np.int64), texts, invalid)
+        without_vector = np.flatnonzero(cols.null_vector | (lengths == 0)).tolist()
+        texts = ((i, (metadata[i] or {}).get(text_column)) for i in without_vector)
+        return _piece(cols, texts, text_column)
 
     def _plan_arrow(self, batch: pa.RecordBatch) -> _Piece:
         import pyarrow as pa
