@@ -117,7 +117,7 @@ class Client:
         if options.embed_url is not None:
             from .embedding.stage import stage_for
 
-            self.embedding = stage_for(options, self.spec)
+            self.embedding = stage_for(options, self.spec, upsert_rows=self.max_rows)
 
     def __repr__(self) -> str:
         return f"Client({self.backend.describe()})"

@@ -91,13 +91,14 @@ def check_writer_options(options: BackendOptions) -> None:
     embed_options_of(options)
 
 
-def stage_for(options: BackendOptions, spec: ColumnSpec) -> EmbeddingStage | None:
-    """The stage a client with ``options`` runs, or ``None`` when it embeds nothing."""
+def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -> EmbeddingStage | None:
+    """The stage a client with ``options`` runs (``upsert_rows``: its rows per upsert request), or
+    ``None`` when it embeds nothing."""
     embed = embed_options_of(options)
     if embed is None:
         return None
     assert options.text_column is not None  # check_writer_options saw to it
-    return EmbeddingStage(embed, spec, options.text_column)
+    return EmbeddingStage(embed, spec, options.text_column, upsert_rows)
 
 
 def probe_dimension(client: Client) -> int:
@@ -162,11 +163,16 @@ class EmbeddingStage:
     """Fills the vector column of rows that have text and no vector, through one ``EmbeddingClient``
     (opened on the first write, reused by the next, closed by ``close``)."""
 
-    def __init__(self, options: EmbedOptions, spec: ColumnSpec, text_column: str) -> None:
+    def __init__(
+        self, options: EmbedOptions, spec: ColumnSpec, text_column: str, upsert_rows: int = 1
+    ) -> None:
         self.options, self.spec, self.text_column = options, spec, text_column
         self._client: EmbeddingClient | None = None
         window_inputs = WINDOW_PER_SLOT * options.max_concurrency * options.batch_size
-        self.piece_rows = max(PIECE_ROWS, options.batch_size)
+        # whole upsert requests per piece: upsert batches do not span pieces, so a piece of 1,024 rows
+        # would send 1,000 and then 24 (twice the requests, which a slow database pays for)
+        least = max(PIECE_ROWS, options.batch_size)
+        self.piece_rows = -(-least // upsert_rows) * upsert_rows
         self.pieces_ahead = max(2, -(-window_inputs // self.piece_rows) + 1)
 
     def __repr__(self) -> str:

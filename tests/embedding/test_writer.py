@@ -190,13 +190,16 @@ def test_embedding_overlaps_upserting_and_reads_ahead_only_so_far(pinecone: Serv
         options = embed_options(embedder, embed_batch_size=16, embed_max_concurrency=2)
         with connect(pinecone.uri, batch_size=500, max_concurrency=1, **options) as client:
             report = client.upsert(table)
+            assert client.embedding is not None
+            piece = client.embedding.piece_rows
         embedded_at = [(t, count) for t, count, status in embedder.stats.log if status == 200]
     assert report.written == n
     upserts = pinecone.arrived().accepted
+    assert piece % 500 == 0 and {r.vector_count for r in upserts[:-1]} == {500}  # whole requests per piece
     first_upsert = started + upserts[0].started_s
     assert first_upsert < embedded_at[-1][0] - 0.2  # rows went in while later texts were still being embedded
     window = 4 * 2 * 16  # the embedding client's requests in flight or waiting to be handed over
-    bound = 2 * PIECE_ROWS + window  # the piece being written, the next one, the requests' window
+    bound = 2 * piece + window  # the piece being written, the next one, the requests' window
     upserted = 0
     for request in upserts:
         at = started + request.started_s
