@@ -186,7 +186,12 @@ def pipeline(
 
     n = len(texts)
     ids = pa.array([f"r{i}" for i in range(n)])
-    path = str(Path(folder) / "bench.db")
+    # one database each: Milvus Lite goes on working on a collection (flushing, indexing) after a write,
+    # which would slow whichever write came second in a shared one
+    alone_path, together_path = (
+        str(Path(folder) / f"alone-{tag}.db"),
+        str(Path(folder) / f"together-{tag}.db"),
+    )
 
     started = time.perf_counter()
     vectors = embed(texts, url=url, model=MODEL, api_key=KEY, batch_size=batch, max_concurrency=concurrency)
@@ -196,7 +201,7 @@ def pipeline(
         {"id": ids, "values": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), 768)}
     )
     warm = pa.table({"id": ["warm"], "values": pa.array([vectors[0]], type=pa.list_(pa.float32()))})
-    with connect(path, collection=f"vectors_{tag}", create=True, dimension=768) as client:
+    with connect(alone_path, collection=f"vectors_{tag}", create=True, dimension=768) as client:
         client.upsert(warm)  # the server started, the collection made and loaded: not timed
         started = time.perf_counter()
         client.upsert(table)
@@ -210,7 +215,7 @@ def pipeline(
         "embed_api_key": KEY,
     }
     options |= {"embed_batch_size": batch, "embed_max_concurrency": concurrency, "metadata_columns": []}
-    with connect(path, collection=f"texts_{tag}", create=True, dimension=768, **options) as client:
+    with connect(together_path, collection=f"texts_{tag}", create=True, dimension=768, **options) as client:
         client.upsert(pa.table({"id": ["warm"], "text": ["warm"]}))
         started = time.perf_counter()
         report = client.upsert(text_table)
