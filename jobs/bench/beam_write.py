@@ -25,7 +25,7 @@ Each cell is the best (shortest wall time) of ``--reps`` runs; the wall time spa
 ``pipeline.run()`` to the end of ``wait_until_finish()``, with this process's CPU seconds (the
 in-memory runner runs here). Every writing run is checked: the sink must have received exactly
 N vectors. Output: a table, one JSON line per cell (``"bench": "beam_write"``) with the machine,
-and the ratios the issue sets targets for: connector ÷ pattern on each sink (≥ 3) and connector
+and the ratios that have targets: connector ÷ pattern on each sink (≥ 3) and connector
 ÷ ceiling on the no-op sink.
 """
 

@@ -450,7 +450,7 @@ def print_table(cells: list[Cell], settings: Settings, rows: int) -> None:
 
 
 def ratios(cells: list[Cell], settings: Settings, rows: int) -> list[dict[str, Any]]:
-    """Best-over-concurrency figures compared per sink, as the issue states its targets."""
+    """Best-over-concurrency figures compared per sink, as the targets are stated (per sink)."""
 
     def best(transport: str, sink: str, contenders: tuple[str, ...]) -> Cell | None:
         found = [
