@@ -1,6 +1,6 @@
 """Beam's ``.failed`` holds exactly the rows a server refuses, when its refusals name no row.
 
-The issue's table, rerun: 20,000 records, 100 a request, about one bad id in 100, one message
+The isolation case, at scale: 20,000 records, 100 a request, about one bad id in 100, one message
 for every refusal.
 """
 

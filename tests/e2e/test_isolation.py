@@ -1,6 +1,6 @@
 """Rows a server refuses with one message that names no row: exactly those fail, over real sockets.
 
-The issue's table, rerun: 10,000 rows, 100 a request, about one bad id in 100, the server's
+The isolation case, at scale: 10,000 rows, 100 a request, about one bad id in 100, the server's
 refusal the same whatever the row (as Pinecone words some of its refusals).
 """
 

@@ -1,6 +1,6 @@
 """Spark dead letters hold exactly the rows a server refuses, when its refusals name no row.
 
-The issue's table, rerun: 20,000 rows, 100 a request, about one bad id in 100, one message for
+The isolation case, at scale: 20,000 rows, 100 a request, about one bad id in 100, one message for
 every refusal.
 """
 
