@@ -32,15 +32,9 @@ __all__ = [
 ]
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
-_VARINT_CACHE = [bytes([i]) for i in range(128)]
 
 
-def varint(value: int) -> bytes:
-    """Base-128 varint; negative int64 values take ten bytes, as protobuf does."""
-    if 0 <= value < 128:
-        return _VARINT_CACHE[value]
-    if value < 0:
-        value += 1 << 64
+def _encode_varint(value: int) -> bytes:
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -49,13 +43,32 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
+# Every one- and two-byte varint, and the tag of every length-delimited field below 128: lengths of
+# ids, strings and rows are mostly under 16,384, so the hot path builds no bytes for them.
+_VARINT_CACHE = [bytes((i,)) for i in range(128)] + [
+    bytes((i & 0x7F | 0x80, i >> 7)) for i in range(128, 1 << 14)
+]
+_LEN_TAGS = [_encode_varint((f << 3) | LEN) for f in range(128)]
+
+
+def varint(value: int) -> bytes:
+    """Base-128 varint; negative int64 values take ten bytes, as protobuf does."""
+    if 0 <= value < 16_384:
+        return _VARINT_CACHE[value]
+    if value < 0:
+        value += 1 << 64
+    return _encode_varint(value)
+
+
 def key(field: int, wire_type: int) -> bytes:
     return varint((field << 3) | wire_type)
 
 
 def len_field(field: int, payload: bytes | bytearray | memoryview) -> bytes:
     """A length-delimited field (string, bytes, sub-message, packed repeated)."""
-    return b"".join((key(field, LEN), varint(len(payload)), payload))
+    n = len(payload)
+    tag = _LEN_TAGS[field] if field < 128 else key(field, LEN)
+    return b"".join((tag, _VARINT_CACHE[n] if n < 16_384 else varint(n), payload))
 
 
 def string_field(field: int, text: str) -> bytes:
