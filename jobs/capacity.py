@@ -28,13 +28,13 @@ __all__ = ["Plan", "main", "plan"]
 
 # Client CPU µs per row, by target and dimension: `python -m jobs.bench.cpu_per_row` (README, "Capacity").
 CLIENT_US_PER_ROW: dict[str, dict[int, float]] = {
-    "pinecone+grpc": {384: 4.6, 768: 5.2, 1536: 6.5},
-    "pinecone": {384: 12.3, 768: 23.0, 1536: 40.7},
-    "milvus": {384: 2.5, 768: 3.5, 1536: 4.9},
-    "postgresql": {384: 3.2, 768: 4.4, 1536: 5.4},
-    "chroma": {384: 10.2, 768: 11.9, 1536: 15.8},
-    "qdrant+grpc": {384: 11.0, 768: 11.6, 1536: 12.9},  # string ids: a UUIDv5 each
-    "qdrant": {384: 15.2, 768: 23.5, 1536: 41.2},
+    "pinecone+grpc": {384: 4.0, 768: 4.3, 1536: 5.4},
+    "pinecone": {384: 11.0, 768: 19.3, 1536: 35.8},
+    "milvus": {384: 2.7, 768: 3.3, 1536: 4.4},
+    "postgresql": {384: 3.3, 768: 3.9, 1536: 5.4},
+    "chroma": {384: 8.9, 768: 10.8, 1536: 14.5},
+    "qdrant+grpc": {384: 7.1, 768: 7.6, 1536: 8.9},  # string ids: a UUIDv5 each
+    "qdrant": {384: 12.3, 768: 20.1, 1536: 37.2},
 }
 # The executor's own work per row (JVM read of the partition, Arrow to the Python worker), 768-d.
 SPARK_US_PER_ROW_768 = 9.0  # executors 12-17 µs a row in jobs.bench.spark_scaling, less the client's 5.2
