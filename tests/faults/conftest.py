@@ -10,11 +10,14 @@ does not share the integration tests' session servers.
 - ``pgvector``: PostgreSQL with pgvector (pgserver, unix socket), every process killed at once;
 - ``chroma``: ``chroma run`` (``ChromaProcess``), in an ``l2`` collection so vectors compare exactly;
 - ``pinecone-grpc``, ``pinecone-rest``: the project's protocol servers in their own processes, with
-  a journal (``restartable_server_process``) so a restart holds what was acknowledged.
+  a journal (``restartable_server_process``) so a restart holds what was acknowledged;
+- ``weaviate``: ``weaviate-server`` (``WeaviateProcess``), schema over REST and rows over gRPC, started
+  again on the same ports and data; ids become UUIDv5s, read back through their ``original_id``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Callable, Iterator
@@ -34,11 +37,13 @@ from tests.integration.pg_server import (  # noqa: F401 - pg_server is a fixture
     pg_server_fixture,
     restart_server,
 )
+from tests.integration.weaviate_server import WeaviateProcess, collection_name
 from tests.servers.fixtures import RestartableServer, restartable_server_process
 from vectordb.connector.backends.milvus import lite as embedded
+from vectordb.connector.ids import ORIGINAL_ID_KEY
 from vectordb.connector.transports.base import forget_shared
 
-DATABASES = ["milvus", "lite", "pgvector", "chroma", "pinecone-grpc", "pinecone-rest"]
+DATABASES = ["milvus", "lite", "pgvector", "chroma", "pinecone-grpc", "pinecone-rest", "weaviate"]
 
 
 @dataclass
@@ -404,6 +409,74 @@ def pinecone_grpc_target(request: pytest.FixtureRequest, pinecone_grpc_process: 
 @pytest.fixture(name="target_pinecone_rest")
 def pinecone_rest_target(request: pytest.FixtureRequest, pinecone_rest_process: RestartableServer) -> Target:
     return _pinecone_target(pinecone_rest_process, request)
+
+
+# -- Weaviate ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def weaviate_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WeaviateProcess]:
+    pytest.importorskip("weaviate")
+    process = WeaviateProcess(tmp_path_factory.mktemp("weaviate"))
+    process.start()
+    try:
+        yield process
+    finally:
+        forget_shared()
+        process.stop()
+
+
+def read_weaviate(process: WeaviateProcess, name: str) -> list[tuple[str, StoredRow]]:
+    """Every object, as weaviate-client v4 reads it, under the id the write was given: the object's
+    ``original_id`` (the connector turned it into a UUIDv5), else its UUID (then a stranger to the account)."""
+    client = process.server.client()
+    try:
+        if not client.collections.exists(name):
+            return []
+        out = []
+        for obj in client.collections.get(name).iterator(include_vector=True, cache_size=1000):
+            props = {k: v for k, v in obj.properties.items() if v is not None}
+            row_id = str(props.pop(ORIGINAL_ID_KEY, obj.uuid))
+            vector = obj.vector.get("default")  # a missing one reads as None: "another vector"
+            out.append((row_id, StoredRow(None if vector is None else np.asarray(vector, np.float32), props)))
+        return out
+    finally:
+        client.close()
+
+
+def count_weaviate(process: WeaviateProcess, name: str) -> int:
+    """The collection's object count from one GraphQL ``Aggregate`` (0 while it does not exist)."""
+    import httpx
+
+    query = {"query": f"{{ Aggregate {{ {name} {{ meta {{ count }} }} }} }}"}
+    found = httpx.post(f"{process.server.url}/v1/graphql", json=query, timeout=5).json()
+    if found.get("errors"):
+        return 0
+    return int(found["data"]["Aggregate"][name][0]["meta"]["count"])
+
+
+@pytest.fixture(name="target_weaviate")
+def weaviate_target(request: pytest.FixtureRequest, weaviate_process: WeaviateProcess) -> Iterator[Target]:
+    name = collection_name(request.node.name)  # a class name, as Weaviate writes it
+    server = weaviate_process.server
+    yield Target(
+        name="weaviate",
+        uri=server.uri(name),
+        options={"grpc_port": server.grpc_port, "create": True, "metric": "euclidean"},
+        read_back=lambda: read_weaviate(weaviate_process, name),
+        count=lambda: count_weaviate(weaviate_process, name),
+        kill=weaviate_process.kill,
+        restart=weaviate_process.start,
+        pids=lambda: [weaviate_process.pid] if weaviate_process.pid else [],
+        # the schema's REST port, which the check before the write meets first (the rows' gRPC port
+        # alone silent or refused: test_weaviate.py)
+        uri_at=lambda port: f"weaviate://127.0.0.1:{port}/{name}",
+        where=f"127.0.0.1:{server.grpc_port}",  # the rows' port: a batch's error names it
+        extra={"process": weaviate_process, "collection": name},
+    )
+    forget_shared()
+    with contextlib.suppress(Exception):  # a server killed for good by the test: nothing to drop
+        weaviate_process.server.rest("DELETE", f"/v1/schema/{name}")
 
 
 # -- the matrix's numbers, printed at the end of the run ---------------------------------------------

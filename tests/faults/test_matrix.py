@@ -78,11 +78,13 @@ def test_killed_and_restarted_mid_write(db: str, target: Target, fault_log: Any)
     assert outcome.report is not None, outcome.describe()
     assert outcome.report.ok, outcome.describe()  # every row written: none failed for the restart
     restarted = fault.timeline.get("restarted", fault.timeline["killed"])
+    recovered = fault.timeline.get("recovered")
     fault_log(
         struck_at=fault.struck_at_rows,
         **numbers,
         retries=outcome.report.retries,
-        down_s=restarted - fault.timeline["killed"],
+        down_s=restarted - fault.timeline["killed"],  # killed until it answered ready again
+        recovered_s=recovered - restarted if recovered else None,  # ready until the next row landed
         after_restart_s=outcome.ended - restarted,
         elapsed_s=outcome.elapsed_s,
     )

@@ -11,7 +11,8 @@ raised), every row is read back with the database's own client, duplicates kept,
 - a write that raised instead of reporting claimed nothing, so the database must hold nothing.
 
 Faults: ``KillMidWrite`` watches the database's row count from a thread and, once some batches have
-landed, SIGKILLs the server and starts it again on the same port and data after a pause;
+landed, SIGKILLs the server and starts it again on the same port and data after a pause (then marks
+when the first row after the restart lands);
 ``FreezeMidWrite`` stops the server's processes (SIGSTOP) for a while, so replies come later than
 ``timeout_s``; ``silent_listener`` accepts connections and never answers; ``closed_port`` refuses.
 """
@@ -144,6 +145,7 @@ class Fault:
     timeline: dict[str, float] = field(default_factory=dict)  # event -> monotonic seconds
     error: BaseException | None = None
     _thread: threading.Thread | None = None
+    _write_ended: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> Fault:
         self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
@@ -152,6 +154,7 @@ class Fault:
 
     def __exit__(self, *exc: object) -> None:
         assert self._thread is not None
+        self._write_ended.set()
         self._thread.join(self.give_up_s + 60)
 
     def wait(self) -> None:
@@ -185,11 +188,19 @@ class Fault:
 
 @dataclass
 class KillMidWrite(Fault):
-    """SIGKILL the server, wait ``pause_s``, start it again (``restart`` is None: the connector must)."""
+    """SIGKILL the server, wait ``pause_s``, start it again (``restart`` is None: the connector must).
+
+    After a restart it watches the count once more and marks ``recovered`` when the database first
+    holds more rows than just after the restart: the write's first batch after it has landed, which
+    says how long the retries took to find the server back (nothing is marked if no row lands within
+    ``recover_wait_s``, or before the write ended). Not without ``restart``: counting would start the
+    embedded server itself.
+    """
 
     kill: Callable[[], object] = lambda: None
     restart: Callable[[], object] | None = None
     pause_s: float = 0.5
+    recover_wait_s: float = 30.0
 
     def strike(self) -> None:
         self.mark("killed")
@@ -199,6 +210,20 @@ class KillMidWrite(Fault):
             self.mark("restarting")
             self.restart()
             self.mark("restarted")
+            self._watch_recovery()
+
+    def _watch_recovery(self) -> None:
+        deadline = time.monotonic() + self.recover_wait_s
+        baseline: int | None = None
+        while time.monotonic() < deadline and not self._write_ended.is_set():
+            with contextlib.suppress(Exception):  # still loading its data: ask again
+                held = self.count()
+                if baseline is None:
+                    baseline = held
+                elif held > baseline:
+                    self.mark("recovered")
+                    return
+            time.sleep(0.05)
 
 
 @dataclass
