@@ -11,7 +11,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
+from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError, TransportError
 from ...ids import ORIGINAL_ID_KEY, as_uuid
 from ...options import BackendOptions, is_loopback_host, parse_uri
 from ...report import BatchFailure
@@ -98,16 +98,20 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._tenants: set[str] = set()  # tenants known to exist
         # what BatchObject carries the vector in: a name (vectors = 23), None: the unnamed one (vector_bytes)
         self._send_name: str | None = options.vector_name
+        self._rows_answered = False  # a batch got its reply (``answered``)
 
-    # The engine stops a write whose host never answered; the schema's REST port answering says
-    # nothing of the gRPC port the rows go to (another port, often another host), so it does not count.
+    # The engine stops a write whose host never answered, and waits longer for one that answered and
+    # went away (restarting). The schema's REST port answering says nothing of the gRPC port the rows
+    # go to (another port, often another host), so only a reply to a batch counts; once one came,
+    # schema calls in the middle of a write (a property or tenant a later chunk brings) wait for a
+    # restarting server as the rows do, instead of failing in about 1.5 s while the rows ride it out.
     @property
     def answered(self) -> bool:
-        return False
+        return self._rows_answered
 
     @answered.setter
     def answered(self, value: bool) -> None:
-        pass
+        pass  # the control plane's REST replies: not the rows' port
 
     def describe(self) -> str:
         where = f"weaviate://{self.host}:{self.port}/{self.collection}"
@@ -267,33 +271,39 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         the collection lacks are declared first, typed from the values (Arrow's types), so an ``int64``
         column is an ``int`` property (Weaviate's auto-schema would make it ``number``); and a tenant the
         collection lacks is created. A property or tenant Weaviate refuses fails the rows that need it,
-        with Weaviate's reason. Runs on the client's thread, before the batch is sized."""
+        with Weaviate's reason; one it could not be asked for within the retries (down, silent) fails
+        them too, retryable, instead of raising over the rows earlier chunks of the write have stored.
+        Runs on the client's thread, before the batch is sized."""
         reasons: dict[int, str] = {}
         if batch.metadata is not None:
             for i, meta in enumerate(batch.metadata):
                 problem = _unstorable(meta) if meta else None
                 if problem:
                     reasons[i] = problem
-        refused: dict[int, str] = {}  # by Weaviate, when asked for a tenant or a property
+        refused: dict[int, str] = {}  # when asking Weaviate for a tenant or a property
+        errors: dict[str, ServerError | TransportError] = {}  # their messages' errors
         if self.options.create and self._target is not None and self._transport is not None:
             if batch.namespace is not None and self._target.multi_tenant and not self._target.auto_tenants:
                 try:
                     self._ensure_tenant(batch.namespace)
-                except Rejected as exc:
-                    refused = dict.fromkeys(range(len(batch)), str(exc))
+                except (ServerError, TransportError) as exc:
+                    if not _fails_rows(exc):
+                        raise
+                    refused, errors[str(exc)] = dict.fromkeys(range(len(batch)), str(exc)), exc
             if not refused:
-                refused = self._declare_properties(batch, self._target, skip=reasons)
+                refused = self._declare_properties(batch, self._target, skip=reasons, errors=errors)
         kept, failures = batch.without({**reasons, **refused})
-        theirs = set(refused.values())
-        return kept, [
-            msgspec.structs.replace(f, error_type="Rejected", attempts=1) if f.error in theirs else f
-            for f in failures
-        ]
+        return kept, [_schema_failure(f, errors[f.error]) if f.error in errors else f for f in failures]
 
     def _declare_properties(
-        self, batch: RowBatch, target: Collection, skip: dict[int, str]
+        self,
+        batch: RowBatch,
+        target: Collection,
+        skip: dict[int, str],
+        errors: dict[str, ServerError | TransportError],
     ) -> dict[int, str]:
-        """Declare the batch's new properties; the rows carrying one Weaviate refuses, with its reason."""
+        """Declare the batch's new properties; the rows carrying one Weaviate refuses (or could not be
+        asked for: the later ones are not asked either), with the reason, kept in ``errors``."""
         kinds: dict[str, set[str | None]] = {}
         rows_with: dict[str, list[int]] = {}
         for i, props in enumerate(self._properties(batch)):
@@ -305,16 +315,26 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 kinds.setdefault(key, set()).add(kind_of(value))
                 rows_with.setdefault(key, []).append(i)
         refused: dict[int, str] = {}
+        unreached: ServerError | TransportError | None = None  # asking again would wait as long
         for key, found in kinds.items():
             found.discard(None)
             kind = found.pop() if len(found) == 1 else "number" if found == {"int", "number"} else None
             if kind is None:
                 continue  # empty lists only, objects, or mixed kinds: Weaviate's auto-schema decides
+            if unreached is not None:
+                refused.update(dict.fromkeys(rows_with[key], str(unreached)))
+                continue
             try:
                 self._rest("POST", f"{self._path}/properties", {"name": key, "dataType": [kind]})
-            except Rejected as exc:
-                if "already in use" not in str(exc):  # declared meanwhile by another task: fine
+            except (ServerError, TransportError) as exc:
+                if not _fails_rows(exc):
+                    raise
+                # "already in use": declared meanwhile by another task, fine
+                if not (isinstance(exc, Rejected) and "already in use" in str(exc)):
                     refused.update(dict.fromkeys(rows_with[key], str(exc)))
+                    errors[str(exc)] = exc
+                    if not isinstance(exc, Rejected):
+                        unreached = exc
                     continue
             target.properties[property_name(key)] = kind
         return refused
@@ -414,6 +434,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         """The rows ``BatchObjectsReply.errors`` names fail with Weaviate's reason; the others are written.
         An error naming an index outside the request cannot be pinned on a row: then no unnamed row is
         counted as written either (they fail saying why; writing them again is safe, upserts are by id)."""
+        self._rows_answered = True
         n = len(batch)
         by_row: dict[int, list[str]] = {}
         stray: list[tuple[int, str]] = []
@@ -445,6 +466,20 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
             return BatchOutcome(written=0, failures=failures)
         return BatchOutcome(written=n - len(by_row), failures=failures)
+
+
+def _fails_rows(exc: ServerError | TransportError) -> bool:
+    """A schema call's error that fails the rows needing the tenant or property: Weaviate refused it, or
+    could not be asked within the retries. Others (credentials, a collection gone) stop the write."""
+    return not exc.fatal and (isinstance(exc, Rejected) or exc.retryable)
+
+
+def _schema_failure(failure: BatchFailure, exc: ServerError | TransportError) -> BatchFailure:
+    """The rows' failure as the schema call's error has it: refused (as if sent), or retryable and
+    never sent."""
+    if isinstance(exc, Rejected):
+        return msgspec.structs.replace(failure, error_type="Rejected", attempts=1)
+    return msgspec.structs.replace(failure, error_type=type(exc).__name__, retryable=True)
 
 
 def _unstorable(meta: dict[str, Any]) -> str | None:
