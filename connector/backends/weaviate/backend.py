@@ -306,7 +306,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         asked for: the later ones are not asked either), with the reason, kept in ``errors``."""
         kinds: dict[str, set[str | None]] = {}
         rows_with: dict[str, list[int]] = {}
-        for i, props in enumerate(self._properties(batch)):
+        # once the original-id property is declared, no row's id need be turned into a UUID here
+        converted = property_name(self.options.original_id_key) not in target.properties
+        uuids = [as_uuid(i) for i in batch.ids] if converted else None
+        for i, props in enumerate(self._properties(batch, uuids)):
             if i in skip:
                 continue
             for key, value in props.items():
@@ -404,26 +407,29 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         sizes += np.fromiter((len(str(i)) for i in batch.ids), np.int64, n)  # an id kept as a property
         return sizes
 
-    def _properties(self, batch: RowBatch) -> list[dict[str, Any]]:
-        """Each row's properties: its metadata, and the original of an id that became a UUID."""
+    def _properties(self, batch: RowBatch, uuids: list[str] | None) -> list[dict[str, Any]]:
+        """Each row's properties: its metadata, and the original of an id that became a UUID (``uuids``:
+        the rows' UUIDs, computed once a batch by the caller; ``None`` leaves the ids out)."""
         key = self.options.original_id_key
         metadata: list[dict[str, Any] | None] = [None] * len(batch)
         if batch.metadata is not None:
             metadata = list(batch.metadata)
+        if uuids is None:
+            return [meta or {} for meta in metadata]
         out = []
-        for raw, meta in zip(batch.ids, metadata, strict=True):
+        for raw, uid, meta in zip(batch.ids, uuids, metadata, strict=True):
             props = meta or {}
-            if as_uuid(raw) != raw:
+            if uid != raw:
                 props = {**props, key: str(raw)}
             out.append(props)
         return out
 
     def request_for(self, batch: RowBatch) -> WireRequest:
-        uuids = [as_uuid(i) for i in batch.ids]
+        uuids = [as_uuid(i) for i in batch.ids]  # once a row: _properties compares them with the ids
         body = encode_batch(
             batch,
             uuids,
-            self._properties(batch),
+            self._properties(batch, uuids),
             collection=self.collection,
             vector_name=self._send_name,
             consistency=self.options.consistency_level,

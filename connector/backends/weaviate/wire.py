@@ -36,6 +36,7 @@ __all__ = [
 
 CONSISTENCY = {"one": 1, "quorum": 2, "all": 3}  # ConsistencyLevel enum
 SINGLE_FP32 = 1  # base.Vectors.VectorType
+_PLAIN = frozenset((str, int, float, bool))  # exactly these types: no subclass, no numpy scalar
 
 
 def rfc3339(value: dt.date) -> str:
@@ -82,6 +83,9 @@ def encode_properties(props: Mapping[str, Any]) -> bytes:
     for name in sorted(props):
         value = props[name]
         if value is None:
+            continue
+        if type(value) in _PLAIN:  # most metadata: str, int, float, bool go into the Struct as they are
+            scalars[name] = value
             continue
         if isinstance(value, np.ndarray):
             value = value.tolist()
@@ -135,34 +139,28 @@ def encode_batch(
 ) -> bytes:
     """``BatchObjectsRequest``: one ``BatchObject`` per row; ``vector_name`` ``None`` sends the unnamed
     vector (``vector_bytes``), else the named one (``vectors``)."""
-    coll = pw.string_field(4, collection)
-    tenant = pw.string_field(5, batch.namespace or "")
+    shared = pw.string_field(4, collection) + pw.string_field(5, batch.namespace or "")  # the same each row
     matrix = batch.vectors
     raw: memoryview | None = None
     row_len = 0
+    head = tail = b""  # each vector's framing, the same for every row: built once a batch
     if matrix is not None and len(matrix) and matrix.shape[1]:
         row_len = 4 * matrix.shape[1]
         raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
-    named_head = b""
-    if vector_name is not None:
-        named_head = pw.string_field(1, vector_name)
-        named_tail = pw.varint_field(4, SINGLE_FP32)
+        if vector_name is None:
+            head = b"\x32" + pw.varint(row_len)  # vector_bytes = 6
+        else:
+            name, tail = pw.string_field(1, vector_name), pw.varint_field(4, SINGLE_FP32)
+            inner = len(name) + 1 + len(pw.varint(row_len)) + row_len + len(tail)
+            head = b"\xba\x01" + pw.varint(inner) + name + b"\x1a" + pw.varint(row_len)  # vectors = 23
+    fixed = len(shared) + (len(head) + row_len + len(tail) if raw is not None else 0)
     parts: list[Any] = []
     for i, uid in enumerate(uuids):
-        fields: list[Any] = [pw.string_field(1, uid)]
-        if properties[i]:
-            fields.append(pw.len_field(3, encode_properties(properties[i])))
-        fields += (coll, tenant)
+        id_field = pw.string_field(1, uid)
+        props = pw.len_field(3, encode_properties(properties[i])) if properties[i] else b""
+        parts += (b"\x0a", pw.varint(len(id_field) + len(props) + fixed), id_field, props, shared)
         if raw is not None:
-            vector = raw[i * row_len : (i + 1) * row_len]
-            if vector_name is None:
-                fields += (b"\x32", pw.varint(row_len), vector)  # vector_bytes = 6
-            else:
-                inner = (named_head, b"\x1a", pw.varint(row_len), vector, named_tail)
-                size = sum(len(p) for p in inner)
-                fields += (b"\xba\x01", pw.varint(size), *inner)  # vectors = 23
-        size = sum(len(p) for p in fields)
-        parts += (b"\x0a", pw.varint(size), *fields)
+            parts += (head, raw[i * row_len : (i + 1) * row_len], tail)
     if consistency is not None:
         parts.append(pw.varint_field(2, CONSISTENCY[consistency]))
     return b"".join(parts)
