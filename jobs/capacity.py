@@ -35,6 +35,7 @@ CLIENT_US_PER_ROW: dict[str, dict[int, float]] = {
     "chroma": {384: 8.9, 768: 10.8, 1536: 14.5},
     "qdrant+grpc": {384: 7.1, 768: 7.6, 1536: 8.9},  # string ids: a UUIDv5 each
     "qdrant": {384: 12.3, 768: 20.1, 1536: 37.2},
+    "weaviate": {384: 7.3, 768: 7.6, 1536: 8.6},  # gRPC; string ids: a UUIDv5 each, kept as a property
 }
 # The executor's own work per row (JVM read of the partition, Arrow to the Python worker), 768-d.
 SPARK_US_PER_ROW_768 = 9.0  # executors 12-17 µs a row in jobs.bench.spark_scaling, less the client's 5.2

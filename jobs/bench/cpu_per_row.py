@@ -8,7 +8,9 @@ transport) over the rows written, for ``client.upsert(table)`` of a ``pyarrow.Ta
 string, ``values`` list<float32>, a small ``title`` metadata column) with the client's defaults
 (4 requests in flight, the database's default batch). Servers run in their own processes, so
 their CPU is not counted: the no-op Pinecone sinks (gRPC and REST, ``jobs/bench/sinks.py``), the
-no-op Qdrant sink (gRPC and REST, ``jobs/bench/qdrant_vs_official.py``; string ids become UUIDv5), a
+no-op Qdrant sink (gRPC and REST, ``jobs/bench/qdrant_vs_official.py``; string ids become UUIDv5), the
+no-op Weaviate sink (gRPC ``BatchObjects``, ``jobs/bench/weaviate_sink.py``; UUIDv5 ids, the original
+id a property), a
 Milvus servicer whose ``Upsert`` only counts (``jobs.bench.milvus_upsert --serve-noop``), and
 real PostgreSQL + pgvector and Chroma servers. Best of ``--reps``. Each run is checked: the
 client's report says every row was written. These are the constants of the README's capacity
@@ -32,7 +34,7 @@ from vectordb.connector import connect
 
 __all__ = ["main"]
 
-TARGETS = ("pinecone+grpc", "pinecone", "milvus", "postgresql", "chroma", "qdrant+grpc", "qdrant")
+TARGETS = ("pinecone+grpc", "pinecone", "milvus", "postgresql", "chroma", "qdrant+grpc", "qdrant", "weaviate")
 
 
 def table_of(rows: int, dim: int, seed: int = 3) -> Any:
@@ -82,6 +84,11 @@ def target_uri(target: str, dim: int) -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"{target}://127.0.0.1:{port}/{COLLECTION}", {}
         finally:
             sink.close()
+    elif target == "weaviate":
+        from .weaviate_sink import start_sink as start_weaviate_sink
+
+        with start_weaviate_sink() as weaviate:
+            yield weaviate.uri(f"Bench{dim}"), {"grpc_port": weaviate.grpc_port, "create": True}
     else:
         raise SystemExit(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
 
