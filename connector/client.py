@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import Backend
 from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
-from .errors import ConfigError, DimensionMismatch
+from .errors import ConfigError, ConnectorError, DimensionMismatch
 from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
 from .records import VectorRecord
@@ -183,6 +183,9 @@ class Client:
         embedded_before = self._embed_counts()
         try:
             self.engine.run(self._batches(data, ns, refused), report)
+        except ConnectorError as exc:
+            exc.report = report  # the account up to the stop (completed below): written rows are stored
+            raise
         finally:
             for failure in refused:
                 report.failed += failure.rows

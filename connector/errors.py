@@ -53,6 +53,9 @@ class ConnectorError(Exception):
 
     retryable: bool = False
     fatal: bool = False  # True: no later request can succeed either, so the write stops at once
+    # set on an error that stopped a write part way (``Client.write``): its WriteReport so far, so the
+    # rows it wrote (stored) and the rows that failed before it are not lost with it
+    report: WriteReport | None = None
 
 
 class ConfigError(ConnectorError, ValueError):
