@@ -50,6 +50,8 @@ def canonical_uuid(text: str) -> str | None:
         return None
     if not _HEX.issuperset(digits):
         return None
+    if len(text) == 36 and text == text.lower():
+        return text  # canonical already: no UUID object to build
     return str(uuid.UUID(hex=digits))
 
 

@@ -25,3 +25,9 @@ def test_uuids_stay_and_other_ids_convert() -> None:
     assert as_uuid("doc-1") == str(uuid.uuid5(ID_NAMESPACE, "doc-1"))
     assert point_id(7) == 7 and point_id("7") == str(uuid.uuid5(ID_NAMESPACE, "7"))
     assert point_id(-1) == str(uuid.uuid5(ID_NAMESPACE, "-1")) and point_id(True) != 1
+
+
+@given(st.uuids(), st.sampled_from(["canonical", "upper", "hex"]))
+def test_a_uuid_id_is_its_canonical_text_in_every_spelling(value: uuid.UUID, spelling: str) -> None:
+    text = {"canonical": str(value), "upper": str(value).upper(), "hex": value.hex}[spelling]
+    assert as_uuid(text) == str(value)
