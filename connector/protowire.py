@@ -26,6 +26,7 @@ __all__ = [
     "packed_floats",
     "packed_uint32",
     "read_fields",
+    "read_varint",
     "string_field",
     "varint",
     "varint_field",
@@ -128,12 +129,12 @@ def read_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:
     pos, end = 0, len(view)
     value: Any
     while pos < end:
-        tag, pos = _read_varint(view, pos)
+        tag, pos = read_varint(view, pos)
         field, wire_type = tag >> 3, tag & 7
         if wire_type == VARINT:
-            value, pos = _read_varint(view, pos)
+            value, pos = read_varint(view, pos)
         elif wire_type == LEN:
-            size, pos = _read_varint(view, pos)
+            size, pos = read_varint(view, pos)
             value, pos = view[pos : pos + size], pos + size
         elif wire_type == I64:
             value, pos = int.from_bytes(view[pos : pos + 8], "little"), pos + 8
@@ -144,7 +145,8 @@ def read_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:
         yield field, wire_type, value
 
 
-def _read_varint(view: memoryview, pos: int) -> tuple[int, int]:
+def read_varint(view: memoryview | bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it."""
     result = shift = 0
     while True:
         byte = view[pos]
@@ -183,6 +185,6 @@ class FieldReader:
                 continue
             pos = 0
             while pos < len(chunk):
-                value, pos = _read_varint(chunk, pos)
+                value, pos = read_varint(chunk, pos)
                 out.append(value)
         return out

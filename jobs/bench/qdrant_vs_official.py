@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from vectordb.connector.protowire import read_varint as _varint
+
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,17 +85,6 @@ def _grpc_points(body: bytes) -> int:
             pos += 4
         count += key >> 3 == 3
     return count
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 def _rest_points(body: bytes) -> int:

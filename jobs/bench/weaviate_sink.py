@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from vectordb.connector.protowire import read_varint as _varint
+
 __all__ = ["SinkStats", "WeaviateSink", "count_objects", "main", "start_sink"]
 
 HOST = "127.0.0.1"
@@ -133,17 +135,6 @@ def count_objects(body: bytes) -> int:
     if pos != end:
         raise ValueError(f"BatchObjectsRequest: the last field runs {pos - end} bytes past the body")
     return count
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 class _Counters:

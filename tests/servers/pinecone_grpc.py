@@ -30,6 +30,8 @@ import numpy as np
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
+from vectordb.connector.protowire import read_varint as _varint
+
 from .pinecone_rest import PineconeRestServer, serve_until_signal
 from .script import ArrivedVector, Decoded, ServerState, serve_upsert
 
@@ -125,17 +127,6 @@ def count_grpc(body: bytes) -> int:
     except (IndexError, ValueError):  # malformed: noop mode judges nothing
         pass
     return count
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 class PineconeGrpcServer:
