@@ -11,14 +11,13 @@ Spark's recorded plans are checked in tests/spark (test_write: the plans hold no
 from __future__ import annotations
 
 import logging
-import socket
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.net import closed_port, silent_listener
 from tests.servers.fixtures import start_server
 from vectordb.connector import ConnectorError, connect
 from vectordb.connector.transports.base import forget_shared
@@ -39,37 +38,11 @@ def everything_logged(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCa
         logging.getLogger(name).setLevel(level)
 
 
-@pytest.fixture
-def silent_listener() -> Iterator[int]:
+@pytest.fixture(name="silent_listener")
+def silent_listener_fixture() -> Iterator[int]:
     """A port that accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    with silent_listener() as port:
+        yield port
 
 
 def rows(n: int, dim: int = 4) -> list[dict[str, Any]]:

@@ -34,12 +34,11 @@ from tests.faults.tools import (
     KillMidWrite,
     Outcome,
     assert_account,
-    closed_port,
     expected_rows,
     rows,
     run_write,
-    silent_listener,
 )
+from tests.net import closed_port, silent_listener
 from vectordb.connector import connect
 from vectordb.connector.backends.milvus import lite as embedded
 

@@ -22,12 +22,11 @@ from tests.faults.test_matrix import assert_failed_at_start, write
 from tests.faults.tools import (
     KillMidWrite,
     assert_account,
-    closed_port,
     expected_rows,
     rows,
     run_write,
-    silent_listener,
 )
+from tests.net import closed_port, silent_listener
 from vectordb.connector import connect
 
 pytestmark = pytest.mark.timeout(120)

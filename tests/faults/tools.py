@@ -14,7 +14,7 @@ Faults: ``KillMidWrite`` watches the database's row count from a thread and, onc
 landed, SIGKILLs the server and starts it again on the same port and data after a pause (then marks
 when the first row after the restart lands);
 ``FreezeMidWrite`` stops the server's processes (SIGSTOP) for a while, so replies come later than
-``timeout_s``; ``silent_listener`` accepts connections and never answers; ``closed_port`` refuses.
+``timeout_s``; ``tests.net`` has the port that never answers and the one that refuses.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,10 +42,8 @@ __all__ = [
     "KillMidWrite",
     "Outcome",
     "assert_account",
-    "closed_port",
     "expected_rows",
     "run_write",
-    "silent_listener",
 ]
 
 DIM = 8
@@ -250,43 +247,6 @@ class FreezeMidWrite(Fault):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGCONT)
             self.mark("thawed")
-
-
-@contextlib.contextmanager
-def silent_listener() -> Iterator[int]:
-    """A port on 127.0.0.1 that accepts connections and never answers (a PostgreSQL client's startup
-    message, an HTTP request and a gRPC handshake alike go unanswered); yields the port."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    server.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, name="silent-listener", daemon=True)
-    thread.start()
-    try:
-        yield int(server.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        server.close()
-
-
-def closed_port() -> int:
-    """A port nothing listens on: connecting is refused."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def process_tree(pid: int) -> list[int]:

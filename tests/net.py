@@ -1,0 +1,47 @@
+"""Network stand-ins for tests: a port that never answers, a port that refuses."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+
+__all__ = ["closed_port", "silent_listener"]
+
+
+@contextlib.contextmanager
+def silent_listener() -> Iterator[int]:
+    """A port on 127.0.0.1 that accepts connections and never answers (a PostgreSQL client's startup
+    message, an HTTP request and a gRPC handshake alike go unanswered); yields the port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    server.settimeout(0.1)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, name="silent-listener", daemon=True)
+    thread.start()
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def closed_port() -> int:
+    """A port nothing listens on: connecting is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
