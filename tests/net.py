@@ -1,13 +1,17 @@
-"""Network stand-ins for tests: a port that never answers, a port that refuses."""
+"""Network helpers for tests: a port that never answers, a port that refuses, a server coming up."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 
-__all__ = ["closed_port", "silent_listener"]
+import httpx
+
+__all__ = ["answers_200", "closed_port", "silent_listener"]
 
 
 @contextlib.contextmanager
@@ -45,3 +49,20 @@ def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def answers_200(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bool | None:
+    """Poll ``url`` until it answers 200 (``True``); ``False`` if ``proc`` exited first (a port was
+    taken), ``None`` when ``timeout_s`` passed."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return False
+            try:
+                if client.get(url).status_code == 200:
+                    return True
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+    return None

@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,8 @@ from typing import Any
 
 import httpx
 import numpy as np
+
+from ..spark_cluster import free_port
 
 __all__ = ["main"]
 
@@ -80,12 +81,6 @@ class Cell:
 # the server
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def chroma_server(url: str | None) -> Iterator[Server]:
     """The server at ``url``, or a ``chroma run`` started here and stopped on exit."""
@@ -104,7 +99,7 @@ def chroma_server(url: str | None) -> Iterator[Server]:
         tempfile.TemporaryDirectory(prefix="chroma-bench-") as root,
         Path(root, "server.log").open("wb") as log,
     ):
-        port = _free_port()
+        port = free_port()
         args = [command, "run", "--path", str(Path(root, "data")), "--host", "127.0.0.1", "--port", str(port)]
         env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)

@@ -12,19 +12,18 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from jobs.spark_cluster import free_port
+from tests.net import answers_200
 from vectordb.connector.transports.base import forget_shared
 
 __all__ = ["ChromaProcess", "ChromaServer", "chroma_client", "chroma_collection", "chroma_server"]
@@ -55,25 +54,11 @@ def chroma_command() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> bool:
     """True once the heartbeat answers; False if the process exited (e.g. the port was taken)."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                if client.get(f"{url}/api/v2/heartbeat").status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+    ready = answers_200(proc, f"{url}/api/v2/heartbeat", START_TIMEOUT_S)
+    if ready is not None:
+        return ready
     tail = log_path.read_text(errors="replace")[-2000:]
     pytest.fail(f"chroma did not answer {url}/api/v2/heartbeat within {START_TIMEOUT_S} s; log:\n{tail}")
 

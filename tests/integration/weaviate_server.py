@@ -23,7 +23,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.net import answers_200
 from vectordb.connector.transports.base import forget_shared
 
 __all__ = [
@@ -174,18 +174,7 @@ def _environment(root: Path, ports: list[int], api_key: str | None) -> dict[str,
 
 def _ready(proc: subprocess.Popen[bytes], url: str) -> bool:
     """True once ``/v1/.well-known/ready`` answers 200; False if the process ended (a port was taken)."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                if client.get(f"{url}/v1/.well-known/ready").status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-    return False
+    return bool(answers_200(proc, f"{url}/v1/.well-known/ready", START_TIMEOUT_S))
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
