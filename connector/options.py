@@ -27,6 +27,7 @@ __all__ = [
     "is_loopback_host",
     "parse_options",
     "parse_uri",
+    "tls_for",
     "uri_database",
     "without_password",
 ]
@@ -202,8 +203,12 @@ class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
         return is_loopback_host(self.host)
 
     def tls(self, option: bool | None) -> bool:
-        """The one TLS rule: option ``tls`` when given, else on for every host off this machine."""
-        return option if option is not None else not self.is_loopback
+        return tls_for(self.host, option)
+
+
+def tls_for(host: str, option: bool | None) -> bool:
+    """The one TLS rule: option ``tls`` when given, else on for every host off this machine."""
+    return option if option is not None else not is_loopback_host(host)
 
 
 def is_loopback_host(host: str) -> bool:

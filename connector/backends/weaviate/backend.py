@@ -13,7 +13,7 @@ import orjson
 
 from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError, TransportError
 from ...ids import ORIGINAL_ID_KEY, as_uuid
-from ...options import BackendOptions, is_loopback_host, parse_uri
+from ...options import BackendOptions, parse_uri, tls_for
 from ...report import BatchFailure
 from ...rows import RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
@@ -89,7 +89,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self.host, self.port = uri.host, uri.port or REST_PORT
         self.tls = uri.tls(options.tls)
         self.grpc_host = options.grpc_host or uri.host
-        self.grpc_tls = options.tls if options.tls is not None else not is_loopback_host(self.grpc_host)
+        self.grpc_tls = tls_for(self.grpc_host, options.tls)
         self.collection = class_name(collection)  # as Weaviate writes it
         self._path = f"/v1/schema/{quote(self.collection, safe='')}"
         self._transport: Transport | None = None
