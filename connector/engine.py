@@ -34,14 +34,12 @@ from typing import Any
 
 from .backends.base import Backend
 from .errors import (
-    ConnectError,
     ConnectorError,
     Rejected,
     ServerError,
     SystemicRejection,
     Throttled,
     TransportError,
-    Unavailable,
 )
 from .limits import AimdLimit, Backoff, IsolationBudget, RateBudget, RetryBudget, SystemicWatch
 from .options import BackendOptions
@@ -224,8 +222,8 @@ class Engine:
             except (ServerError, TransportError) as exc:
                 if self._fatal is not None or not self._should_retry(exc, attempts, epoch, report):
                     return exc, attempts
-                hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-                self._sleep(self._backoff.delay_s(attempts, hint, host_down=self._host_down(exc)))
+                answered = self._reached_server or self.backend.answered
+                self._sleep(self._backoff.delay_after(attempts, exc, answered=answered))
                 continue
             with self._cond:
                 self._reached_server = True
@@ -329,10 +327,6 @@ class Engine:
                 return False
             report.retries += 1
             return True
-
-    def _host_down(self, exc: ConnectorError) -> bool:
-        """The server answered before and now cannot be reached or says it is unavailable: restarting."""
-        return isinstance(exc, ConnectError | Unavailable) and (self._reached_server or self.backend.answered)
 
     def _give_up(self, batch: RowBatch, exc: ConnectorError, attempts: int, report: WriteReport) -> None:
         """Account for a batch that will not be sent again; a fatal error stops the whole write, and so

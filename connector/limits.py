@@ -41,6 +41,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from .errors import ConnectError, ConnectorError, ServerError, Unavailable
+
 __all__ = ["AimdLimit", "Backoff", "IsolationBudget", "RateBudget", "RetryBudget", "SystemicWatch"]
 
 
@@ -98,6 +100,12 @@ class Backoff:
         down_base_s: float = 0.5,
     ) -> None:
         self.base_s, self.cap_s, self._rand, self.down_base_s = base_s, cap_s, rand, down_base_s
+
+    def delay_after(self, attempt: int, exc: ConnectorError, *, answered: bool) -> float:
+        """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
+        honoured, and a host that ``answered`` before and now cannot be reached given time to restart."""
+        hint = exc.retry_after_s if isinstance(exc, ServerError) else None
+        return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def delay_s(self, attempt: int, retry_after_s: float | None = None, *, host_down: bool = False) -> float:
         """Delay before retry number ``attempt`` (1 = the first retry)."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigError, ConnectError, ServerError, TransportError, Unavailable
+from ..errors import ConfigError, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions
 from ..report import BatchFailure
@@ -141,9 +141,7 @@ class Backend(Generic[OptionsT]):
             except (ServerError, TransportError) as exc:
                 if not exc.retryable or exc.fatal or attempt > self.options.max_retries:
                     raise
-                hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-                down = self.answered and isinstance(exc, ConnectError | Unavailable)
-                time.sleep(backoff.delay_s(attempt, hint, host_down=down))
+                time.sleep(backoff.delay_after(attempt, exc, answered=self.answered))
                 continue
             self.answered = True
             return result

@@ -278,8 +278,7 @@ class EmbeddingClient:
             except (ServerError, TransportError) as exc:
                 if run.fatal is not None or not self._should_retry(exc, attempts, epoch):
                     return exc, attempts
-                hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-                self._sleep(self._backoff.delay_s(attempts, hint))
+                self._sleep(self._backoff.delay_after(attempts, exc, answered=False))
                 continue
             with self._cond:
                 self._reached_server = True
