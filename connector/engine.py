@@ -41,7 +41,7 @@ from .errors import (
     Throttled,
     TransportError,
 )
-from .limits import AimdLimit, Backoff, IsolationBudget, RateBudget, RetryBudget, SystemicWatch
+from .limits import IsolationBudget, RateBudget, RetryRule, SystemicWatch
 from .options import BackendOptions
 from .report import BatchFailure, WriteReport
 from .rows import RowBatch
@@ -70,9 +70,8 @@ class Engine:
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.backend, self.transport, self.options = backend, transport, options
-        self.limit = AimdLimit(options.max_concurrency)
-        self._retry_budget = RetryBudget.for_concurrency(options.max_concurrency)
-        self._backoff = Backoff(rand=rand)
+        self._retry = RetryRule(options.max_concurrency, options.max_retries, rand)
+        self.limit = self._retry.limit
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
         self._pool = ThreadPoolExecutor(
@@ -222,13 +221,11 @@ class Engine:
             except (ServerError, TransportError) as exc:
                 if self._fatal is not None or not self._should_retry(exc, attempts, epoch, report):
                     return exc, attempts
-                answered = self._reached_server or self.backend.answered
-                self._sleep(self._backoff.delay_after(attempts, exc, answered=answered))
+                self._sleep(self._retry.delay_s(attempts, exc, answered=self._answered))
                 continue
             with self._cond:
                 self._reached_server = True
-                self.limit.on_success()
-                self._retry_budget.on_success()
+                self._retry.on_success()
                 if outcome.written:
                     self._systemic.on_accepted()
                 report.written += outcome.written
@@ -320,20 +317,21 @@ class Engine:
         with self._cond:
             if isinstance(exc, Throttled):
                 report.throttled += 1
-                self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
-            if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
-                return False
-            if not self._retry_budget.try_spend():
-                return False
-            report.retries += 1
-            return True
+            retry = self._retry.may_retry(exc, attempts, epoch, self._clock())
+            if retry:
+                report.retries += 1
+            return retry
+
+    @property
+    def _answered(self) -> bool:
+        """The host has answered once: a request of this write, or the target's check."""
+        return self._reached_server or self.backend.answered
 
     def _give_up(self, batch: RowBatch, exc: ConnectorError, attempts: int, report: WriteReport) -> None:
         """Account for a batch that will not be sent again; a fatal error stops the whole write, and so
         does a batch that spent its retries on a host that has not answered once, not even the target's
         check (refused, or silent: otherwise every later batch waits out ``timeout_s`` on it too)."""
-        never_answered = not (self._reached_server or self.backend.answered)
-        if exc.fatal or (isinstance(exc, TransportError) and never_answered):
+        if self._retry.stops_stream(exc, answered=self._answered):
             self._set_fatal(exc)
         note = "not retried: the write stopped" if self._fatal is not None and self._fatal is not exc else ""
         self._fail(report, batch, exc, attempts, note)

@@ -41,9 +41,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from .errors import ConnectError, ConnectorError, ServerError, Unavailable
+from .errors import ConnectError, ConnectorError, ServerError, Throttled, TransportError, Unavailable
 
-__all__ = ["AimdLimit", "Backoff", "IsolationBudget", "RateBudget", "RetryBudget", "SystemicWatch"]
+__all__ = [
+    "AimdLimit",
+    "Backoff",
+    "IsolationBudget",
+    "RateBudget",
+    "RetryBudget",
+    "RetryRule",
+    "SystemicWatch",
+]
 
 
 class AimdLimit:
@@ -137,6 +145,41 @@ class RetryBudget:
             return False
         self.tokens -= 1.0
         return True
+
+
+class RetryRule:
+    """Whether a failed request is sent again, after how long, and whether its failure stops the whole
+    stream: one rule for the upsert engine and the embedding client, which keep their own counters."""
+
+    def __init__(
+        self, max_concurrency: int, max_retries: int, rand: Callable[[], float] = random.random
+    ) -> None:
+        self.limit = AimdLimit(max_concurrency)
+        self.budget = RetryBudget.for_concurrency(max_concurrency)
+        self.backoff = Backoff(rand=rand)
+        self.max_retries = max_retries
+
+    def on_success(self) -> None:
+        self.limit.on_success()
+        self.budget.on_success()
+
+    def may_retry(self, exc: ConnectorError, attempts: int, epoch: int, now: float) -> bool:
+        """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit;
+        no when the error is fatal or not retryable, the attempts or the retry budget are spent."""
+        if isinstance(exc, Throttled):
+            self.limit.on_throttle(now, exc.retry_after_s, epoch)
+        if exc.fatal or not exc.retryable or attempts > self.max_retries:
+            return False
+        return self.budget.try_spend()
+
+    def delay_s(self, attempts: int, exc: ConnectorError, *, answered: bool) -> float:
+        return self.backoff.delay_after(attempts, exc, answered=answered)
+
+    @staticmethod
+    def stops_stream(exc: ConnectorError, *, answered: bool) -> bool:
+        """A fatal error, or a transport error from a host that has not answered once (refused, or
+        silent: otherwise every later request waits out its timeout on it too)."""
+        return exc.fatal or (isinstance(exc, TransportError) and not answered)
 
 
 class IsolationBudget:

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import (
-    ConnectError,
     ConnectorError,
     Rejected,
     ServerError,
@@ -45,7 +44,7 @@ from ..errors import (
     Throttled,
     TransportError,
 )
-from ..limits import AimdLimit, Backoff, IsolationBudget, RetryBudget, SystemicWatch
+from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
@@ -175,9 +174,8 @@ class EmbeddingClient:
         self.options = options
         self._transport = EmbeddingTransport(options.endpoint, options.credential())
         self._clock, self._sleep = clock, sleep
-        self.limit = AimdLimit(options.max_concurrency)
-        self._retry_budget = RetryBudget.for_concurrency(options.max_concurrency)
-        self._backoff = Backoff(rand=rand)
+        self._retry = RetryRule(options.max_concurrency, options.max_retries, rand)
+        self.limit = self._retry.limit
         self._isolation = IsolationBudget(options.isolation_budget)
         self._systemic = SystemicWatch()
         self._pool = ThreadPoolExecutor(options.max_concurrency, thread_name_prefix="vectordb-embed")
@@ -278,12 +276,11 @@ class EmbeddingClient:
             except (ServerError, TransportError) as exc:
                 if run.fatal is not None or not self._should_retry(exc, attempts, epoch):
                     return exc, attempts
-                self._sleep(self._backoff.delay_after(attempts, exc, answered=False))
+                self._sleep(self._retry.delay_s(attempts, exc, answered=self._reached_server))
                 continue
             with self._cond:
                 self._reached_server = True
-                self.limit.on_success()
-                self._retry_budget.on_success()
+                self._retry.on_success()
                 if self._dim is None:
                     self._dim = matrix.shape[1]
                 dim = self._dim
@@ -328,13 +325,10 @@ class EmbeddingClient:
         with self._cond:
             if isinstance(exc, Throttled):
                 self.stats.throttled += 1
-                self.limit.on_throttle(self._clock(), exc.retry_after_s, epoch)
-            if exc.fatal or not exc.retryable or attempts > self.options.max_retries:
-                return False
-            if not self._retry_budget.try_spend():
-                return False
-            self.stats.retries += 1
-            return True
+            retry = self._retry.may_retry(exc, attempts, epoch, self._clock())
+            if retry:
+                self.stats.retries += 1
+            return retry
 
     # -- isolation ---------------------------------------------------------------------------------
 
@@ -412,7 +406,7 @@ class EmbeddingClient:
             )
 
     def _give_up(self, run: _Run, request: _Request, part: _Part, exc: ConnectorError, attempts: int) -> None:
-        if exc.fatal or (isinstance(exc, ConnectError) and not self._reached_server):
+        if self._retry.stops_stream(exc, answered=self._reached_server):
             run.set_fatal(exc)
         note = "not retried: the stream stopped" if run.fatal is not None and run.fatal is not exc else ""
         self._fail(request, part, exc, attempts, note)

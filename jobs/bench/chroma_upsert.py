@@ -51,6 +51,7 @@ import httpx
 import numpy as np
 
 from ..spark_cluster import free_port
+from .cpu import process_cpu_s
 
 __all__ = ["main"]
 
@@ -129,10 +130,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
 
 
 def _server_cpu_s(pid: int | None) -> float | None:
-    if pid is None:
-        return None
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return None if pid is None else process_cpu_s(pid)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -60,19 +60,14 @@ from typing import Any
 
 import numpy as np
 
+from .cpu import process_cpu_s
+
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[2]
-TICKS = os.sysconf("SC_CLK_TCK")
 Cell = tuple[
     float, float, float, int
 ]  # wall s, client CPU s, server CPU s, wire bytes (the sink counts them)
-
-
-def server_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def contenders(server: Any, matrix: np.ndarray, args: argparse.Namespace) -> dict[str, Callable[[str], None]]:
@@ -159,11 +154,11 @@ def measure(where: Any, matrix: np.ndarray, args: argparse.Namespace, reps: int)
         for name, run in runs.items():
             collection = f"Bench_{name.replace('-', '_')}_{rep}"
             before = sink.stats() if sink is not None else None
-            server_before = server_cpu_s(where.pid)
+            server_before = process_cpu_s(where.pid)
             wall, cpu = time.perf_counter(), time.process_time()
             run(collection)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            server_cpu = server_cpu_s(where.pid) - server_before
+            server_cpu = process_cpu_s(where.pid) - server_before
             wire = 0
             if sink is not None and before is not None:
                 after = sink.stats()

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.net import silent_listener
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
 from vectordb.connector.embedding import (
     EmbeddingClient,
@@ -27,6 +28,7 @@ from vectordb.connector.errors import (
     AuthError,
     ConfigError,
     ConnectError,
+    DeadlineExceeded,
     NotFound,
     SystemicRejection,
 )
@@ -186,12 +188,14 @@ def test_a_reply_slower_than_timeout_s_is_abandoned_and_retried(embeddings_serve
     np.testing.assert_array_equal(result.vectors, expected_vectors(TEXTS[:100]))
 
 
-def test_a_server_always_slower_than_timeout_s_fails_each_input_with_the_reason() -> None:
+def test_a_server_that_answered_and_turned_slower_than_timeout_s_fails_each_input_with_the_reason() -> None:
     with (
-        EmbeddingsServer(delay_s=0.5) as server,
+        EmbeddingsServer() as server,
         client_for(server, batch_size=5, max_concurrency=2, timeout_s=0.1, max_retries=1) as client,
         pytest.raises(EmbeddingFailed) as info,
     ):
+        client_embed_or_raise(client, TEXTS[:1])
+        server.delay_s = 0.5  # it answered once: slow now, not gone, so each input fails on its own
         client_embed_or_raise(client, TEXTS[:10])
     failures = info.value.failures
     assert [f.index for f in failures] == list(range(10))
@@ -275,6 +279,16 @@ def test_nothing_listening_is_a_connect_error() -> None:
         url = server.url
     with pytest.raises(ConnectError, match="cannot connect"):
         embed(TEXTS, url=url, model=DEFAULT_MODEL, timeout_s=2)
+
+
+def test_a_server_that_never_answers_stops_the_call_instead_of_every_batch_waiting_out_the_timeout() -> None:
+    texts = [words(i) for i in range(2000)]
+    with silent_listener() as port:
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded, match=f"127.0.0.1:{port}"):
+            embed(texts, url=f"http://127.0.0.1:{port}", model=DEFAULT_MODEL, batch_size=10, timeout_s=0.3)
+    # 200 requests of 0.3 s each, 8 at a time and retried: over 40 s if each waited its turn
+    assert time.monotonic() - started < 15
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,15 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget
+from vectordb.connector.errors import (
+    AuthError,
+    ConnectError,
+    DeadlineExceeded,
+    Rejected,
+    Throttled,
+    Unavailable,
+)
+from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget, RetryRule
 
 
 def test_throttle_halves_and_successes_grow_back() -> None:
@@ -104,3 +112,32 @@ def test_a_host_that_went_down_is_waited_for_long_enough_to_restart() -> None:
     assert failed_request == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6])
     assert host_down == pytest.approx([1.0, 2.0, 4.0, 8.0, 10.0])  # 25 s at most over the default retries
     assert sum(host_down) / 2 > 10  # and over 10 s on average (full jitter)
+
+
+def test_the_retry_rule_stops_the_stream_on_fatal_errors_and_on_hosts_that_never_answered() -> None:
+    timeout = DeadlineExceeded("127.0.0.1:1: no answer within 0.5 s")
+    unavailable = Unavailable("503 from 127.0.0.1:1", status=503)
+    assert RetryRule.stops_stream(AuthError("401", status=401), answered=True)
+    assert RetryRule.stops_stream(timeout, answered=False)
+    assert RetryRule.stops_stream(ConnectError("refused"), answered=False)
+    assert not RetryRule.stops_stream(timeout, answered=True)  # a host that answered may be restarting
+    assert not RetryRule.stops_stream(unavailable, answered=False)  # it answered: with a 503
+
+
+def test_the_retry_rule_spends_attempts_and_budget_and_lowers_the_limit_on_throttles() -> None:
+    rule = RetryRule(max_concurrency=8, max_retries=2, rand=lambda: 1.0)
+    unavailable = Unavailable("503", status=503)
+    assert rule.may_retry(unavailable, attempts=2, epoch=rule.limit.epoch, now=0.0)
+    assert not rule.may_retry(unavailable, attempts=3, epoch=rule.limit.epoch, now=0.0)
+    assert not rule.may_retry(Rejected("400", status=400), attempts=1, epoch=rule.limit.epoch, now=0.0)
+    throttled = Throttled("429", status=429, retry_after_s=3.0)
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0)
+    assert rule.limit.limit == 4
+    assert rule.delay_s(1, throttled, answered=True) == 3.0  # the server's hint, over the jitter's 0.1 s
+    assert rule.delay_s(1, ConnectError("refused"), answered=True) == 1.0  # a host down: restarting
+    spent = 0
+    while rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0):
+        spent += 1
+    assert spent == RetryBudget.for_concurrency(8).tokens - 2  # the budget, less the two retries above
+    rule.on_success()
+    assert rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0)
