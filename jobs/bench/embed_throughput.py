@@ -261,7 +261,7 @@ def pipeline(
 
 def environment(args: argparse.Namespace) -> dict[str, Any]:
     versions: dict[str, str | None] = {}
-    for package in ("openai", "httpx2", "baseten-performance-client", "numpy", "pybase64", "uvloop"):
+    for package in ("openai", "httpx2", "baseten-performance-client", "numpy", "msgspec", "uvloop"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
