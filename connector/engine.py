@@ -41,6 +41,7 @@ from .errors import (
     Throttled,
     TransportError,
 )
+from .isolation import ACCEPTED, GONE, isolate
 from .limits import IsolationBudget, RateBudget, RetryRule, SystemicWatch
 from .options import BackendOptions
 from .report import BatchFailure, WriteReport
@@ -48,12 +49,6 @@ from .rows import RowBatch
 from .transports.base import Transport, WireRequest
 
 __all__ = ["Engine"]
-
-_ACCEPTED, _GONE = object(), object()  # what isolating one part came to, besides a refusal
-
-
-def _refusal(result: object, known: Rejected) -> Rejected:
-    return result if isinstance(result, Rejected) else known
 
 
 class Engine:
@@ -236,32 +231,16 @@ class Engine:
             return None, attempts
 
     def _isolate(self, batch: RowBatch, error: Rejected, report: WriteReport) -> None:
-        """Split a batch refused whole until exactly the rows the server refuses are left.
-
-        Depth first, left before right (input order), so memory is one path of halves. Each entry
-        holds (or, when its twin was accepted, must hold) a refused row, with the last refusal seen
-        above it for messages. A half is sent whole only when nothing says it is refused; a single
-        row is always sent, so no row is blamed by inference. Stops early on a systemic cause or a
-        fatal error, failing what is left with a reason that says it was not isolated.
-        """
-        stack: list[tuple[RowBatch, Rejected]] = [(batch, error)]
-        while stack:
-            node, known = stack.pop()
-            if not self._may_isolate(node, known, report):
-                continue
-            mid = len(node) // 2
-            left, right = node.slice(0, mid), node.slice(mid, len(node))
-            left_result = self._probe(left, known, report)
-            if left_result is _ACCEPTED:
-                if len(right) > 1:
-                    stack.append((right, known))  # its twin was accepted: right holds the refused row
-                    continue
-                right_result = self._probe(right, known, report)
-            else:
-                right_result = self._probe(right, _refusal(left_result, known), report)
-            for part, result in ((right, right_result), (left, left_result)):  # left is popped first
-                if isinstance(result, Rejected) and len(part) > 1:
-                    stack.append((part, result))
+        """Split a batch refused whole until exactly the rows the server refuses are left (the walk is
+        ``isolation.isolate``); stops early on a systemic cause or a fatal error, failing what is left
+        with a reason that says it was not isolated."""
+        isolate(
+            batch,
+            error,
+            halves=lambda part: (part.slice(0, len(part) // 2), part.slice(len(part) // 2, len(part))),
+            probe=lambda part, known: self._probe(part, known, report),
+            may_go_on=lambda part, known: self._may_isolate(part, known, report),
+        )
 
     def _may_isolate(self, part: RowBatch, known: Rejected, report: WriteReport) -> bool:
         """True if one more isolation request may be sent; else ``part`` fails whole, saying why."""
@@ -281,17 +260,17 @@ class Engine:
 
     def _probe(self, part: RowBatch, known: Rejected, report: WriteReport) -> Rejected | object:
         """Send ``part`` whole. Returns its refusal (a single row's is accounted for here),
-        ``_ACCEPTED``, or ``_GONE`` (failed for another reason, or not sent: budget or stop)."""
+        ``ACCEPTED``, or ``GONE`` (failed for another reason, or not sent: budget or stop)."""
         if not self._may_isolate(part, known, report):
-            return _GONE
+            return GONE
         with self._cond:
             self._isolation.try_spend()
         error, attempts = self._attempt(part, self.backend.request_for(part), report)
         if error is None:
-            return _ACCEPTED
+            return ACCEPTED
         if not isinstance(error, Rejected) or error.fatal:
             self._give_up(part, error, attempts, report)
-            return _GONE
+            return GONE
         if len(part) == 1:
             self._refused_row(part, error, attempts, report)
         return error

@@ -44,6 +44,7 @@ from ..errors import (
     Throttled,
     TransportError,
 )
+from ..isolation import ACCEPTED, GONE, isolate
 from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
@@ -54,8 +55,6 @@ __all__ = ["EmbedResult", "EmbeddingClient"]
 
 WINDOW_PER_SLOT = 4  # requests sent or done but not yet handed over, per unit of max_concurrency
 MAX_PENDING_CHUNKS = 4096  # chunks read but not yet handed over (beyond what the window holds)
-
-_ACCEPTED, _GONE = object(), object()  # what isolating one part came to, besides a refusal
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,29 +332,15 @@ class EmbeddingClient:
     # -- isolation ---------------------------------------------------------------------------------
 
     def _isolate(self, run: _Run, request: _Request, part: _Part, error: Rejected) -> None:
-        """Split a refused request until exactly the inputs the server refuses are left.
-
-        The engine's rule: depth first, left before right; when a half is accepted its twin must
-        hold a refused input and is split without being sent whole; a single input is always sent.
-        """
-        stack: list[tuple[_Part, Rejected]] = [(part, error)]
-        while stack:
-            node, known = stack.pop()
-            if not self._may_isolate(run, request, node, known):
-                continue
-            left, right = node.halves()
-            left_result = self._probe(run, request, left, known)
-            if left_result is _ACCEPTED:
-                if len(right) > 1:
-                    stack.append((right, known))
-                    continue
-                right_result = self._probe(run, request, right, known)
-            else:
-                refusal = left_result if isinstance(left_result, Rejected) else known
-                right_result = self._probe(run, request, right, refusal)
-            for piece, result in ((right, right_result), (left, left_result)):  # left is popped first
-                if isinstance(result, Rejected) and len(piece) > 1:
-                    stack.append((piece, result))
+        """Split a refused request until exactly the inputs the server refuses are left (the engine's
+        walk, ``isolation.isolate``)."""
+        isolate(
+            part,
+            error,
+            halves=_Part.halves,
+            probe=lambda piece, known: self._probe(run, request, piece, known),
+            may_go_on=lambda piece, known: self._may_isolate(run, request, piece, known),
+        )
 
     def _may_isolate(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> bool:
         with self._cond:
@@ -373,19 +358,19 @@ class EmbeddingClient:
         return False
 
     def _probe(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> Rejected | object:
-        """Send ``part`` whole: its refusal, ``_ACCEPTED``, or ``_GONE`` (failed otherwise, or not sent)."""
+        """Send ``part`` whole: its refusal, ``ACCEPTED``, or ``GONE`` (failed otherwise, or not sent)."""
         if not self._may_isolate(run, request, part, known):
-            return _GONE
+            return GONE
         with self._cond:
             self._isolation.try_spend()
             self.stats.isolation_requests += 1
         result, attempts = self._attempt(run, part)
         if isinstance(result, np.ndarray):
             request.pieces.append((part.indices, result))
-            return _ACCEPTED
+            return ACCEPTED
         if not isinstance(result, Rejected) or result.fatal:
             self._give_up(run, request, part, result, attempts)
-            return _GONE
+            return GONE
         if len(part) == 1:
             self._refused_one(run, request, part, result, attempts)
         return result
