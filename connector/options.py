@@ -25,6 +25,7 @@ __all__ = [
     "ParsedUri",
     "convert_options",
     "is_loopback_host",
+    "key_from",
     "parse_options",
     "parse_uri",
     "tls_for",
@@ -94,15 +95,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ``api_key_env`` carry the variable's name to remote workers (a pickled Beam pipeline,
         which the runner stores), never the key.
         """
-        if self.api_key is not None or not self.api_key_env:
-            return self.api_key
-        key = os.environ.get(self.api_key_env)
-        if key is None:
-            raise ConfigError(
-                f"option api_key_env: environment variable {self.api_key_env!r} is not set "
-                f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
-            )
-        return key
+        return key_from(self.api_key, self.api_key_env)
 
     def with_credential(self) -> Self:
         """A copy holding the key itself, for workers that should not need the variable."""
@@ -204,6 +197,21 @@ class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
 
     def tls(self, option: bool | None) -> bool:
         return tls_for(self.host, option)
+
+
+def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
+    """``api_key``, else this process's environment variable ``api_key_env``; unset is a ConfigError
+    that names the option, the variable and the host, since it is read on the worker where a
+    connection opens."""
+    if api_key is not None or not api_key_env:
+        return api_key
+    key = os.environ.get(api_key_env)
+    if key is None:
+        raise ConfigError(
+            f"option {option}: environment variable {api_key_env!r} is not set "
+            f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
+        )
+    return key
 
 
 def tls_for(host: str, option: bool | None) -> bool:

@@ -7,14 +7,13 @@ onto these fields one to one, without the ``embed_`` prefix (``WRITER_OPTIONS``)
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from ..errors import ConfigError
+from ..options import key_from
 
 __all__ = ["WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -51,6 +50,7 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
     encoding_format: Literal["base64", "float"] = "base64"
     isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 0.25  # requests per input sent
+    option_prefix: str = ""  # how errors name these options: "embed_" in a writer's
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
@@ -69,21 +69,13 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def credential(self) -> str | None:
         """``api_key``, else this process's environment variable ``api_key_env`` (read where it is used)."""
-        if self.api_key is not None or not self.api_key_env:
-            return self.api_key
-        key = os.environ.get(self.api_key_env)
-        if key is None:
-            raise ConfigError(
-                f"option api_key_env: environment variable {self.api_key_env!r} is not set "
-                f"on {socket.gethostname()} (pid {os.getpid()})"
-            )
-        return key
+        return key_from(self.api_key, self.api_key_env, f"{self.option_prefix}api_key_env")
 
     def __repr__(self) -> str:
         shown = []
         for name in self.__struct_fields__:
             value = getattr(self, name)
-            if value is None:
+            if value is None or name == "option_prefix":
                 continue
             shown.append(f"{name}=***" if name == "api_key" else f"{name}={value!r}")
         return f"EmbedOptions({', '.join(shown)})"
@@ -104,7 +96,7 @@ def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOpt
     if values.get("api_key") is not None and values.get("api_key_env") is not None:
         raise ConfigError(f"options {prefix}api_key and {prefix}api_key_env exclude each other: give one")
     try:
-        return msgspec.convert(values, EmbedOptions, strict=False)
+        return msgspec.convert({**values, "option_prefix": prefix}, EmbedOptions, strict=False)
     except msgspec.ValidationError as exc:
         message = str(exc)
         if " - at `$." in message:

@@ -244,7 +244,7 @@ def test_the_key_can_come_from_an_environment_variable_read_at_connect(
     embeddings_server: EmbeddingsServer, pinecone: ServerHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     options = embed_options(embeddings_server, embed_api_key=None, embed_api_key_env="TEST_EMBED_KEY")
-    with pytest.raises(ConfigError, match="option api_key_env: environment variable 'TEST_EMBED_KEY'"):
+    with pytest.raises(ConfigError, match="option embed_api_key_env: environment variable 'TEST_EMBED_KEY'"):
         connect(pinecone.uri, **options)
     monkeypatch.setenv("TEST_EMBED_KEY", DEFAULT_KEY)
     with connect(pinecone.uri, **options) as client:
