@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import MalformedReply, decode_reply, request_body
+from .wire import NATIVE, MalformedReply, decode_reply, request_body
 
 __all__ = ["EmbedResult", "EmbeddingClient"]
 
@@ -179,10 +180,10 @@ class EmbeddingClient:
         self._systemic = SystemicWatch()
         self._pool = ThreadPoolExecutor(options.max_concurrency, thread_name_prefix="vectordb-embed")
         self._cond = threading.Condition()
-        # one reply decoded at a time: decoding holds the GIL anyway, and threads queued on this lock
-        # sleep, where threads queued on the GIL force a switch every 5 ms (40 % less CPU a row with
-        # replies that come at once; jobs/bench/embed_throughput)
-        self._decoding = threading.Lock()
+        # with the native decoder, replies decode at once on several cores; without it decoding holds
+        # the GIL anyway, so one reply at a time: threads queued on this lock sleep, where threads
+        # queued on the GIL force a switch every 5 ms (40 % less CPU a row; jobs/bench/embed_throughput)
+        self._decoding: AbstractContextManager[object] = nullcontext() if NATIVE else threading.Lock()
         self._in_flight = 0
         self._reached_server = False
         self._format = options.encoding_format

@@ -1,6 +1,10 @@
 """OpenAI's embeddings wire format: request bodies, replies decoded into one float32 matrix, error bodies.
 
-A reply is decoded by msgspec against the shape it must have: a base64 embedding goes from the
+A base64 reply is decoded by the native decoder where it is installed
+(``vectordb-connector-native``, built from ``connector/embedding/native``): JSON and base64 in Rust
+with Python's lock released, about 1.6 µs per 768-d vector, so replies decode on several cores at
+once. Otherwise, and for any reply it does not take (it takes only exact ones), msgspec decodes it
+against the shape it must have: a base64 embedding goes from the
 JSON string straight to its little-endian float32 bytes (no Python ``str`` made), and the vectors are
 joined into one buffer viewed as an ``(n, d)`` matrix, with no Python float made: about 2.3 µs per
 768-d vector here, against 3.8 µs through orjson and pybase64 and 28 µs for a float reply, which
@@ -16,7 +20,7 @@ quoted in the connector's error is that message, with the API key blanked out wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -26,7 +30,15 @@ import orjson
 from ..errors import ServerError
 from ..transports.http import error_for_status, reason_of
 
-__all__ = ["MalformedReply", "decode_reply", "error_for_reply", "request_body"]
+_native_decode: Callable[[bytes, int], bytes | None] | None
+try:
+    from vectordb_connector_native import decode_base64_reply as _native_decode
+except ImportError:  # pragma: no cover - depends on the environment
+    _native_decode = None
+
+__all__ = ["NATIVE", "MalformedReply", "decode_reply", "error_for_reply", "request_body"]
+
+NATIVE = _native_decode is not None  # decoding releases Python's lock
 
 REASON_CHARS = 500
 
@@ -58,6 +70,8 @@ _REPLY = msgspec.json.Decoder(_Reply)
 
 def decode_reply(body: bytes, count: int, where: str) -> np.ndarray:
     """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``."""
+    if _native_decode is not None and (rows := _native_decode(body, count)) is not None:
+        return _as_matrix(rows, count)
     try:
         data = _REPLY.decode(body).data
     except msgspec.DecodeError as exc:  # not JSON, or not an embeddings list: msgspec says where
@@ -86,7 +100,12 @@ def _from_bytes(vectors: list[bytes], where: str) -> np.ndarray:
         raise MalformedReply(f"{where}: base64 embeddings of unequal lengths")
     if size % 4:
         raise MalformedReply(f"{where}: base64 embeddings that are not whole float32 vectors")
-    matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), size // 4)
+    return _as_matrix(b"".join(vectors), len(vectors))
+
+
+def _as_matrix(rows: bytes, count: int) -> np.ndarray:
+    """``count`` rows of little-endian float32 bytes as an ``(count, d)`` float32 matrix, no copy."""
+    matrix = np.frombuffer(rows, dtype="<f4").reshape(count, -1)
     return matrix if matrix.dtype == np.float32 else matrix.astype(np.float32)  # big-endian hosts
 
 

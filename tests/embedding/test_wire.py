@@ -1,8 +1,12 @@
-"""Replies of OpenAI's embeddings wire decoded exactly, and every malformed reply named as such."""
+"""Replies of OpenAI's embeddings wire decoded exactly, by the native decoder and by msgspec alike, and
+every malformed reply named as such."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import shutil
+from collections.abc import Iterator
 
 import hypothesis.strategies as st
 import numpy as np
@@ -10,6 +14,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
+from vectordb.connector.embedding import wire
 from vectordb.connector.embedding.wire import MalformedReply, decode_reply
 
 WHERE = "POST http://127.0.0.1:1/v1/embeddings"
@@ -23,7 +28,31 @@ def b64(vector: np.ndarray) -> str:
     return base64.b64encode(vector.astype("<f4").tobytes()).decode()
 
 
-@settings(max_examples=200, deadline=None)
+DECODERS = ["native", "msgspec"]
+
+
+@contextlib.contextmanager
+def decoder(name: str) -> Iterator[None]:
+    """Decode with ``name`` only: the native decoder where it is built, or msgspec with it switched off."""
+    if name == "native" and not wire.NATIVE:
+        pytest.skip("the native decoder is not installed (pip install ./connector/embedding/native)")
+    saved = wire._native_decode
+    if name == "msgspec":
+        wire._native_decode = None
+    try:
+        yield
+    finally:
+        wire._native_decode = saved
+
+
+def test_the_native_decoder_is_built_wherever_rust_is() -> None:
+    if shutil.which("cargo") is None:
+        pytest.skip("no Rust toolchain (cargo) here: the native decoder is optional")
+    assert wire.NATIVE, "cargo is here but vectordb_connector_native is not importable: was it installed?"
+
+
+@pytest.mark.parametrize("name", DECODERS)
+@settings(max_examples=150, deadline=None)
 @given(
     n=st.integers(1, 40),
     d=st.integers(1, 40),
@@ -33,7 +62,7 @@ def b64(vector: np.ndarray) -> str:
     escaped_slashes=st.booleans(),
 )
 def test_any_reply_decodes_to_the_exact_matrix_in_input_order(
-    n: int, d: int, seed: int, encoding: str, shuffled: bool, escaped_slashes: bool
+    name: str, n: int, d: int, seed: int, encoding: str, shuffled: bool, escaped_slashes: bool
 ) -> None:
     rng = np.random.default_rng(seed)
     matrix = rng.standard_normal((n, d)).astype(np.float32)
@@ -49,7 +78,8 @@ def test_any_reply_decodes_to_the_exact_matrix_in_input_order(
     body = reply(items)
     if escaped_slashes:  # JSON may escape '/', which base64 uses
         body = body.replace(b"/", b"\\/")
-    decoded = decode_reply(body, n, WHERE)
+    with decoder(name):
+        decoded = decode_reply(body, n, WHERE)
     assert decoded.dtype == np.float32
     assert decoded.shape == (n, d)
     assert np.array_equal(decoded, matrix)
@@ -89,8 +119,11 @@ VECTOR = np.arange(4, dtype=np.float32)
         (reply([{"index": 0, "embedding": base64.b64encode(b"abcdef").decode()}]), 1, "whole float32"),
     ],
 )
-def test_a_malformed_reply_is_fatal_and_says_what_is_wrong(body: bytes, count: int, message: str) -> None:
-    with pytest.raises(MalformedReply, match=message) as caught:
+@pytest.mark.parametrize("name", DECODERS)
+def test_a_malformed_reply_is_fatal_and_says_what_is_wrong(
+    name: str, body: bytes, count: int, message: str
+) -> None:
+    with decoder(name), pytest.raises(MalformedReply, match=message) as caught:
         decode_reply(body, count, WHERE)
     assert caught.value.fatal
     assert str(caught.value).startswith(WHERE)
