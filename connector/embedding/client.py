@@ -50,7 +50,7 @@ from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import NATIVE, MalformedReply, decode_reply, request_body
+from .wire import MalformedReply, decode_reply, native_decoder, request_body
 
 __all__ = ["EmbedResult", "EmbeddingClient"]
 
@@ -183,7 +183,9 @@ class EmbeddingClient:
         # with the native decoder, replies decode at once on several cores; without it decoding holds
         # the GIL anyway, so one reply at a time: threads queued on this lock sleep, where threads
         # queued on the GIL force a switch every 5 ms (40 % less CPU a row; jobs/bench/embed_throughput)
-        self._decoding: AbstractContextManager[object] = nullcontext() if NATIVE else threading.Lock()
+        self._decoding: AbstractContextManager[object] = (
+            nullcontext() if native_decoder() else threading.Lock()
+        )
         self._in_flight = 0
         self._reached_server = False
         self._format = options.encoding_format

@@ -36,9 +36,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     _native_decode = None
 
-__all__ = ["NATIVE", "MalformedReply", "decode_reply", "error_for_reply", "request_body"]
-
-NATIVE = _native_decode is not None  # decoding releases Python's lock
+__all__ = ["MalformedReply", "decode_reply", "error_for_reply", "native_decoder", "request_body"]
 
 REASON_CHARS = 500
 
@@ -54,6 +52,11 @@ def request_body(model: str, texts: Sequence[str], encoding_format: str, dimensi
     if dimensions is not None:
         doc["dimensions"] = dimensions
     return orjson.dumps(doc)
+
+
+def native_decoder() -> bool:
+    """True when base64 replies are decoded natively, with Python's lock released."""
+    return _native_decode is not None
 
 
 class _Item(msgspec.Struct):

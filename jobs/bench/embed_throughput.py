@@ -7,7 +7,9 @@ started in its own process (an asyncio loop, uvloop where installed) for each ad
 CPU is not the client's. Contenders, at the same batch size and requests in flight:
 
 - ``connector``: ``vectordb.connector.embed(texts, url, model, batch_size, max_concurrency)``: base64
-  replies decoded into one float32 matrix, sender threads;
+  replies decoded into one float32 matrix, sender threads; the native decoder where it is installed
+  (Python's lock released, several replies at once);
+- ``connector-msgspec``: the same with the native decoder switched off (msgspec, one reply at a time);
 - ``async-openai``: ``AsyncOpenAI.embeddings.create`` per batch, ``asyncio.gather`` under a semaphore of
   the same concurrency (the pattern Baseten's article measures against); the client asks for base64
   and hands back lists of floats, made into one float32 matrix at the end (timed: it is what an upsert
@@ -145,8 +147,20 @@ def run_baseten(url: str, texts: list[str], batch: int, concurrency: int) -> np.
     return np.asarray(client.embed(input=texts, model=MODEL, preference=preference).numpy(), dtype=np.float32)
 
 
+def run_connector_msgspec(url: str, texts: list[str], batch: int, concurrency: int) -> np.ndarray:
+    """The connector with its native decoder switched off: msgspec decodes, one reply at a time."""
+    from vectordb.connector.embedding import wire
+
+    saved, wire._native_decode = wire._native_decode, None
+    try:
+        return run_connector(url, texts, batch, concurrency)
+    finally:
+        wire._native_decode = saved
+
+
 CONTENDERS: dict[str, Callable[[str, list[str], int, int], np.ndarray]] = {
     "connector": run_connector,
+    "connector-msgspec": run_connector_msgspec,
     "async-openai": run_async_openai,
     "baseten": run_baseten,
 }
@@ -261,7 +275,15 @@ def pipeline(
 
 def environment(args: argparse.Namespace) -> dict[str, Any]:
     versions: dict[str, str | None] = {}
-    for package in ("openai", "httpx2", "baseten-performance-client", "numpy", "msgspec", "uvloop"):
+    packages = (
+        "openai",
+        "baseten-performance-client",
+        "numpy",
+        "msgspec",
+        "vectordb-connector-native",
+        "uvloop",
+    )
+    for package in packages:
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -323,7 +345,12 @@ def main(argv: list[str] | None = None) -> None:
                     flush=True,
                 )
             ours, openai_, baseten = (best[k] for k in ("connector", "async-openai", "baseten"))
+            plain = best["connector-msgspec"]
             ratios = {
+                "native_vs_msgspec_rows_per_s": round(ours["rows_per_s"] / plain["rows_per_s"], 2),
+                "native_vs_msgspec_cpu_per_row": round(
+                    ours["client_cpu_us_per_row"] / plain["client_cpu_us_per_row"], 2
+                ),
                 "vs_async_openai_rows_per_s": round(ours["rows_per_s"] / openai_["rows_per_s"], 2),
                 "vs_baseten_rows_per_s": round(ours["rows_per_s"] / baseten["rows_per_s"], 2),
                 "vs_baseten_cpu_per_row": round(
