@@ -23,6 +23,9 @@ Rust's included), reported per embedding; every result is checked against the ve
 derive (a sample of rows, exactly). The server's own CPU over the run is reported too: near one core
 means the server, not the client, was the bound (it says so).
 
+First, decoding alone: ``--batch``-input replies decoded on one thread and on two, with the native
+decoder (Python's lock released: two threads should take about half the wall time) and with msgspec.
+
 ``--pipeline`` (on by default) then runs text into Milvus Lite at each latency: the embedding alone (the
 connector), the upsert of the same vectors alone, and the two together through ``client.upsert`` with
 the embedding options; the ratio of the end-to-end rate to the slower stage says whether the overlap
@@ -192,6 +195,59 @@ def measure(url: str, name: str, texts: list[str], batch: int, concurrency: int)
     }
 
 
+# -- decoding alone, on one thread and on two ----------------------------------------------------------
+
+
+def decode_scaling(batch: int, rounds: int = 400) -> dict[str, Any]:
+    """µs of wall time per embedding to decode ``batch``-input replies on one thread and on two, with
+    the native decoder and with msgspec: the native decoder releases Python's lock, so two threads
+    should take about half the time; msgspec holds it."""
+    import base64
+    import threading
+
+    import orjson
+
+    from vectordb.connector.embedding import wire
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((batch, 768)).astype(np.float32)
+    items = [
+        {"object": "embedding", "index": i, "embedding": base64.b64encode(v.tobytes()).decode()}
+        for i, v in enumerate(vectors)
+    ]
+    body = orjson.dumps({"object": "list", "data": items, "model": MODEL})
+
+    def decode_all(count: int) -> None:
+        for _ in range(count):
+            wire.decode_reply(body, batch, "bench")
+
+    def wall_us(threads: int) -> float:
+        workers = [threading.Thread(target=decode_all, args=(rounds // threads,)) for _ in range(threads)]
+        started = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return (time.perf_counter() - started) / (rounds // threads * threads * batch) * 1e6
+
+    native, result = wire._native_decode, {}
+    for name, decoder in (("native", native), ("msgspec", None)):
+        if name == "native" and native is None:
+            continue
+        wire._native_decode = decoder
+        try:
+            wall_us(2)  # warm: the allocator's arenas for both threads
+            best = {threads: min(wall_us(threads) for _ in range(3)) for threads in (1, 2)}
+        finally:
+            wire._native_decode = native
+        result[name] = {
+            "one_thread_us": round(best[1], 2),
+            "two_threads_us": round(best[2], 2),
+            "speedup": round(best[1] / best[2], 2),
+        }
+    return result
+
+
 # -- text -> Milvus Lite -------------------------------------------------------------------------------
 
 
@@ -320,6 +376,15 @@ def main(argv: list[str] | None = None) -> None:
             f"cell fits a {os.cpu_count()}-core machine in a few minutes (--rows {FULL_ROWS} for the full size)",
             flush=True,
         )
+    scaling = decode_scaling(args.batch)
+    for name, cell in scaling.items():
+        print(
+            f"decoding {args.batch}-input replies, {name}: {cell['one_thread_us']:.2f} µs an embedding on one "
+            f"thread, {cell['two_threads_us']:.2f} on two ({cell['speedup']:.2f}x)"
+        )
+    print(
+        json.dumps({"bench": "embed_decode_scaling", "batch": args.batch, **scaling, "env": env}), flush=True
+    )
     texts = texts_of(args.rows)
     for delay in [float(d) for d in args.delays_ms.split(",") if d.strip()]:
         with server(delay) as url:

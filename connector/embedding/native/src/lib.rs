@@ -26,41 +26,59 @@ struct Item<'a> {
     embedding: Cow<'a, str>, // borrowed unless the JSON string holds escapes ("\/")
 }
 
-fn decode(body: &[u8], count: usize) -> Option<Vec<u8>> {
+/// The base64 vectors of a reply to `count` inputs in input order, and the bytes a row decodes to.
+fn parse(body: &[u8], count: usize) -> Option<(Vec<Cow<'_, str>>, usize)> {
     let reply: Reply = serde_json::from_slice(body).ok()?;
     if reply.data.len() != count || count == 0 {
         return None;
     }
-    let mut by_index: Vec<Option<&str>> = vec![None; count];
-    for item in &reply.data {
+    let mut by_index: Vec<Option<Cow<str>>> = vec![None; count];
+    for item in reply.data {
         let slot = by_index.get_mut(item.index)?;
         if slot.is_some() {
             return None;
         }
-        *slot = Some(&item.embedding);
+        *slot = Some(item.embedding);
     }
-    let engine = base64::engine::general_purpose::STANDARD;
-    let mut out = Vec::new();
-    let mut row_size = None;
-    for text in by_index {
-        let before = out.len();
-        engine.decode_vec(text?.as_bytes(), &mut out).ok()?;
-        let size = out.len() - before;
-        if *row_size.get_or_insert(size) != size {
-            return None;
-        }
-    }
-    if row_size? % 4 != 0 {
+    let texts: Vec<Cow<str>> = by_index.into_iter().collect::<Option<_>>()?;
+    let row = decoded_len(texts[0].as_bytes())?;
+    Some((texts, row))
+}
+
+/// The bytes a padded base64 text decodes to, if its length is a whole number of quads.
+fn decoded_len(text: &[u8]) -> Option<usize> {
+    if text.len() % 4 != 0 {
         return None;
     }
-    Some(out)
+    let padding = text.iter().rev().take(2).take_while(|&&c| c == b'=').count();
+    (text.len() / 4 * 3).checked_sub(padding)
+}
+
+/// Decodes every text into its row of `out` (`row` bytes each); false if any is not exactly that.
+fn decode_rows(texts: &[Cow<str>], row: usize, out: &mut [u8]) -> bool {
+    let engine = base64::engine::general_purpose::STANDARD;
+    out.chunks_mut(row).zip(texts).all(|(dest, text)| {
+        decoded_len(text.as_bytes()) == Some(row)
+            && matches!(engine.decode_slice(text.as_bytes(), dest), Ok(n) if n == row)
+    })
 }
 
 /// The float32 bytes of a reply to `count` inputs, row `i` for input `i`, or None.
 #[pyfunction]
 fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Option<Bound<'py, PyBytes>> {
-    let rows = py.allow_threads(|| decode(body, count))?;
-    Some(PyBytes::new(py, &rows))
+    let (texts, row) = py.allow_threads(|| parse(body, count))?;
+    if row % 4 != 0 {
+        return None;
+    }
+    let mut decoded = true;
+    // the bytes object is made at its final size and filled with the lock released: nothing else
+    // can see it until it is returned
+    let rows = PyBytes::new_with(py, row * count, |out| {
+        decoded = py.allow_threads(|| decode_rows(&texts, row, out));
+        Ok(())
+    })
+    .ok()?;
+    decoded.then_some(rows)
 }
 
 #[pymodule]
