@@ -17,7 +17,7 @@ import numpy as np
 
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.report import BatchFailure
-from vectordb.connector.rows import Columns, derive_id
+from vectordb.connector.rows import Columns, derive_id, flatten
 
 from .elements import Row, Sparse, jsonable
 
@@ -115,15 +115,7 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
     """One batch from canonical rows: a single copy of every vector into one float32 buffer."""
     n = len(rows)
     ids = [r[0] for r in rows]
-    vectors = [r[1] for r in rows]
-    present = [v for v in vectors if v is not None]
-    nulls = None
-    if len(present) < n:
-        nulls = np.fromiter((v is None for v in vectors), dtype=bool, count=n)
-    lengths = np.fromiter((0 if v is None else v.size for v in vectors), dtype=np.int64, count=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    flat = np.concatenate(present) if present else np.zeros(0, dtype=np.float32)
+    flat, offsets, nulls = flatten([r[1] for r in rows])
     sparse = [r[2] for r in rows]
     metadata = [r[3] for r in rows]
     namespaces = [r[4] for r in rows]
@@ -133,7 +125,7 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         ids=ids,
         flat=flat,
         offsets=offsets,
-        nulls=nulls,
+        nulls=nulls if nulls.any() else None,
         sparse=sparse if any(s is not None for s in sparse) else None,
         metadata=metadata if any(metadata) else None,
         namespace=shared if same_namespace else None,

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vectordb.connector.rows import offsets_of
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -48,8 +50,7 @@ def _densify(fields: dict[str, Any], sparse: np.ndarray, nulls: np.ndarray) -> p
     counts = np.diff(v_off)
     sizes = fields["size"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     lengths = np.where(nulls, 0, np.where(sparse, sizes, counts))
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     parent = np.repeat(np.arange(n), counts)  # the row of each stored entry
     entries = values.values.slice(v_off[0], v_off[-1] - v_off[0]).to_numpy(zero_copy_only=False)
     where = np.arange(len(parent), dtype=np.int64) - (v_off[parent] - v_off[0])  # position in its row

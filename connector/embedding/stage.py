@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ConfigError, DimensionMismatch
 from ..report import BatchFailure
-from ..rows import Columns, ColumnSpec, Prepared, derive_id, is_arrow
+from ..rows import Columns, ColumnSpec, Prepared, derive_id, is_arrow, offsets_of
 from .client import WINDOW_PER_SLOT, EmbeddingClient
 from .options import WRITER_OPTIONS, EmbedOptions, parse_embed_options
 from .result import EmbeddedChunk, InputFailure
@@ -420,8 +420,7 @@ def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: li
         filled[rows] = True
         new_lengths = lengths.copy()
         new_lengths[rows] = vectors.shape[1]
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(new_lengths, out=offsets[1:])
+        offsets = offsets_of(new_lengths)
         flat = np.empty(int(offsets[-1]), dtype=np.float32)
         flat[np.repeat(~filled, new_lengths)] = cols.flat[np.repeat(~filled, lengths)]
         flat[np.repeat(filled, new_lengths)] = vectors.reshape(-1)
@@ -435,8 +434,7 @@ def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: li
     if not keep.any():
         return None
     kept = np.flatnonzero(keep).tolist()
-    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
-    np.cumsum(lengths[keep], out=offsets[1:])
+    offsets = offsets_of(lengths[keep])
     return Columns(
         n=len(kept),
         ids=[cols.ids[i] for i in kept],

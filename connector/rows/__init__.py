@@ -17,7 +17,18 @@ from __future__ import annotations
 from .arrow import arrow_batches, is_arrow, prepare_arrow
 from .checks import metadata_json_len
 from .dicts import prepare_columns, prepare_dicts
-from .types import ID_NAMESPACE, Columns, ColumnSpec, DimensionState, Prepared, RowBatch, RowRules, derive_id
+from .types import (
+    ID_NAMESPACE,
+    Columns,
+    ColumnSpec,
+    DimensionState,
+    Prepared,
+    RowBatch,
+    RowRules,
+    derive_id,
+    flatten,
+    offsets_of,
+)
 
 __all__ = [
     "ID_NAMESPACE",
@@ -29,8 +40,10 @@ __all__ = [
     "RowRules",
     "arrow_batches",
     "derive_id",
+    "flatten",
     "is_arrow",
     "metadata_json_len",
+    "offsets_of",
     "prepare_arrow",
     "prepare_columns",
     "prepare_dicts",

@@ -10,7 +10,17 @@ import numpy as np
 
 from ..errors import ConfigError
 from .checks import assemble
-from .types import BAD_JSON, Columns, ColumnSpec, DimensionState, Prepared, RowRules, as_mapping, derive_id
+from .types import (
+    BAD_JSON,
+    Columns,
+    ColumnSpec,
+    DimensionState,
+    Prepared,
+    RowRules,
+    as_mapping,
+    derive_id,
+    offsets_of,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -124,8 +134,7 @@ def _arrow_vectors(
     else:
         lengths = np.nan_to_num(column.value_lengths().to_numpy(zero_copy_only=False)).astype(np.int64)
         flat_arr = column.flatten()
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     if flat_arr.null_count:
         flat = flat_arr.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused below
     elif value_type == pa.float32():

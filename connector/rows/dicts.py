@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 
 from .checks import assemble
-from .types import Columns, ColumnSpec, DimensionState, Prepared, RowRules, derive_id
+from .types import Columns, ColumnSpec, DimensionState, Prepared, RowRules, derive_id, flatten
 
 __all__ = ["DictReader", "Refused", "Row", "columns_of", "prepare_columns", "prepare_dicts"]
 
@@ -176,9 +176,7 @@ def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> C
     """Rows read one by one, as columns: one copy of every vector into one float32 buffer."""
     n = len(rows)
     ids: list[Any] = [None] * n
-    vectors: list[np.ndarray] = []
-    lengths = np.zeros(n, dtype=np.int64)
-    nulls = np.ones(n, dtype=bool)
+    vectors: list[np.ndarray | None] = [None] * n
     sparse: list[Sparse | None] = [None] * n
     metadata: list[dict[str, Any] | None] = [{}] * n
     namespaces: list[Any] = [namespace] * n
@@ -188,10 +186,7 @@ def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> C
         if type(row) is not Row:
             continue
         _, vector, row_sparse, row_metadata, row_namespace = row
-        if vector is not None:
-            vectors.append(vector)
-            lengths[i] = vector.size
-            nulls[i] = False
+        vectors[i] = vector
         if row_sparse is not None:
             sparse[i] = row_sparse
             any_sparse = True
@@ -199,9 +194,7 @@ def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> C
         if row_namespace != namespace:
             namespaces[i] = row_namespace
             mixed_namespaces = True
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    flat = np.concatenate(vectors) if vectors else np.zeros(0, dtype=np.float32)
+    flat, offsets, nulls = flatten(vectors)
     return Columns(
         n,
         ids,

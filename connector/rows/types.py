@@ -23,6 +23,8 @@ __all__ = [
     "RowRules",
     "as_mapping",
     "derive_id",
+    "flatten",
+    "offsets_of",
 ]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
@@ -186,3 +188,24 @@ def as_mapping(value: Any, is_map: bool) -> dict[str, Any] | None:
             return BAD_JSON
         return parsed if isinstance(parsed, dict) else BAD_JSON
     return value if isinstance(value, dict) else BAD_JSON
+
+
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """Where each row starts in a flat buffer of rows of ``lengths``: row ``i`` is
+    ``flat[offsets[i]:offsets[i + 1]]`` (int64, one more than the rows)."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def flatten(vectors: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows' float32 vectors (``None``: the row has none) as one buffer with a single copy of each, its
+    offsets, and which rows have no vector."""
+    n = len(vectors)
+    present = [vector for vector in vectors if vector is not None]
+    nulls = np.fromiter((vector is None for vector in vectors), dtype=bool, count=n)
+    lengths = np.fromiter(
+        (0 if vector is None else vector.size for vector in vectors), dtype=np.int64, count=n
+    )
+    flat = np.concatenate(present) if present else np.zeros(0, dtype=np.float32)
+    return flat, offsets_of(lengths), nulls
