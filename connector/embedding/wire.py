@@ -101,8 +101,8 @@ def _from_bytes(vectors: list[bytes], where: str) -> np.ndarray:
     size = len(vectors[0]) if vectors else 0
     if any(len(vector) != size for vector in vectors):
         raise MalformedReply(f"{where}: base64 embeddings of unequal lengths")
-    if size % 4:
-        raise MalformedReply(f"{where}: base64 embeddings that are not whole float32 vectors")
+    if size % 4 or not size:
+        raise MalformedReply(f"{where}: base64 embeddings that are not whole, non-empty float32 vectors")
     return _as_matrix(b"".join(vectors), len(vectors))
 
 
@@ -117,6 +117,8 @@ def _from_floats(vectors: list[list[float]], where: str) -> np.ndarray:
         matrix = np.array(vectors, dtype=np.float32)
     except ValueError:
         raise MalformedReply(f"{where}: embeddings of unequal lengths") from None
+    if not matrix.shape[1]:
+        raise MalformedReply(f"{where}: empty embeddings")
     return matrix
 
 

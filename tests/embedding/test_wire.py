@@ -118,7 +118,13 @@ VECTOR = np.arange(4, dtype=np.float32)
             2,
             "neither all base64 strings nor all lists of numbers",
         ),
-        (reply([{"index": 0, "embedding": base64.b64encode(b"abcdef").decode()}]), 1, "whole float32"),
+        (
+            reply([{"index": 0, "embedding": base64.b64encode(b"abcdef").decode()}]),
+            1,
+            "whole, non-empty float32",
+        ),
+        (reply([{"index": i, "embedding": ""} for i in (0, 1)]), 2, "whole, non-empty float32"),
+        (reply([{"index": i, "embedding": []} for i in (0, 1)]), 2, "empty embeddings"),
     ],
 )
 @pytest.mark.parametrize("name", DECODERS)

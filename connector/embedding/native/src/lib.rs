@@ -67,7 +67,7 @@ fn decode_rows(texts: &[Cow<str>], row: usize, out: &mut [u8]) -> bool {
 #[pyfunction]
 fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Option<Bound<'py, PyBytes>> {
     let (texts, row) = py.allow_threads(|| parse(body, count))?;
-    if row % 4 != 0 {
+    if row == 0 || row % 4 != 0 {
         return None;
     }
     let mut decoded = true;
