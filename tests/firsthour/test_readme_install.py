@@ -5,7 +5,8 @@ The install command and the example are taken from README.md (between markers), 
 from what is tested. The environment is made the way the README says (uv, the pinned constraints, the
 strict editable install); packages come from uv's cache when it has them all (``--offline``: an index that
 answers every revalidation with a new response would otherwise make uv build and keep pyspark's 1.4 GB
-sdist again on every run), else from the index.
+sdist again on every run), else from the index. Where there is Rust, the README's optional native
+decoder is installed too, and must be the one in use.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def readme_install_command(python: Path) -> list[str]:
     return [*uv_command(), "pip", "install", "--quiet", *args]
 
 
+def readme_native_install_command(python: Path) -> list[str]:
+    """The README's optional install of the native decoder, aimed at ``python``."""
+    found = re.search(
+        r"`python3 -m uv pip install (--python \.venv/bin/python \./connector/embedding/native)`", README
+    )
+    assert found, (
+        "README.md's set-up has no `python3 -m uv pip install --python .venv/bin/python ./connector/embedding/native`"
+    )
+    args = found.group(1).split()
+    args[args.index("--python") + 1] = str(python)
+    return [*uv_command(), "pip", "install", "--quiet", *args]
+
+
 def readme_spark_example() -> str:
     found = re.search(r"<!-- spark-example -->\n```python\n(.*?)```\n<!-- /spark-example -->", README, re.S)
     assert found, "README.md has no <!-- spark-example --> block"
@@ -54,6 +68,10 @@ def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) 
     install = readme_install_command(python)
     if subprocess.run([*install, "--offline"], cwd=ROOT, capture_output=True, timeout=900).returncode != 0:
         subprocess.run(install, cwd=ROOT, check=True, timeout=900)
+    if shutil.which("cargo") is not None:  # the README's optional step, where there is Rust
+        subprocess.run(readme_native_install_command(python), cwd=ROOT, check=True, timeout=900)
+        check = "from vectordb.connector.embedding.wire import native_decoder; assert native_decoder()"
+        subprocess.run([str(python), "-c", check], check=True, timeout=60)
     # a new session, as a user's script: no register() call; the environment activated, as the README says
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "VIRTUAL_ENV"))},
