@@ -308,6 +308,22 @@ def test_values_weaviate_would_change_fail_before_sending(
     assert all(f.error_type == "Invalid" and f.attempts == 0 for f in report.failures)
 
 
+def test_a_nested_object_is_stored_whole_through_weaviates_auto_schema(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    rows = [
+        {"id": f"n{i}", "values": [0.5] * DIM, "meta": {"rank": i, "tag": "x", "xs": [1, 2]}}
+        for i in range(3)
+    ]
+    report = write(weaviate_server, weaviate_collection, rows, create=True, on_error="report")
+    assert report.written == 3 and report.failed == 0
+    stored = {
+        key: row.metadata["meta"] for key, row in read_back(weaviate_server, weaviate_collection).items()
+    }
+    # whole numbers come back as numbers (float64): Weaviate's auto-schema types them `number`
+    assert stored == {f"n{i}": {"rank": float(i), "tag": "x", "xs": [1.0, 2.0]} for i in range(3)}
+
+
 def test_a_property_name_weaviate_refuses_fails_the_rows_that_carry_it(
     weaviate_server: WeaviateServer, weaviate_collection: str
 ) -> None:
