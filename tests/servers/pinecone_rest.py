@@ -26,9 +26,8 @@ import argparse
 import contextlib
 import signal
 import socket
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import FrameType
 from typing import Any
 
@@ -46,6 +45,7 @@ from .script import (
     encode_script,
     serve_upsert,
 )
+from .threaded_http import ThreadedServer, TrackingHTTPServer
 
 __all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_until_signal"]
 
@@ -260,72 +260,19 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: one line per request would flood the test output."""
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512  # many clients connecting at once
-
+class _Server(TrackingHTTPServer):
     def __init__(self, port: int, state: ServerState, upserts: bool) -> None:
         self.state = state
         self.upserts = upserts
-        self._open: set[socket.socket] = set()
-        self._open_lock = threading.Lock()
-        super().__init__(("127.0.0.1", port), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._open_lock:
-            self._open.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._open_lock:
-            self._open.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        """Wake every keep-alive thread blocked on its socket: it reads EOF, then closes the socket."""
-        with self._open_lock:
-            sockets = list(self._open)
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], OSError):  # a client going away is no news
-            super().handle_error(request, client_address)
+        super().__init__(port, _Handler)
 
 
-class PineconeRestServer:
+class PineconeRestServer(ThreadedServer):
     """The REST server in a daemon thread on 127.0.0.1; ``upserts=False`` serves the control API only."""
 
     def __init__(self, port: int = 0, state: ServerState | None = None, *, upserts: bool = True) -> None:
         self.state = state or ServerState()
-        self._httpd = _Server(port, self.state, upserts)
-        self.port: int = self._httpd.server_address[1]
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> PineconeRestServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"rest-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._httpd.close_connections()
-        self._httpd.server_close()
-
-    def __enter__(self) -> PineconeRestServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(_Server(port, self.state, upserts), "rest")
 
 
 def serve_until_signal(port: int, control_port: int) -> None:

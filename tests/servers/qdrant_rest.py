@@ -38,12 +38,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
@@ -51,6 +50,7 @@ import numpy as np
 import orjson
 
 from .script import FaultScript, ServerState
+from .threaded_http import ThreadedServer, TrackingHTTPServer
 
 __all__ = [
     "VERSION",
@@ -679,67 +679,15 @@ class _Handler(BaseHTTPRequestHandler):
 _NOT_FOUND = object()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512
-
+class _Server(TrackingHTTPServer):
     def __init__(self, port: int, store: QdrantStore) -> None:
         self.store = store
-        self._open: set[socket.socket] = set()
-        self._open_lock = threading.Lock()
-        super().__init__(("127.0.0.1", port), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._open_lock:
-            self._open.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._open_lock:
-            self._open.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        with self._open_lock:
-            sockets = list(self._open)
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
+        super().__init__(port, _Handler)
 
 
-class QdrantRestServer:
+class QdrantRestServer(ThreadedServer):
     """The REST server in a daemon thread on 127.0.0.1."""
 
     def __init__(self, port: int = 0, store: QdrantStore | None = None) -> None:
         self.store = store or QdrantStore()
-        self._httpd = _Server(port, self.store)
-        self.port: int = self._httpd.server_address[1]
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> QdrantRestServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"qdrant-rest-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._httpd.close_connections()
-        self._httpd.server_close()
-
-    def __enter__(self) -> QdrantRestServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(_Server(port, self.store), "qdrant-rest")
