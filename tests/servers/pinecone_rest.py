@@ -27,7 +27,6 @@ import contextlib
 import signal
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler
 from types import FrameType
 from typing import Any
 
@@ -45,7 +44,7 @@ from .script import (
     encode_script,
     serve_upsert,
 )
-from .threaded_http import ThreadedServer, TrackingHTTPServer
+from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 
 __all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_until_signal"]
 
@@ -114,11 +113,8 @@ def count_rest(body: bytes) -> int:
     return body.count(b'"id"')
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive
+class _Handler(JsonHandler):
     server_version = "pinecone-test"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes
-    timeout = 300  # idle keep-alive connections close after this
     server: _Server
 
     def do_POST(self) -> None:
@@ -240,24 +236,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, b"{}")
         else:
             self._reply(404, b"no such control endpoint", "text/plain")
-
-    def _reply(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "application/json",
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: one line per request would flood the test output."""
 
 
 class _Server(TrackingHTTPServer):

@@ -42,7 +42,6 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
@@ -50,7 +49,7 @@ import numpy as np
 import orjson
 
 from .script import FaultScript, ServerState
-from .threaded_http import ThreadedServer, TrackingHTTPServer
+from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 
 __all__ = [
     "VERSION",
@@ -499,11 +498,8 @@ def record_json(point: Point, with_payload: bool, with_vector: bool) -> dict[str
 # -- the REST server ---------------------------------------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     server_version = "qdrant-test"
-    disable_nagle_algorithm = True
-    timeout = 300
     server: _Server
 
     def do_GET(self) -> None:
@@ -656,24 +652,6 @@ class _Handler(BaseHTTPRequestHandler):
         extra = {"Retry-After": f"{exc.retry_after_s:g}"} if status == 429 else {}
         doc = {"status": {"error": exc.message}, "time": time.monotonic() - started}
         self._reply(status, orjson.dumps(doc), extra=extra)
-
-    def _reply(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "application/json",
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: one line per request would flood the test output."""
 
 
 _NOT_FOUND = object()

@@ -13,7 +13,33 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["ThreadedServer", "TrackingHTTPServer"]
+__all__ = ["JsonHandler", "ThreadedServer", "TrackingHTTPServer"]
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """Keep-alive HTTP/1.1, replies with a length, and no line per request in the test output."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    timeout = 300  # idle keep-alive connections close after this
+
+    def _reply(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: one line per request would flood the test output."""
 
 
 class TrackingHTTPServer(ThreadingHTTPServer):
