@@ -34,13 +34,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import metadata
 from typing import Any
 
 import apache_beam as beam
@@ -49,6 +47,7 @@ import numpy as np
 from vectordb.connector.backends.pinecone import PineconeBackend
 from vectordb.connector.transports.base import forget_shared
 
+from .machine import environment
 from .sinks import Sink, start_sink
 
 __all__ = ["main"]
@@ -292,30 +291,6 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
 # reporting
 
 
-def environment() -> dict[str, Any]:
-    def version(name: str) -> str | None:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
-
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        pass
-    packages = ("vectordb-connector", "apache-beam", "pinecone", "grpcio", "numpy", "pyarrow")
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpu_model": model,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": {name: version(name) for name in packages},
-        "loadavg_at_start": os.getloadavg()[0],
-    }
-
-
 def cell_json(cell: Cell, settings: Settings, env: dict[str, Any]) -> dict[str, Any]:
     best = cell.best
     return {
@@ -431,7 +406,7 @@ def _split(text: str) -> tuple[str, ...]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_args(argv)
-    env = environment()
+    env = environment("vectordb-connector", "apache-beam", "pinecone", "grpcio", "numpy", "pyarrow")
     started = time.perf_counter()
     cells = measure(settings)
     env["loadavg_at_end"] = os.getloadavg()[0]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -43,7 +42,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +49,7 @@ import httpx
 import numpy as np
 
 from ..spark_cluster import free_port
-from .cpu import process_cpu_s
+from .machine import environment, process_cpu_s
 
 __all__ = ["main"]
 
@@ -201,23 +199,6 @@ def timed_run(
     return wall, cpu, None if server0 is None or server1 is None else server1 - server0
 
 
-def environment() -> dict[str, Any]:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
-
-    return {
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "chromadb": version("chromadb"),
-        "orjson": version("orjson"),
-        "httpx": version("httpx"),
-    }
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2000)
@@ -235,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
     concurrencies = [int(c) for c in args.concurrencies.split(",")]
     ids, matrix, table = build_inputs(args.rows, args.dim, args.seed)
-    env = environment()
+    env = environment("chromadb", "orjson", "httpx")
 
     import chromadb
     from chromadb.config import Settings

@@ -45,7 +45,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -54,13 +53,12 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .cpu import process_cpu_s
+from .machine import environment, process_cpu_s
 
 __all__ = ["main"]
 
@@ -329,8 +327,7 @@ def pipeline(
 # -- main ----------------------------------------------------------------------------------------------
 
 
-def environment(args: argparse.Namespace) -> dict[str, Any]:
-    versions: dict[str, str | None] = {}
+def run_environment(args: argparse.Namespace) -> dict[str, Any]:
     packages = (
         "openai",
         "baseten-performance-client",
@@ -339,22 +336,13 @@ def environment(args: argparse.Namespace) -> dict[str, Any]:
         "vectordb-connector-native",
         "uvloop",
     )
-    for package in packages:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
     return {
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_1m": round(os.getloadavg()[0], 2),
+        **environment(*packages),
         "rows": args.rows,
         "full_rows": FULL_ROWS,
         "dim": 768,
         "batch": args.batch,
         "concurrency": args.concurrency,
-        **versions,
     }
 
 
@@ -369,7 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=1, help="repetitions per cell; the best is kept")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the text -> Milvus Lite runs")
     args = parser.parse_args(argv)
-    env = environment(args)
+    env = run_environment(args)
     if args.rows < FULL_ROWS:
         print(
             f"note: {args.rows:,} texts per run, not the full {FULL_ROWS:,}: scaled down so that every "

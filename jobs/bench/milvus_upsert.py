@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -36,11 +35,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .machine import environment
 
 __all__ = ["main"]
 
@@ -219,24 +219,8 @@ def measure(
 # report
 
 
-def environment() -> dict[str, Any]:
-    versions = {}
-    for package in ("pymilvus", "milvus-lite", "grpcio", "numpy", "pyarrow"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_1m": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-        "versions": versions,
-    }
-
-
 def report(results: list[Result], args: argparse.Namespace) -> None:
-    env = environment()
+    env = environment("pymilvus", "milvus-lite", "grpcio", "numpy", "pyarrow")
     print(
         f"\n{args.rows} x {args.dim} float32, batch {args.batch_size}, load {env['load_1m']} on {env['cpus']} cpus"
     )

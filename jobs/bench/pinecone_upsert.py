@@ -36,19 +36,18 @@ import argparse
 import gc
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Protocol
 
 import numpy as np
 import orjson
 
+from .machine import environment
 from .sinks import Sink, start_sink
 
 __all__ = ["main"]
@@ -368,31 +367,6 @@ def measure_sink(
     return cells
 
 
-def environment() -> dict[str, Any]:
-    def version(name: str) -> str | None:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
-
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        pass
-    packages = ("vectordb-connector", "pinecone", "grpcio", "httpx", "orjson", "numpy", "pyarrow")
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cpu_model": model,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": {name: version(name) for name in packages},
-        "loadavg_at_start": os.getloadavg()[0],
-    }
-
-
 # --------------------------------------------------------------------------------------------------
 # reporting
 
@@ -541,7 +515,7 @@ def _split(text: str) -> tuple[str, ...]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_args(argv)
-    env = environment()
+    env = environment("vectordb-connector", "pinecone", "grpcio", "httpx", "orjson", "numpy", "pyarrow")
     started = time.perf_counter()
     inputs = build_inputs(settings.rows, settings.dim, settings.seed)
     gc.collect()

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpu import process_cpu_s
+from .machine import process_cpu_s
 
 __all__ = ["main"]
 
