@@ -20,8 +20,9 @@ from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules, metadata_json_len
+from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
+from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
 from .pinecone_import import ImportOptions
 
@@ -181,21 +182,8 @@ class PineconeBackend(Backend[PineconeOptions]):
 
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample of rows."""
-        n = len(batch)
-        dense = 0
-        if batch.vectors is not None:
-            dense = batch.vectors.shape[1] * (4 if self.grpc else _json_bytes_per_float(batch.vectors))
-        sizes = np.full(n, int(dense) + 16, dtype=np.int64)
-        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
-        if batch.sparse is not None:
-            per_entry = 9 if self.grpc else 27
-            sizes += np.fromiter(
-                (0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n
-            )
-        if batch.metadata is not None:
-            factor = 2 if self.grpc else 1  # Struct framing can double small values
-            sizes += np.fromiter((metadata_json_len(m) * factor for m in batch.metadata), np.int64, n)
-        return sizes
+        ids = np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=len(batch))
+        return sizing.row_bytes(batch, grpc=self.grpc, fixed=16) + ids
 
     # -- encoding -------------------------------------------------------------------------------
 
@@ -214,19 +202,6 @@ class PineconeBackend(Backend[PineconeOptions]):
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # A reply is all-or-nothing: it arrived, so every row is in the index.
         return BatchOutcome(written=len(batch))
-
-
-def _json_bytes_per_float(matrix: np.ndarray) -> float:
-    """JSON bytes per float32 in these rows, from up to 16 rows spread over the batch, with a 3 % margin.
-
-    Shortest float32 reprs take 2 to 15 characters; assuming the worst would cut requests to two
-    thirds of what the size limit allows.
-    """
-    step = max(1, len(matrix) // 16)
-    sample = np.ascontiguousarray(matrix[::step][:16])
-    if not sample.size:
-        return 15.0
-    return 1.03 * len(orjson.dumps(sample, option=orjson.OPT_SERIALIZE_NUMPY)) / sample.size
 
 
 def encode_json(batch: RowBatch) -> bytes:

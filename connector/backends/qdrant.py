@@ -28,8 +28,9 @@ from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules, metadata_json_len
+from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
+from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
 
 __all__ = ["QdrantBackend", "QdrantOptions", "encode_grpc", "encode_json"]
@@ -315,20 +316,7 @@ class QdrantBackend(Backend[QdrantOptions]):
 
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample."""
-        n = len(batch)
-        dense = 0.0
-        if batch.vectors is not None and batch.vectors.size:
-            dense = batch.vectors.shape[1] * (4 if self.grpc else _json_bytes_per_float(batch.vectors))
-        sizes = np.full(n, int(dense) + 64, dtype=np.int64)  # id (a UUID), framing, names
-        if batch.sparse is not None:
-            per_entry = 9 if self.grpc else 27
-            sizes += np.fromiter(
-                (0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n
-            )
-        if batch.metadata is not None:
-            factor = 2 if self.grpc else 1  # Value framing can double small values
-            sizes += np.fromiter((metadata_json_len(m) * factor for m in batch.metadata), np.int64, n)
-        return sizes
+        return sizing.row_bytes(batch, grpc=self.grpc, fixed=64)  # id (a UUID), framing, names
 
     # -- encoding ---------------------------------------------------------------------------------
 
@@ -356,15 +344,6 @@ class QdrantBackend(Backend[QdrantOptions]):
             )
             return BatchOutcome(written=0, failures=[failure])
         return BatchOutcome(written=len(batch))
-
-
-def _json_bytes_per_float(matrix: np.ndarray) -> float:
-    """JSON bytes per float32 in these rows, from up to 16 rows spread over the batch, with a 3 % margin."""
-    step = max(1, len(matrix) // 16)
-    sample = np.ascontiguousarray(matrix[::step][:16])
-    if not sample.size:
-        return 15.0
-    return 1.03 * len(orjson.dumps(sample, option=orjson.OPT_SERIALIZE_NUMPY)) / sample.size
 
 
 def _payloads(batch: RowBatch, ids: list[int | str], options: QdrantOptions) -> list[dict[str, Any]] | None:
