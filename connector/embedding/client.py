@@ -31,7 +31,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +49,7 @@ from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import MalformedReply, decode_reply, native_decoder, request_body
+from .wire import MalformedReply, decode_native, decode_python, request_body
 
 __all__ = ["EmbedResult", "EmbeddingClient"]
 
@@ -180,12 +179,11 @@ class EmbeddingClient:
         self._systemic = SystemicWatch()
         self._pool = ThreadPoolExecutor(options.max_concurrency, thread_name_prefix="vectordb-embed")
         self._cond = threading.Condition()
-        # with the native decoder, replies decode at once on several cores; without it decoding holds
-        # the GIL anyway, so one reply at a time: threads queued on this lock sleep, where threads
-        # queued on the GIL force a switch every 5 ms (40 % less CPU a row; jobs/bench/embed_throughput)
-        self._decoding: AbstractContextManager[object] = (
-            nullcontext() if native_decoder() else threading.Lock()
-        )
+        # the native decoder runs on several threads at once, Python's lock released; the Python decoder
+        # (no native one, or a reply it does not take) holds the lock anyway, so one reply at a time:
+        # threads queued on this lock sleep, where threads queued on the GIL force a switch every 5 ms
+        # (40 % less CPU a row; jobs/bench/embed_throughput)
+        self._decoding = threading.Lock()
         self._in_flight = 0
         self._reached_server = False
         self._format = options.encoding_format
@@ -276,6 +274,9 @@ class EmbeddingClient:
             try:
                 matrix = self._send(part.texts)
             except (ServerError, TransportError) as exc:
+                if isinstance(exc, ServerError):  # an HTTP status: the server is there, if not well
+                    with self._cond:
+                        self._reached_server = True
                 if run.fatal is not None or not self._should_retry(exc, attempts, epoch):
                     return exc, attempts
                 self._sleep(self._retry.delay_s(attempts, exc, answered=self._reached_server))
@@ -320,8 +321,11 @@ class EmbeddingClient:
         reply = self._transport.post(body, self.options.timeout_s)
         with self._cond:
             self.stats.bytes_received += len(reply)
+        matrix = decode_native(reply, len(texts))
+        if matrix is not None:
+            return matrix
         with self._decoding:
-            return decode_reply(reply, len(texts), self._transport.where)
+            return decode_python(reply, len(texts), self._transport.where)
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self._cond:

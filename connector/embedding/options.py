@@ -86,6 +86,8 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOptions:
     """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the
     option, as ``prefix`` + field (the writer's ``embed_url`` for ``url``)."""
+    if "option_prefix" in raw:  # how errors name these options: set here, never by a caller
+        raise ConfigError(f"invalid embedding options: unknown option {prefix}option_prefix")
     values = {key: value for key, value in raw.items() if value is not None}
     for required in ("url", "model"):
         if not values.get(required):

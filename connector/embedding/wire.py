@@ -36,7 +36,15 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     _native_decode = None
 
-__all__ = ["MalformedReply", "decode_reply", "error_for_reply", "native_decoder", "request_body"]
+__all__ = [
+    "MalformedReply",
+    "decode_native",
+    "decode_python",
+    "decode_reply",
+    "error_for_reply",
+    "native_decoder",
+    "request_body",
+]
 
 REASON_CHARS = 500
 
@@ -73,11 +81,24 @@ _REPLY = msgspec.json.Decoder(_Reply)
 
 def decode_reply(body: bytes, count: int, where: str) -> np.ndarray:
     """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``."""
-    if _native_decode is not None and (rows := _native_decode(body, count)) is not None:
-        return _as_matrix(rows, count)
+    matrix = decode_native(body, count)
+    return matrix if matrix is not None else decode_python(body, count, where)
+
+
+def decode_native(body: bytes, count: int) -> np.ndarray | None:
+    """The native decoder's matrix, with Python's lock released; ``None`` where it is not installed or
+    does not take the reply (then ``decode_python`` decodes it or says what is wrong)."""
+    if _native_decode is None or (rows := _native_decode(body, count)) is None:
+        return None
+    return _as_matrix(rows, count)
+
+
+def decode_python(body: bytes, count: int, where: str) -> np.ndarray:
+    """msgspec's decoding, holding Python's lock: every reply, and the one place that says why a
+    reply is malformed."""
     try:
         data = _REPLY.decode(body).data
-    except msgspec.DecodeError as exc:  # not JSON, or not an embeddings list: msgspec says where
+    except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an embeddings list, too deep
         raise MalformedReply(
             f"{where}: the reply is not an embeddings list ({exc}): {_start(body)}"
         ) from None

@@ -203,6 +203,21 @@ def test_a_server_that_answered_and_turned_slower_than_timeout_s_fails_each_inpu
     assert "no reply within 0.1 s" in failures[0].message
 
 
+@pytest.mark.parametrize("first", [Fault.throttle(0.05), Fault.error(503)], ids=["429", "503"])
+def test_a_server_whose_first_answer_was_an_error_is_not_taken_for_a_silent_one(first: Fault) -> None:
+    # its next request times out: the inputs of that request fail, the call goes on (a silent server,
+    # one that never answered at all, would stop it)
+    with (
+        EmbeddingsServer() as server,
+        client_for(server, batch_size=5, max_concurrency=1, timeout_s=0.3, max_retries=1) as client,
+    ):
+        server.script(first, Fault.slow(0.6))
+        result = client.embed(TEXTS[:20])
+    assert sorted(f.index for f in result.failures) == [0, 1, 2, 3, 4]
+    assert {f.error_type for f in result.failures} == {"DeadlineExceeded"}
+    assert np.array_equal(result.vectors[5:], expected_vectors(TEXTS[5:20]))
+
+
 def client_embed_or_raise(client: EmbeddingClient, texts: list[str]) -> np.ndarray:
     result = client.embed(texts)
     if result.failures:

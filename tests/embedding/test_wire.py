@@ -124,6 +124,10 @@ VECTOR = np.arange(4, dtype=np.float32)
             "whole, non-empty float32",
         ),
         (reply([{"index": i, "embedding": ""} for i in (0, 1)]), 2, "whole, non-empty float32"),
+        (b'{"x": ' + b"[" * 5000 + b"]" * 5000 + b', "data": []}', 1, "not an embeddings list"),
+        (b"[" + reply([{"index": 0, "embedding": b64(VECTOR)}]) + b"]", 1, "not an embeddings list"),
+        (b'{"data": [[0, "' + b64(VECTOR).encode() + b'"]]}', 1, "not an embeddings list"),
+        (b'[[[0, "' + b64(VECTOR).encode() + b'"]]]', 1, "not an embeddings list"),
         (reply([{"index": i, "embedding": []} for i in (0, 1)]), 2, "empty embeddings"),
     ],
 )

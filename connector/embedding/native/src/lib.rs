@@ -7,23 +7,85 @@
 //! decodes it or says what is wrong, so the rules and the messages live in one place.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
 use base64::Engine as _;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
-#[derive(Deserialize)]
+// Objects only: serde's derived structs would also take a JSON array of their fields in order, which
+// the Python decoder refuses, and the two must agree on what a reply is.
+
 struct Reply<'a> {
-    #[serde(borrow)]
     data: Vec<Item<'a>>,
 }
 
-#[derive(Deserialize)]
 struct Item<'a> {
     index: usize,
-    #[serde(borrow)]
     embedding: Cow<'a, str>, // borrowed unless the JSON string holds escapes ("\/")
+}
+
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Reply<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ReplyVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ReplyVisitor<'a> {
+            type Value = Reply<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an embeddings list object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Reply<'a>, M::Error> {
+                let mut data = None;
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    if key.0 == "data" {
+                        if data.is_some() {
+                            return Err(de::Error::duplicate_field("data"));
+                        }
+                        data = Some(map.next_value::<Vec<Item<'a>>>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Reply { data: data.ok_or_else(|| de::Error::missing_field("data"))? })
+            }
+        }
+        deserializer.deserialize_map(ReplyVisitor(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ItemVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ItemVisitor<'a> {
+            type Value = Item<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an embedding object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Item<'a>, M::Error> {
+                let (mut index, mut embedding) = (None, None);
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    match key.0.as_ref() {
+                        "index" if index.is_none() => index = Some(map.next_value::<usize>()?),
+                        "embedding" if embedding.is_none() => embedding = Some(map.next_value::<Text<'a>>()?.0),
+                        "index" | "embedding" => return Err(de::Error::custom("a repeated key")),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Item {
+                    index: index.ok_or_else(|| de::Error::missing_field("index"))?,
+                    embedding: embedding.ok_or_else(|| de::Error::missing_field("embedding"))?,
+                })
+            }
+        }
+        deserializer.deserialize_map(ItemVisitor(PhantomData))
+    }
 }
 
 /// The base64 vectors of a reply to `count` inputs in input order, and the bytes a row decodes to.
