@@ -439,3 +439,18 @@ def test_embed_is_public_in_vectordb_connector(embeddings_server: EmbeddingsServ
     )
     np.testing.assert_array_equal(vectors, expected_vectors(TEXTS[:3]))
     assert vectordb.connector.embed is embed and "embed" in dir(vectordb.connector)
+
+
+def test_option_prefix_is_the_parsers_own_not_a_callers_option() -> None:
+    from vectordb.connector.embedding.options import parse_embed_options
+
+    raw = {"url": "http://127.0.0.1:1", "model": DEFAULT_MODEL, "option_prefix": "zzz"}
+    with pytest.raises(ConfigError, match="unknown option embed_option_prefix"):
+        parse_embed_options(raw, prefix="embed_")
+    options = parse_embed_options(
+        {"url": raw["url"], "model": DEFAULT_MODEL, "api_key_env": "NOT_SET_ANYWHERE"}, prefix="embed_"
+    )
+    with pytest.raises(
+        ConfigError, match="option embed_api_key_env: environment variable 'NOT_SET_ANYWHERE'"
+    ):
+        options.credential()
