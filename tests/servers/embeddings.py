@@ -46,7 +46,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import orjson
@@ -173,6 +173,12 @@ class _BadRequest(Exception):
         self.param = param
 
 
+def _quiet_about_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio reports a connection handler cancelled at shutdown as an error; it is not one here."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
 class EmbeddingsServer:
     """An OpenAI-compatible ``/v1/embeddings`` on 127.0.0.1, in a thread of this process."""
 
@@ -269,7 +275,16 @@ class EmbeddingsServer:
             self._server.close()
             for writer in list(self._connections):
                 writer.transport.abort()
-            loop.run_until_complete(asyncio.sleep(0))
+            # handlers still waiting (a slow reply the client gave up on) end now, closing their
+            # connections, so no transport is left for the garbage collector to warn about later
+            loop.set_exception_handler(_quiet_about_cancelled)
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            for writer in list(self._connections):  # any that a handler registered meanwhile
+                writer.transport.abort()
+            loop.run_until_complete(self._server.wait_closed())
             loop.close()
 
     async def serve_forever(self) -> None:
