@@ -38,7 +38,6 @@ from .errors import (
     Rejected,
     ServerError,
     SystemicRejection,
-    Throttled,
     TransportError,
 )
 from .isolation import ACCEPTED, GONE, isolate
@@ -294,12 +293,7 @@ class Engine:
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int, report: WriteReport) -> bool:
         with self._cond:
-            if isinstance(exc, Throttled):
-                report.throttled += 1
-            retry = self._retry.may_retry(exc, attempts, epoch, self._clock())
-            if retry:
-                report.retries += 1
-            return retry
+            return self._retry.may_retry(exc, attempts, epoch, self._clock(), report)
 
     @property
     def _answered(self) -> bool:

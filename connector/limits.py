@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Protocol
 
 from .errors import ConnectError, ConnectorError, ServerError, Throttled, TransportError, Unavailable
 
@@ -49,6 +50,7 @@ __all__ = [
     "IsolationBudget",
     "RateBudget",
     "RetryBudget",
+    "RetryCounts",
     "RetryRule",
     "SystemicWatch",
 ]
@@ -147,6 +149,11 @@ class RetryBudget:
         return True
 
 
+class RetryCounts(Protocol):
+    throttled: int
+    retries: int
+
+
 class RetryRule:
     """Whether a failed request is sent again, after how long, and whether its failure stops the whole
     stream: one rule for the upsert engine and the embedding client, which keep their own counters."""
@@ -163,14 +170,19 @@ class RetryRule:
         self.limit.on_success()
         self.budget.on_success()
 
-    def may_retry(self, exc: ConnectorError, attempts: int, epoch: int, now: float) -> bool:
+    def may_retry(
+        self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts
+    ) -> bool:
         """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit;
-        no when the error is fatal or not retryable, the attempts or the retry budget are spent."""
+        no when the error is fatal or not retryable, the attempts or the retry budget are spent.
+        ``counts`` (the caller's report) counts the throttles and the retries."""
         if isinstance(exc, Throttled):
+            counts.throttled += 1
             self.limit.on_throttle(now, exc.retry_after_s, epoch)
-        if exc.fatal or not exc.retryable or attempts > self.max_retries:
+        if exc.fatal or not exc.retryable or attempts > self.max_retries or not self.budget.try_spend():
             return False
-        return self.budget.try_spend()
+        counts.retries += 1
+        return True
 
     def delay_s(self, attempts: int, exc: ConnectorError, *, answered: bool) -> float:
         return self.backoff.delay_after(attempts, exc, answered=answered)

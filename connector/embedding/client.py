@@ -41,7 +41,6 @@ from ..errors import (
     Rejected,
     ServerError,
     SystemicRejection,
-    Throttled,
     TransportError,
 )
 from ..isolation import ACCEPTED, GONE, isolate
@@ -329,12 +328,7 @@ class EmbeddingClient:
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self._cond:
-            if isinstance(exc, Throttled):
-                self.stats.throttled += 1
-            retry = self._retry.may_retry(exc, attempts, epoch, self._clock())
-            if retry:
-                self.stats.retries += 1
-            return retry
+            return self._retry.may_retry(exc, attempts, epoch, self._clock(), self.stats)
 
     # -- isolation ---------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from vectordb.connector.errors import (
     Unavailable,
 )
 from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget, RetryRule
+from vectordb.connector.report import WriteReport
 
 
 def test_throttle_halves_and_successes_grow_back() -> None:
@@ -126,18 +127,22 @@ def test_the_retry_rule_stops_the_stream_on_fatal_errors_and_on_hosts_that_never
 
 def test_the_retry_rule_spends_attempts_and_budget_and_lowers_the_limit_on_throttles() -> None:
     rule = RetryRule(max_concurrency=8, max_retries=2, rand=lambda: 1.0)
+    counts = WriteReport()
     unavailable = Unavailable("503", status=503)
-    assert rule.may_retry(unavailable, attempts=2, epoch=rule.limit.epoch, now=0.0)
-    assert not rule.may_retry(unavailable, attempts=3, epoch=rule.limit.epoch, now=0.0)
-    assert not rule.may_retry(Rejected("400", status=400), attempts=1, epoch=rule.limit.epoch, now=0.0)
+    assert rule.may_retry(unavailable, attempts=2, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert not rule.may_retry(unavailable, attempts=3, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert not rule.may_retry(
+        Rejected("400", status=400), attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts
+    )
     throttled = Throttled("429", status=429, retry_after_s=3.0)
-    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0)
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
     assert rule.limit.limit == 4
     assert rule.delay_s(1, throttled, answered=True) == 3.0  # the server's hint, over the jitter's 0.1 s
     assert rule.delay_s(1, ConnectError("refused"), answered=True) == 1.0  # a host down: restarting
     spent = 0
-    while rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0):
+    while rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts):
         spent += 1
     assert spent == RetryBudget.for_concurrency(8).tokens - 2  # the budget, less the two retries above
+    assert (counts.throttled, counts.retries) == (1, spent + 2)  # the caller's report counts them
     rule.on_success()
-    assert rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0)
+    assert rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
