@@ -48,7 +48,7 @@ from ..limits import IsolationBudget, RetryRule, SystemicWatch
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import MalformedReply, decode_native, decode_python, request_body
+from .wire import MalformedReply, decode_reply, request_body
 
 __all__ = ["EmbedResult", "EmbeddingClient"]
 
@@ -320,11 +320,7 @@ class EmbeddingClient:
         reply = self._transport.post(body, self.options.timeout_s)
         with self._cond:
             self.stats.bytes_received += len(reply)
-        matrix = decode_native(reply, len(texts))
-        if matrix is not None:
-            return matrix
-        with self._decoding:
-            return decode_python(reply, len(texts), self._transport.where)
+        return decode_reply(reply, len(texts), self._transport.where, python_lock=self._decoding)
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self._cond:

@@ -1,18 +1,17 @@
 """OpenAI's embeddings wire format: request bodies, replies decoded into one float32 matrix, error bodies.
 
-A base64 reply is decoded by the native decoder where it is installed
-(``vectordb-connector-native``, built from ``connector/embedding/native``): JSON and base64 in Rust
-with Python's lock released, about 1.6 µs per 768-d vector, so replies decode on several cores at
-once. Otherwise, and for any reply it does not take (it takes only exact ones), msgspec decodes it
-against the shape it must have: a base64 embedding goes from the
-JSON string straight to its little-endian float32 bytes (no Python ``str`` made), and the vectors are
-joined into one buffer viewed as an ``(n, d)`` matrix, with no Python float made: about 2.3 µs per
-768-d vector here, against 3.8 µs through orjson and pybase64 and 28 µs for a float reply, which
-makes Python floats and one ``numpy.array`` call (parsing the numbers with ``numpy.fromstring`` or
-pyarrow's JSON reader measured two to three times slower). Items are placed by their ``index``,
-whatever order they come in; a reply that does not hold exactly one vector per input, all of one
-length, is ``MalformedReply``, which is fatal: a server that does not speak the protocol will not
-start to.
+A base64 reply is decoded by the native decoder where it is installed (``vectordb-connector-native``,
+built from ``connector/embedding/native``): JSON and base64 in Rust with Python's lock released, about
+1.6 µs per 768-d vector, so replies decode on several cores at once. Otherwise, and for any reply it
+does not take (it takes only exact ones), msgspec decodes it against the shape it must have: a base64
+embedding goes from the JSON string straight to its little-endian float32 bytes (no Python ``str``
+made), and the vectors are joined into one buffer viewed as an ``(n, d)`` matrix, with no Python float
+made: about 2.3 µs per 768-d vector here, against 3.8 µs through orjson and pybase64 and 28 µs for a
+float reply, which makes Python floats and one ``numpy.array`` call (parsing the numbers with
+``numpy.fromstring`` or pyarrow's JSON reader measured two to three times slower). Items are placed by
+their ``index``, whatever order they come in; a reply that does not hold exactly one vector per input,
+all of one length, is ``MalformedReply``, which is fatal: a server that does not speak the protocol
+will not start to.
 
 Error replies carry OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``; the reason
 quoted in the connector's error is that message, with the API key blanked out wherever it appears.
@@ -21,6 +20,7 @@ quoted in the connector's error is that message, with the API key blanked out wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import msgspec
@@ -38,8 +38,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = [
     "MalformedReply",
-    "decode_native",
-    "decode_python",
     "decode_reply",
     "error_for_reply",
     "native_decoder",
@@ -79,21 +77,28 @@ class _Reply(msgspec.Struct):
 _REPLY = msgspec.json.Decoder(_Reply)
 
 
-def decode_reply(body: bytes, count: int, where: str) -> np.ndarray:
-    """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``."""
-    matrix = decode_native(body, count)
-    return matrix if matrix is not None else decode_python(body, count, where)
+def decode_reply(
+    body: bytes, count: int, where: str, python_lock: AbstractContextManager[object] | None = None
+) -> np.ndarray:
+    """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``: the
+    native decoder's where it takes the reply, else the Python decoder's, under ``python_lock`` (it holds
+    Python's lock anyway: threads that wait on a lock of their own sleep meanwhile)."""
+    matrix = _decode_native(body, count)
+    if matrix is not None:
+        return matrix
+    with python_lock or nullcontext():
+        return _decode_python(body, count, where)
 
 
-def decode_native(body: bytes, count: int) -> np.ndarray | None:
+def _decode_native(body: bytes, count: int) -> np.ndarray | None:
     """The native decoder's matrix, with Python's lock released; ``None`` where it is not installed or
-    does not take the reply (then ``decode_python`` decodes it or says what is wrong)."""
+    does not take the reply (then ``_decode_python`` decodes it or says what is wrong)."""
     if _native_decode is None or (rows := _native_decode(body, count)) is None:
         return None
     return _as_matrix(rows, count)
 
 
-def decode_python(body: bytes, count: int, where: str) -> np.ndarray:
+def _decode_python(body: bytes, count: int, where: str) -> np.ndarray:
     """msgspec's decoding, holding Python's lock: every reply, and the one place that says why a
     reply is malformed."""
     try:
