@@ -148,17 +148,19 @@ def encode_batch(
         row_len = 4 * matrix.shape[1]
         raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
         if vector_name is None:
-            head = b"\x32" + pw.varint(row_len)  # vector_bytes = 6
+            head = pw.key(6, pw.LEN) + pw.varint(row_len)  # BatchObject.vector_bytes
         else:
             name, tail = pw.string_field(1, vector_name), pw.varint_field(4, SINGLE_FP32)
-            inner = len(name) + 1 + len(pw.varint(row_len)) + row_len + len(tail)
-            head = b"\xba\x01" + pw.varint(inner) + name + b"\x1a" + pw.varint(row_len)  # vectors = 23
+            framed = pw.key(3, pw.LEN) + pw.varint(row_len)  # base.Vectors.vector_bytes
+            inner = len(name) + len(framed) + row_len + len(tail)
+            head = pw.key(23, pw.LEN) + pw.varint(inner) + name + framed  # BatchObject.vectors
     fixed = len(shared) + (len(head) + row_len + len(tail) if raw is not None else 0)
+    object_tag = pw.key(1, pw.LEN)  # BatchObjectsRequest.objects
     parts: list[Any] = []
     for i, uid in enumerate(uuids):
         id_field = pw.string_field(1, uid)
         props = pw.len_field(3, encode_properties(properties[i])) if properties[i] else b""
-        parts += (b"\x0a", pw.varint(len(id_field) + len(props) + fixed), id_field, props, shared)
+        parts += (object_tag, pw.varint(len(id_field) + len(props) + fixed), id_field, props, shared)
         if raw is not None:
             parts += (head, raw[i * row_len : (i + 1) * row_len], tail)
     if consistency is not None:
