@@ -48,6 +48,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from ..processes import stop_process
 from ..spark_cluster import free_port
 from .machine import environment, process_cpu_s
 
@@ -106,12 +107,7 @@ def chroma_server(url: str | None) -> Iterator[Server]:
             _wait_ready(proc, f"http://127.0.0.1:{port}")
             yield Server("127.0.0.1", port, proc.pid)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, grace_s=15)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:

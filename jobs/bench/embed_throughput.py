@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ..processes import stop_process
 from .machine import environment, process_cpu_s
 
 __all__ = ["main"]
@@ -91,8 +92,7 @@ def server(delay_ms: float) -> Iterator[str]:
             raise RuntimeError(f"the embeddings server did not start: {line!r}")
         yield f"http://127.0.0.1:{int(line.split()[1])}"
     finally:
-        process.terminate()
-        process.wait(10)
+        stop_process(process)
         if process.stdout is not None:
             process.stdout.close()
 

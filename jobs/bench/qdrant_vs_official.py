@@ -42,6 +42,8 @@ import numpy as np
 
 from vectordb.connector.protowire import read_varint as _varint
 
+from ..processes import stop_process
+
 __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,8 +231,7 @@ class Sink:
             return int(json.loads(reply.read())["points"])
 
     def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
+        stop_process(self.process)
 
 
 def _official(sink: Sink, grpc: bool) -> Any:

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ..processes import stop_process
+
 __all__ = ["Sink", "SinkStats", "start_sink"]
 
 HOST = "127.0.0.1"
@@ -394,12 +396,7 @@ def start_sink(kind: str, delay_ms: float = 0.0, *, start_timeout_s: float = 30.
     finally:
         if sink is not None:
             sink.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         assert proc.stdout is not None
         proc.stdout.close()
 

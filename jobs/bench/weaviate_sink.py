@@ -46,6 +46,8 @@ from urllib.parse import unquote, urlsplit
 
 from vectordb.connector.protowire import read_varint as _varint
 
+from ..processes import stop_process
+
 __all__ = ["SinkStats", "WeaviateSink", "count_objects", "main", "start_sink"]
 
 HOST = "127.0.0.1"
@@ -426,12 +428,7 @@ def start_sink(start_timeout_s: float = 30.0) -> Iterator[WeaviateSink]:
             raise RuntimeError(f"weaviate_sink did not start (exit code {process.poll()})")
         yield WeaviateSink(HOST, ports["REST"], ports["GRPC"], process.pid)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         if process.stdout is not None:
             process.stdout.close()
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
+from jobs.processes import stop_process
 from tests.servers.pinecone_control import PineconeImportServer, store_opener
 from tests.spark.conftest import free_port
 
@@ -104,12 +105,7 @@ def minio_store(binary: str, data: Path) -> Iterator[S3Store]:
         store.fs().create_dir(store.bucket)
         yield store
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server, grace_s=20)
 
 
 def _live(port: int) -> bool:

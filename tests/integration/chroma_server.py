@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from jobs.processes import stop_process
 from jobs.spark_cluster import free_port
 from tests.net import answers_200
 from vectordb.connector.transports.base import forget_shared
@@ -61,16 +62,6 @@ def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> bool
         return ready
     tail = log_path.read_text(errors="replace")[-2000:]
     pytest.fail(f"chroma did not answer {url}/api/v2/heartbeat within {START_TIMEOUT_S} s; log:\n{tail}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
 
 
 class ChromaProcess:
@@ -123,7 +114,7 @@ class ChromaProcess:
 
     def stop(self) -> None:
         if self._proc is not None:
-            _stop(self._proc)
+            stop_process(self._proc, grace_s=15)
         self._proc = None
 
 
@@ -148,7 +139,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
                 forget_shared()  # the connector's pooled connections, before the server goes away
                 return
         finally:
-            _stop(proc)
+            stop_process(proc, grace_s=15)
     pytest.fail(
         f"chroma run exited at start three times; last log:\n{log_path.read_text(errors='replace')[-2000:]}"
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from jobs.processes import stop_process
 from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.transports.base import forget_shared
 
@@ -148,11 +149,6 @@ class LiteProcess:
         self._proc = None
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=15)
+        if self._proc is not None:
+            stop_process(self._proc, grace_s=15)
         self._proc = None

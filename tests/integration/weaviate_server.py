@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jobs.processes import stop_process
 from tests.net import answers_200
 from vectordb.connector.transports.base import forget_shared
 
@@ -177,16 +178,6 @@ def _ready(proc: subprocess.Popen[bytes], url: str) -> bool:
     return bool(answers_200(proc, f"{url}/v1/.well-known/ready", START_TIMEOUT_S))
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-
-
 class WeaviateProcess:
     """A ``weaviate-server`` a test owns: ``kill`` it (SIGKILL, no goodbye) and ``start`` it again on the
     same REST, gRPC, gossip, data and Raft ports and the same ``PERSISTENCE_DATA_PATH``; ``stop`` at the
@@ -238,7 +229,7 @@ class WeaviateProcess:
             if ready:
                 self.ports = ports
                 return self.server
-            _stop(self._proc)
+            stop_process(self._proc, grace_s=30)
             self._proc = None
             if first:
                 shutil.rmtree(self.root / "data", ignore_errors=True)
@@ -255,7 +246,7 @@ class WeaviateProcess:
 
     def stop(self) -> None:
         if self._proc is not None:
-            _stop(self._proc)
+            stop_process(self._proc, grace_s=30)
         self._proc = None
 
 

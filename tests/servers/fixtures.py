@@ -31,6 +31,8 @@ from typing import Any, Literal
 import msgspec
 import pytest
 
+from jobs.processes import stop_process
+
 from .script import (
     Admission,
     Arrived,
@@ -242,13 +244,7 @@ def _read_ports(process: subprocess.Popen[str]) -> dict[str, int]:
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    stop_process(process)
     if process.stdout is not None:
         process.stdout.close()
 
