@@ -12,7 +12,10 @@ message, which proves nothing about the batch. When a half is accepted, its twin
 refused row and is split without being sent whole. Requests spent this way come from the
 isolation budget; past it, a refused batch's rows fail together with a reason that says they
 were not isolated. While no row has been accepted, rows refused one by one for one reason
-count towards a systemic stop (``SystemicRejection``): the cause is the whole write.
+count towards a systemic stop (``SystemicRejection``): the cause is the whole write. Reaching the
+count only suspends new requests (new batches and isolation probes alike); the write stops once
+every request then unanswered has answered and none was accepted, so a server that refuses faster
+than it accepts cannot stop a write with good rows in it.
 
 Order per id. A batch that shares an id with a batch in flight waits until that one is done,
 so the same id twice in one write lands in input order: the last occurrence wins.
@@ -77,6 +80,8 @@ class Engine:
         self._reached_server = False
         self._isolation = IsolationBudget(options.isolation_budget)
         self._systemic = SystemicWatch()
+        self._suspect: Rejected | None = None  # the refusal that made the systemic watch suspect the write
+        self._unanswered = 0  # requests sent or about to be whose answer is not accounted for yet
         self._held: dict[str | None, set[object]] = {}  # ids in flight, per namespace
 
     def close(self) -> None:
@@ -86,11 +91,12 @@ class Engine:
         """Send every batch, accounting for each row in ``report``; raise a fatal error after draining."""
         started = self._clock()
         self._fatal = None
+        self._systemic, self._suspect = SystemicWatch(), None  # "none accepted" is about this write
         futures: list[Future[None]] = []
         source = iter(batches)
         try:
             while self._take_slot():
-                future = None
+                future, expected = None, False
                 try:
                     batch = next(source, None)
                     if batch is None or not self._hold_ids(batch):
@@ -98,10 +104,14 @@ class Engine:
                     try:
                         request = self.backend.request_for(batch)
                         self._pace(len(batch), len(request.body))
+                        self._expect_answer()
+                        expected = True
                         future = self._pool.submit(self._deliver_or_stop, batch, request, report)
                     finally:
                         if future is None:
                             self._release_ids(batch)
+                            if expected:
+                                self._answer_accounted()
                 finally:
                     if future is None:  # nothing was sent on this slot: a later write must get it back
                         self._give_slot()
@@ -125,6 +135,9 @@ class Engine:
         with self._cond:
             while self._fatal is None:
                 now = self._clock()
+                if self._systemic.suspected:  # nothing new until the requests in flight answer
+                    self._cond.wait()
+                    continue
                 if self.limit.can_start(self._in_flight, now):
                     self._in_flight += 1
                     return True
@@ -157,6 +170,31 @@ class Engine:
         with self._cond:
             self._held[batch.namespace].difference_update(batch.ids)
             self._cond.notify_all()
+
+    def _expect_answer(self) -> None:
+        with self._cond:
+            self._unanswered += 1
+
+    def _answer_accounted(self) -> None:
+        """One request's answer (or its last failure) is in the report: a suspected write may now be
+        concluded systemic, if nothing else is unanswered."""
+        with self._cond:
+            self._unanswered -= 1
+            self._conclude_systemic()
+
+    def _conclude_systemic(self) -> None:
+        """Under the lock: stop the write if the systemic watch's verdict is in."""
+        error = self._suspect
+        if self._fatal is not None or error is None or not self._systemic.concluded(self._unanswered):
+            return
+        self._fatal = SystemicRejection(
+            f"{self.backend.describe()} refused each of the first {self._systemic.count} rows sent one by "
+            f"one for the same reason and accepted none: {error}. The cause is the write itself (the "
+            "target's schema or limits, the vectors' kind), not some rows: stopped instead of "
+            "refusing every row at about two requests a row",
+            status=error.status,
+        )
+        self._cond.notify_all()
 
     def _pace(self, rows: int, nbytes: int) -> None:
         if self._rate.unbounded:
@@ -201,7 +239,16 @@ class Engine:
     def _attempt(
         self, batch: RowBatch, request: WireRequest, report: WriteReport
     ) -> tuple[ConnectorError | None, int]:
-        """Send with retries; ``(None, n)`` once the reply is accounted for, else the last error."""
+        """Send with retries; ``(None, n)`` once the reply is accounted for, else the last error. The
+        caller counted the request as unanswered (``_expect_answer``); this counts its answer."""
+        try:
+            return self._send_until_answered(batch, request, report)
+        finally:
+            self._answer_accounted()
+
+    def _send_until_answered(
+        self, batch: RowBatch, request: WireRequest, report: WriteReport
+    ) -> tuple[ConnectorError | None, int]:
         attempts = 0
         while True:
             attempts += 1
@@ -241,11 +288,20 @@ class Engine:
             may_go_on=lambda part, known: self._may_isolate(part, known, report),
         )
 
-    def _may_isolate(self, part: RowBatch, known: Rejected, report: WriteReport) -> bool:
-        """True if one more isolation request may be sent; else ``part`` fails whole, saying why."""
+    def _may_isolate(
+        self, part: RowBatch, known: Rejected, report: WriteReport, *, sending: bool = False
+    ) -> bool:
+        """True if one more isolation request may be sent (with ``sending``, it is paid for and counted
+        as unanswered); else ``part`` fails whole, saying why. Waits while the write is suspected
+        systemic: the verdict comes from the requests already sent."""
         with self._cond:
+            while self._fatal is None and self._systemic.suspected:
+                self._cond.wait()
             allowed = self._fatal is None and self._isolation.available
             spent = self._isolation.spent
+            if allowed and sending:
+                self._isolation.try_spend()
+                self._unanswered += 1
         if allowed:
             return True
         note = (
@@ -260,10 +316,8 @@ class Engine:
     def _probe(self, part: RowBatch, known: Rejected, report: WriteReport) -> Rejected | object:
         """Send ``part`` whole. Returns its refusal (a single row's is accounted for here),
         ``ACCEPTED``, or ``GONE`` (failed for another reason, or not sent: budget or stop)."""
-        if not self._may_isolate(part, known, report):
+        if not self._may_isolate(part, known, report, sending=True):
             return GONE
-        with self._cond:
-            self._isolation.try_spend()
         error, attempts = self._attempt(part, self.backend.request_for(part), report)
         if error is None:
             return ACCEPTED
@@ -278,18 +332,10 @@ class Engine:
         """One row the server refused on its own; enough of them alike, and nothing accepted, stop the write."""
         self._fail(report, row, error, attempts)
         with self._cond:
-            systemic = self._systemic.on_row_refused(str(error))
-            count = self._systemic.count
-        if systemic:
-            self._set_fatal(
-                SystemicRejection(
-                    f"{self.backend.describe()} refused each of the first {count} rows sent one by one "
-                    f"for the same reason and accepted none: {error}. The cause is the write itself (the "
-                    "target's schema or limits, the vectors' kind), not some rows: stopped instead of "
-                    "refusing every row at about two requests a row",
-                    status=error.status,
-                )
-            )
+            if self._systemic.on_row_refused(str(error)) and self._suspect is None:
+                self._suspect = error
+            self._conclude_systemic()
+            self._cond.notify_all()  # a disarmed watch lets waiting senders go on
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int, report: WriteReport) -> bool:
         with self._cond:

@@ -21,15 +21,19 @@ until AIMD finds a server's quota, up to about twice ``max_concurrency`` request
 
 Isolation budget. A batch the server refuses whole is split until exactly the refused rows
 are left (the engine's ``_isolate``); each request that costs is one token. The bucket starts
-full with ``reserve`` tokens and earns ``per_row`` for every row sent in a first attempt, up to
-``reserve``: one bad row in a batch of ``n`` costs about 1.5 log2(n) + 1 requests, ``k`` bad rows
-about 2k + 1.5 k log2(n/k); the default, 1 a row, pays for about one bad row in six. When
-it is spent, the rows of a refused batch fail together, with a reason that says they were not
-isolated.
+with ``reserve`` tokens and earns ``per_row`` for every row sent in a first attempt, with no
+ceiling: at any moment, isolating has spent at most ``reserve + per_row * rows sent``, the bound
+the README states, whatever the concurrency (a ceiling threw away what the batches in flight had
+earned, and good rows failed long before the bound). One bad row in a batch of ``n`` costs about
+1.5 log2(n) + 1 requests, ``k`` bad rows about 2k + 1.5 k log2(n/k); a batch of ``n`` costs at most
+2n - 2, so ``per_row`` = 2 isolates everything. When it is spent, the rows of a refused batch
+fail together, with a reason that says they were not isolated.
 
 Systemic stop. While no row of the write has been accepted, rows refused one by one with one
-identical reason are counted; at ``threshold`` the cause is taken to be the whole write (a schema
-or a limit of the target), not its rows, and the write stops. One accepted row, or two different
+identical reason are counted; at ``threshold`` the whole write is suspected (a schema or a limit
+of the target, not its rows). A suspicion is not a verdict: requests still unanswered may be
+accepts (a server can refuse faster than it accepts), so the engine sends nothing new and waits
+for them; the write stops only if none of them was accepted. One accepted row, or two different
 reasons, disarm it for good.
 
 Rate budget. A token bucket for rows and bytes per second (the job-wide budget divided by
@@ -195,7 +199,7 @@ class RetryRule:
 
 
 class IsolationBudget:
-    """Requests that isolating refused rows may spend: ``reserve`` at first, ``per_row`` per row sent."""
+    """Requests that isolating refused rows may spend: ``reserve``, plus ``per_row`` per row sent."""
 
     def __init__(self, per_row: float, reserve: float = 1000.0) -> None:
         self.per_row, self.reserve = per_row, reserve
@@ -204,7 +208,7 @@ class IsolationBudget:
 
     def on_rows_sent(self, rows: int) -> None:
         if self.per_row > 0:
-            self.tokens = min(self.reserve, self.tokens + rows * self.per_row)
+            self.tokens += rows * self.per_row
 
     @property
     def available(self) -> bool:
@@ -219,7 +223,8 @@ class IsolationBudget:
 
 
 class SystemicWatch:
-    """Tells a whole-write cause from bad rows: ``threshold`` single-row refusals alike, none accepted."""
+    """Tells a whole-write cause from bad rows: ``threshold`` single-row refusals alike, none accepted,
+    and none of the requests that were unanswered then accepted either."""
 
     def __init__(self, threshold: int = 32) -> None:
         self.threshold = threshold
@@ -231,7 +236,7 @@ class SystemicWatch:
         self.armed = False
 
     def on_row_refused(self, reason: str) -> bool:
-        """Count a row refused on its own; True when the write should stop."""
+        """Count a row refused on its own; True while the write is suspected."""
         if not self.armed:
             return False
         if self.reason is not None and reason != self.reason:
@@ -239,7 +244,17 @@ class SystemicWatch:
             return False
         self.reason = reason
         self.count += 1
-        return self.count >= self.threshold
+        return self.suspected
+
+    @property
+    def suspected(self) -> bool:
+        """Enough single rows were refused alike and none accepted: send nothing new until the
+        requests in flight answer."""
+        return self.armed and self.count >= self.threshold
+
+    def concluded(self, unanswered: int) -> bool:
+        """The verdict: suspected, and no request that could still be accepted is unanswered."""
+        return self.suspected and unanswered == 0
 
 
 class RateBudget:

@@ -14,6 +14,7 @@ import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
 from vectordb.connector import connect
+from vectordb.connector.errors import SystemicRejection
 from vectordb.connector.transports.base import forget_shared
 
 DIM = 16
@@ -51,3 +52,37 @@ def test_exactly_the_refused_rows_fail_and_every_other_row_is_written(server: Se
     )
     # about 1.5 log2(100) + 1 requests per bad row (one per batch here), not a storm
     assert report.requests <= n / 100 + 13 * len(bad)
+
+
+@pytest.mark.parametrize("concurrency", [1, 4, 16, 32])
+def test_a_server_that_refuses_faster_than_it_accepts_cannot_stop_a_write_with_good_rows(
+    server: ServerHandle, concurrency: int
+) -> None:
+    """Three rows in four bad, one row a request, and every accept 100 ms slower than a refusal: with
+    many in flight, the first 32 answers are all refusals alike, but the accepts in flight behind
+    them must be waited for, so the write goes on to the end instead of stopping as systemic."""
+    n = 120
+    bad = {f"v{i}" for i in range(n) if i % 4}
+    server.script(reject_ids=frozenset(bad), reject_named=False, accept_delay_s=0.1)
+    table = pa.table({"id": [f"v{i}" for i in range(n)], "values": [[float(i)] * DIM for i in range(n)]})
+    with connect(server.uri, batch_size=1, max_concurrency=concurrency, on_error="report") as client:
+        report = client.write(table)
+    assert set(report.failed_ids) == bad
+    assert report.written == n - len(bad)
+    assert server.arrived().ids() == {f"v{i}" for i in range(n)} - bad
+
+
+@pytest.mark.parametrize("concurrency", [1, 32])
+def test_a_write_every_row_of_which_is_refused_still_stops_as_systemic(
+    server: ServerHandle, concurrency: int
+) -> None:
+    n = 2000
+    server.script(reject_ids=frozenset(f"v{i}" for i in range(n)), reject_named=False)
+    table = pa.table({"id": [f"v{i}" for i in range(n)], "values": [[1.0] * DIM] * n})
+    with (
+        connect(server.uri, batch_size=1, max_concurrency=concurrency, on_error="report") as client,
+        pytest.raises(SystemicRejection, match="accepted none") as info,
+    ):
+        client.write(table)
+    assert info.value.report is not None and info.value.report.written == 0
+    assert len(server.arrived().requests) < 32 + 2 * concurrency  # stopped, not sent row by row to the end

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pinecone_upsert_pb2 as pb
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vectordb.connector import ConfigError, Rejected, connect
@@ -177,6 +177,87 @@ def test_rows_left_unisolated_when_the_budget_is_spent_say_so() -> None:
     assert not set(server.stored) & bad
     assert report.written + report.failed == n
     assert len(transport.requests) <= n / 100 + 40 + 0.05 * n + 1  # batches + reserve + earned
+
+
+class Ledger(Refuser):
+    """A refuser that tells, as a server can, first sends from isolation probes: a probe holds only
+    ids sent before (every id is sent once in a first attempt, and no request here is retried)."""
+
+    def __init__(self, bad: set[str], rng: random.Random) -> None:
+        super().__init__(bad, delay_s=lambda: rng.random() * 0.0005)
+        self.seen: set[str] = set()
+        self.probes = 0
+
+    def __call__(self, request: WireRequest) -> WireReply:
+        ids = [v.id for v in pb.UpsertRequest.FromString(request.body).vectors]
+        with self._lock:
+            if self.seen.issuperset(ids):
+                self.probes += 1
+            self.seen.update(ids)
+        return super().__call__(request)
+
+
+class WatchedBudget(IsolationBudget):
+    """The engine's budget, unchanged, noting what the server had seen each time it said "spent"."""
+
+    def __init__(self, per_row: float, reserve: float, server: Ledger) -> None:
+        super().__init__(per_row, reserve)
+        self.server = server
+        self.spent_at: list[tuple[int, int]] = []  # (probes the server had, rows it had seen)
+
+    @property
+    def available(self) -> bool:
+        ok = super().available
+        if not ok:
+            with self.server._lock:
+                self.spent_at.append((self.server.probes, len(self.server.seen)))
+        return ok
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 3000),
+    batch_size=st.integers(1, 1000),
+    density=st.floats(0.0, 0.5),
+    concurrency=st.integers(1, 32),
+    per_row=st.sampled_from([0.0, 0.05, 0.5, 1.0, 2.0, 100.0]),
+    reserve=st.sampled_from([0.0, 10.0, 1000.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+@example(n=3000, batch_size=1000, density=0.1, concurrency=32, per_row=1.0, reserve=1000.0, seed=1)
+@example(n=3000, batch_size=1000, density=0.1, concurrency=32, per_row=100.0, reserve=1000.0, seed=2)
+def test_no_good_row_fails_before_the_stated_isolation_bound_is_spent(
+    n: int, batch_size: int, density: float, concurrency: int, per_row: float, reserve: float, seed: int
+) -> None:
+    """The README's bound: isolating spends at most ``reserve`` (1,000) plus ``isolation_budget`` per
+    row sent, at any concurrency. Never more requests than that; and a good row fails as
+    ``NotIsolated`` only once that many were spent (give or take the probes still on the way)."""
+    rng = random.Random(seed)
+    bad = {f"r{i}" for i in range(n) if rng.random() < density}
+    server = Ledger(bad, rng)
+    client, transport = client_for(
+        server, batch_size=batch_size, max_concurrency=concurrency, isolation_budget=per_row
+    )
+    budget = WatchedBudget(per_row, reserve, server)
+    client.engine._isolation = budget
+    try:
+        report = client.write(rows(n))
+    except SystemicRejection:
+        assert not server.stored  # only a write with no accepted row can be systemic
+        return
+    assert len(server.seen) == n and len(transport.requests) == server.probes + -(-n // batch_size)
+    stated = (reserve if per_row > 0 else 0.0) + per_row * n
+    assert server.probes <= stated
+    for probes, seen in budget.spent_at:  # "spent" was said only with the bound (then) reached
+        assert probes + concurrency >= (reserve if per_row > 0 else 0.0) + per_row * seen - 1
+    by_type: dict[str, set[str]] = {}
+    for failure in report.failures:
+        by_type.setdefault(failure.error_type, set()).update(failure.ids)
+    assert by_type.get("Rejected", set()) <= bad
+    if not budget.spent_at:
+        assert by_type.keys() <= {"Rejected"} and set(server.stored) == {f"r{i}" for i in range(n)} - bad
+    assert set(server.stored) | set(report.failed_ids) == {f"r{i}" for i in range(n)}
+    assert report.written == len(server.stored)
 
 
 def test_no_isolation_at_all_with_a_zero_budget() -> None:

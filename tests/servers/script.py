@@ -21,7 +21,7 @@ The "first N" counters count down from the moment the script is set. A request t
 fault waits ``delay_s``, is decoded, and is rejected whole (400 / ``INVALID_ARGUMENT``) when
 it holds an id of ``reject_ids`` (its message names the ids, or with ``reject_named=False`` no row at
 all) or a dense vector whose length is not ``dimension``, as
-Pinecone rejects a request whole; otherwise it is applied. ``noop`` skips decoding and
+Pinecone rejects a request whole; otherwise it is applied, ``accept_delay_s`` later. ``noop`` skips decoding and
 recording of bodies: the reply counts the vectors cheaply, for throughput runs.
 """
 
@@ -66,6 +66,7 @@ class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     fail_first: int = 0
     drop_first: int = 0
     delay_s: float = 0.0
+    accept_delay_s: float = 0.0  # more, for accepts only: a server that refuses faster than it accepts
     reject_ids: frozenset[str] = frozenset()
     reject_named: bool = True  # False: one message for any rejected id, naming no row (as Pinecone words its
     # rejections of an over-long id or over-size metadata), so isolation cannot lean on the message
@@ -361,6 +362,8 @@ def serve_upsert(
                 verdict = Verdict("ok", upserted=count(body))
             else:
                 verdict, decoded = _judge(script, decode, body)
+                if verdict.outcome == "ok" and script.accept_delay_s > 0:
+                    time.sleep(script.accept_delay_s)
         state.record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
         return verdict
     finally:
