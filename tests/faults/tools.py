@@ -249,13 +249,5 @@ class FreezeMidWrite(Fault):
             self.mark("thawed")
 
 
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and every process under it."""
-    import psutil
-
-    root = psutil.Process(pid)
-    return [root.pid, *(child.pid for child in root.children(recursive=True))]
-
-
 def noop(*_: Any) -> None:
     """Nothing to do."""
