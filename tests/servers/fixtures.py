@@ -11,6 +11,10 @@ same port: its vectors are journaled to a file before each reply (``JournaledSta
 real database, it still holds every vector it acknowledged. ``python -m tests.servers.fixtures
 --kind grpc --port P --journal FILE`` is that process.
 
+``start_server_process(kind, id_log=FILE)`` runs a server for soak benchmarks of millions of rows,
+which the in-memory record could not hold: it appends the ids of every accepted upsert to ``FILE``
+(``IdLogState``), and with a ``noop`` script keeps nothing else but each request's outcome.
+
 Register with ``pytest_plugins = ["tests.servers.fixtures"]`` (in the root conftest).
 """
 
@@ -18,20 +22,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+import orjson
 import pytest
 
 from jobs.processes import stop_process
+from vectordb.connector.protowire import FieldReader
 
 from .script import (
     Admission,
@@ -47,6 +54,7 @@ from .script import (
 )
 
 __all__ = [
+    "IdLogState",
     "JournaledState",
     "RestartableServer",
     "ServerHandle",
@@ -144,9 +152,17 @@ def start_server(kind: Kind) -> Iterator[ServerHandle]:
 
 
 @contextmanager
-def start_server_process(kind: Kind) -> Iterator[ServerHandle]:
-    """A server in its own Python process (for Spark executors and Beam workers); SIGTERM on exit."""
-    process = _launch(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
+def start_server_process(kind: Kind, *, id_log: Path | None = None) -> Iterator[ServerHandle]:
+    """A server in its own Python process (for Spark executors and Beam workers); SIGTERM on exit.
+
+    With ``id_log``, the ids of every accepted upsert are also appended to that file (``IdLogState``).
+    """
+    if id_log is None:
+        process = _launch(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
+    else:
+        process = _launch(
+            ["-m", "tests.servers.fixtures", "--kind", kind, "--port", "0", "--id-log", str(id_log)]
+        )
     try:
         ports = _read_ports(process)
         yield ServerHandle(kind, ports["PORT"], ports["CONTROL"], pid=process.pid)
@@ -308,6 +324,54 @@ class JournaledState(ServerState):
                 os.write(self._journal_fd, len(entry).to_bytes(4, "little") + entry)
 
 
+class IdLogState(ServerState):
+    """A ``ServerState`` that appends the ids of every accepted upsert to ``id_log``, one a line, before
+    the reply goes out: the file holds each id the server acknowledged, as many times as it did.
+
+    For soak runs of millions of rows. With a ``noop`` script the server keeps no body and no vector,
+    only each request's outcome, so its memory does not grow with the rows; the ids then come from
+    ``ids_of(body)``, which reads them without decoding the values (else from the decoded vectors).
+    ``reset`` does not empty the file.
+    """
+
+    def __init__(self, id_log: Path, ids_of: Callable[[bytes], list[str]]) -> None:
+        super().__init__()
+        self._ids_of = ids_of
+        self._log_lock = threading.Lock()
+        self._log_fd = os.open(id_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def record(
+        self,
+        admission: Admission,
+        verdict: Verdict,
+        *,
+        body: bytes,
+        headers: dict[str, str],
+        api_key: str | None,
+        decoded: Decoded | None,
+    ) -> None:
+        super().record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
+        if verdict.outcome != "ok":
+            return
+        ids = [v.id for v in decoded.vectors] if decoded is not None else self._ids_of(body)
+        if ids:
+            with self._log_lock:
+                os.write(self._log_fd, ("\n".join(ids) + "\n").encode())
+
+
+_REST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _rest_ids(body: bytes) -> list[str]:
+    """The vector ids of a REST upsert body, values not parsed (a metadata key "id" would count too)."""
+    return [orjson.loads(match) for match in _REST_ID.findall(body)]
+
+
+def _grpc_ids(body: bytes) -> list[str]:
+    """The vector ids of an ``UpsertRequest`` (``vectors`` = 1, ``Vector.id`` = 1), values not decoded."""
+    return [FieldReader(vector).str(1) for vector in FieldReader(body).fields.get(1, [])]
+
+
 def _read_journal(journal: Path) -> Iterator[_JournalEntry]:
     data = journal.read_bytes() if journal.exists() else b""
     decoder = msgspec.msgpack.Decoder(_JournalEntry)
@@ -321,15 +385,21 @@ def _read_journal(journal: Path) -> Iterator[_JournalEntry]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve a journaled REST or gRPC server until SIGTERM (``RestartableServer`` starts this)."""
-    parser = argparse.ArgumentParser(description="A journaled Pinecone-protocol test server")
+    """Serve a journaled (``RestartableServer`` starts this) or id-logging REST or gRPC server until SIGTERM."""
+    parser = argparse.ArgumentParser(description="A journaled or id-logging Pinecone-protocol test server")
     parser.add_argument("--kind", choices=["rest", "grpc"], required=True)
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--journal", type=Path, required=True)
+    keep = parser.add_mutually_exclusive_group(required=True)
+    keep.add_argument("--journal", type=Path, help="journal accepted vectors here; start from what it holds")
+    keep.add_argument("--id-log", type=Path, help="append the ids of accepted upserts here (IdLogState)")
     args = parser.parse_args(argv)
     from .pinecone_rest import PineconeRestServer, serve_until_signal
 
-    state = JournaledState(args.journal)
+    state: ServerState
+    if args.journal is not None:
+        state = JournaledState(args.journal)
+    else:
+        state = IdLogState(args.id_log, _rest_ids if args.kind == "rest" else _grpc_ids)
     if args.kind == "rest":
         with PineconeRestServer(args.port, state) as rest:
             serve_until_signal(rest.port, rest.port)
