@@ -124,6 +124,7 @@ class WriteToVectorDB(beam.PTransform):
         raw = {"uri": uri, **options}
         self.options = resolve_options(raw)
         _check_text_is_read(self.options)
+        _check_dimension_is_not_the_rows(self.options, check_target)
         self.secret: Secret | None = secret
         # fetched here only to ask the database now; otherwise "" stands for "a key will come"
         at_build = _with_secret(self.options, secret, fetch=check_target)
@@ -231,6 +232,18 @@ class WriteToVectorDB(beam.PTransform):
             beam.ParDo(_WriteFn(self.options, self.target, self.secret))
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
+        )
+
+
+def _check_dimension_is_not_the_rows(options: BackendOptions, check_target: bool) -> None:
+    """Each worker sees only its own bundles: none may decide the dimension of a collection the
+    pipeline creates. The dimension comes from the option, the model (``embed_url``), or the target
+    itself, asked while the pipeline is built (``check_target``, which refuses a target that has none)."""
+    if options.create and options.dimension is None and options.embed_url is None and not check_target:
+        raise ConfigError(
+            "option dimension: with create=true, state the vectors' length (dimension=N), or pass "
+            "check_target=True to learn it from the existing target; otherwise the rows of whichever "
+            "worker writes first would decide the collection's dimension for the whole pipeline"
         )
 
 

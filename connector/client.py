@@ -152,17 +152,33 @@ class Client:
         self.backend.check_target(self.engine.transport, self.options.dimension)
         return self.backend.clear_target(self.engine.transport, namespace)
 
-    def prepare_target(self, *, clear: bool = False) -> TargetPrepared:
+    def prepare_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:
         """A job's driver side, before any worker writes: check (with ``create=true`` make) the target,
         clear it when asked (option ``namespace``, or the whole target when rows carry their own), and
-        return the options the workers should add, so each skips what was learnt here."""
+        return the options the workers should add, so each skips what was learnt here: the target's
+        dimension among them, so every worker refuses rows of another length alike.
+
+        A job's workers each see only their own rows, so none may decide the dimension of a collection
+        the job creates (one partition holding one short row would make it for all): ``create=true``
+        with ``dense`` rows and no ``dimension``, on a target that fixes none yet, is a ``ConfigError``
+        here, before any row is read."""
         transport = self.backend.open_transport()
         self.backend.check_target(transport, self.options.dimension)
+        fixed = self.backend.fixed_dimension()
+        if self.options.create and dense and self.options.dimension is None and fixed is None:
+            raise ConfigError(
+                f"option dimension: {self.backend.describe()} has no dimension yet and create=true would let "
+                "the rows of whichever task writes first decide it for the whole job (one short vector "
+                "could); state the vectors' length with option dimension"
+            )
         cleared = None
         if clear:  # a backend that cannot clear raises its ConfigError here (Backend.clear_target)
             namespace = None if self.options.namespace_column else self.options.namespace
             cleared = self.backend.clear_target(transport, namespace)
-        return TargetPrepared(resolved=self.backend.resolved_options(), cleared=cleared)
+        resolved = self.backend.resolved_options()
+        if fixed is not None and self.options.dimension is None:
+            resolved["dimension"] = fixed
+        return TargetPrepared(resolved=resolved, cleared=cleared)
 
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.

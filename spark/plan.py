@@ -8,7 +8,8 @@ Spark schedules anything, so a typo or a wrong column costs a second, not a fail
 3. with ``embed_url``, one probe request to the embedding endpoint (its key, the model, and the
    dimension of its vectors, which becomes the write's: a target of another fails here);
 4. the target: one cheap call (``check_target``: reachability, credentials, dimension when the
-   option ``dimension`` gives it; with ``create=true`` the collection is made here, once); what it
+   option ``dimension`` gives it; with ``create=true`` the collection is made here, once, and
+   without ``dimension`` only if the target already fixes one: no task's rows decide it); what it
    learnt (``resolved_options()``: a collection id, "verified") goes to the tasks, which skip it;
 5. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
    by ``budget_tasks`` (the data source cannot see how many tasks run at once: it must be told).
@@ -88,7 +89,7 @@ def plan_write(
         dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
     if spark_options.report_path:
         reports = Location.parse(spark_options.report_path, "report_path").prepared()
-    prepared = _prepare_target(client, overwrite)
+    prepared = _prepare_target(client, overwrite, dense=client.spec.vector_column in schema.fieldNames())
     if prepared.cleared is not None:
         log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
     # what the driver learnt (a collection id, "already verified") spares every task the same calls
@@ -116,10 +117,10 @@ def _probe_embedding(client: Client, raw: dict[str, str]) -> dict[str, str]:
     return {**raw, "dimension": str(dim)}
 
 
-def _prepare_target(client: Client, overwrite: bool) -> TargetPrepared:
+def _prepare_target(client: Client, overwrite: bool, *, dense: bool) -> TargetPrepared:
     """``client.prepare_target``; with embedding, a target of another dimension names the model."""
     if client.embedding is None:
-        return client.prepare_target(clear=overwrite)
+        return client.prepare_target(clear=overwrite, dense=dense)
     from vectordb.connector.embedding.stage import prepare_target
 
     return prepare_target(client, clear=overwrite)

@@ -118,8 +118,14 @@ class Backend(Generic[OptionsT]):
 
     def resolved_options(self) -> dict[str, Any]:
         """After ``check_target``: options for the job's workers, so they skip what the driver
-        learnt (a collection's id, the target's dimension). Default: none."""
+        learnt (a collection's id). The target's dimension is ``fixed_dimension``'s. Default: none."""
         return {}
+
+    def fixed_dimension(self) -> int | None:
+        """After ``check_target``: the dense dimension the target already fixes (an existing index,
+        collection or table, or vectors it stores); ``None`` while nothing does, when a write with
+        ``create=true`` would take it from its rows. Default: none known."""
+        return None
 
     # -- the control plane ------------------------------------------------------------------------
 

@@ -191,6 +191,10 @@ class ChromaBackend(Backend[ChromaOptions]):
             raise ConnectorError(f"{self.describe()}: check_target must run first")
         return {"collection_id": self._target.id, "vector_encoding": "base64" if self._base64 else "json"}
 
+    def fixed_dimension(self) -> int | None:
+        """A Chroma collection takes the length of the first vector stored in it."""
+        return None if self._target is None else self._target.dimension
+
     def _get_json(self, transport: Transport, method: str, body: bytes = b"") -> Any:
         reply = self.control(transport, WireRequest(method, body))
         return orjson.loads(reply.body) if reply.body else {}

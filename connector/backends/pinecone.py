@@ -158,12 +158,11 @@ class PineconeBackend(Backend[PineconeOptions]):
         return self.control(transport, request)
 
     def resolved_options(self) -> dict[str, Any]:
-        """What executors may skip once the driver has run ``check_target``, and what it learnt:
-        the index's dimension, so tasks refuse rows of another length instead of sending them."""
-        resolved: dict[str, Any] = {"verify": False}
-        if self.options.dimension is None and self._index_dimension:
-            resolved["dimension"] = self._index_dimension
-        return resolved
+        """What executors may skip once the driver has run ``check_target``."""
+        return {"verify": False}
+
+    def fixed_dimension(self) -> int | None:
+        return self._index_dimension
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """Rows whose metadata Pinecone refuses, each with why, before they cost a request (Pinecone's

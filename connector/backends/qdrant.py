@@ -300,17 +300,15 @@ class QdrantBackend(Backend[QdrantOptions]):
         return f"every point in {where} of {self.describe()}"
 
     def resolved_options(self) -> dict[str, Any]:
-        """The collection exists once the driver has checked it: tasks need not create it (no race),
-        and learn its dimension, so they refuse rows of another length before sending."""
-        resolved: dict[str, Any] = {"create": False}
+        """The collection exists once the driver has checked it: tasks need not create it (no race)."""
+        return {"create": False}
+
+    def fixed_dimension(self) -> int | None:
         target = self._target
-        if target is not None and self.options.dimension is None:
-            size = (
-                target.named.get(self.options.vector_name) if self.options.vector_name else target.dimension
-            )
-            if size:
-                resolved["dimension"] = size
-        return resolved
+        if target is None:
+            return None
+        size = target.named.get(self.options.vector_name) if self.options.vector_name else target.dimension
+        return size or None
 
     # -- sizes ------------------------------------------------------------------------------------
 

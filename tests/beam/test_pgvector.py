@@ -24,7 +24,7 @@ SHARDS = 5  # 5,000 records
 
 def test_records_land_in_postgres_exactly(pg_server: PgServer, pg_table: str) -> None:
     uri = pg_server.uri(pg_table, user=LOADER, password=LOADER_PASSWORD)
-    sink = WriteToVectorDB(uri, create=True, max_concurrency=2)
+    sink = WriteToVectorDB(uri, create=True, dimension=data.DIM, max_concurrency=2)
     shown = {item.key: item.value for item in DisplayData.create_from(sink).items}
     assert pg_table in str(shown["target"])
     assert LOADER_PASSWORD not in repr(shown) and "s3cret" not in repr(shown)

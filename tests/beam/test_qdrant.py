@@ -40,7 +40,12 @@ def test_beam_writes_qdrant_and_isolates_refused_rows(server: QdrantServer) -> N
         | beam.Create(list(range(SHARDS)))
         | beam.FlatMap(data.records)
         | WriteToVectorDB(
-            server.grpc_uri("beam"), create=True, metric="dotproduct", on_error="report", batch_size=100
+            server.grpc_uri("beam"),
+            create=True,
+            dimension=data.DIM,
+            metric="dotproduct",
+            on_error="report",
+            batch_size=100,
         )
     )
     reasons = result.failed | beam.Map(lambda d: (d["id"], d["error_type"], d["error"].rsplit(": ", 2)[-2:]))

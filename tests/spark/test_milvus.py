@@ -94,32 +94,51 @@ def test_ingest_job_into_the_embedded_default(
     assert len(row["vector"]) == 12 and row["title"] == "sample 5"
 
 
-def test_a_partitions_first_rows_of_another_length_are_dead_letters_not_the_dimension(
-    spark: Any, milvus_lite: LiteServer, collection_name: str, tmp_path: Any
-) -> None:
-    """create=true, no dimension given: a task agrees on its rows' most common length, never on its first row's."""
-    import pyarrow as pa
-
-    table = vectors_table(2000, 32)
-    values = table.column("values").to_pylist()
-    short = {f"v{i}" for i in range(1000, 1010)}  # the first rows of the second partition
-    for i in range(1000, 1010):
-        values[i] = values[i][:31]
-    table = table.set_column(1, "values", pa.array(values, type=pa.list_(pa.float32())))
-    dead = tmp_path / "dead"
-    (
-        spark.createDataFrame(table)
-        .coalesce(2)  # rows 0-999 and 1000-1999, in order
+def write_short_row_case(spark: Any, uri: str, collection: str, dead: Any, **options: str) -> None:
+    """8 good 4-d rows in one partition and, alone in the other (written first as often as not), one
+    2-d row; no shuffle, so the write is the only job."""
+    good = [(f"g{i}", [float(i)] * 4) for i in range(8)]
+    rdd = spark.sparkContext.parallelize([good, [("short", [9.0, 9.0])]], 2).flatMap(lambda rows: rows)
+    writer = (
+        spark.createDataFrame(rdd, "id string, values array<float>")
         .write.format("vectordb")
-        .option("uri", milvus_lite.uri)
-        .option("collection", collection_name)
+        .option("uri", uri)
+        .option("collection", collection)
         .option("create", "true")
         .option("on_error", "dead_letter")
         .option("dead_letter_path", str(dead))
-        .mode("append")
-        .save()
     )
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    writer.mode("append").save()
+
+
+def test_create_without_a_dimension_is_refused_before_any_job_when_rows_would_decide_it(
+    spark: Any, milvus_lite: LiteServer, collection_name: str, tmp_path: Any
+) -> None:
+    """One partition's bad row must not decide a new collection's dimension for the others."""
+    before = job_ids(spark)
+    with pytest.raises(Exception, match=r"option dimension: .* create=true would let the rows"):
+        write_short_row_case(spark, milvus_lite.uri, collection_name, tmp_path / "dead")
+    assert job_ids(spark) == before
+    assert not milvus_lite.client.has_collection(collection_name)
+
+
+@pytest.mark.parametrize("how", ["stated", "existing"])
+def test_the_short_row_is_the_dead_letter_whichever_partition_is_written_first(
+    spark: Any, milvus_lite: LiteServer, collection_name: str, tmp_path: Any, how: str
+) -> None:
+    """The dimension comes from the option, or from the collection the driver finds; never from a task."""
+    options = {"dimension": "4"}
+    if how == "existing":
+        milvus_lite.client.create_collection(collection_name, dimension=4, id_type="string", max_length=64)
+        options = {}
+    dead = tmp_path / "dead"
+    write_short_row_case(spark, milvus_lite.uri, collection_name, dead, **options)
     letters = spark.read.parquet(str(dead)).collect()
-    assert {r["id"] for r in letters} == short
-    assert {r["error"] for r in letters} == {"Invalid: vector has 31 dimensions; expected 32"}
-    assert milvus_lite.client.get_collection_stats(collection_name)["row_count"] == 1990
+    assert [(r["id"], r["error"]) for r in letters] == [
+        ("short", "Invalid: vector has 2 dimensions; expected 4")
+    ]
+    milvus_lite.client.load_collection(collection_name)
+    stored = milvus_lite.client.query(collection_name, filter='id != ""', output_fields=["id"])
+    assert sorted(r["id"] for r in stored) == [f"g{i}" for i in range(8)]

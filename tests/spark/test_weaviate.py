@@ -39,6 +39,7 @@ def save(spark: Any, server: WeaviateServer, name: str, table: pa.Table, mode: s
         "uri": server.uri(name),
         "grpc_port": str(server.grpc_port),
         "create": "true",
+        "dimension": str(len(table["values"][0])),
         "namespace": "docs",
         **options,
     }

@@ -154,6 +154,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         if self.lite_path:
             self._load_if_released()
 
+    def fixed_dimension(self) -> int | None:
+        return None if self._layout is None else self._layout.dim
+
     def _call(self, method: str, body: bytes, *, timeout_s: float | None = None) -> pw.FieldReader:
         if self._transport is None:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")

@@ -82,6 +82,9 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         self.layout = learn_layout(self.target.table, columns, keys, types, self.options, dimension)
         self._statements = self._compile()
 
+    def fixed_dimension(self) -> int | None:
+        return self.layout.dimension
+
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """Delete the rows of ``namespace`` (``None``: every row); the table, its indexes and grants stay.
 

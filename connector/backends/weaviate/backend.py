@@ -256,12 +256,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             self._rest("POST", f"{self._path}/tenants", [{"name": tenant}])  # a second create is a no-op
         self._tenants.add(tenant)
 
-    def resolved_options(self) -> dict[str, Any]:
-        """The dimension learnt from a stored object, so tasks refuse rows of another length before sending.
-        ``create`` stays as given: tasks declare properties and tenants their rows bring."""
-        if self._learnt_dimension is not None and self.options.dimension is None:
-            return {"dimension": self._learnt_dimension}
-        return {}
+    def fixed_dimension(self) -> int | None:
+        """Learnt from a stored object (a collection's vector index takes its first vector's length).
+        ``create`` stays as given for tasks: they declare properties and tenants their rows bring."""
+        return self._learnt_dimension
 
     # -- rows Weaviate would change, and the schema a batch needs ---------------------------------
 
