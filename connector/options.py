@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -158,7 +158,18 @@ def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
     try:
         return msgspec.convert(values, cls, strict=False)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid options: {_name_option(str(exc))}") from None
+        message = _name_option(str(exc))
+        if message.startswith("unknown option "):
+            message += did_you_mean(message.split("'")[1], cls.__struct_fields__)
+        raise ConfigError(f"invalid options: {message}") from None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the known name nearest to a misspelt one, or ``""``."""
+    import difflib  # only on an error: the import of the connector stays cheap
+
+    match = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
 
 
 def _is_bool_field(cls: type[msgspec.Struct], name: str) -> bool:

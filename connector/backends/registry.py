@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigError, MissingExtra
+from ..options import did_you_mean
 
 __all__ = ["PATH_SCHEME", "backend_class", "backends", "canonical_uri", "register_backend"]
 
@@ -99,7 +100,8 @@ def backend_class(database: str) -> Any:
         dotted, hint = _REGISTRY[database]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"option uri: unknown database scheme {database!r}; known: {known}") from None
+        near = did_you_mean(database, _REGISTRY)
+        raise ConfigError(f"option uri: unknown database scheme {database!r}{near}; known: {known}") from None
     module_name, _, class_name = dotted.partition(":")
     try:
         module = import_module(module_name)

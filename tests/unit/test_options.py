@@ -59,6 +59,37 @@ def test_malformed_uris_are_config_errors(uri: str, named: str) -> None:
         connect(uri)
 
 
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"batchsize": "10"}, "unknown option 'batchsize' (did you mean 'batch_size'?)"),
+        ({"namspace": "docs"}, "unknown option 'namspace' (did you mean 'namespace'?)"),
+        ({"MAX_CONCURENCY": "4"}, "(did you mean 'max_concurrency'?)"),
+        ({"frobnicate": "1"}, "unknown option 'frobnicate'"),
+    ],
+)
+def test_a_misspelt_option_names_the_nearest_known_one(raw: dict, says: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_options({"uri": URI, **raw})
+    assert says in str(info.value)
+    if "did you mean" not in says:
+        assert "did you mean" not in str(info.value)  # nothing near: no guess
+
+
+@pytest.mark.parametrize(
+    ("uri", "says"),
+    [
+        ("pinecon://host", "unknown database scheme 'pinecon' (did you mean 'pinecone'?)"),
+        ("milvus+lyte://./x.db", "(did you mean 'milvus+lite'?)"),
+        ("qdrnt://127.0.0.1:1", "(did you mean 'qdrant'?)"),
+    ],
+)
+def test_a_misspelt_scheme_names_the_nearest_known_one(uri: str, says: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        connect(uri)
+    assert says in str(info.value)
+
+
 def test_api_key_env_is_read_where_the_key_is_needed_not_where_options_are_parsed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

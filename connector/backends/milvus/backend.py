@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
-from ...options import BackendOptions, parse_uri
+from ...options import BackendOptions, did_you_mean, parse_uri
 from ...report import BatchFailure
 from ...rows import RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
@@ -87,8 +87,10 @@ class MilvusBackend(Backend[MilvusOptions]):
     def _parse_server_uri(self, uri: str) -> None:
         parsed = parse_uri(uri)
         if parsed.transport not in (None, "grpc"):
+            near = did_you_mean(f"milvus+{parsed.transport}", ("milvus+lite", "milvus+grpc"))
             raise ConfigError(
-                f"option uri: milvus has no transport {parsed.transport!r}; use milvus:// (gRPC)"
+                f"option uri: milvus has no transport {parsed.transport!r}{near}; use milvus:// (gRPC), "
+                "or milvus+lite://PATH (or a file path) for the embedded Milvus Lite"
             )
         if not parsed.host:
             raise ConfigError("option uri: milvus needs a host, e.g. milvus://127.0.0.1:19530/docs")
