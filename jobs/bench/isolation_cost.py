@@ -14,7 +14,9 @@ failed (``NotIsolated``: the budget was spent, or the write stopped), how many b
 and how many of them one by one, the requests sent, the isolation requests (requests less first
 sends: a first send is a request none of whose rows the server saw before, an isolation probe one
 whose rows it did), the bound the README states (1,000 + ``isolation_budget`` × rows first sent),
-whether the budget ran out, and whether a ``SystemicRejection`` stopped the write.
+whether the budget ran out, and whether a ``SystemicRejection`` stopped the write. The client reads
+dicts 4,096 at a time and cuts each chunk into batches, so 20,000 rows in batches of 1,000 are 24 first
+sends (four of 96 rows, one of 616), not 20.
 """
 
 from __future__ import annotations
