@@ -198,7 +198,7 @@ class Client:
         ns = namespace if namespace is not None else self.options.namespace
         embedded_before = self._embed_counts()
         try:
-            self.engine.run(self._batches(data, ns, refused), report)
+            self.engine.run(self.batches(data, ns, refused), report)
         except ConnectorError as exc:
             exc.report = report  # the account up to the stop (completed below): written rows are stored
             raise
@@ -235,7 +235,10 @@ class Client:
             return exc.target_dimension
         return from_rows
 
-    def _batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+    def batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        """``data`` read, prepared (checks, ids, embeddings, the database's own rules) and sized into
+        requests: the one way rows go from a caller's input to a sink, the engine's requests or a bulk
+        path's staged files. Rows refused on the way are appended to ``refused``."""
         if not self._target_checked and self.options.dimension is not None:
             self._check_target(self.options.dimension)  # a stated dimension the target lacks: before any row
         for prepared in self._prepare(data, namespace):

@@ -35,7 +35,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
@@ -76,6 +76,7 @@ logger = logging.getLogger("vectordb.connector.pinecone_import")
 DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
 STAGING = "_temporary"  # staging folder prefix: not a namespace Pinecone would import (it is outside <job>/)
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
+ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
 _PART = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
 _S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
 
@@ -319,6 +320,7 @@ class ImportStager:
     attempt: int = 0
     files: dict[str, str] = field(default_factory=dict)  # namespace folder -> staged path
     _writers: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    _pending: dict[str, list[pa.Table]] = field(default_factory=dict)  # request-sized pieces, one row group
     _fs: Any = None
     _root: str = ""
 
@@ -333,38 +335,43 @@ class ImportStager:
         self.close()
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
-        """Stage ``data`` (what ``Client.write`` takes); refused rows are the report's failures."""
-        from ..rows import DimensionState
-
+        """Stage ``data`` (what ``Client.write`` takes), read and prepared as an upsert's rows are (the
+        client's ``batches``: any accepted input, checks, ids, embeddings); refused rows are the report's
+        failures."""
         started = time.monotonic()
         report = WriteReport()
-        options = self.client.options
-        ns = namespace if namespace is not None else options.namespace
-        dimension = DimensionState(options.dimension)
-        for prepared in _prepared(self.client, data, ns, dimension):
-            for failure in prepared.failures:
-                report.failed += len(failure.ids)
-                report.failures.append(failure)
-            for whole in prepared.batches:
-                batch, refused = self.client.backend.refuse(whole)  # the database's own rules, as for upserts
-                for failure in refused:
-                    report.failed += len(failure.ids)
-                    report.failures.append(failure)
-                if batch is None:
-                    continue
+        refused: list[BatchFailure] = []
+        ns = namespace if namespace is not None else self.client.options.namespace
+        try:
+            for batch in self.client.batches(data, ns, refused):
                 problem = _namespace_problem(batch.namespace)
                 if problem is not None:
-                    report.failed += len(batch)
-                    report.failures.append(
-                        BatchFailure(ids=batch.str_ids(), error=problem, error_type="Invalid")
-                    )
+                    refused.append(BatchFailure(ids=batch.str_ids(), error=problem, error_type="Invalid"))
                     continue
                 table = rows_table(batch)
-                self._writer(namespace_dir(batch.namespace)).write_table(table)
+                self._stage(namespace_dir(batch.namespace), table)
                 report.written += len(batch)
                 report.bytes_sent += table.nbytes
-        report.elapsed_s = time.monotonic() - started
+        finally:
+            for failure in refused:
+                report.failed += failure.rows
+                report.failures.append(failure)
+            report.elapsed_s = time.monotonic() - started
         return report
+
+    def _stage(self, directory: str, table: pa.Table) -> None:
+        """Rows come sized for requests; gather them into row groups of ``ROW_GROUP_ROWS``."""
+        pending = self._pending.setdefault(directory, [])
+        pending.append(table)
+        if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
+            self._flush(directory)
+
+    def _flush(self, directory: str) -> None:
+        import pyarrow as pa
+
+        pending = self._pending.pop(directory, [])
+        if pending:
+            self._writer(directory).write_table(pa.concat_tables(pending))
 
     def _writer(self, directory: str) -> Any:
         import pyarrow.parquet as pq
@@ -383,39 +390,12 @@ class ImportStager:
 
     def close(self) -> None:
         """Finish every staged file (a file is complete only once closed)."""
+        for directory in list(self._pending):
+            self._flush(directory)
         writers, self._writers = self._writers, {}
         for stream, writer in writers.values():
             writer.close()
             stream.close()
-
-
-def _prepared(client: Client, data: Any, namespace: str | None, dimension: Any) -> Iterator[Any]:
-    """``data`` through the core's one input check, as ``Client.write`` reads it."""
-    from ..rows import Columns, arrow_batches, is_arrow, prepare_arrow, prepare_columns, prepare_dicts
-
-    rules = client.backend.rules
-    if isinstance(data, Columns):
-        yield prepare_columns(data, rules, dimension, namespace)
-        return
-    if is_arrow(data):
-        for batch in arrow_batches(data):
-            yield prepare_arrow(batch, client.spec, rules, dimension, namespace)
-        return
-    rows: list[Any] = []
-    for item in data:
-        if is_arrow(item):
-            if rows:
-                yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
-                rows = []
-            for batch in arrow_batches(item):
-                yield prepare_arrow(batch, client.spec, rules, dimension, namespace)
-            continue
-        rows.append(item.to_dict() if hasattr(item, "to_dict") else item)
-        if len(rows) >= 4096:
-            yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
-            rows = []
-    if rows:
-        yield prepare_dicts(rows, client.spec, rules, dimension, namespace)
 
 
 def staging_dir(job: str) -> str:

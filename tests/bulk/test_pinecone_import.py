@@ -16,6 +16,8 @@ import pyarrow as pa
 import pytest
 
 from tests.bulk.conftest import STORE_SECRET, S3Store, minio_binary
+from tests.embedding.fixtures import embeddings_server, expected_vectors, words
+from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
 from tests.servers.pinecone_control import ImportScript, PineconeImportServer, store_opener
 from tests.servers.script import FaultScript
 from vectordb.connector import ConfigError, WriteFailed, connect
@@ -26,6 +28,8 @@ from vectordb.connector.backends.pinecone_import import (
     publish_staged,
 )
 from vectordb.connector.errors import DeadlineExceeded
+
+__all__ = ["embeddings_server"]
 
 DIM = 8
 API_KEY = "pc-test-key-91b2"
@@ -58,8 +62,7 @@ def client_for(server: PineconeImportServer, uri: str, **options: object):
         write_mode="import",
         import_uri=uri,
         import_poll_s=0.05,
-        sparse_column="sparse",
-        **options,
+        **{"sparse_column": "sparse", **options},
     )
 
 
@@ -307,3 +310,44 @@ def test_rows_of_another_dimension_than_the_index_fail_before_staging(
     assert (report.written, report.failed) == (5, 7)
     assert report.reasons() == [("Invalid: vector has 7 dimensions; expected 8", 7)]
     assert set(index_host.state.snapshot().namespaces["docs"]) == {f"v{i}" for i in range(7, 12)}
+
+
+def test_an_import_reads_what_an_upsert_reads_a_pandas_frame_too(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    table = rows(40)
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
+        report = import_data(client, table.to_pandas())
+    assert (report.written, report.failed) == (40, 0), report
+    assert_imported_exactly(index_host, table, "docs")
+
+
+def test_an_import_embeds_text_as_an_upsert_does(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, embeddings_server: EmbeddingsServer
+) -> None:
+    """Rows with text and no vector go through the embedding stage on their way to the staged files."""
+    texts = [words(i) for i in range(30)]
+    texts[7] = ""  # refused by the embeddings server: that row fails alone, with its reason
+    data = [{"id": f"t{i}", "text": text} for i, text in enumerate(texts)]
+    with client_for(
+        index_host,
+        s3_store.uri(prefix),
+        namespace="docs",
+        on_error="report",
+        sparse_column=None,
+        text_column="text",
+        metadata_columns=[],
+        embed_url=embeddings_server.url,
+        embed_model="test-embed-64",
+        embed_dimensions=DIM,
+        embed_api_key=DEFAULT_KEY,
+    ) as client:
+        report = import_data(client, data)
+    assert (report.written, report.failed) == (29, 1), report
+    assert report.failed_ids == ["t7"]
+    stored = index_host.state.snapshot().namespaces["docs"]
+    good = [i for i in range(30) if i != 7]
+    assert sorted(stored) == sorted(f"t{i}" for i in good)
+    expected = expected_vectors([texts[i] for i in good], dim=DIM, model="test-embed-64")
+    for k, i in enumerate(good):
+        assert stored[f"t{i}"].values_f32 == expected[k].astype("<f4").tobytes()
