@@ -12,7 +12,10 @@ does not share the integration tests' session servers.
 - ``pinecone-grpc``, ``pinecone-rest``: the project's protocol servers in their own processes, with
   a journal (``restartable_server_process``) so a restart holds what was acknowledged;
 - ``weaviate``: ``weaviate-server`` (``WeaviateProcess``), schema over REST and rows over gRPC, started
-  again on the same ports and data; ids become UUIDv5s, read back through their ``original_id``.
+  again on the same ports and data; ids become UUIDv5s, read back through their ``original_id``;
+- ``qdrant-rest``, ``qdrant-grpc``: the project's Qdrant-protocol server, REST and gRPC over one store,
+  in one process with a journal (``RestartableQdrant``), written over either transport and read back
+  with qdrant-client; ids become UUIDv5s, read back through their ``original_id``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -39,11 +42,22 @@ from tests.integration.pg_server import (  # noqa: F401 - pg_server is a fixture
 )
 from tests.integration.weaviate_server import WeaviateProcess, collection_name
 from tests.servers.fixtures import RestartableServer, restartable_server_process
+from tests.servers.qdrant_process import RestartableQdrant
 from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.ids import ORIGINAL_ID_KEY
 from vectordb.connector.transports.base import forget_shared
 
-DATABASES = ["milvus", "lite", "pgvector", "chroma", "pinecone-grpc", "pinecone-rest", "weaviate"]
+DATABASES = [
+    "milvus",
+    "lite",
+    "pgvector",
+    "chroma",
+    "pinecone-grpc",
+    "pinecone-rest",
+    "weaviate",
+    "qdrant-rest",
+    "qdrant-grpc",
+]
 
 
 @dataclass
@@ -470,6 +484,86 @@ def weaviate_target(request: pytest.FixtureRequest, weaviate_process: WeaviatePr
     forget_shared()
     with contextlib.suppress(Exception):  # a server killed for good by the test: nothing to drop
         weaviate_process.server.rest("DELETE", f"/v1/schema/{name}")
+
+
+# -- Qdrant protocol server -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qdrant_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableQdrant]:
+    pytest.importorskip("qdrant_client")
+    with RestartableQdrant(tmp_path_factory.mktemp("qdrant") / "journal.bin") as server:
+        yield server
+    forget_shared()
+
+
+def read_qdrant(server: RestartableQdrant, name: str) -> list[tuple[str, StoredRow]]:
+    """Every point, as qdrant-client reads it over REST, under the id the write was given: the point's
+    ``original_id`` (the connector turned it into a UUIDv5), else its own id (then a stranger to the account)."""
+    client = server.client()
+    try:
+        if not client.collection_exists(name):
+            return []
+        out = []
+        offset = None
+        while True:
+            points, offset = client.scroll(
+                name, limit=1000, offset=offset, with_payload=True, with_vectors=True
+            )
+            for point in points:
+                payload = dict(point.payload or {})
+                row_id = str(payload.pop(ORIGINAL_ID_KEY, point.id))
+                vector = None if point.vector is None else np.asarray(point.vector, dtype=np.float32)
+                out.append((row_id, StoredRow(vector, payload)))
+            if offset is None:
+                return out
+    finally:
+        client.close()
+
+
+def count_qdrant(server: RestartableQdrant, name: str) -> int:
+    """The collection's point count from one REST call (0 while it does not exist)."""
+    import httpx
+
+    counted = httpx.post(f"http://{server.rest_host}/collections/{name}/points/count", json={}, timeout=5)
+    if counted.status_code == 404:
+        return 0
+    counted.raise_for_status()
+    return int(counted.json()["result"]["count"])
+
+
+def _qdrant_target(
+    server: RestartableQdrant, transport: Literal["rest", "grpc"], request: pytest.FixtureRequest
+) -> Iterator[Target]:
+    name = _name(request)
+    scheme = "qdrant+grpc" if transport == "grpc" else "qdrant"
+    yield Target(
+        name=f"qdrant-{transport}",
+        uri=server.uri(transport, name),
+        options={"create": True, "metric": "euclidean"},
+        read_back=lambda: read_qdrant(server, name),
+        count=lambda: count_qdrant(server, name),
+        kill=server.kill,
+        restart=server.start,
+        pids=lambda: [server.pid] if server.pid else [],
+        uri_at=lambda port: f"{scheme}://127.0.0.1:{port}/{name}",
+        where=server.grpc_host if transport == "grpc" else server.rest_host,
+    )
+    forget_shared()
+    with contextlib.suppress(Exception):  # a server killed for good by the test: nothing to drop
+        import httpx
+
+        httpx.delete(f"http://{server.rest_host}/collections/{name}", timeout=5)
+
+
+@pytest.fixture(name="target_qdrant_rest")
+def qdrant_rest_target(request: pytest.FixtureRequest, qdrant_process: RestartableQdrant) -> Iterator[Target]:
+    yield from _qdrant_target(qdrant_process, "rest", request)
+
+
+@pytest.fixture(name="target_qdrant_grpc")
+def qdrant_grpc_target(request: pytest.FixtureRequest, qdrant_process: RestartableQdrant) -> Iterator[Target]:
+    yield from _qdrant_target(qdrant_process, "grpc", request)
 
 
 # -- the matrix's numbers, printed at the end of the run ---------------------------------------------

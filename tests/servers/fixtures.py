@@ -7,9 +7,10 @@ what arrived): ``.uri`` for the connector, ``.host`` for the official SDK, ``.ar
 handle goes through the control API, and both return the same ``Arrived``.
 
 ``restartable_server_process`` runs a server that fault tests may SIGKILL and start again on the
-same port: its vectors are journaled to a file before each reply (``JournaledState``), so, like a
-real database, it still holds every vector it acknowledged. ``python -m tests.servers.fixtures
---kind grpc --port P --journal FILE`` is that process.
+same port (``RestartableServer``, a ``restartable.RestartableProcess``): its vectors are journaled
+before each reply (``JournaledState``, on ``restartable.Journal``), so, like a real database, it
+still holds every vector it acknowledged. ``python -m tests.servers.fixtures --kind grpc --port P
+--journal FILE`` is that process.
 
 ``start_server_process(kind, id_log=FILE)`` runs a server for soak benchmarks of millions of rows,
 which the in-memory record could not hold: it appends the ids of every accepted upsert to ``FILE``
@@ -23,9 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -37,9 +35,16 @@ import msgspec
 import orjson
 import pytest
 
-from jobs.processes import stop_process
 from vectordb.connector.protowire import FieldReader
 
+from .restartable import (
+    Journal,
+    RestartableProcess,
+    launch_process,
+    read_ports,
+    serve_until_signal,
+    stop_server,
+)
 from .script import (
     Admission,
     Arrived,
@@ -66,8 +71,6 @@ __all__ = [
 ]
 
 Kind = Literal["rest", "grpc"]
-REPO_ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_S = 30.0
 
 
 class ServerHandle:
@@ -158,111 +161,45 @@ def start_server_process(kind: Kind, *, id_log: Path | None = None) -> Iterator[
     With ``id_log``, the ids of every accepted upsert are also appended to that file (``IdLogState``).
     """
     if id_log is None:
-        process = _launch(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
+        process = launch_process(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
     else:
-        process = _launch(
+        process = launch_process(
             ["-m", "tests.servers.fixtures", "--kind", kind, "--port", "0", "--id-log", str(id_log)]
         )
     try:
-        ports = _read_ports(process)
+        ports = read_ports(process, ("PORT", "CONTROL"))
         yield ServerHandle(kind, ports["PORT"], ports["CONTROL"], pid=process.pid)
     finally:
-        _stop(process)
+        stop_server(process)
 
 
-def _launch(args: list[str]) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
-    }
-    return subprocess.Popen(
-        [sys.executable, *args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True
-    )
-
-
-class RestartableServer:
+class RestartableServer(RestartableProcess):
     """A journaled server process that a test may ``kill`` (SIGKILL, no goodbye) and ``start`` again on
     the same port and journal; ``handle`` is the running server's (its control port changes)."""
 
+    module = __name__
+    announced = ("PORT", "CONTROL")
+
     def __init__(self, kind: Kind, journal: Path) -> None:
+        super().__init__()
         self.kind, self.journal = kind, journal
-        self.port = 0  # 0 until the first start has picked a free port, then kept
-        self._process: subprocess.Popen[str] | None = None
-        self._handle: ServerHandle | None = None
+
+    def arguments(self) -> list[str]:
+        port = self.ports.get("PORT", 0)  # 0 until the first start has picked a free port, then kept
+        return ["--kind", self.kind, "--port", str(port), "--journal", str(self.journal)]
 
     @property
     def handle(self) -> ServerHandle:
-        if self._handle is None:
+        if not self.running:
             raise RuntimeError("the server is not running")
-        return self._handle
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def start(self) -> ServerHandle:
-        """Start the server (again) on ``self.port`` with the vectors of its journal."""
-        args = ["-m", "tests.servers.fixtures", "--kind", self.kind, "--port", str(self.port)]
-        self._process = _launch([*args, "--journal", str(self.journal)])
-        ports = _read_ports(self._process)
-        self.port = ports["PORT"]
-        self._handle = ServerHandle(self.kind, ports["PORT"], ports["CONTROL"], pid=self._process.pid)
-        return self._handle
-
-    def kill(self) -> None:
-        """SIGKILL: replies in flight are lost; what was journaled stays."""
-        if self._process is not None:
-            self._process.send_signal(signal.SIGKILL)
-            self._process.wait(10)
-            if self._process.stdout is not None:
-                self._process.stdout.close()
-        self._process = self._handle = None
-
-    def stop(self) -> None:
-        if self._process is not None:
-            _stop(self._process)
-        self._process = self._handle = None
+        return ServerHandle(self.kind, self.ports["PORT"], self.ports["CONTROL"], pid=self.pid)
 
 
 @contextmanager
 def restartable_server_process(kind: Kind, journal: Path) -> Iterator[RestartableServer]:
     """A journaled server in its own process, started; stopped on exit (whichever process runs then)."""
-    server = RestartableServer(kind, journal)
-    server.start()
-    try:
+    with RestartableServer(kind, journal) as server:
         yield server
-    finally:
-        server.stop()
-
-
-def _read_ports(process: subprocess.Popen[str]) -> dict[str, int]:
-    """The ports the server announces ("PORT <n>", then "CONTROL <n>"), read in a thread to bound the wait."""
-    ports: dict[str, int] = {}
-
-    def read() -> None:
-        for line in process.stdout or ():
-            name, _, value = line.strip().partition(" ")
-            if name in ("PORT", "CONTROL"):
-                ports[name] = int(value)
-            if len(ports) == 2:
-                return
-
-    reader = threading.Thread(target=read, name=f"ports-{process.pid}", daemon=True)
-    reader.start()
-    reader.join(START_TIMEOUT_S)
-    if len(ports) < 2:
-        _stop(process)  # also ends a reader still blocked on the pipe
-        reader.join()
-        raise RuntimeError(
-            f"test server (exit code {process.returncode}) announced {ports}, not PORT and CONTROL"
-        )
-    return ports
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    stop_process(process)
-    if process.stdout is not None:
-        process.stdout.close()
 
 
 @pytest.fixture
@@ -288,23 +225,19 @@ class _JournalEntry(msgspec.Struct, frozen=True):
 
 
 class JournaledState(ServerState):
-    """A ``ServerState`` that appends every accepted upsert to ``journal`` before the reply goes out, and
-    starts from what the journal holds.
-
-    ``os.write`` hands the bytes to the kernel, so a SIGKILL right after the write loses nothing: the
-    server acknowledges only what a restart will hold, as a database with a write-ahead log does. A
-    torn last entry (killed inside the write) is ignored, as that request was never answered.
-    Deletes and ``reset`` are not journaled: they are for tests that do not restart the server.
+    """A ``ServerState`` that journals every accepted upsert before the reply goes out, and starts from
+    what the journal holds (``restartable.Journal``): the server acknowledges only what a restart
+    will hold. Deletes and ``reset`` are not journaled: they are for tests that do not restart the
+    server.
     """
 
     def __init__(self, journal: Path) -> None:
         super().__init__()
-        self._journal_lock = threading.Lock()
-        for entry in _read_journal(journal):
+        self._journal: Journal[_JournalEntry] = Journal(journal, _JournalEntry)
+        for entry in self._journal.entries():
             space = self._namespaces.setdefault(entry.namespace, {})
             for vector in entry.vectors:
                 space[vector.id] = vector
-        self._journal_fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def record(
         self,
@@ -316,12 +249,10 @@ class JournaledState(ServerState):
         api_key: str | None,
         decoded: Decoded | None,
     ) -> None:
-        # one lock around both: the journal keeps the order in which the vectors were applied
-        with self._journal_lock:
+        with self._journal.lock:
             super().record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
             if verdict.outcome == "ok" and decoded is not None and decoded.vectors:
-                entry = msgspec.msgpack.encode(_JournalEntry(decoded.namespace, decoded.vectors))
-                os.write(self._journal_fd, len(entry).to_bytes(4, "little") + entry)
+                self._journal.append(_JournalEntry(decoded.namespace, decoded.vectors))
 
 
 class IdLogState(ServerState):
@@ -372,18 +303,6 @@ def _grpc_ids(body: bytes) -> list[str]:
     return [FieldReader(vector).str(1) for vector in FieldReader(body).fields.get(1, [])]
 
 
-def _read_journal(journal: Path) -> Iterator[_JournalEntry]:
-    data = journal.read_bytes() if journal.exists() else b""
-    decoder = msgspec.msgpack.Decoder(_JournalEntry)
-    offset = 0
-    while offset + 4 <= len(data):
-        size = int.from_bytes(data[offset : offset + 4], "little")
-        if offset + 4 + size > len(data):
-            return  # torn by the kill: never acknowledged
-        yield decoder.decode(data[offset + 4 : offset + 4 + size])
-        offset += 4 + size
-
-
 def main(argv: list[str] | None = None) -> None:
     """Serve a journaled (``RestartableServer`` starts this) or id-logging REST or gRPC server until SIGTERM."""
     parser = argparse.ArgumentParser(description="A journaled or id-logging Pinecone-protocol test server")
@@ -393,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     keep.add_argument("--journal", type=Path, help="journal accepted vectors here; start from what it holds")
     keep.add_argument("--id-log", type=Path, help="append the ids of accepted upserts here (IdLogState)")
     args = parser.parse_args(argv)
-    from .pinecone_rest import PineconeRestServer, serve_until_signal
+    from .pinecone_rest import PineconeRestServer
 
     state: ServerState
     if args.journal is not None:
@@ -402,12 +321,12 @@ def main(argv: list[str] | None = None) -> None:
         state = IdLogState(args.id_log, _rest_ids if args.kind == "rest" else _grpc_ids)
     if args.kind == "rest":
         with PineconeRestServer(args.port, state) as rest:
-            serve_until_signal(rest.port, rest.port)
+            serve_until_signal(PORT=rest.port, CONTROL=rest.port)
     else:
         from .pinecone_grpc import PineconeGrpcServer
 
         with PineconeGrpcServer(args.port, state) as grpc_server:
-            serve_until_signal(grpc_server.port, grpc_server.control_port)
+            serve_until_signal(PORT=grpc_server.port, CONTROL=grpc_server.control_port)
 
 
 if __name__ == "__main__":
