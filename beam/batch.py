@@ -3,8 +3,8 @@
 A batch is made from canonical rows (``assemble``) as soon as Beam has grouped them, or wraps a
 ``pyarrow.RecordBatch`` element as it is (``VectorBatch.of_arrow``). ``for_client`` hands the
 client the user's Arrow batch, or the canonical rows as the client's ``Columns`` (the flat buffer
-as it is), which the client checks as it checks any input. ``dead_letters`` turns a report's
-failed ids back into the rows that carried them, for the sink's ``failed`` output.
+as it is), which the client checks as it checks any input. ``dead_letters`` gives the failed rows of
+a batch's write, whole, for the sink's ``failed`` output: the core's dead letters, as JSON-ready dicts.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vectordb.connector.options import BackendOptions
-from vectordb.connector.report import BatchFailure
-from vectordb.connector.rows import Columns, derive_id, flatten
+from vectordb.connector.dead_letters import dead_letters
+from vectordb.connector.report import BatchFailure, WriteReport
+from vectordb.connector.rows import Columns, ColumnSpec, flatten
 
 from .elements import Row, Sparse, jsonable
 
@@ -75,36 +75,16 @@ class VectorBatch:
             namespaces=self.namespaces,
         )
 
-    def dead_letters(self, failures: Iterable[BatchFailure], options: BackendOptions) -> list[dict[str, Any]]:
-        """One dict per failed row: the reason (id, error, error_type, retryable, attempts) and the row."""
-        failures = list(failures)
-        if not failures:
-            return []
-        if self.arrow is not None:
-            return _arrow_dead_letters(self.arrow, failures, options)
-        rows_of = _rows_by_id(self.ids)
-        out = []
-        for failure in failures:
-            for failed_id in failure.ids:
-                found = rows_of.get(failed_id)
-                record = self._record(found.pop(0)) if found else {}
-                out.append(_letter(record, failed_id, failure))
-        return out
-
-    def _record(self, i: int) -> dict[str, Any]:
-        """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``)."""
-        record: dict[str, Any] = {"id": self.ids[i]}
-        if self.nulls is None or not self.nulls[i]:
-            record["values"] = self.flat[self.offsets[i] : self.offsets[i + 1]].tolist()
-        if self.sparse is not None and self.sparse[i] is not None:
-            indices, values = self.sparse[i]  # type: ignore[misc]
-            record["sparse_values"] = {"indices": indices.tolist(), "values": values.tolist()}
-        if self.metadata is not None and self.metadata[i]:
-            record["metadata"] = jsonable(self.metadata[i])
-        namespace = self.namespaces[i] if self.namespaces is not None else self.namespace
-        if namespace is not None:
-            record["namespace"] = namespace
-        return record
+    def dead_letters(
+        self, report: WriteReport | Iterable[BatchFailure], spec: ColumnSpec
+    ) -> list[dict[str, Any]]:
+        """One dict per failed row of this batch's write (``report``, written with the client's column
+        options ``spec``): the reason (``id``, ``error``, ``error_type``, ``retryable``, ``attempts``)
+        and the row, a user's Arrow row with its own columns, canonical rows in the client's dict
+        form; numpy values as Python ones, ready for ``json.dumps``."""
+        letters = dead_letters(self.for_client(), report, spec, self.namespace)
+        rows = letters if isinstance(letters, list) else letters.to_pylist()
+        return [jsonable(letter) for letter in rows]
 
 
 _NO_FLOATS = np.zeros(0, dtype=np.float32)
@@ -131,45 +111,3 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         namespace=shared if same_namespace else None,
         namespaces=None if same_namespace else namespaces,
     )
-
-
-# -- dead letters ------------------------------------------------------------------------------------
-
-
-def _rows_by_id(ids: Sequence[Any]) -> dict[str | None, list[int]]:
-    """Failed ids are strings (``None`` for a row without one); a repeated id maps to its rows in turn."""
-    rows: dict[str | None, list[int]] = {}
-    for i, row_id in enumerate(ids):
-        rows.setdefault(None if row_id is None else str(row_id), []).append(i)
-    return rows
-
-
-def _letter(record: dict[str, Any], failed_id: str | None, failure: BatchFailure) -> dict[str, Any]:
-    return {
-        **record,
-        "id": failed_id,
-        "error": failure.error,
-        "error_type": failure.error_type,
-        "retryable": failure.retryable,
-        "attempts": failure.attempts,
-    }
-
-
-def _arrow_dead_letters(
-    batch: pa.RecordBatch, failures: Iterable[BatchFailure], options: BackendOptions
-) -> list[dict[str, Any]]:
-    if options.id_from:
-        columns = [batch.column(c).to_pylist() for c in options.id_from]
-        ids: list[Any] = [derive_id(values) for values in zip(*columns, strict=True)]
-    elif options.id_column in batch.schema.names:
-        ids = batch.column(options.id_column).to_pylist()
-    else:
-        ids = [None] * batch.num_rows
-    rows_of = _rows_by_id(ids)
-    out = []
-    for failure in failures:
-        for failed_id in failure.ids:
-            found = rows_of.get(failed_id)
-            record = jsonable(batch.slice(found.pop(0), 1).to_pylist()[0]) if found else {}
-            out.append(_letter(record, failed_id, failure))
-    return out

@@ -103,7 +103,7 @@ class _StageFn(beam.DoFn):
         enforce(report, self._options.on_error, self._target)
         where = WindowedValue(None, timestamp, (window,))
         yield where.with_value(report)
-        for letter in batch.dead_letters(report.failures, self._options):
+        for letter in batch.dead_letters(report, self._client.spec):
             yield TaggedOutput("failed", where.with_value(letter))
 
     def finish_bundle(self) -> Iterator[Any]:

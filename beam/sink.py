@@ -26,9 +26,11 @@ The steps, each one ``ParDo`` the runner fuses:
    make that safe) and emits each batch's ``WriteReport`` on ``written`` and its failed rows on
    ``failed``, in the batch's window.
 
-A dead letter is the failed row in the client's dict form (``id``, ``values``, ``sparse_values``,
-``metadata``, ``namespace``; a user's Arrow row keeps its own columns) plus ``error``,
-``error_type``, ``retryable`` and ``attempts``, ready for ``json.dumps``.
+A dead letter is ``id``, ``error``, ``error_type``, ``retryable`` and ``attempts``, then the failed
+row in the client's dict form (``values``, ``sparse_values``, ``metadata``, ``namespace``; a user's
+Arrow row keeps its own columns, a column named like a field of the reason with a ``row_`` prefix),
+ready for ``json.dumps``: the core's ``dead_letters``, which finds each row by its position in the
+batch, whatever its id.
 """
 
 from __future__ import annotations
@@ -389,7 +391,7 @@ class _WriteFn(beam.DoFn):
             self._abandon()
             raise
         yield pending.where.with_value(report)
-        for letter in pending.batch.dead_letters(report.failures, self._options):
+        for letter in pending.batch.dead_letters(report, self._client.spec):
             yield TaggedOutput("failed", pending.where.with_value(letter))
 
     def _abandon(self) -> None:

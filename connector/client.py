@@ -2,7 +2,8 @@
 
 ``Client.write`` sends everything and returns the ``WriteReport`` (per-row failures are
 data); ``Client.upsert`` is ``write`` plus the ``on_error`` policy (``"fail"``, the
-default, raises ``WriteFailed`` carrying the report). Options are validated when the
+default, raises ``WriteFailed`` carrying the report); ``Client.dead_letters`` gives the
+failed rows of a write back, whole, with their reasons. Options are validated when the
 client is made; the transport (a process-shared gRPC channel or HTTP pool) opens on the
 first write.
 """
@@ -19,7 +20,6 @@ from .batching import split_rows
 from .errors import ConfigError, ConnectorError, DimensionMismatch
 from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
-from .records import VectorRecord
 from .report import BatchFailure, WriteReport
 from .rows import (
     Columns,
@@ -27,8 +27,7 @@ from .rows import (
     DimensionState,
     Prepared,
     RowBatch,
-    arrow_batches,
-    is_arrow,
+    input_chunks,
     prepare_arrow,
     prepare_columns,
     prepare_dicts,
@@ -39,8 +38,6 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 __all__ = ["Client", "TargetPrepared", "connect", "load_backend", "resolve_options"]
-
-DICT_CHUNK_ROWS = 4096
 
 
 def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
@@ -211,6 +208,34 @@ class Client:
             report.embed_requests = requests - embedded_before[1]
         return report
 
+    def dead_letters(
+        self, data: Any, report: WriteReport | Iterable[BatchFailure], namespace: str | None = None
+    ) -> Any:
+        """The rows of ``data`` that ``report`` says failed, each whole and with its reason.
+
+        ``report`` is what ``write`` returned for ``data`` (or a ``ConnectorError``'s ``.report``,
+        when the write stopped part way); failures name their rows by position in ``data``, so a
+        repeated or missing id, or a UUID given as 16 bytes, still finds its own row::
+
+            report = client.write(table)
+            client.dead_letters(table, report)  # a pyarrow.Table: id, error, error_type, retryable, attempts, ...
+
+        Args:
+            data: what was written, readable again as it was (a Table, a list; not a spent generator).
+            report: the write's report, or its failures.
+            namespace: as given to ``write``.
+
+        Returns:
+            For Arrow (or pandas) input, a ``pyarrow.Table``; for dicts and records, a list of dicts.
+            Either holds ``id`` (as the report names it), ``error``, ``error_type``, ``retryable`` and
+            ``attempts``, then every column of the row (the id column named ``id`` is ``id``; another
+            column named like one of these gets a ``row_`` prefix).
+        """
+        from .dead_letters import dead_letters
+
+        ns = namespace if namespace is not None else self.options.namespace
+        return dead_letters(data, report, self.spec, ns)
+
     def _embed_counts(self) -> tuple[int, int]:
         """(rows embedded, embedding requests) so far by this client's stage; zeros without one."""
         return (0, 0) if self.embedding is None else self.embedding.counts()
@@ -253,75 +278,29 @@ class Client:
 
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
         rules = self.backend.rules
-        chunks = _chunks(data) if self.embedding is None else self.embedding.fill(_chunks(data))
-        for chunk in chunks:
+        chunks = input_chunks(data)  # each row keeps its position in data, for the report and dead letters
+        for chunk in chunks if self.embedding is None else self.embedding.fill(chunks):
             if isinstance(chunk, Prepared):  # rows the embedding stage failed
                 yield chunk
-            elif isinstance(chunk, list):
-                yield prepare_dicts(chunk, self.spec, rules, self.dimension, namespace)
-            elif isinstance(chunk, Columns):
-                yield prepare_columns(chunk, rules, self.dimension, namespace)
+                continue
+            rows, positions = chunk.rows, chunk.positions
+            if isinstance(rows, list):
+                yield prepare_dicts(rows, self.spec, rules, self.dimension, namespace, positions)
+            elif isinstance(rows, Columns):
+                yield prepare_columns(rows, rules, self.dimension, namespace, positions=positions)
             else:
-                yield prepare_arrow(chunk, self.spec, rules, self.dimension, namespace)
+                yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)
 
     def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
         sizes = self.backend.row_bytes(batch)
         for piece in split_rows(sizes, self.max_rows, self.max_bytes, self.backend.limits.overhead_bytes):
             if isinstance(piece, int):
                 refused.append(
-                    BatchFailure(
-                        ids=(str(batch.ids[piece]),),
-                        error=(
-                            f"row is about {int(sizes[piece])} bytes encoded; "
-                            f"a request takes at most {self.max_bytes}"
-                        ),
+                    batch.failure(
+                        [piece],
+                        f"row is about {int(sizes[piece])} bytes encoded; a request takes at most {self.max_bytes}",
                         error_type="Invalid",
                     )
                 )
             else:
                 yield batch.slice(*piece)
-
-
-def _chunks(data: Any) -> Iterator[Any]:
-    """Arrow record batches and ``Columns`` as they are; dicts and records in lists of ``DICT_CHUNK_ROWS``."""
-    if isinstance(data, Columns):
-        yield data
-        return
-    if is_arrow(data):
-        yield from arrow_batches(data)
-        return
-    if isinstance(data, Mapping | VectorRecord):
-        raise ConfigError("upsert() takes an iterable of rows, not a single row: wrap it in a list")
-    if _is_pandas(data):
-        import pyarrow as pa
-
-        yield from arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
-        return
-    if not isinstance(data, Iterable):
-        raise ConfigError(
-            f"upsert() cannot read {type(data).__name__}: give a pyarrow Table/RecordBatch or dicts"
-        )
-    rows: list[Mapping[str, Any]] = []
-    for item in data:
-        if is_arrow(item):
-            if rows:
-                yield rows
-                rows = []
-            yield from arrow_batches(item)
-            continue
-        if isinstance(item, VectorRecord):
-            item = item.to_dict()
-        elif not isinstance(item, Mapping):
-            raise ConfigError(
-                f"upsert() rows must be dicts, VectorRecords or Arrow batches, not {type(item).__name__}"
-            )
-        rows.append(item)
-        if len(rows) >= DICT_CHUNK_ROWS:
-            yield rows
-            rows = []
-    if rows:
-        yield rows
-
-
-def _is_pandas(obj: Any) -> bool:
-    return type(obj).__module__.startswith("pandas") and type(obj).__name__ == "DataFrame"

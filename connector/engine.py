@@ -366,6 +366,7 @@ class Engine:
     ) -> None:
         failure = BatchFailure(
             ids=batch.str_ids(),
+            positions=tuple(batch.positions.tolist()),
             error=f"{exc} ({note})" if note else str(exc),
             error_type=error_type or type(exc).__name__,
             retryable=exc.retryable,

@@ -1,8 +1,13 @@
-"""What a write did: rows written and failed (with ids and reasons), requests, retries, bytes.
+"""What a write did: rows written and failed (with ids, input positions and reasons), requests, retries, bytes.
 
-A ``WriteReport`` is small (ids and messages, never vectors or credentials), cheap to pickle,
-and mergeable, so Spark tasks can return it as their commit message and Beam bundles as an
+A ``WriteReport`` is small (ids, positions and messages, never vectors or credentials), cheap to
+pickle, and mergeable, so Spark tasks can return it as their commit message and Beam bundles as an
 output; ``merge`` is associative and ``WriteReport()`` is its identity.
+
+A failed row is named twice: by its id, as the database knows it (text; ``None`` for a row without
+one), and by its position in the write's input (``BatchFailure.positions``), which finds the row
+whatever its id is: a repeated id, or one the input holds in another form (a UUID's 16 bytes).
+``dead_letters`` turns positions back into the input's rows.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     """Rows that failed together, for one reason."""
 
     ids: tuple[str | None, ...]  # None: the row had no id
+    # each row's offset in the input of the ``Client.write`` call that reported it (counted across all
+    # its chunks), in the order of ``ids``; () where the rows were named by id only
+    positions: tuple[int, ...] = ()
     error: str  # the reason, as the server or the validator said it
     # class name from errors.py; "Invalid" for rows refused before sending; "NotIsolated" for rows of a
     # refused batch left unisolated (budget spent, or the write stopped): they may be good

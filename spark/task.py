@@ -11,9 +11,10 @@ One client per Python worker process and write, kept across the tasks that proce
 over; the transport under it (gRPC channel, HTTP pool) is shared per process by the core anyway.
 
 With ``on_error="dead_letter"`` each batch is written by its own ``Client.write`` call and its
-failed rows are picked by id right after, so memory stays one batch whatever the partition size;
-they go to this attempt's staged Parquet file (see files.py). The other policies need only ids
-and reasons, so the whole iterator goes to one ``Client.write`` and the pipeline never drains.
+failed rows are taken from it right after (the core's ``dead_letters``: by input position, so
+whatever the ids), so memory stays one batch whatever the partition size; they go to this
+attempt's staged Parquet file (see files.py). The other policies need only ids and reasons, so the
+whole iterator goes to one ``Client.write`` and the pipeline never drains.
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ from __future__ import annotations
 import functools
 import os
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
+import msgspec
 from pyspark.sql.datasource import WriterCommitMessage
 
-from vectordb.connector.report import BatchFailure, WriteReport
+from vectordb.connector.dead_letters import dead_letters
+from vectordb.connector.report import WriteReport
 
 from .files import staging_name
 from .ml_vectors import dense_ml_vectors
@@ -43,11 +45,10 @@ if TYPE_CHECKING:
     from .files import Location
     from .plan import WritePlan
 
-__all__ = ["DeadLetterFile", "TaskReport", "match_failures", "write_task"]
+__all__ = ["DeadLetterFile", "TaskReport", "write_task"]
 
 MAX_CLIENTS = 2  # per process: this write's client and the previous one, whose tasks may still be ending
 MAX_IDS_PER_TASK = 10_000  # failed ids a commit message carries; counts stay exact beyond it
-DEAD_LETTER_COLUMNS = ("id", "error", "retryable", "attempts")
 
 
 @dataclass
@@ -138,7 +139,7 @@ def _write_each(client: Client, batches: Iterator[pa.RecordBatch], dead: DeadLet
     for batch in batches:
         report = client.write(batch)
         if report.failures:
-            dead.add(batch, report.failures)
+            dead.add(batch, report)
         reports.append(report)
     return functools.reduce(WriteReport.merge, reports, WriteReport())
 
@@ -152,12 +153,8 @@ def _trim_ids(report: WriteReport) -> int:
             dropped += len(failure.ids) - room
             if room == 0:
                 continue
-            failure = BatchFailure(
-                ids=failure.ids[:room],
-                error=failure.error,
-                error_type=failure.error_type,
-                retryable=failure.retryable,
-                attempts=failure.attempts,
+            failure = msgspec.structs.replace(
+                failure, ids=failure.ids[:room], positions=failure.positions[:room]
             )
         kept += len(failure.ids)
         out.append(failure)
@@ -169,47 +166,13 @@ def _trim_ids(report: WriteReport) -> int:
 # dead letters
 
 
-def match_failures(row_ids: list[str | None], failures: list[BatchFailure]) -> list[tuple[int, int]]:
-    """(row, failure) pairs: each failed id matched to one row of the batch, in input order.
-
-    A failed id with no row left (which the core never reports) is matched to row ``-1``. An id
-    repeated in a batch is matched to its rows in order, whichever occurrence failed.
-    """
-    wanted = {i for f in failures for i in f.ids}
-    rows_of: dict[str | None, list[int]] = {}
-    for row, rid in enumerate(row_ids):
-        if rid in wanted:
-            rows_of.setdefault(rid, []).append(row)
-    pairs = []
-    for k, failure in enumerate(failures):
-        for rid in failure.ids:
-            rows = rows_of.get(rid)
-            pairs.append((rows.pop(0) if rows else -1, k))
-    return pairs
-
-
-def row_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str | None]:
-    """Each row's id as the core reports it in ``BatchFailure.ids`` (``None`` where it had none)."""
-    import pyarrow as pa
-
-    from vectordb.connector.rows import derive_id
-
-    if spec.id_from:
-        columns = [batch.column(c).to_pylist() for c in spec.id_from]
-        return [derive_id(values) for values in zip(*columns, strict=True)]
-    column = batch.column(spec.id_column)
-    if pa.types.is_fixed_size_binary(column.type) and column.type.byte_width == 16:
-        return [None if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
-    return column.cast(pa.string()).to_pylist()
-
-
 @dataclass
 class DeadLetterFile:
     """Failed rows of one task attempt, appended to one staged Parquet file opened on the first failure.
 
-    Columns: ``id``, ``error`` ("Rejected: reason"), ``retryable``, ``attempts``, then the row's own
-    columns; the id column itself is left out when its name is ``id`` (its value is ``id``), and
-    other own columns whose names clash get a ``row_`` prefix.
+    The core's dead letters (``vectordb.connector.dead_letters``: the id column named ``id`` is
+    ``id``, other clashing names get a ``row_`` prefix) in Spark's columns: ``id``, ``error``
+    ("Rejected: reason"), ``retryable``, ``attempts``, then the row's own columns.
     """
 
     location: Location
@@ -219,7 +182,6 @@ class DeadLetterFile:
     _writer: Any = None
     _stream: Any = None
     _schema: Any = None
-    _own: list[tuple[str, str]] = field(default_factory=list)  # (input column, dead-letter column)
 
     def __enter__(self) -> DeadLetterFile:
         return self
@@ -231,44 +193,20 @@ class DeadLetterFile:
     def staged(self) -> str | None:
         return self.name if self.rows else None
 
-    def add(self, batch: pa.RecordBatch, failures: list[BatchFailure]) -> None:
-        pairs = match_failures(row_ids(batch, self.spec), failures)
-        if not pairs:
+    def add(self, batch: pa.RecordBatch, report: WriteReport) -> None:
+        """The failed rows of ``report``, the write of ``batch``."""
+        import pyarrow.compute as pc
+
+        letters = cast("pa.Table", dead_letters(batch, report, self.spec))  # Arrow in, a Table out
+        if not letters.num_rows:
             return
-        table = self._rows(batch, pairs, failures)
+        # Spark's files say "Type: reason" in one column
+        error = pc.binary_join_element_wise(letters["error_type"], letters["error"], ": ")
+        table = letters.set_column(1, "error", error).drop_columns(["error_type"])
         if self._writer is None:
             self._open(table.schema)
         self._writer.write_table(table.cast(self._schema))
         self.rows += table.num_rows
-
-    def _rows(self, batch: pa.RecordBatch, pairs: list[tuple[int, int]], failures: list[BatchFailure]) -> Any:
-        import pyarrow as pa
-
-        if not self._own:
-            self._own = self._own_columns(batch.schema)
-        rows = pa.array([r if r >= 0 else None for r, _ in pairs], type=pa.int64())
-        chosen = [failures[k] for _, k in pairs]
-        ids = [rid for f in failures for rid in f.ids]
-        columns = {
-            "id": pa.array(ids, type=pa.string()),
-            "error": pa.array([f"{f.error_type}: {f.error}" for f in chosen], type=pa.string()),
-            "retryable": pa.array([f.retryable for f in chosen], type=pa.bool_()),
-            "attempts": pa.array([f.attempts for f in chosen], type=pa.int32()),
-        }
-        for source, target in self._own:
-            columns[target] = batch.column(source).take(rows)  # a null index (unmatched id) → null
-        return pa.table(columns)
-
-    def _own_columns(self, schema: pa.Schema) -> list[tuple[str, str]]:
-        own = []
-        for name in schema.names:
-            if name in DEAD_LETTER_COLUMNS:
-                if name == "id" and not self.spec.id_from and self.spec.id_column == "id":
-                    continue
-                own.append((name, f"row_{name}"))
-            else:
-                own.append((name, name))
-        return own
 
     def _open(self, schema: pa.Schema) -> None:
         import pyarrow as pa

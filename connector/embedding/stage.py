@@ -13,14 +13,14 @@ the client) have it in each row's metadata under that key, where the sink's read
 
 A row whose text could not be embedded (refused by the server, retries spent, a text that is not
 a string) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
-holding its ``BatchFailure``, with the embedding's reason, which the client counts like any row it
-refuses. Rows that already have a vector, and rows without text, pass through untouched (a row with
-neither fails later, as ``null vector``).
+holding its ``BatchFailure``, with the embedding's reason and the row's position in the write's input,
+which the client counts like any row it refuses; the rows kept keep their positions too. Rows that
+already have a vector, and rows without text, pass through untouched (a row with neither fails
+later, as ``null vector``).
 """
 
 from __future__ import annotations
 
-import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +30,8 @@ import numpy as np
 
 from ..errors import ConfigError, DimensionMismatch
 from ..report import BatchFailure
-from ..rows import Columns, ColumnSpec, Prepared, derive_id, is_arrow, offsets_of
+from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
+from ..rows.chunks import count_rows
 from .client import WINDOW_PER_SLOT, EmbeddingClient
 from .options import WRITER_OPTIONS, EmbedOptions, parse_embed_options
 from .result import EmbeddedChunk, InputFailure
@@ -140,6 +141,8 @@ class _Piece:
     need: np.ndarray  # int64 positions in ``rows`` whose text goes to the model
     texts: list[str]
     invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
+    # the rows' offsets in the write's input (``Chunk.positions``); set by ``fill``
+    at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Piece:
@@ -226,15 +229,16 @@ class EmbeddingStage:
             return empty
         return empty.append_column(self.spec.vector_column, pa.array([], type=pa.list_(pa.float32())))
 
-    def fill(self, chunks: Iterable[Any]) -> Iterator[Any]:
-        """The input's pieces, in order, each with its rows' vectors; a ``Prepared`` of failures after a
-        piece some of whose texts could not be embedded."""
+    def fill(self, chunks: Iterable[Chunk]) -> Iterator[Chunk | Prepared]:
+        """The input's pieces, in order, each with its rows' vectors and positions; a ``Prepared`` of
+        failures after a piece some of whose texts could not be embedded."""
         pieces: deque[_Piece] = deque()  # appended on the stream's feeder thread, taken here in order
 
         def texts() -> Iterator[list[str]]:
             for chunk in chunks:
-                for rows in _pieces(chunk, self.piece_rows):
+                for start, rows in _pieces(chunk.rows, self.piece_rows):
                     piece = self._plan(rows)
+                    piece.at = chunk.positions[start : start + count_rows(rows)]
                     pieces.append(piece)
                     yield piece.texts
 
@@ -299,26 +303,26 @@ class EmbeddingStage:
         texts = text.take(pa.array(need)).to_pylist() if len(need) else []
         return _Piece(batch, need.astype(np.int64), texts)
 
-    def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Any]:
+    def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Chunk | Prepared]:
         reasons = {int(piece.need[f.index - embedded.offset]): _reason(f) for f in embedded.failures}
         reasons |= {i: ("InvalidInput", message, False, 0) for i, message in piece.invalid.items()}
         done = piece.need[embedded.indices - embedded.offset]
         if not len(done) and not reasons:
-            yield piece.rows
+            yield Chunk(piece.rows, piece.at)
             return
+        failed = sorted(reasons)
+        ids = self._ids_of(piece.rows, failed)  # before the rows change: the input's ids
         kept: Any
         if isinstance(piece.rows, list):
-            kept, ids = self._finish_dicts(piece.rows, done, embedded.vectors, reasons)
+            kept = self._finish_dicts(piece.rows, done, embedded.vectors, reasons)
         elif isinstance(piece.rows, Columns):
-            cols = piece.rows
-            ids = {i: None if cols.ids[i] is None else str(cols.ids[i]) for i in reasons}
-            kept = _columns_with(cols, done, embedded.vectors, sorted(reasons))
+            kept = _columns_with(piece.rows, done, embedded.vectors, failed)
         else:
-            kept, ids = self._finish_arrow(piece.rows, done, embedded.vectors, reasons)
+            kept = self._finish_arrow(piece.rows, done, embedded.vectors, reasons)
         if kept is not None:
-            yield kept
+            yield Chunk(kept, np.delete(piece.at, failed))
         if reasons:
-            yield Prepared(failures=_failures(reasons, ids))
+            yield Prepared(failures=_failures(reasons, ids, piece.at))
 
     def _finish_dicts(
         self,
@@ -326,14 +330,13 @@ class EmbeddingStage:
         done: np.ndarray,
         vectors: np.ndarray,
         reasons: Mapping[int, tuple[str, str, bool, int]],
-    ) -> tuple[list[Mapping[str, Any]] | None, dict[int, str | None]]:
+    ) -> list[Mapping[str, Any]] | None:
         out: list[Mapping[str, Any]] = list(rows)
         column = self.spec.vector_column
         for k, i in enumerate(done.tolist()):
             out[i] = {**rows[i], column: vectors[k]}  # a new dict: the caller's rows are left as they were
-        ids = {i: self._dict_id(rows[i]) for i in reasons}
         kept = [row for i, row in enumerate(out) if i not in reasons]
-        return (kept or None), ids
+        return kept or None
 
     def _finish_arrow(
         self,
@@ -341,59 +344,49 @@ class EmbeddingStage:
         done: np.ndarray,
         vectors: np.ndarray,
         reasons: Mapping[int, tuple[str, str, bool, int]],
-    ) -> tuple[pa.RecordBatch | None, dict[int, str | None]]:
+    ) -> pa.RecordBatch | None:
         import pyarrow as pa
 
-        ids = self._arrow_ids(batch, sorted(reasons))
         if len(done):
             batch = _with_vectors(batch, self.spec.vector_column, done, vectors)
         if reasons:
             keep = np.ones(batch.num_rows, dtype=bool)
             keep[list(reasons)] = False
             if not keep.any():
-                return None, ids
+                return None
             batch = batch.filter(pa.array(keep))
-        return batch, ids
+        return batch
 
-    def _dict_id(self, row: Mapping[str, Any]) -> str | None:
-        spec = self.spec
-        value = derive_id([row.get(c) for c in spec.id_from]) if spec.id_from else row.get(spec.id_column)
-        return None if value is None else str(value)
-
-    def _arrow_ids(self, batch: pa.RecordBatch, positions: list[int]) -> dict[int, str | None]:
-        """The ids of the rows at ``positions`` as the report shows them (the rows' readers' rules)."""
-        import pyarrow as pa
-
-        if not positions:
+    def _ids_of(self, rows: Any, failed: list[int]) -> dict[int, str | None]:
+        """The ids of the rows at ``failed`` as the report shows them (read by the rows' own readers)."""
+        if not failed:
             return {}
-        taken = batch.take(pa.array(positions, type=pa.int64()))
-        spec = self.spec
-        if spec.id_from:
-            missing = [c for c in spec.id_from if c not in taken.schema.names]
-            if missing:
-                return dict.fromkeys(positions)  # the rows' reader names the missing column
-            columns = [taken.column(c).to_pylist() for c in spec.id_from]
-            values: list[str | None] = [derive_id(list(row)) for row in zip(*columns, strict=True)]
-        elif spec.id_column in taken.schema.names:
-            values = [_id_text(v) for v in taken.column(spec.id_column).to_pylist()]
+        if isinstance(rows, Columns):
+            every = reported_ids(rows, self.spec)
+            return {i: every[i] for i in failed}
+        if isinstance(rows, list):
+            subset: Any = [rows[i] for i in failed]
         else:
-            return dict.fromkeys(positions)
-        return dict(zip(positions, values, strict=True))
+            import pyarrow as pa
+
+            subset = rows.take(pa.array(failed, type=pa.int64()))
+        return dict(zip(failed, reported_ids(subset, self.spec), strict=True))
 
 
-def _pieces(chunk: Any, size: int) -> Iterator[Any]:
-    """``chunk`` in pieces of at most ``size`` rows (Arrow slices and ``Columns``' vectors are views)."""
-    if isinstance(chunk, Columns):
-        for start in range(0, max(chunk.n, 1), size):
-            yield chunk if chunk.n <= size else _slice_columns(chunk, start, min(chunk.n, start + size))
+def _pieces(chunk: Any, size: int) -> Iterator[tuple[int, Any]]:
+    """``chunk`` in pieces of at most ``size`` rows, each with where it starts in ``chunk`` (Arrow
+    slices and ``Columns``' vectors are views)."""
+    if isinstance(chunk, Columns) and chunk.n <= size:
+        yield 0, chunk
+    elif isinstance(chunk, Columns):
+        for start in range(0, chunk.n, size):
+            yield start, _slice_columns(chunk, start, min(chunk.n, start + size))
     elif isinstance(chunk, list):
         for start in range(0, len(chunk), size):
-            yield chunk[start : start + size]
-    elif is_arrow(chunk):
+            yield start, chunk[start : start + size]
+    else:  # an Arrow record batch
         for start in range(0, max(chunk.num_rows, 1), size):
-            yield chunk.slice(start, size)
-    else:
-        yield chunk
+            yield start, chunk.slice(start, size)
 
 
 def _slice_columns(cols: Columns, start: int, stop: int) -> Columns:
@@ -456,34 +449,28 @@ def _missing(vector: Any) -> bool:
         return False  # not a sequence: the rows' reader refuses it, by name
 
 
-def _id_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bytes) and len(value) == 16:  # a UUID column (fixed_size_binary(16))
-        return str(uuid.UUID(bytes=value))
-    return str(value)
-
-
 def _reason(failure: InputFailure) -> tuple[str, str, bool, int]:
     return (failure.error_type, failure.message, failure.retryable, failure.attempts)
 
 
 def _failures(
-    reasons: Mapping[int, tuple[str, str, bool, int]], ids: Mapping[int, str | None]
+    reasons: Mapping[int, tuple[str, str, bool, int]], ids: Mapping[int, str | None], positions: np.ndarray
 ) -> list[BatchFailure]:
-    """One ``BatchFailure`` per distinct reason, ids in row order."""
-    grouped: dict[tuple[str, str, bool, int], list[str | None]] = {}
+    """One ``BatchFailure`` per distinct reason, rows in order (``positions``: the piece's rows' offsets
+    in the write's input)."""
+    grouped: dict[tuple[str, str, bool, int], list[int]] = {}
     for i in sorted(reasons):
-        grouped.setdefault(reasons[i], []).append(ids.get(i))
+        grouped.setdefault(reasons[i], []).append(i)
     return [
         BatchFailure(
-            ids=tuple(row_ids),
+            ids=tuple(ids.get(i) for i in rows),
+            positions=tuple(int(positions[i]) for i in rows),
             error=f"text not embedded: {message}",
             error_type=error_type,
             retryable=retryable,
             attempts=attempts,
         )
-        for (error_type, message, retryable, attempts), row_ids in grouped.items()
+        for (error_type, message, retryable, attempts), rows in grouped.items()
     ]
 
 

@@ -9,13 +9,18 @@ wrong-size vector, NaN/Inf, bad sparse indices, oversize metadata) becomes a
 Vectors never become Python floats: an Arrow ``list<float>`` column's values buffer is
 viewed as an (n, dim) matrix; other float types are converted once per batch.
 
-Modules: ``types`` (the shapes and rules), ``arrow`` and ``dicts`` (the two readers), ``checks``.
+Each row keeps its position in the write's input (``chunks``: the one reading of every input kind
+into chunks), on ``RowBatch.positions`` and on every ``BatchFailure``.
+
+Modules: ``types`` (the shapes and rules), ``chunks`` (input → chunks with positions), ``arrow`` and
+``dicts`` (the two readers), ``checks``.
 """
 
 from __future__ import annotations
 
 from .arrow import arrow_batches, is_arrow, prepare_arrow
 from .checks import metadata_json_len
+from .chunks import Chunk, input_chunks, reported_ids
 from .dicts import prepare_columns, prepare_dicts
 from .types import (
     ID_NAMESPACE,
@@ -32,6 +37,7 @@ from .types import (
 
 __all__ = [
     "ID_NAMESPACE",
+    "Chunk",
     "ColumnSpec",
     "Columns",
     "DimensionState",
@@ -41,10 +47,12 @@ __all__ = [
     "arrow_batches",
     "derive_id",
     "flatten",
+    "input_chunks",
     "is_arrow",
     "metadata_json_len",
     "offsets_of",
     "prepare_arrow",
     "prepare_columns",
     "prepare_dicts",
+    "reported_ids",
 ]

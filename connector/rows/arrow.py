@@ -1,4 +1,9 @@
-"""Arrow input: record batches read column by column, vectors viewed in place where they are float32."""
+"""Arrow input: record batches read column by column, vectors viewed in place where they are float32.
+
+Ids are text or integers; a binary column holds UUIDs (16 bytes a value: ``fixed_size_binary(16)``, or
+``binary`` as Spark hands it over), which become their canonical text; a binary id of another length is
+refused with its row.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from .types import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["arrow_batches", "is_arrow", "prepare_arrow"]
+__all__ = ["arrow_batches", "arrow_ids", "is_arrow", "prepare_arrow"]
 
 
 def is_arrow(obj: Any) -> bool:
@@ -47,8 +52,10 @@ def prepare_arrow(
     rules: RowRules,
     dim: DimensionState,
     namespace: str | None = None,
+    positions: np.ndarray | None = None,
 ) -> Prepared:
-    """Check and convert one Arrow batch; raises ``ConfigError`` for a missing or mistyped column."""
+    """Check and convert one Arrow batch (``positions``: its rows' offsets in the write's input); raises
+    ``ConfigError`` for a missing or mistyped column."""
     import pyarrow as pa
 
     if isinstance(batch, pa.Table):
@@ -56,14 +63,27 @@ def prepare_arrow(
     names = batch.schema.names
     _require_columns(names, spec)
     n = batch.num_rows
-    ids = _arrow_ids(batch, spec, rules)
+    ids, refused = _arrow_ids(batch, spec, rules)
     flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
     namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
     cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
-    return assemble(cols, rules, dim, namespace)
+    return assemble(cols, rules, dim, namespace, refused, positions)
+
+
+def arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str | None]:
+    """Each row's id as reports name it (text; ``None`` where it has none, or where the id columns are
+    missing or of a type no id can have: the rows' reader says so, by name)."""
+    needed = spec.id_from or (spec.id_column,)
+    if any(c not in batch.schema.names for c in needed):
+        return [None] * batch.num_rows
+    try:
+        ids, _ = _arrow_ids(batch, spec, RowRules())
+    except ConfigError:
+        return [None] * batch.num_rows
+    return [None if i is None else str(i) for i in ids]
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -88,23 +108,43 @@ def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
             )
 
 
-def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> list[Any]:
+def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> tuple[list[Any], dict[int, str]]:
+    """Each row's id, and the rows whose id cannot be one (with why)."""
     import pyarrow as pa
     import pyarrow.types as pt
 
     if spec.id_from:
         rows = zip(*(batch.column(c).to_pylist() for c in spec.id_from), strict=True)
-        return [derive_id(values) for values in rows]
+        return [derive_id(values) for values in rows], {}
     column = batch.column(spec.id_column)
-    if pt.is_integer(column.type) and rules.numeric_ids:
-        return column.to_pylist()
-    if pt.is_integer(column.type) or pt.is_string(column.type) or pt.is_large_string(column.type):
-        return column.cast(pa.string()).to_pylist()
-    if pt.is_fixed_size_binary(column.type) and column.type.byte_width == 16:
-        return [None if b is None else str(uuid.UUID(bytes=b)) for b in column.to_pylist()]
+    typ = column.type
+    if pt.is_integer(typ) and rules.numeric_ids:
+        return column.to_pylist(), {}
+    if pt.is_integer(typ) or pt.is_string(typ) or pt.is_large_string(typ):
+        return column.cast(pa.string()).to_pylist(), {}
+    if (
+        pt.is_binary(typ)
+        or pt.is_large_binary(typ)
+        or (pt.is_fixed_size_binary(typ) and typ.byte_width == 16)
+    ):
+        return _uuid_ids(column.to_pylist())
     raise ConfigError(
-        f"option id_column: column {spec.id_column!r} has type {column.type}; expected a string or integer"
+        f"option id_column: column {spec.id_column!r} has type {typ}; expected a string or integer "
+        "(or binary 16-byte UUIDs)"
     )
+
+
+def _uuid_ids(values: list[bytes | None]) -> tuple[list[str | None], dict[int, str]]:
+    """16-byte values as UUID text; any other length is refused (its id: the bytes in hex)."""
+    ids: list[str | None] = []
+    refused: dict[int, str] = {}
+    for i, value in enumerate(values):
+        if value is None or len(value) == 16:
+            ids.append(None if value is None else str(uuid.UUID(bytes=value)))
+        else:
+            refused[i] = f"id is {len(value)} bytes; a binary id must be a 16-byte UUID"
+            ids.append(value.hex())
+    return ids, refused
 
 
 def _arrow_vectors(

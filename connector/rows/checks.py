@@ -20,10 +20,14 @@ def assemble(
     dim: DimensionState,
     namespace: str | None,
     refused: Mapping[int, str] | None = None,
+    positions: np.ndarray | None = None,
 ) -> Prepared:
     """The sendable batches of ``cols`` and a failure, with its reason, for every other row
-    (``refused``: rows a reader already refused, and why)."""
+    (``refused``: rows a reader already refused, and why; ``positions``: the rows' offsets in the
+    write's input, default ``0 .. n-1``)."""
     n = cols.n
+    if positions is None:
+        positions = np.arange(n, dtype=np.int64)
     reasons: dict[int, str] = dict(refused or {})
     lengths = np.diff(cols.offsets)
 
@@ -112,6 +116,7 @@ def assemble(
         sparse_rows,
         ns_values,
         dim,
+        positions,
         generations,
     )
 
@@ -228,6 +233,7 @@ def _group(
     sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None,
     ns_values: list[Any],
     dim: DimensionState,
+    positions: np.ndarray,
     generations: np.ndarray | None = None,
 ) -> Prepared:
     """Failures for refused rows; one RowBatch per namespace (and generation of a repeated id) for the rest."""
@@ -237,7 +243,8 @@ def _group(
         by_reason.setdefault(reason, []).append(i)
     for reason, rows in by_reason.items():
         ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
-        out.failures.append(BatchFailure(ids=ids, error=reason, error_type="Invalid"))
+        at = tuple(int(positions[i]) for i in rows)
+        out.failures.append(BatchFailure(ids=ids, positions=at, error=reason, error_type="Invalid"))
 
     keep = np.ones(cols.n, dtype=bool)
     keep[list(reasons)] = False
@@ -270,6 +277,7 @@ def _group(
                 else (sparse_rows if every else [sparse_rows[i] for i in rows]),
                 metadata=_kept_metadata(cols.metadata, rows, every),
                 namespace=ns,
+                positions=positions if every else positions[rows],
             )
         )
     return out

@@ -76,16 +76,26 @@ class DictReader:
             namespace=namespace,
         )
 
-    def read_record(self, record: Mapping[str, Any]) -> Row | Refused:
+    def read_id(self, record: Mapping[str, Any]) -> Any:
+        """The row's id: text or an integer (a UUID, 16 bytes of one, or a bool as text; a numpy integer
+        as an int), ``None`` if it has none; any other value as it is, which ``read_record`` refuses."""
         get = record.get
         row_id = derive_id([get(c) for c in self.id_from]) if self.id_from else get(self.id_column)
+        if row_id is None or type(row_id) is str or type(row_id) is int:
+            return row_id
+        if isinstance(row_id, uuid.UUID | bool):
+            return str(row_id)
+        if isinstance(row_id, bytes) and len(row_id) == 16:
+            return str(uuid.UUID(bytes=row_id))
+        if isinstance(row_id, int | np.integer):
+            return int(row_id)
+        return row_id
+
+    def read_record(self, record: Mapping[str, Any]) -> Row | Refused:
+        get = record.get
+        row_id = self.read_id(record)
         if not (row_id is None or type(row_id) is str or type(row_id) is int):
-            if isinstance(row_id, uuid.UUID | bool):
-                row_id = str(row_id)
-            elif isinstance(row_id, int | np.integer):
-                row_id = int(row_id)
-            else:
-                return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
+            return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
         vector = get(self.vector_column)
         if vector is not None:
             vector = _dense(vector)
@@ -213,12 +223,14 @@ def prepare_dicts(
     rules: RowRules,
     dim: DimensionState,
     namespace: str | None = None,
+    positions: np.ndarray | None = None,
 ) -> Prepared:
-    """Check and convert dicts ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}``."""
+    """Check and convert dicts ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}``
+    (``positions``: their offsets in the write's input)."""
     reader = DictReader.from_spec(spec, namespace)
     read = [reader.read_record(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
-    return prepare_columns(columns_of(read, namespace), rules, dim, namespace, refused)
+    return prepare_columns(columns_of(read, namespace), rules, dim, namespace, refused, positions)
 
 
 def prepare_columns(
@@ -227,12 +239,14 @@ def prepare_columns(
     dim: DimensionState,
     namespace: str | None = None,
     refused: Mapping[int, str] | None = None,
+    positions: np.ndarray | None = None,
 ) -> Prepared:
     """Check column-major rows; ids are normalised for the database (integers as strings unless it
-    takes numbers). ``refused``: rows already refused, and why."""
+    takes numbers). ``refused``: rows already refused, and why; ``positions``: the rows' offsets in
+    the write's input."""
     if not all(type(i) is str for i in cols.ids):
         cols.ids = [_dict_id(i, rules) for i in cols.ids]
-    return assemble(cols, rules, dim, namespace, refused or {})
+    return assemble(cols, rules, dim, namespace, refused or {}, positions)
 
 
 def _dict_id(value: Any, rules: RowRules) -> Any:

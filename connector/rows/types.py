@@ -64,13 +64,22 @@ class ColumnSpec:
 
 @dataclass(slots=True)
 class RowBatch:
-    """Rows ready to encode: parallel arrays, all of length ``len(ids)``."""
+    """Rows ready to encode: parallel arrays, all of length ``len(ids)``.
+
+    ``positions`` are the rows' offsets in the input of the write (``Client.write``'s ``data``,
+    counted across its chunks); slices and selections keep them, so every failure can name the
+    input rows it is about. Default: ``0 .. n-1`` (the batch is the whole input)."""
 
     ids: list[Any]  # str, or int where the backend keeps numeric ids
     vectors: np.ndarray | None  # (n, dim) float32, C-contiguous
     sparse: list[tuple[np.ndarray, np.ndarray] | None] | None = None  # (uint32 indices, float32 values)
     metadata: list[dict[str, Any]] | None = None
     namespace: str | None = None
+    positions: np.ndarray = None  # type: ignore[assignment]  # int64, n; set in __post_init__ if not given
+
+    def __post_init__(self) -> None:
+        if self.positions is None:
+            self.positions = np.arange(len(self.ids), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -87,10 +96,31 @@ class RowBatch:
             sparse=None if self.sparse is None else self.sparse[start:stop],
             metadata=None if self.metadata is None else self.metadata[start:stop],
             namespace=self.namespace,
+            positions=self.positions[start:stop],
         )
 
     def str_ids(self) -> tuple[str, ...]:
         return tuple(str(i) for i in self.ids)
+
+    def failure(
+        self,
+        rows: Sequence[int],
+        error: str,
+        *,
+        error_type: str = "Rejected",
+        retryable: bool = False,
+        attempts: int = 0,
+    ) -> BatchFailure:
+        """One failure for the rows at ``rows`` (indices into this batch), naming them by id and by
+        input position."""
+        return BatchFailure(
+            ids=tuple(str(self.ids[i]) for i in rows),
+            positions=tuple(int(self.positions[i]) for i in rows),
+            error=error,
+            error_type=error_type,
+            retryable=retryable,
+            attempts=attempts,
+        )
 
     def take(self, rows: Sequence[int]) -> RowBatch:
         """The rows at ``rows``, in that order (vectors copied)."""
@@ -100,6 +130,7 @@ class RowBatch:
             sparse=None if self.sparse is None else [self.sparse[i] for i in rows],
             metadata=None if self.metadata is None else [self.metadata[i] for i in rows],
             namespace=self.namespace,
+            positions=self.positions[list(rows)],
         )
 
     def without(self, reasons: Mapping[int, str]) -> tuple[RowBatch | None, list[BatchFailure]]:
@@ -107,13 +138,10 @@ class RowBatch:
         what a backend's ``refuse`` returns."""
         if not reasons:
             return self, []
-        by_reason: dict[str, list[str]] = {}
+        by_reason: dict[str, list[int]] = {}
         for i, reason in sorted(reasons.items()):
-            by_reason.setdefault(reason, []).append(str(self.ids[i]))
-        failures = [
-            BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid")
-            for reason, ids in by_reason.items()
-        ]
+            by_reason.setdefault(reason, []).append(i)
+        failures = [self.failure(rows, reason, error_type="Invalid") for reason, rows in by_reason.items()]
         keep = [i for i in range(len(self.ids)) if i not in reasons]
         return (self.take(keep) if keep else None), failures
 

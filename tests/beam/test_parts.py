@@ -19,7 +19,7 @@ from vectordb.beam.batch import assemble
 from vectordb.beam.elements import ElementReader, Refusal
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import BatchFailure
-from vectordb.connector.rows import Columns
+from vectordb.connector.rows import Columns, ColumnSpec
 
 
 def read(element: Any, **options: Any) -> Row | Refusal:
@@ -147,8 +147,10 @@ def test_coders_round_trip_and_beat_pickle() -> None:
 
 def test_dead_letters_carry_the_row_and_the_reason() -> None:
     batch = assemble(rows(4))
-    failure = BatchFailure(ids=("r3", "r1"), error="nope", error_type="Rejected", attempts=2)
-    letters = batch.dead_letters([failure], resolve_options({"uri": "pinecone://127.0.0.1:1"}))
+    failure = BatchFailure(
+        ids=("r3", "r1"), positions=(3, 1), error="nope", error_type="Rejected", attempts=2
+    )
+    letters = batch.dead_letters([failure], ColumnSpec())
     assert [d["id"] for d in letters] == ["r3", "r1"]
     assert letters[0]["values"] == batch.flat[batch.offsets[3] : batch.offsets[4]].tolist()
     assert letters[0]["sparse_values"] == {"indices": [3, 6], "values": [0.5, 1.0]}
@@ -156,8 +158,9 @@ def test_dead_letters_carry_the_row_and_the_reason() -> None:
     assert "values" not in letters[1]
     assert (letters[0]["error"], letters[0]["error_type"], letters[0]["attempts"]) == ("nope", "Rejected", 2)
     arrow = VectorBatch.of_arrow(pa.RecordBatch.from_pydict({"key": ["a", "b"], "values": [[1.0], [2.0]]}))
-    options = resolve_options({"uri": "pinecone://127.0.0.1:1", "id_column": "key"})
-    letters = arrow.dead_letters([BatchFailure(ids=("b",), error="no")], options)
+    letters = arrow.dead_letters(
+        [BatchFailure(ids=("b",), positions=(1,), error="no")], ColumnSpec(id_column="key")
+    )
     assert letters == [
         {"key": "b", "values": [2.0], "id": "b", "error": "no", "error_type": "Rejected", "retryable": False,
          "attempts": 0}

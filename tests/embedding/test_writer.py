@@ -151,11 +151,16 @@ def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
         {"id": "empty-vector", "text": "an empty vector counts as none", "values": []},
         {"id": "not-text", "text": 42},
         {"id": "too-long", "text": too_long(7), "sparse_values": {"indices": [1], "values": [0.5]}},
+        {"id": "neither-after", "genre": "y"},  # after rows the stage took out: its position is still its own
     ]
     with connect(pinecone.uri, on_error="report", **embed_options(embeddings_server)) as client:
         report = client.upsert(rows)
+        letters = client.dead_letters(rows, report)
     reasons = {i: (f.error_type, f.error) for f in report.failures for i in f.ids}
-    assert set(reasons) == {"neither", "not-text", "too-long"}
+    assert set(reasons) == {"neither", "not-text", "too-long", "neither-after"}
+    at = {i: p for f in report.failures for i, p in zip(f.ids, f.positions, strict=True)}
+    assert at == {"neither": 3, "not-text": 5, "too-long": 6, "neither-after": 7}
+    assert {d["id"]: d["text"] for d in letters if "text" in d} == {"not-text": 42, "too-long": too_long(7)}
     assert report.embedded == 2 and report.embed_requests >= 2  # the refused text was isolated
     assert f"2 embedded in {report.embed_requests} requests" in report.summary()
     assert reasons["neither"] == ("Invalid", "null vector")
@@ -366,6 +371,7 @@ def test_columns_as_the_beam_sink_hands_them_are_embedded_piece_by_piece(
         report = client.upsert(cols)
     failed = {i: f.error_type for f in report.failures for i in f.ids}
     assert failed == {f"c{i}": "Rejected" for i in refused} | {"c12": "InvalidInput"}
+    assert all(i == f"c{p}" for f in report.failures for i, p in zip(f.ids, f.positions, strict=True))
     arrived = pinecone.arrived()
     assert arrived.ids() == {f"c{i}" for i in range(n)} - {f"c{i}" for i in refused | {12}}
     embedded = [i for i in range(n) if not has_own[i] and i not in refused and i != 12]

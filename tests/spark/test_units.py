@@ -1,4 +1,4 @@
-"""The adapter's pure parts, without a Spark session: options, ML vectors, failure matching, dead letters."""
+"""The adapter's pure parts, without a Spark session: options, ML vectors, commit messages, dead letters."""
 
 from __future__ import annotations
 
@@ -23,13 +23,7 @@ from vectordb.spark.files import Location
 from vectordb.spark.ml_vectors import dense_ml_vectors
 from vectordb.spark.options import SparkOptions, parse_spark_options, split_options
 from vectordb.spark.plan import WritePlan
-from vectordb.spark.task import (
-    MAX_IDS_PER_TASK,
-    DeadLetterFile,
-    TaskReport,
-    _trim_ids,
-    match_failures,
-)
+from vectordb.spark.task import MAX_IDS_PER_TASK, DeadLetterFile, TaskReport, _trim_ids
 
 # -- the documented option list -----------------------------------------------------------------
 
@@ -132,25 +126,25 @@ def test_dense_only_ml_vectors_become_their_values_and_plain_lists_pass_unchange
     assert next(dense_ml_vectors([plain], "values")) is plain
 
 
-# -- failures → rows -----------------------------------------------------------------------------
+# -- commit messages and dead letters --------------------------------------------------------------
 
 
-def failure(ids: tuple[str, ...], error: str = "rejected") -> BatchFailure:
-    return BatchFailure(ids=ids, error=error, error_type="Rejected", attempts=1)
+def failure(ids: tuple[str, ...], error: str = "rejected", positions: tuple[int, ...] = ()) -> BatchFailure:
+    return BatchFailure(ids=ids, positions=positions, error=error, error_type="Rejected", attempts=1)
 
 
-def test_failures_match_rows_by_id_in_input_order() -> None:
-    ids = ["a", "b", "a", "c", "a", None]
-    pairs = match_failures(ids, [failure(("b",)), failure(("a", "a")), failure((None,))])
-    assert pairs == [(1, 0), (0, 1), (2, 1), (5, 2)]
-    assert match_failures(ids, [failure(("zz",))]) == [(-1, 0)]
-
-
-def test_trim_ids_keeps_counts() -> None:
-    report = WriteReport(written=0, failed=MAX_IDS_PER_TASK + 5)
-    report.failures = [failure(tuple(str(i) for i in range(MAX_IDS_PER_TASK))), failure(("x",) * 5)]
+def test_trim_ids_keeps_counts_and_trims_positions_alike() -> None:
+    report = WriteReport(written=0, failed=MAX_IDS_PER_TASK + 6)
+    many = tuple(range(MAX_IDS_PER_TASK))
+    report.failures = [
+        failure(tuple(map(str, many)), positions=many),
+        failure(("x",) * 5, positions=(1, 2, 3, 4, 5)),
+        BatchFailure(ids=(), error="skipped", unnamed=1),
+    ]
     assert _trim_ids(report) == 5
-    assert len(report.failed_ids) == MAX_IDS_PER_TASK and report.failed == MAX_IDS_PER_TASK + 5
+    assert len(report.failed_ids) == MAX_IDS_PER_TASK and report.failed == MAX_IDS_PER_TASK + 6
+    assert report.failures[0].positions == many
+    assert [f.unnamed for f in report.failures] == [0, 1]  # a count without ids stays
 
 
 def test_dead_letter_file_columns(tmp_path: Path) -> None:
@@ -158,10 +152,9 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
         {"id": ["a", "b", None], "values": [[1.0], [2.0], [3.0]], "error": ["x", "y", "z"], "k": [1, 2, 3]}
     )
     location = Location.parse(str(tmp_path), "dead_letter_path")
+    missing = BatchFailure(ids=(None,), positions=(2,), error="missing id", error_type="Invalid")
     with DeadLetterFile(location, "_temporary-job/part.parquet", ColumnSpec()) as dead:
-        dead.add(
-            batch, [failure(("b",)), BatchFailure(ids=(None,), error="missing id", error_type="Invalid")]
-        )
+        dead.add(batch, WriteReport(failed=2, failures=[failure(("b",), positions=(1,)), missing]))
     assert dead.staged == "_temporary-job/part.parquet" and dead.rows == 2
     table = pq.read_table(tmp_path / dead.staged)
     assert table.column_names == ["id", "error", "retryable", "attempts", "values", "row_error", "k"]

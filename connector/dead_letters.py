@@ -1,0 +1,215 @@
+"""Dead letters: the rows a write could not store, as the caller gave them, each with the reason.
+
+``dead_letters(data, failures, spec)`` is the one place a write's failures become rows again: for
+``Client.dead_letters``, Spark's dead-letter files and Beam's ``failed`` output alike. A failure names
+its rows by position in the write's input (``BatchFailure.positions``), and ``data`` is read again as
+the write read it (``rows.input_chunks``), so each letter holds its own row whatever the id is:
+repeated, missing, or held in another form than the report spells it (a UUID's 16 bytes).
+
+A letter is the reason (``id``: the id as the report names it, text or null; ``error``,
+``error_type``, ``retryable``, ``attempts``) followed by every column of the row as it came. The id
+column, when it is named ``id``, is the letter's ``id``; any other column named like a field of the
+reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is lost.
+
+Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
+gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
+a mapping as it was, an Arrow row as ``to_pylist`` reads it, a ``Columns`` row (the Beam sink's) in
+the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``).
+
+A failure a database reply named by id alone (no positions) is matched to the first row of the input
+with that id that no other letter holds, in input order. Rows a failure only counts (``unnamed``)
+have no letter.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from .report import BatchFailure, WriteReport
+from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
+from .rows.chunks import is_pandas
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["REASON_FIELDS", "dead_letters"]
+
+REASON_FIELDS = ("id", "error", "error_type", "retryable", "attempts")
+
+
+class _Letter(NamedTuple):
+    failure: BatchFailure
+    id: str | None
+    position: int | None  # None: no row of the input
+
+
+def dead_letters(
+    data: Any,
+    failures: WriteReport | Iterable[BatchFailure],
+    spec: ColumnSpec | None = None,
+    namespace: str | None = None,
+) -> pa.Table | list[dict[str, Any]]:
+    """The failed rows of a write of ``data``, one letter per failed row, in the order of ``failures``.
+
+    Args:
+        data: the write's input, read again as the write read it (a spent iterator has no rows left:
+            its letters hold the reason alone).
+        failures: the write's report, or its failures.
+        spec: the write's column options (which column is the id); default: ``id``.
+        namespace: the write's namespace, for ``Columns`` rows that name none.
+
+    Returns:
+        A ``pyarrow.Table`` for Arrow or pandas input, else a list of dicts (see the module docstring).
+    """
+    spec = spec or ColumnSpec()
+    if isinstance(failures, WriteReport):
+        failures = failures.failures
+    letters = [
+        _Letter(failure, row_id, position)
+        for failure in failures
+        for row_id, position in zip(failure.ids, _positions(failure), strict=True)
+    ]
+    if any(letter.position is None for letter in letters):
+        letters = _placed_by_id(data, letters, spec)
+    id_column = None if spec.id_from else spec.id_column
+    if is_arrow(data) or is_pandas(data):
+        return _arrow_letters(_as_table(data), letters, id_column)
+    return _dict_letters(data, letters, id_column, namespace)
+
+
+def _positions(failure: BatchFailure) -> tuple[int | None, ...]:
+    if len(failure.positions) == len(failure.ids):
+        return failure.positions
+    return (None,) * len(failure.ids)
+
+
+def _placed_by_id(data: Any, letters: list[_Letter], spec: ColumnSpec) -> list[_Letter]:
+    """Letters named by id alone, given the first row with that id no other letter holds."""
+    held = {letter.position for letter in letters if letter.position is not None}
+    wanted = {letter.id for letter in letters if letter.position is None}
+    free: dict[str | None, deque[int]] = {}
+    for chunk in input_chunks(data):
+        for position, row_id in zip(chunk.positions.tolist(), reported_ids(chunk.rows, spec), strict=True):
+            if row_id in wanted and position not in held:
+                free.setdefault(row_id, deque()).append(position)
+    placed = []
+    for letter in letters:
+        if letter.position is None:
+            rows = free.get(letter.id)
+            letter = letter._replace(position=rows.popleft() if rows else None)
+        placed.append(letter)
+    return placed
+
+
+def _own_name(name: str, id_column: str | None) -> str | None:
+    """A row column's name in the letter; ``None`` for the id column named ``id`` (the letter's ``id``)."""
+    if name == "id" and id_column == "id":
+        return None
+    return f"row_{name}" if name in REASON_FIELDS else name
+
+
+def _reason(letter: _Letter) -> dict[str, Any]:
+    failure = letter.failure
+    return {
+        "id": letter.id,
+        "error": failure.error,
+        "error_type": failure.error_type,
+        "retryable": failure.retryable,
+        "attempts": failure.attempts,
+    }
+
+
+# -- Arrow ---------------------------------------------------------------------------------------
+
+
+def _as_table(data: Any) -> pa.Table:
+    import pyarrow as pa
+
+    if is_pandas(data):
+        return pa.Table.from_pandas(data, preserve_index=False)  # as the write read it
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    return data
+
+
+def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | None) -> pa.Table:
+    import pyarrow as pa
+
+    n = table.num_rows
+    at = [p if p is not None and 0 <= p < n else None for p in (letter.position for letter in letters)]
+    rows = table.take(pa.array(at, type=pa.int64()))  # a null index (no row) gives a null row
+    failures = [letter.failure for letter in letters]
+    columns: dict[str, Any] = {
+        "id": pa.array([letter.id for letter in letters], type=pa.string()),
+        "error": pa.array([f.error for f in failures], type=pa.string()),
+        "error_type": pa.array([f.error_type for f in failures], type=pa.string()),
+        "retryable": pa.array([f.retryable for f in failures], type=pa.bool_()),
+        "attempts": pa.array([f.attempts for f in failures], type=pa.int32()),
+    }
+    for name in table.schema.names:
+        target = _own_name(name, id_column)
+        if target is not None:
+            columns[target] = rows.column(name)
+    return pa.table(columns)
+
+
+# -- dicts and Columns -----------------------------------------------------------------------------
+
+
+def _dict_letters(
+    data: Any, letters: list[_Letter], id_column: str | None, namespace: str | None
+) -> list[dict[str, Any]]:
+    wanted = {letter.position for letter in letters if letter.position is not None}
+    found: dict[int, tuple[dict[str, Any], str | None]] = {}  # position -> (row, its id column)
+    for chunk in input_chunks(data):
+        start = int(chunk.positions[0]) if len(chunk.positions) else 0
+        here = [p for p in range(start, start + len(chunk.positions)) if p in wanted]
+        if here:
+            rows = _records(chunk.rows, [p - start for p in here], namespace)
+            own_id = "id" if isinstance(chunk.rows, Columns) else id_column
+            found.update((p, (row, own_id)) for p, row in zip(here, rows, strict=True))
+    out = []
+    for letter in letters:
+        letter_row = _reason(letter)
+        row, own_id = found.get(letter.position, ({}, None)) if letter.position is not None else ({}, None)
+        for name, value in row.items():
+            target = _own_name(name, own_id)
+            if target is not None:
+                letter_row[target] = value
+        out.append(letter_row)
+    return out
+
+
+def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[str, Any]]:
+    if isinstance(rows, list):
+        return [dict(rows[i]) for i in indices]
+    if isinstance(rows, Columns):
+        return [_columns_record(rows, i, namespace) for i in indices]
+    import pyarrow as pa
+
+    taken: list[dict[str, Any]] = rows.take(pa.array(indices, type=pa.int64())).to_pylist()
+    return taken
+
+
+def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, Any]:
+    """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``)."""
+    record: dict[str, Any] = {"id": cols.ids[i]}
+    if not cols.null_vector[i]:
+        record["values"] = cols.flat[cols.offsets[i] : cols.offsets[i + 1]].tolist()
+    sparse = None if cols.sparse is None else cols.sparse[i]
+    if sparse is not None:
+        indices, values = (sparse["indices"], sparse["values"]) if isinstance(sparse, Mapping) else sparse
+        record["sparse_values"] = {
+            "indices": np.asarray(indices).tolist(),
+            "values": np.asarray(values).tolist(),
+        }
+    if cols.metadata is not None and cols.metadata[i]:
+        record["metadata"] = cols.metadata[i]
+    row_namespace = cols.namespaces[i] if cols.namespaces is not None else namespace
+    if row_namespace is not None:
+        record["namespace"] = row_namespace
+    return record
