@@ -8,6 +8,10 @@ reply into per-row results: a reply that succeeded can still refuse some rows) a
 call them without asking whether they exist. Control-plane calls go through ``control``: one
 retried path, under the data plane's rules (``max_retries``, backoff, ``Retry-After``).
 
+``secrets`` are the credentials the backend's requests carry: ``open_transport`` gives them to the
+transports it builds, and any text a backend reads out of a reply (a status's reason, per-row
+errors) is blanked with them (``redaction``), since servers echo keys.
+
 A backend is ``Backend[ItsOptions]`` and receives its own parsed options Struct.
 """
 
@@ -23,6 +27,7 @@ import numpy as np
 from ..errors import ConfigError, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions
+from ..redaction import Secrets
 from ..report import BatchFailure
 
 if TYPE_CHECKING:
@@ -66,9 +71,17 @@ class Backend(Generic[OptionsT]):
     rules: RowRules
 
     answered: bool = False  # set when a control-plane call got its reply: the host is there, if slow
+    _secrets: Secrets | None = None
 
     def __init__(self, options: OptionsT) -> None:
         self.options = options
+
+    @property
+    def secrets(self) -> Secrets:
+        """The credentials in use (read once, where the transport opens): blanked out of replies' texts."""
+        if self._secrets is None:
+            self._secrets = Secrets.of(self.options)
+        return self._secrets
 
     # -- required ---------------------------------------------------------------------------------
 

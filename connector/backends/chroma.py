@@ -159,6 +159,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         scheme = "https" if self.tls else "http"
         return HttpTransport(
             f"{scheme}://{self.host}:{self.port}",
+            secrets=self.secrets,
             headers=headers,
             max_connections=max(8, self.options.max_concurrency),
             label=self.describe(),

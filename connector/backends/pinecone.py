@@ -89,7 +89,11 @@ class PineconeBackend(Backend[PineconeOptions]):
 
             metadata = (("api-key", key), ("x-pinecone-api-version", self.options.api_version))
             return GrpcTransport(
-                f"{self.host}:{self.port}", tls=self.tls, metadata=metadata, label=self.describe()
+                f"{self.host}:{self.port}",
+                tls=self.tls,
+                secrets=self.secrets,
+                metadata=metadata,
+                label=self.describe(),
             )
         from ..transports.http import HttpTransport
 
@@ -101,6 +105,7 @@ class PineconeBackend(Backend[PineconeOptions]):
         )
         return HttpTransport(
             f"{scheme}://{self.host}:{self.port}",
+            secrets=self.secrets,
             headers=headers,
             max_connections=max(8, self.options.max_concurrency),
             label=self.describe(),

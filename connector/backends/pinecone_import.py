@@ -435,6 +435,7 @@ class PineconeImports:
         self.label = f"pinecone import {backend.host}:{backend.port}"
         self.transport: Transport = HttpTransport(
             f"{scheme}://{backend.host}:{backend.port}",
+            secrets=backend.secrets,
             headers=(
                 ("Api-Key", key),
                 ("X-Pinecone-API-Version", backend.options.api_version),
@@ -463,7 +464,12 @@ class PineconeImports:
         return msgspec.json.decode(self._call("POST /bulk/imports", body), type=_Started).id
 
     def describe(self, import_id: str) -> ImportStatus:
-        return msgspec.json.decode(self._call(f"GET /bulk/imports/{import_id}"), type=ImportStatus)
+        """The import's status; its words (logged, and quoted in the report) with the key blanked out."""
+        status = msgspec.json.decode(self._call(f"GET /bulk/imports/{import_id}"), type=ImportStatus)
+        blank = self.backend.secrets.blank
+        return msgspec.structs.replace(
+            status, status=blank(status.status), error=None if status.error is None else blank(status.error)
+        )
 
     def cancel(self, import_id: str) -> None:
         self._call(f"DELETE /bulk/imports/{import_id}")

@@ -114,13 +114,18 @@ class QdrantBackend(Backend[QdrantOptions]):
             from ..transports.grpc import GrpcTransport
 
             return GrpcTransport(
-                f"{self.host}:{self.port}", tls=self.tls, metadata=auth, label=self.describe()
+                f"{self.host}:{self.port}",
+                tls=self.tls,
+                secrets=self.secrets,
+                metadata=auth,
+                label=self.describe(),
             )
         from ..transports.http import HttpTransport
 
         scheme = "https" if self.tls else "http"
         return HttpTransport(
             f"{scheme}://{self.host}:{self.port}",
+            secrets=self.secrets,
             headers=(*auth, ("Content-Type", "application/json")),
             max_connections=max(8, self.options.max_concurrency),
             label=self.describe(),

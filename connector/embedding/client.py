@@ -45,6 +45,7 @@ from ..errors import (
 )
 from ..isolation import ACCEPTED, GONE, isolate
 from ..limits import IsolationBudget, RetryRule, SystemicWatch
+from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
@@ -170,7 +171,9 @@ class EmbeddingClient:
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.options = options
-        self._transport = EmbeddingTransport(options.endpoint, options.credential())
+        self._transport = EmbeddingTransport(
+            options.endpoint, options.credential(), secrets=Secrets.of(options)
+        )
         self._clock, self._sleep = clock, sleep
         self._retry = RetryRule(options.max_concurrency, options.max_retries, rand)
         self.limit = self._retry.limit
@@ -320,7 +323,9 @@ class EmbeddingClient:
         reply = self._transport.post(body, self.options.timeout_s)
         with self._cond:
             self.stats.bytes_received += len(reply)
-        return decode_reply(reply, len(texts), self._transport.where, python_lock=self._decoding)
+        return decode_reply(
+            reply, len(texts), self._transport.where, self._decoding, secrets=self._transport.secrets
+        )
 
     def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self._cond:

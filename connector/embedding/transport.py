@@ -5,7 +5,8 @@ requests, httpx spent about twice the CPU per embedding (22 µs against 10 µs, 
 included), most of it in its pool and h11 parsing under the GIL; a plain connection per thread
 shares no lock and parses headers once in C-backed code. Statuses map to the connector's errors
 exactly as every HTTP transport maps them (``error_for_status``); the key travels only in the
-``Authorization`` header and is blanked out of any message the server sends back.
+``Authorization`` header, and the credentials in use (``secrets``) are blanked out of any message the
+server sends back.
 
 ``timeout_s`` bounds the connect and each wait for bytes. A connection the server closed while it
 sat idle (its keep-alive timeout: uvicorn's is 5 s) is found readable before reuse and re-opened,
@@ -24,7 +25,8 @@ import time
 from urllib.parse import urlsplit
 
 from ..errors import ConnectError, DeadlineExceeded, TransportError
-from .wire import error_for_reply
+from ..redaction import Secrets
+from ..transports.http import error_for_status
 
 __all__ = ["EmbeddingTransport"]
 
@@ -41,14 +43,16 @@ class _Connection:
 class EmbeddingTransport:
     """``post(body, timeout_s) -> reply body`` or a connector error; thread-safe."""
 
-    def __init__(self, endpoint: str, api_key: str | None, *, user_agent: str = "vectordb-connector") -> None:
+    def __init__(
+        self, endpoint: str, api_key: str | None, *, secrets: Secrets, user_agent: str = "vectordb-connector"
+    ) -> None:
         parts = urlsplit(endpoint)
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
         self._port = parts.port or (443 if self._https else 80)
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.where = f"POST {parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
-        self._secret = api_key
+        self.secrets = secrets
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -88,7 +92,7 @@ class EmbeddingTransport:
                 ) from None
         held.last_used = time.monotonic()
         if status >= 300:
-            raise error_for_reply(status, data, self.where, retry_after, self._secret)
+            raise error_for_status(status, data, self.where, retry_after, secrets=self.secrets)
         return data
 
     def _exchange(self, held: _Connection, body: bytes, timeout_s: float) -> tuple[int, bytes, str | None]:
@@ -111,9 +115,11 @@ class EmbeddingTransport:
         except TimeoutError:
             self._drop(held)
             raise DeadlineExceeded(f"{self.where}: no reply within {timeout_s} s") from None
-        except (OSError, http.client.HTTPException) as exc:  # cut mid-reply, protocol error
+        except (OSError, http.client.HTTPException) as exc:  # cut mid-reply, protocol error (may quote it)
             self._drop(held)
-            raise TransportError(f"{self.where}: {type(exc).__name__}: {exc}") from None
+            raise TransportError(
+                f"{self.where}: {type(exc).__name__}: {self.secrets.blank(str(exc))}"
+            ) from None
         if reply.will_close:
             self._drop(held)
         return reply.status, data, reply.getheader("retry-after")

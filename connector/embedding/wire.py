@@ -13,8 +13,9 @@ their ``index``, whatever order they come in; a reply that does not hold exactly
 all of one length, is ``MalformedReply``, which is fatal: a server that does not speak the protocol
 will not start to.
 
-Error replies carry OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``; the reason
-quoted in the connector's error is that message, with the API key blanked out wherever it appears.
+Error replies carry OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``; the transport
+quotes that message in the connector's error (``transports.http.error_for_status``). Whatever is quoted
+of a reply, an error's or a malformed one's, has the credentials in use blanked out (``redaction``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 import orjson
 
 from ..errors import ServerError
-from ..transports.http import error_for_status, reason_of
+from ..redaction import Secrets
 
 _native_decode: Callable[[bytes, int], bytes | None] | None
 try:
@@ -39,7 +40,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = [
     "MalformedReply",
     "decode_reply",
-    "error_for_reply",
     "native_decoder",
     "request_body",
 ]
@@ -78,16 +78,22 @@ _REPLY = msgspec.json.Decoder(_Reply)
 
 
 def decode_reply(
-    body: bytes, count: int, where: str, python_lock: AbstractContextManager[object] | None = None
+    body: bytes,
+    count: int,
+    where: str,
+    python_lock: AbstractContextManager[object] | None = None,
+    *,
+    secrets: Secrets,
 ) -> np.ndarray:
     """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``: the
     native decoder's where it takes the reply, else the Python decoder's, under ``python_lock`` (it holds
-    Python's lock anyway: threads that wait on a lock of their own sleep meanwhile)."""
+    Python's lock anyway: threads that wait on a lock of their own sleep meanwhile). A malformed reply's
+    error quotes its start with ``secrets`` blanked out."""
     matrix = _decode_native(body, count)
     if matrix is not None:
         return matrix
     with python_lock or nullcontext():
-        return _decode_python(body, count, where)
+        return _decode_python(body, count, where, secrets)
 
 
 def _decode_native(body: bytes, count: int) -> np.ndarray | None:
@@ -98,17 +104,19 @@ def _decode_native(body: bytes, count: int) -> np.ndarray | None:
     return _as_matrix(rows, count)
 
 
-def _decode_python(body: bytes, count: int, where: str) -> np.ndarray:
+def _decode_python(body: bytes, count: int, where: str, secrets: Secrets) -> np.ndarray:
     """msgspec's decoding, holding Python's lock: every reply, and the one place that says why a
     reply is malformed."""
     try:
         data = _REPLY.decode(body).data
     except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an embeddings list, too deep
         raise MalformedReply(
-            f"{where}: the reply is not an embeddings list ({exc}): {_start(body)}"
+            f"{where}: the reply is not an embeddings list ({secrets.blank(str(exc))}): {_start(body, secrets)}"
         ) from None
     if len(data) != count:
-        raise MalformedReply(f"{where}: the reply has {len(data)} items for {count} inputs: {_start(body)}")
+        raise MalformedReply(
+            f"{where}: the reply has {len(data)} items for {count} inputs: {_start(body, secrets)}"
+        )
     order = [item.index for item in data]
     if order != list(range(count)):
         if sorted(order) != list(range(count)):
@@ -148,15 +156,6 @@ def _from_floats(vectors: list[list[float]], where: str) -> np.ndarray:
     return matrix
 
 
-def error_for_reply(
-    status: int, body: bytes, where: str, retry_after: str | None, secret: str | None
-) -> ServerError:
-    """The connector's error for a non-2xx reply (classified as every HTTP transport does), key blanked."""
-    reason = reason_of(body)
-    if secret:
-        reason = reason.replace(secret, "***")
-    return error_for_status(status, body, where, retry_after, reason=reason)
-
-
-def _start(body: bytes) -> str:
-    return body[:REASON_CHARS].decode("utf-8", "replace").strip()
+def _start(body: bytes, secrets: Secrets) -> str:
+    """The reply's first characters, blanked before they are cut (a cut key would not match)."""
+    return secrets.blank(body.decode("utf-8", "replace")).strip()[:REASON_CHARS]

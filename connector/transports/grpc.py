@@ -3,13 +3,12 @@
 One channel per (target, TLS) per process, shared by every client and thread; HTTP/2
 multiplexes the concurrent calls. Channel-level retries are off because the engine
 retries (retrying in two layers multiplies attempts and hides throttling). Credentials
-travel as call metadata and never appear in errors or reprs.
+travel as call metadata and never appear in errors or reprs: a server's status details are quoted
+with the credentials in use blanked out (``redaction``), since servers echo keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from ..errors import (
@@ -24,6 +23,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
+from ..redaction import Secrets
 from .base import WireReply, WireRequest, shared
 
 __all__ = ["GrpcTransport", "error_for_status"]
@@ -61,14 +61,22 @@ def _import_grpc() -> Any:
 
 
 class GrpcTransport:
-    """Unary calls on a shared channel; ``metadata`` (e.g. the api key) is added to every call."""
+    """Unary calls on a shared channel; ``metadata`` (e.g. the api key) is added to every call, and
+    ``secrets`` (the credentials in it) are blanked out of every error it raises."""
 
     def __init__(
-        self, target: str, *, tls: bool, metadata: tuple[tuple[str, str], ...] = (), label: str = ""
+        self,
+        target: str,
+        *,
+        tls: bool,
+        secrets: Secrets,
+        metadata: tuple[tuple[str, str], ...] = (),
+        label: str = "",
     ) -> None:
         self.target = target
         self.label = label or target
         self._metadata = metadata
+        self._secrets = secrets
         self._channel = shared(("grpc", target, tls), lambda: _open_channel(target, tls))
         self._methods: dict[str, Any] = {}
 
@@ -80,14 +88,21 @@ class GrpcTransport:
         if call is None:
             # no serializers: grpcio sends our bytes as they are and hands back the reply's bytes
             call = self._methods[request.method] = self._channel.unary_unary(request.method)
-        with grpc_errors(self.label, request.method):
+        grpc = _import_grpc()
+        try:
             body, info = call.with_call(
                 request.body,
                 timeout=timeout_s,
                 metadata=self._metadata + request.headers,
                 wait_for_ready=False,
             )
-        return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
+        except grpc.RpcError as exc:
+            error = error_of(exc, f"{self.label} {request.method}", self._secrets)
+        else:
+            return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
+        # raised outside the handler: the RpcError, whose repr quotes the details whole, is not kept
+        # as the error's __context__
+        raise error
 
     def close(self) -> None:
         """The channel is shared by the process; it closes with ``forget_shared`` or at exit."""
@@ -111,8 +126,12 @@ def _open_channel(target: str, tls: bool) -> Any:
     return grpc.insecure_channel(target, options=options)
 
 
-def error_for_status(code_name: str, details: str, where: str, trailing: dict[str, str]) -> Exception:
-    """The connector error for a gRPC status, with the server's pushback hint."""
+def error_for_status(
+    code_name: str, details: str, where: str, trailing: dict[str, str], *, secrets: Secrets
+) -> Exception:
+    """The connector error for a gRPC status, with the server's pushback hint; the message quotes the
+    status details with ``secrets`` blanked out."""
+    details = secrets.blank(details)
     pushback = trailing.get("grpc-retry-pushback-ms")
     retry_after_s = None
     if pushback is not None:
@@ -139,15 +158,10 @@ def _is_connect_failure(details: str) -> bool:
     return "failed to connect" in text or "connection refused" in text or "dns resolution failed" in text
 
 
-@contextmanager
-def grpc_errors(where: str, method: str) -> Iterator[None]:
-    """Translate ``grpc.RpcError`` into the connector's errors: the one place that does."""
-    grpc = _import_grpc()
-    try:
-        yield
-    except grpc.RpcError as exc:
-        code = exc.code() if hasattr(exc, "code") else None
-        details = (exc.details() if hasattr(exc, "details") else None) or ""
-        trailing = dict(exc.trailing_metadata() or ()) if hasattr(exc, "trailing_metadata") else {}
-        name = code.name if code is not None else "UNKNOWN"
-        raise error_for_status(name, details, f"{where} {method}", trailing) from None
+def error_of(exc: Any, where: str, secrets: Secrets) -> Exception:
+    """The connector error for a ``grpc.RpcError``: the one place they are translated."""
+    code = exc.code() if hasattr(exc, "code") else None
+    details = (exc.details() if hasattr(exc, "details") else None) or ""
+    trailing = dict(exc.trailing_metadata() or ()) if hasattr(exc, "trailing_metadata") else {}
+    name = code.name if code is not None else "UNKNOWN"
+    return error_for_status(name, details, where, trailing, secrets=secrets)

@@ -2,7 +2,8 @@
 
 Statuses map to the connector's errors here and nowhere else: 408/429/5xx are retryable,
 401/403 are fatal, 404 means the index or endpoint is wrong (fatal), any other 4xx is a
-rejection of the request (the engine bisects it to find the rows at fault).
+rejection of the request (the engine bisects it to find the rows at fault). Every message quotes
+the server's reason with the credentials in use blanked out (``redaction``): servers echo keys.
 """
 
 from __future__ import annotations
@@ -22,20 +23,23 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
+from ..redaction import Secrets, blank_logs
 from .base import WireReply, WireRequest, shared
 
 __all__ = ["HttpTransport", "error_for_status", "parse_retry_after", "reason_of"]
 
 
 POOL_CONNECTIONS = 256
+# httpcore's debug trace logs each reply's headers whole: a header that echoes the key would show it
+TRACE_LOGGERS = ("httpcore.http11", "httpcore.http2")
 
 
 def error_for_status(
-    status: int, body: bytes, where: str, retry_after: str | None, *, reason: str | None = None
+    status: int, body: bytes, where: str, retry_after: str | None, *, secrets: Secrets
 ) -> ServerError:
     """The connector error for a non-2xx reply; the message quotes the server's reason (``reason_of``
-    its body, unless the caller gives the reason itself, e.g. with a secret blanked)."""
-    text = reason_of(body) if reason is None else reason
+    its body), with ``secrets`` blanked out."""
+    text = reason_of(body, secrets)
     message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
     hint = parse_retry_after(retry_after)
     kind: type[ServerError]
@@ -54,10 +58,10 @@ def error_for_status(
     return kind(message, status=status, retry_after_s=hint)
 
 
-def reason_of(body: bytes) -> str:
-    """The server's message: the ``message``/``error``/``detail`` field of a JSON body (or of its ``status``
-    object, as Qdrant nests it, of the first of its ``error`` list, as Weaviate does, or of its ``error``
-    object, as OpenAI does), else its first 500 bytes."""
+def reason_of(body: bytes, secrets: Secrets) -> str:
+    """The server's message, ``secrets`` blanked: the ``message``/``error``/``detail`` field of a JSON body
+    (or of its ``status`` object, as Qdrant nests it, of the first of its ``error`` list, as Weaviate
+    does, or of its ``error`` object, as OpenAI does), else the body; at most 500 characters."""
     if body[:1] == b"{":
         try:
             import orjson
@@ -76,8 +80,8 @@ def reason_of(body: bytes) -> str:
                 parsed = errors
             for key in ("message", "error", "detail"):
                 if isinstance(parsed.get(key), str) and parsed[key]:
-                    return parsed[key][:500]
-    return body[:500].decode("utf-8", "replace").strip()
+                    return secrets.blank(parsed[key])[:500]  # blanked whole: a cut key would not match
+    return secrets.blank(body.decode("utf-8", "replace")).strip()[:500]
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -97,12 +101,14 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 class HttpTransport:
-    """POSTs request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request."""
+    """POSTs request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request,
+    and ``secrets`` (the credentials among them) are blanked out of every error it raises."""
 
     def __init__(
         self,
         base_url: str,
         *,
+        secrets: Secrets,
         headers: tuple[tuple[str, str], ...] = (),
         max_connections: int = 64,
         label: str = "",
@@ -110,6 +116,8 @@ class HttpTransport:
         self.base_url = base_url.rstrip("/")
         self.label = label or self.base_url
         self._headers = dict(headers)
+        self._secrets = secrets
+        blank_logs(secrets, *TRACE_LOGGERS)
         # one pool per process and URL, shared by clients of any concurrency: size it for all of them
         # (each client's engine bounds its own requests in flight)
         self._client = shared(
@@ -135,10 +143,13 @@ class HttpTransport:
             raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
-        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply
-            raise TransportError(f"{where}: {type(exc).__name__}: {exc}") from None
+        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
+            raise TransportError(f"{where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}") from None
         if reply.status_code >= 300:
-            raise error_for_status(reply.status_code, reply.content, where, reply.headers.get("retry-after"))
+            retry_after = reply.headers.get("retry-after")
+            raise error_for_status(
+                reply.status_code, reply.content, where, retry_after, secrets=self._secrets
+            )
         return WireReply(body=reply.content, status=reply.status_code, headers=dict(reply.headers))
 
     def close(self) -> None:

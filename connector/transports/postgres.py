@@ -23,7 +23,8 @@ psycopg errors become the connector's errors in ``error_for`` and nowhere else: 
 when the server sent one (data and constraint errors are rejections the engine bisects;
 serialization failures, deadlocks and shutdowns are retryable; a statement timeout is a
 deadline), by libpq's message when a connection could not be made (no SQLSTATE there).
-Passwords never appear in errors or reprs: ``secrets`` are scrubbed from every message.
+Passwords never appear in errors or reprs: the credentials in use (``secrets``) are blanked out of
+every message (``redaction``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import math
 import os
 import socket
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
+from ..redaction import Secrets, blank_logs
 from .base import WireReply, WireRequest, shared
 
 __all__ = ["CopyRequest", "PostgresTransport", "error_for"]
@@ -183,22 +185,18 @@ def _server_message(exc: BaseException) -> str:
     return text
 
 
-def _scrub(message: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
-    return message
-
-
 @contextmanager
-def pg_errors(where: str, secrets: tuple[str, ...], *, connecting: bool = False) -> Iterator[None]:
-    """Raise psycopg errors as the connector's, with every secret scrubbed from the message."""
+def pg_errors(where: str, secrets: Secrets, *, connecting: bool = False) -> Iterator[None]:
+    """Raise psycopg errors as the connector's, with ``secrets`` blanked out of the message."""
     psycopg = _import_psycopg()
     try:
         yield
     except psycopg.Error as exc:
         error = error_for(exc, where, connecting=connecting)
-        error.args = (_scrub(str(error), secrets),)
+        error.args = (secrets.blank(str(error)),)
+        # psycopg's error stays reachable as the error's __context__ (raised in a handler: "from None"
+        # only hides it from tracebacks), and its message quotes the server: blank it too
+        exc.args = tuple(secrets.blank(a) if isinstance(a, str) else a for a in exc.args)
         raise error from None
 
 
@@ -351,15 +349,23 @@ class PostgresTransport:
     Args:
         conninfo: a libpq URI without the connector's own parameters; a password in it stays here.
         password: sent as libpq's ``password`` when given (option ``api_key``).
+        secrets: the credentials in use (``password``, and any in ``conninfo``), blanked out of errors.
         label: the target as logs show it, with the password masked.
         max_connections: connections kept idle for reuse; one is opened per request in flight.
     """
 
     def __init__(
-        self, conninfo: str, *, password: str | None = None, label: str = "", max_connections: int = 4
+        self,
+        conninfo: str,
+        *,
+        secrets: Secrets,
+        password: str | None = None,
+        label: str = "",
+        max_connections: int = 4,
     ) -> None:
         self.label = label or "postgresql"
-        self._secrets = tuple(s for s in (password, *_uri_secrets(conninfo)) if s)
+        self._secrets = secrets
+        blank_logs(secrets, "psycopg")  # its debug log quotes a failed connection's message whole
         kwargs: dict[str, Any] = {}
         if password is not None:
             kwargs["password"] = password
@@ -418,15 +424,3 @@ class PostgresTransport:
 
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
-
-
-def _uri_secrets(conninfo: str) -> list[str]:
-    """The password of a libpq URI as written and as decoded, and a ``password=`` parameter's value."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
-    parts = urlsplit(conninfo)
-    found: list[str] = []
-    if parts.password:
-        found += [parts.password, unquote(parts.password)]
-    found += [v for k, v in parse_qsl(parts.query) if k == "password"]
-    return found

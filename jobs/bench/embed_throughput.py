@@ -206,6 +206,7 @@ def decode_scaling(batch: int, rounds: int = 400) -> dict[str, Any]:
     import orjson
 
     from vectordb.connector.embedding import wire
+    from vectordb.connector.redaction import Secrets
 
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((batch, 768)).astype(np.float32)
@@ -217,7 +218,7 @@ def decode_scaling(batch: int, rounds: int = 400) -> dict[str, Any]:
 
     def decode_all(count: int) -> None:
         for _ in range(count):
-            wire.decode_reply(body, batch, "bench")
+            wire.decode_reply(body, batch, "bench", secrets=Secrets())
 
     def wall_us(threads: int) -> float:
         workers = [threading.Thread(target=decode_all, args=(rounds // threads,)) for _ in range(threads)]

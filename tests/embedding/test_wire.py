@@ -16,6 +16,7 @@ from hypothesis import given, settings
 
 from vectordb.connector.embedding import wire
 from vectordb.connector.embedding.wire import MalformedReply, decode_reply
+from vectordb.connector.redaction import Secrets
 
 WHERE = "POST http://127.0.0.1:1/v1/embeddings"
 
@@ -81,7 +82,7 @@ def test_any_reply_decodes_to_the_exact_matrix_in_input_order(
     if escaped_slashes:  # JSON may escape '/', which base64 uses
         body = body.replace(b"/", b"\\/")
     with decoder(name):
-        decoded = decode_reply(body, n, WHERE)
+        decoded = decode_reply(body, n, WHERE, secrets=Secrets())
     assert decoded.dtype == np.float32
     assert decoded.shape == (n, d)
     assert np.array_equal(decoded, matrix)
@@ -136,6 +137,6 @@ def test_a_malformed_reply_is_fatal_and_says_what_is_wrong(
     name: str, body: bytes, count: int, message: str
 ) -> None:
     with decoder(name), pytest.raises(MalformedReply, match=message) as caught:
-        decode_reply(body, count, WHERE)
+        decode_reply(body, count, WHERE, secrets=Secrets())
     assert caught.value.fatal
     assert str(caught.value).startswith(WHERE)

@@ -33,6 +33,7 @@ from vectordb.connector.backends.milvus import lite as embedded
 from vectordb.connector.backends.milvus.schema import encode_create_index, encode_schema
 from vectordb.connector.backends.milvus.status import LEGACY_KIND, Status, status_of
 from vectordb.connector.client import resolve_options
+from vectordb.connector.redaction import Secrets
 from vectordb.connector.report import WriteReport
 from vectordb.connector.rows import RowBatch
 from vectordb.connector.transports.base import Transport, WireReply, WireRequest
@@ -451,7 +452,7 @@ def test_a_status_is_read_from_whichever_field_holds_its_code(
     from vectordb.connector import protowire as pw
 
     raw = b"".join(pw.varint_field(number, value) for number, value in sorted(fields.items()))
-    assert status_of(pw.FieldReader(raw)) == expected
+    assert status_of(pw.FieldReader(raw), Secrets()) == expected
 
 
 def test_uri_forms() -> None:
@@ -567,7 +568,7 @@ class _NoTruncate:
 
         self.methods.append(request.method.rsplit("/", 1)[-1])
         if request.method.endswith("/TruncateCollection"):
-            raise error_for_status("UNIMPLEMENTED", "Method not found!", "old milvus", {})
+            raise error_for_status("UNIMPLEMENTED", "Method not found!", "old milvus", {}, secrets=Secrets())
         return self.inner.send(request, timeout_s=timeout_s)
 
     def close(self) -> None:

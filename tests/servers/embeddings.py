@@ -16,6 +16,9 @@ the whole request; a request over ``max_request_tokens`` in all; too many inputs
 body), 401 (bad or missing key), 404 (unknown model), 429 (``Retry-After``), 5xx. Tokens are counted as ``tokens_of``: a quarter of
 the UTF-8 bytes, rounded up. Adversarial on purpose: the context error reports the whole
 request's token count, so two requests holding the same bad input get different messages.
+``echo_key`` makes it a server that echoes keys: a wrong key is quoted whole (not masked as OpenAI
+does), and every error quotes the key the request carried in its message and in a reply header
+(``x-echo-api-key``).
 
 Faults are scripted (``script(Fault.throttle(0.2), Fault.drop(), ...)``): each scripted fault
 is spent by one embeddings request, in order; ``delay_s`` adds latency to every request without
@@ -165,6 +168,13 @@ def _error(
 ) -> _Reply:
     body = orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
     return _Reply(status, body, tuple((k.replace("_", "-"), v) for k, v in headers.items()))
+
+
+def _echoed(reply: _Reply, key: str) -> _Reply:
+    """An error reply that also quotes the request's key, in its message and in a header."""
+    doc = orjson.loads(reply.body)
+    doc["error"]["message"] += f" (the request's API key: {key})"
+    return _Reply(reply.status, orjson.dumps(doc), (*reply.headers, ("x-echo-api-key", key)))
 
 
 class _BadRequest(Exception):
@@ -365,6 +375,8 @@ class EmbeddingsServer:
                 writer.transport.abort()
                 return False
             n_inputs, reply = self._answer(headers, body, fault, over_quota)
+            if self.echo_key and reply.status >= 400:
+                reply = _echoed(reply, headers.get(b"authorization", b"").decode("latin-1")[7:])
         finally:
             stats.in_flight -= 1
         stats.statuses[reply.status] += 1

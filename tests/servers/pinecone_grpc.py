@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 import numpy as np
@@ -33,7 +33,7 @@ from google.protobuf.message import DecodeError
 from vectordb.connector.protowire import read_varint as _varint
 
 from .pinecone_rest import PineconeRestServer, serve_until_signal
-from .script import ArrivedVector, Decoded, ServerState, serve_upsert
+from .script import ECHO_HEADER, ArrivedVector, Decoded, ServerState, echoed, serve_upsert
 
 GEN_DIR = Path(__file__).resolve().parents[2] / "proto" / "gen"
 if str(GEN_DIR) not in sys.path:
@@ -175,10 +175,11 @@ class PineconeGrpcServer:
         if verdict.cancel_stream:
             context.cancel()
             return b""
+        trailing = self._echo_metadata(metadata)  # serve_upsert has put the key in the message
         if verdict.outcome in ("throttled", "over_quota"):
-            context.set_trailing_metadata(
-                (("grpc-retry-pushback-ms", str(round(verdict.retry_after_s * 1000))),)
-            )
+            trailing += (("grpc-retry-pushback-ms", str(round(verdict.retry_after_s * 1000))),)
+        if trailing:
+            context.set_trailing_metadata(trailing)
         context.abort(_CODES[verdict.outcome], verdict.message)
         raise AssertionError("unreachable: abort raises")
 
@@ -186,7 +187,7 @@ class PineconeGrpcServer:
         metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
         fault, counts, dimension = self.state.describe(metadata.get("api-key"))
         if fault is not None:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid API key")
+            self._unauthenticated(metadata, context)
         reply = pb.DescribeIndexStatsResponse(dimension=dimension, total_vector_count=sum(counts.values()))
         for ns, n in counts.items():
             reply.namespaces[ns].vector_count = n
@@ -199,10 +200,22 @@ class PineconeGrpcServer:
             metadata.get("api-key"), request.namespace, delete_all=request.delete_all, ids=list(request.ids)
         )
         if outcome == "unauthenticated":
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid API key")
+            self._unauthenticated(metadata, context)
         if outcome == "not_found":
             context.abort(grpc.StatusCode.NOT_FOUND, "Namespace not found")
         return pb.DeleteResponse().SerializeToString()
+
+    def _echo_metadata(self, metadata: dict[str, str]) -> tuple[tuple[str, str], ...]:
+        """With the script's ``echo_key``, the request's key in the trailing metadata."""
+        return ((ECHO_HEADER, metadata.get("api-key") or ""),) if self.state.script.echo_key else ()
+
+    def _unauthenticated(self, metadata: dict[str, str], context: grpc.ServicerContext) -> NoReturn:
+        message = "Invalid API key"
+        if self.state.script.echo_key:
+            message = echoed(message, metadata.get("api-key"))
+            context.set_trailing_metadata(self._echo_metadata(metadata))
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        raise AssertionError("unreachable: abort raises")
 
     def start(self) -> PineconeGrpcServer:
         self._server.start()

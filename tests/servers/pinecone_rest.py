@@ -35,11 +35,13 @@ import numpy as np
 import orjson
 
 from .script import (
+    ECHO_HEADER,
     ArrivedVector,
     Decoded,
     ServerState,
     Verdict,
     decode_script,
+    echoed,
     encode_arrived,
     encode_script,
     serve_upsert,
@@ -177,7 +179,7 @@ class _Handler(JsonHandler):
     def _stats(self) -> None:
         fault, counts, dimension = self.server.state.describe(self.headers.get("Api-Key"))
         if fault is not None:
-            self._reply(401, orjson.dumps({"code": 16, "message": "Invalid API key", "details": []}))
+            self._unauthenticated()
             return
         namespaces = {ns: {"vectorCount": n} for ns, n in counts.items()}
         body = {
@@ -197,15 +199,26 @@ class _Handler(JsonHandler):
             ids=list(request.get("ids") or []),
         )
         if outcome == "unauthenticated":
-            self._reply(401, orjson.dumps({"code": 16, "message": "Invalid API key", "details": []}))
+            self._unauthenticated()
         elif outcome == "not_found":
             self._reply(404, orjson.dumps({"code": 5, "message": "Namespace not found", "details": []}))
         else:
             self._reply(200, b"{}")
 
+    def _unauthenticated(self) -> None:
+        message = "Invalid API key"
+        if self.server.state.script.echo_key:
+            message = echoed(message, self.headers.get("Api-Key"))
+        body = orjson.dumps({"code": 16, "message": message, "details": []})
+        self._reply(401, body, extra=self._echo_header())
+
+    def _echo_header(self) -> dict[str, str]:
+        """With the script's ``echo_key``, the request's key in a reply header."""
+        return {ECHO_HEADER: self.headers.get("Api-Key") or ""} if self.server.state.script.echo_key else {}
+
     def _error(self, verdict: Verdict) -> None:
         status, code = _STATUS[verdict.outcome]
-        extra = {}
+        extra = self._echo_header()  # serve_upsert has put the key in the message
         if status == 429:
             extra["Retry-After"] = format(verdict.retry_after_s, "g")
         body = orjson.dumps({"code": code, "message": verdict.message, "details": []})

@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 import numpy as np
@@ -42,7 +42,7 @@ from .qdrant_rest import (
     fault_error,
     record_json,
 )
-from .script import FaultScript
+from .script import ECHO_HEADER, FaultScript, echoed
 
 __all__ = ["QdrantGrpcServer", "QdrantServer", "qdrant_server", "qdrant_session_server"]
 
@@ -152,12 +152,27 @@ class QdrantGrpcServer:
                 self.store.check_key(metadata.get("api-key"))
                 return bytes(fn(body))
             except QdrantError as exc:
-                context.abort(GRPC_CODE[exc.kind], exc.grpc_message)
+                self._refuse(exc, metadata, context)
             except DecodeError as exc:
                 context.abort(grpc.StatusCode.INTERNAL, f"failed to decode Protobuf message: {exc}")
             raise AssertionError("unreachable: abort raises")
 
         return call
+
+    def _refuse(self, exc: QdrantError, metadata: dict[str, str], context: grpc.ServicerContext) -> NoReturn:
+        """Abort with the refusal's status; with the script's ``echo_key``, quoting the request's key in
+        the status details and the trailing metadata."""
+        message, trailing = exc.grpc_message, []
+        if exc.kind == "throttled":  # Qdrant's own metadata key, in seconds
+            trailing.append(("retry-after", f"{exc.retry_after_s:g}"))
+        if self.store.admission.script.echo_key:
+            key = metadata.get("api-key")
+            message = echoed(message, key)
+            trailing.append((ECHO_HEADER, key or ""))
+        if trailing:
+            context.set_trailing_metadata(tuple(trailing))
+        context.abort(GRPC_CODE[exc.kind], message)
+        raise AssertionError("unreachable: abort raises")
 
     # -- points ------------------------------------------------------------------------------------
 
@@ -195,10 +210,7 @@ class QdrantGrpcServer:
             return _operation(admission.seq, status, started)
         except QdrantError as exc:
             outcome, message = exc.kind, exc.grpc_message
-            if exc.kind == "throttled":  # Qdrant's own metadata key, in seconds
-                context.set_trailing_metadata((("retry-after", f"{exc.retry_after_s:g}"),))
-            context.abort(GRPC_CODE[exc.kind], exc.grpc_message)
-            raise AssertionError("unreachable: abort raises") from None
+            self._refuse(exc, metadata, context)
         finally:
             store.admission.leave()
             store.record(

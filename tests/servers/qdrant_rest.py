@@ -48,7 +48,7 @@ from urllib.parse import parse_qsl, unquote
 import numpy as np
 import orjson
 
-from .script import FaultScript, ServerState
+from .script import ECHO_HEADER, FaultScript, ServerState, echoed
 from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 
 __all__ = [
@@ -644,13 +644,18 @@ class _Handler(JsonHandler):
 
     def _error(self, exc: QdrantError, started: float) -> None:
         status = HTTP_STATUS[exc.kind]
+        message, extra = exc.message, {}
+        if self.server.store.admission.script.echo_key:  # quote the request's key, in the body and a header
+            key = self.headers.get("api-key")
+            message, extra = echoed(message, key), {ECHO_HEADER: key or ""}
         if status == 401:  # Qdrant's auth middleware answers in plain text
-            self._reply(401, exc.message.encode(), "text/plain")
+            self._reply(401, message.encode(), "text/plain", extra=extra)
             return
         # Qdrant sends whole seconds (qdrant-client parses an int); ":g" keeps whole values whole and lets
         # tests script fractions of a second for the connector
-        extra = {"Retry-After": f"{exc.retry_after_s:g}"} if status == 429 else {}
-        doc = {"status": {"error": exc.message}, "time": time.monotonic() - started}
+        if status == 429:
+            extra["Retry-After"] = f"{exc.retry_after_s:g}"
+        doc = {"status": {"error": message}, "time": time.monotonic() - started}
         self._reply(status, orjson.dumps(doc), extra=extra)
 
 

@@ -23,10 +23,15 @@ it holds an id of ``reject_ids`` (its message names the ids, or with ``reject_na
 all) or a dense vector whose length is not ``dimension``, as
 Pinecone rejects a request whole; otherwise it is applied, ``accept_delay_s`` later. ``noop`` skips decoding and
 recording of bodies: the reply counts the vectors cheaply, for throughput runs.
+
+``echo_key`` makes the server quote the key each request carried in every refusal, as some servers
+do: in the message (an error body, gRPC status details) and in a reply header or trailing metadata
+(``ECHO_HEADER``); the connector must blank it out of everything it shows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +42,7 @@ import msgspec
 import numpy as np
 
 __all__ = [
+    "ECHO_HEADER",
     "Admission",
     "Arrived",
     "ArrivedRequest",
@@ -48,6 +54,7 @@ __all__ = [
     "Verdict",
     "decode_arrived",
     "decode_script",
+    "echoed",
     "encode_arrived",
     "encode_script",
     "rejection_message",
@@ -75,6 +82,7 @@ class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     max_in_flight: int | None = None  # throttle above this many concurrent upserts
     noop: bool = False
     grpc_drop: Literal["unavailable", "cancel"] = "unavailable"  # how gRPC shows a dropped request
+    echo_key: bool = False  # every refusal quotes the request's key (message and ECHO_HEADER)
 
 
 class ArrivedVector(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,6 +181,14 @@ class Verdict:
     message: str = ""
     retry_after_s: float = 0.0
     cancel_stream: bool = False  # gRPC: drop by cancelling the stream
+
+
+ECHO_HEADER = "x-echo-api-key"
+
+
+def echoed(message: str, api_key: str | None) -> str:
+    """A refusal's message quoting the key the request carried, as a server that echoes keys words it."""
+    return f"{message} (the request's API key: {api_key or 'none'})"
 
 
 def rejection_message(script: FaultScript, vectors: list[ArrivedVector]) -> str | None:
@@ -364,6 +380,8 @@ def serve_upsert(
                 verdict, decoded = _judge(script, decode, body)
                 if verdict.outcome == "ok" and script.accept_delay_s > 0:
                     time.sleep(script.accept_delay_s)
+        if admission.script.echo_key and verdict.outcome != "ok":
+            verdict = dataclasses.replace(verdict, message=echoed(verdict.message, api_key))
         state.record(admission, verdict, body=body, headers=headers, api_key=api_key, decoded=decoded)
         return verdict
     finally:

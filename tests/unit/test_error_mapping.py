@@ -4,8 +4,11 @@ import grpc
 import pytest
 
 from vectordb.connector import errors
+from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports import grpc as grpc_transport
 from vectordb.connector.transports import http as http_transport
+
+NONE = Secrets()  # no credentials in use: nothing to blank
 
 
 def test_every_grpc_status_code_maps_somewhere() -> None:
@@ -25,7 +28,7 @@ def test_every_grpc_status_code_maps_somewhere() -> None:
     ],
 )
 def test_grpc_status_classes(code: str, kind: type, retryable: bool, fatal: bool) -> None:
-    exc = grpc_transport.error_for_status(code, "details", "idx /VectorService/Upsert", {})
+    exc = grpc_transport.error_for_status(code, "details", "idx /VectorService/Upsert", {}, secrets=NONE)
     assert type(exc) is kind
     assert exc.retryable is retryable and exc.fatal is fatal
     assert "details" in str(exc) and "idx" in str(exc)
@@ -33,13 +36,15 @@ def test_grpc_status_classes(code: str, kind: type, retryable: bool, fatal: bool
 
 def test_grpc_pushback_becomes_retry_after() -> None:
     exc = grpc_transport.error_for_status(
-        "RESOURCE_EXHAUSTED", "slow down", "x", {"grpc-retry-pushback-ms": "250"}
+        "RESOURCE_EXHAUSTED", "slow down", "x", {"grpc-retry-pushback-ms": "250"}, secrets=NONE
     )
     assert exc.retry_after_s == 0.25
 
 
 def test_grpc_connect_failure_is_a_connect_error() -> None:
-    exc = grpc_transport.error_for_status("UNAVAILABLE", "failed to connect to all addresses", "x", {})
+    exc = grpc_transport.error_for_status(
+        "UNAVAILABLE", "failed to connect to all addresses", "x", {}, secrets=NONE
+    )
     assert isinstance(exc, errors.ConnectError)
 
 
@@ -60,14 +65,16 @@ def test_grpc_connect_failure_is_a_connect_error() -> None:
     ],
 )
 def test_every_http_status_class_maps_somewhere(status: int, kind: type) -> None:
-    exc = http_transport.error_for_status(status, b'{"message":"why"}', "POST /vectors/upsert", None)
+    exc = http_transport.error_for_status(
+        status, b'{"message":"why"}', "POST /vectors/upsert", None, secrets=NONE
+    )
     assert type(exc) is kind
     assert f"HTTP {status}" in str(exc) and "why" in str(exc)
 
 
 def test_json_error_bodies_are_quoted_by_their_message() -> None:
     body = b'{"code":3,"message":"Vector dimension 768 does not match the dimension of the index 1536","details":[]}'
-    exc = http_transport.error_for_status(400, body, "POST /vectors/upsert", None)
+    exc = http_transport.error_for_status(400, body, "POST /vectors/upsert", None, secrets=NONE)
     assert (
         str(exc)
         == "POST /vectors/upsert: HTTP 400: Vector dimension 768 does not match the dimension of the index 1536"
@@ -85,14 +92,14 @@ def test_json_error_bodies_are_quoted_by_their_message() -> None:
     ],
 )
 def test_each_servers_error_body_gives_its_reason(body: bytes) -> None:
-    assert http_transport.reason_of(body) == "the reason"
-    exc = http_transport.error_for_status(400, body, "POST /x", None)
+    assert http_transport.reason_of(body, NONE) == "the reason"
+    exc = http_transport.error_for_status(400, body, "POST /x", None, secrets=NONE)
     assert str(exc) == "POST /x: HTTP 400: the reason"
 
 
-def test_a_reason_given_by_the_caller_replaces_the_bodys() -> None:
+def test_the_reason_is_quoted_with_the_key_blanked() -> None:
     exc = http_transport.error_for_status(
-        401, b'{"message": "key sk-1 is wrong"}', "POST /x", None, reason="key *** is wrong"
+        401, b'{"message": "key sk-1234567 is wrong"}', "POST /x", None, secrets=Secrets("sk-1234567")
     )
     assert str(exc) == "POST /x: HTTP 401: key *** is wrong" and isinstance(exc, errors.AuthError)
 

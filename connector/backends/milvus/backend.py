@@ -130,9 +130,11 @@ class MilvusBackend(Backend[MilvusOptions]):
         if self.lite_path:
             from .lite import LiteTransport
 
-            return LiteTransport(self.lite_path, tuple(metadata), self.describe())
+            return LiteTransport(self.lite_path, tuple(metadata), self.describe(), self.secrets)
         target = f"{self.host}:{self.port}"
-        return GrpcTransport(target, tls=self.tls, metadata=tuple(metadata), label=self.describe())
+        return GrpcTransport(
+            target, tls=self.tls, secrets=self.secrets, metadata=tuple(metadata), label=self.describe()
+        )
 
     # -- control plane ----------------------------------------------------------------------------
 
@@ -166,7 +168,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         return pw.FieldReader(reply.body)
 
     def _expect_ok(self, method: str, status: pw.FieldReader | None, *, allow: tuple[str, ...] = ()) -> None:
-        found = status_of(status)
+        found = status_of(status, self.secrets)
         if found.code and not any(word in found.reason.lower() for word in allow):
             raise error_for(found, f"milvus {method} {self.collection!r}")
 
@@ -177,7 +179,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not has.int(2):
             return None
         reply = self._call("DescribeCollection", name)
-        status = status_of(reply.message(1))
+        status = status_of(reply.message(1), self.secrets)
         if status.not_found:
             return None
         if status.code:
@@ -362,7 +364,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         sent = encoded.sent if encoded else len(batch)
         if sent:
             result = pw.FieldReader(reply.body)
-            status = status_of(result.message(1))
+            status = status_of(result.message(1), self.secrets)
             if status.code:
                 raise error_for(status, f"milvus rejected {sent} rows of {self.collection!r}")
             errors = result.packed_varints(4)

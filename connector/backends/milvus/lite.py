@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigError, ConnectError, MissingExtra
+from ...redaction import Secrets
 from ...transports.base import Transport, WireReply, WireRequest
 from ..registry import PATH_SCHEME, canonical_uri
 
@@ -322,15 +323,19 @@ class LiteTransport:
     ``ensure_server`` gives a different address (a fresh server on the same data).
     """
 
-    def __init__(self, path: str, metadata: tuple[tuple[str, str], ...], label: str) -> None:
-        self._path, self._metadata, self._label = path, metadata, label
+    def __init__(
+        self, path: str, metadata: tuple[tuple[str, str], ...], label: str, secrets: Secrets
+    ) -> None:
+        self._path, self._metadata, self._label, self._secrets = path, metadata, label, secrets
         self._inner = self._connect(ensure_server(path))
 
     def _connect(self, address: str) -> Transport:
         from ...transports.grpc import GrpcTransport
 
         self.address = address
-        return GrpcTransport(address, tls=False, metadata=self._metadata, label=self._label)
+        return GrpcTransport(
+            address, tls=False, secrets=self._secrets, metadata=self._metadata, label=self._label
+        )
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
         try:

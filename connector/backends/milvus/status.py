@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ... import protowire as pw
 from ...errors import AuthError, NotFound, Rejected, ServerError, Throttled, Unavailable
+from ...redaction import Secrets
 
 __all__ = ["CODE_KIND", "LEGACY_KIND", "Status", "error_for", "status_of"]
 
@@ -76,8 +77,9 @@ class Status:
         return kind
 
 
-def status_of(status: pw.FieldReader | None) -> Status:
-    """Read ``common.Status{error_code 1, reason 2, code 3, retriable 4}``."""
+def status_of(status: pw.FieldReader | None, secrets: Secrets) -> Status:
+    """Read ``common.Status{error_code 1, reason 2, code 3, retriable 4}``; ``secrets`` are blanked out
+    of the reason, which every error and failure of the status quotes."""
     if status is None:
         return Status(0)
     code, legacy = status.int(3), False
@@ -89,7 +91,7 @@ def status_of(status: pw.FieldReader | None) -> Status:
         code &= ROOT_CODE_MASK
     elif not code:
         code, legacy = status.int(1), True
-    return Status(code, status.str(2), retriable, legacy)
+    return Status(code, secrets.blank(status.str(2)), retriable, legacy)
 
 
 def error_for(status: Status, where: str) -> ServerError:

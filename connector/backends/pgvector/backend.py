@@ -58,6 +58,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
         return PostgresTransport(
             self.target.conninfo,
+            secrets=self.secrets,
             password=self.options.credential(),
             label=self.describe(),
             max_connections=self.options.max_concurrency,

@@ -131,12 +131,17 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         auth = (("authorization", f"Bearer {key}"),) if key else ()
         rest = HttpTransport(
             f"{'https' if self.tls else 'http'}://{self.host}:{self.port}",
+            secrets=self.secrets,
             headers=(*auth, ("Content-Type", "application/json")),
             max_connections=8,
             label=self.describe(),
         )
         grpc = GrpcTransport(
-            f"{self.grpc_host}:{self.grpc_port}", tls=self.grpc_tls, metadata=auth, label=self.describe()
+            f"{self.grpc_host}:{self.grpc_port}",
+            tls=self.grpc_tls,
+            secrets=self.secrets,
+            metadata=auth,
+            label=self.describe(),
         )
         return WeaviateTransport(rest, grpc)
 
@@ -442,7 +447,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         n = len(batch)
         by_row: dict[int, list[str]] = {}
         stray: list[tuple[int, str]] = []
-        for index, message in read_errors(reply.body):
+        for index, message in read_errors(reply.body, self.secrets):
             if 0 <= index < n:
                 by_row.setdefault(index, []).append(message)
             else:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import protowire as pw
+from ...redaction import Secrets
 from ...rows import RowBatch
 
 __all__ = [
@@ -168,14 +169,15 @@ def encode_batch(
     return b"".join(parts)
 
 
-def read_errors(body: bytes) -> list[tuple[int, str]]:
-    """``BatchObjectsReply.errors`` as ``(index, message)``; an error that names no index reads as index
-    0, as protobuf defines an absent int32 (the server never leaves it out for another index)."""
+def read_errors(body: bytes, secrets: Secrets) -> list[tuple[int, str]]:
+    """``BatchObjectsReply.errors`` as ``(index, message)``, ``secrets`` blanked out of the messages; an
+    error that names no index reads as index 0, as protobuf defines an absent int32 (the server never
+    leaves it out for another index)."""
     out = []
     for raw in pw.FieldReader(body).fields.get(2, []):
         error = pw.FieldReader(raw)
         index = error.int(1)
         if index >= 1 << 31:  # int32 sent as a ten-byte negative varint
             index -= 1 << 64
-        out.append((index, error.str(2)))
+        out.append((index, secrets.blank(error.str(2))))
     return out

@@ -1,0 +1,171 @@
+"""Redaction: the credentials a client sends, blanked out of every text built from a server's reply.
+
+Servers echo keys: a 401 body ("Invalid API key sk-…"), a 400 message, a 500 page or gRPC status
+details may quote what the request carried. So every message the connector makes of a reply (an
+HTTP body, gRPC details, a PostgreSQL error, a Milvus status, Weaviate's per-object errors, an
+embeddings endpoint's error, a bulk import's status) goes through ``Secrets.blank`` before it
+reaches an error, a report, a log or a Spark or Beam exception. ``Secrets.of(options)`` holds the
+credentials in use: the api key (or the variable ``api_key_env`` names, and the password of a
+``user:password`` key, as Milvus takes), the embedding key, and a password in a URI (as written and
+decoded). Each transport is built with them, and each backend that reads messages out of replies that
+succeeded (a Milvus status, Weaviate's per-object errors) blanks them with the same ``Secrets``.
+
+The rules:
+
+- every occurrence of a credential becomes ``***``, also URL-encoded, JSON-escaped and in base64
+  (how Milvus sends its token); ``"Bearer <key>"`` holds the key, so it is blanked with it;
+- blank before shortening: a message cut first can keep a piece of a key that no longer matches;
+- a credential this process cannot read (an unset ``embed_api_key_env``) was not sent from here,
+  so nothing here can echo it;
+- a library that logs what a server sent (httpcore's debug trace quotes a reply's headers whole,
+  psycopg's a failed connection's message) gets a filter on its loggers (``blank_logs``) that
+  blanks the credentials of every transport alive.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
+
+import orjson
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .embedding.options import EmbedOptions
+    from .options import BackendOptions
+
+__all__ = ["BLANK", "Secrets", "blank_logs", "uri_passwords"]
+
+BLANK = "***"
+
+
+class Secrets:
+    """The credentials in use; ``blank(text)`` is ``text`` without any of them. Empty: blanks nothing."""
+
+    __slots__ = ("__weakref__", "_pattern")
+
+    def __init__(self, *values: str | None) -> None:
+        forms = {form for value in values if value for form in _forms(value)}
+        # longest first: a form that holds another (a key and the key's JSON escape) goes whole
+        alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+        self._pattern = re.compile(alternatives) if alternatives else None
+
+    @classmethod
+    def of(cls, options: BackendOptions | EmbedOptions) -> Secrets:
+        """The credentials a client with ``options`` sends: api key, embedding key, URI passwords (an
+        embeddings client's own options: its key, and a password in its URL)."""
+        from .options import BackendOptions, key_from
+
+        if not isinstance(options, BackendOptions):
+            return cls(_readable(options.credential), *uri_passwords(options.url))
+
+        def embed_key() -> str | None:
+            return key_from(options.embed_api_key, options.embed_api_key_env, "embed_api_key_env")
+
+        key = _readable(options.credential)
+        return cls(
+            key,
+            key.partition(":")[2] if key else None,  # a user:password token's password
+            _readable(embed_key),
+            *uri_passwords(options.uri),
+            *uri_passwords(options.embed_url or ""),
+        )
+
+    def blank(self, text: str) -> str:
+        """``text`` with every credential (and its encoded forms) shown as ``***``."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(BLANK, text)
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __repr__(self) -> str:
+        return "Secrets(***)" if self else "Secrets()"
+
+
+def uri_passwords(uri: str) -> list[str]:
+    """The password of a URI (``user:password@``) as written and decoded, and a ``password=`` parameter's."""
+    if not uri:
+        return []
+    try:
+        parts = urlsplit(uri)
+        password = parts.password
+    except ValueError:  # a malformed URI (bad port) still holds its password: take what is there
+        parts, password = urlsplit(uri), None
+        userinfo = parts.netloc.rpartition("@")[0]
+        if ":" in userinfo:
+            password = userinfo.partition(":")[2]
+    found = [password, unquote(password)] if password else []
+    return found + [value for key, value in parse_qsl(parts.query) if key.lower() == "password" and value]
+
+
+class _BlankLogs(logging.Filter):
+    """Blanks the credentials of every transport alive out of a library's log records."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._alive: weakref.WeakSet[Secrets] = weakref.WeakSet()  # gone with their transports
+        self._lock = threading.Lock()
+
+    def add(self, secrets: Secrets) -> None:
+        with self._lock:
+            self._alive.add(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with self._lock:
+            alive = list(self._alive)
+        if alive:
+            try:
+                text = blanked = record.getMessage()
+            except (TypeError, ValueError):  # arguments that do not fit: the handler reports it, not us
+                return True
+            for secrets in alive:
+                blanked = secrets.blank(blanked)
+            if blanked != text:
+                record.msg, record.args = blanked, None
+        return True
+
+
+_LOG_FILTER = _BlankLogs()
+
+
+def blank_logs(secrets: Secrets, *loggers: str) -> None:
+    """Blank ``secrets`` out of what ``loggers`` record, for as long as ``secrets`` are in use."""
+    if not secrets:
+        return
+    _LOG_FILTER.add(secrets)
+    for name in loggers:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
+
+
+def _forms(value: str) -> set[str]:
+    """``value`` as a server may quote it: as sent, URL-encoded, JSON-escaped, in base64."""
+    encoded = base64.b64encode(value.encode()).decode()
+    escaped = orjson.dumps(value).decode()[1:-1]
+    return {
+        value,
+        quote(value, safe=""),
+        quote_plus(value, safe=""),
+        escaped,
+        escaped.replace("/", "\\/"),  # JSON may escape "/" too
+        encoded,
+        encoded.rstrip("="),
+        base64.urlsafe_b64encode(value.encode()).decode().rstrip("="),
+    }
+
+
+def _readable(read: Callable[[], str | None]) -> str | None:
+    try:
+        return read()
+    except ConfigError:  # a variable this process lacks: nothing sent from here holds it
+        return None
