@@ -101,8 +101,13 @@ class GrpcTransport:
         else:
             return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
         # raised outside the handler: the RpcError, whose repr quotes the details whole, is not kept
-        # as the error's __context__
-        raise error
+        # as the error's __context__. The local is dropped as it goes: a raised error held by the frame
+        # it leaves is a cycle (error -> traceback -> frame -> error) that keeps every caller's frame,
+        # their batches with them, until a full garbage collection
+        try:
+            raise error
+        finally:
+            del error
 
     def close(self) -> None:
         """The channel is shared by the process; it closes with ``forget_shared`` or at exit."""

@@ -197,7 +197,10 @@ def pg_errors(where: str, secrets: Secrets, *, connecting: bool = False) -> Iter
         # psycopg's error stays reachable as the error's __context__ (raised in a handler: "from None"
         # only hides it from tracebacks), and its message quotes the server: blank it too
         exc.args = tuple(secrets.blank(a) if isinstance(a, str) else a for a in exc.args)
-        raise error from None
+        try:
+            raise error from None
+        finally:
+            del error  # held by this frame, the raised error would be a cycle keeping the callers' frames
 
 
 # past statement_timeout, the time the server's own cancellation (57014) has to arrive before the client gives up
