@@ -346,7 +346,7 @@ class ImportStager:
             for batch in self.client.batches(data, ns, refused):
                 problem = _namespace_problem(batch.namespace)
                 if problem is not None:
-                    refused.append(BatchFailure(ids=batch.str_ids(), error=problem, error_type="Invalid"))
+                    refused.append(batch.failure(range(len(batch)), problem, error_type="Invalid"))
                     continue
                 table = rows_table(batch)
                 self._stage(namespace_dir(batch.namespace), table)

@@ -342,9 +342,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 "status"
             ) == "clock_rejected"
         if refused:
-            failure = BatchFailure(
-                ids=batch.str_ids(), error="update rejected by clock (ClockRejected)", attempts=1
-            )
+            failure = batch.failure(range(len(batch)), "update rejected by clock (ClockRejected)", attempts=1)
             return BatchOutcome(written=0, failures=[failure])
         return BatchOutcome(written=len(batch))
 

@@ -474,11 +474,14 @@ def test_rows_a_collection_cannot_hold_are_refused_before_sending() -> None:
 
     batch = _batch(["a", "b"], sparse=True)  # row a has a sparse vector, row b none
     no_sparse = encode_upsert(batch, Layout(collection="c", dim=3))
-    assert no_sparse.sent == 1 and no_sparse.sent_ids == ["b"]
-    assert no_sparse.refused[0].ids == ("a",) and "no sparse field" in no_sparse.refused[0].error
+    assert no_sparse.sent == 1 and no_sparse.sent_rows == [1]
+    assert (no_sparse.refused[0].ids, no_sparse.refused[0].positions) == (
+        ("a",),
+        (0,),
+    ) and "no sparse field" in no_sparse.refused[0].error
     strict = Layout(collection="c", dim=3, dynamic=False, scalars=(ScalarField("rank", 11, required=True),))
     encoded = encode_upsert(_batch(["a", "b"]), strict)  # a: no rank; b: rank 2.5 fits a Double
-    assert encoded.sent_ids == ["b"] and "no value for field 'rank'" in encoded.refused[0].error
+    assert encoded.sent_rows == [1] and "no value for field 'rank'" in encoded.refused[0].error
     request = milvus_pb2.UpsertRequest.FromString(encoded.body)
     assert request.num_rows == 1 and [f.field_name for f in request.fields_data] == ["id", "vector", "rank"]
     assert list(request.fields_data[2].scalars.double_data.data) == [2.5]

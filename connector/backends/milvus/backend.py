@@ -8,7 +8,6 @@ import numpy as np
 from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
 from ...options import BackendOptions, did_you_mean, parse_uri
-from ...report import BatchFailure
 from ...rows import RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
@@ -369,30 +368,23 @@ class MilvusBackend(Backend[MilvusOptions]):
                 raise error_for(status, f"milvus rejected {sent} rows of {self.collection!r}")
             errors = result.packed_varints(4)
             if errors:
-                ids = encoded.sent_ids if encoded and encoded.sent_ids is not None else batch.ids
-                named = sorted({i for i in errors if 0 <= i < len(ids)})
-                bad = tuple(str(ids[i]) for i in named)
-                refused.append(
-                    BatchFailure(
-                        ids=bad, error=status.reason or "listed in err_index by the server", attempts=1
-                    )
-                )
-                stray = sorted({i for i in errors if not 0 <= i < len(ids)})
+                rows = encoded.sent_rows if encoded and encoded.sent_rows is not None else range(len(batch))
+                named = sorted({i for i in errors if 0 <= i < len(rows)})
+                reason = status.reason or "listed in err_index by the server"
+                refused.append(batch.failure([rows[i] for i in named], reason, attempts=1))
+                stray = sorted({i for i in errors if not 0 <= i < len(rows)})
                 if stray:  # the reply names rows this request did not have: no other row can count as written
-                    others = set(range(len(ids))) - set(named)
-                    rest = tuple(str(ids[i]) for i in sorted(others))
+                    others = sorted(set(range(len(rows))) - set(named))
                     refused.append(
-                        BatchFailure(
-                            ids=rest,
-                            error=(
-                                f"Milvus listed err_index {stray[:3]} outside this request of {len(ids)} rows; "
-                                "which rows it meant is unknown, so these are not counted as written (they may "
-                                "be: writing them again is safe)"
-                            ),
+                        batch.failure(
+                            [rows[i] for i in others],
+                            f"Milvus listed err_index {stray[:3]} outside this request of {len(rows)} rows; "
+                            "which rows it meant is unknown, so these are not counted as written (they may "
+                            "be: writing them again is safe)",
                             error_type="Unattributed",
                             attempts=1,
                         )
                     )
                     return BatchOutcome(written=0, failures=refused)
-                sent -= len(bad)
+                sent -= len(named)
         return BatchOutcome(written=sent, failures=refused)

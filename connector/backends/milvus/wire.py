@@ -55,7 +55,7 @@ class Encoded:
 
     body: bytes
     sent: int
-    sent_ids: list[Any] | None = None  # None: every row was sent
+    sent_rows: list[int] | None = None  # the batch's rows in the request, in order; None: every row
     refused: list[BatchFailure] = field(default_factory=list)
 
 
@@ -289,24 +289,21 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
     if matrix is None:
         raise ConfigError(f"milvus collection {layout.collection} needs a dense vector in every row")
     refused: list[BatchFailure] = []
-    sent_ids: list[Any] | None = None
+    sent_rows: list[int] | None = None
     if reasons:
-        by_reason: dict[str, list[str]] = {}
+        by_reason: dict[str, list[int]] = {}
         for row, reason in sorted(reasons.items()):
-            by_reason.setdefault(reason, []).append(str(batch.ids[row]))
-        refused = [
-            BatchFailure(ids=tuple(ids), error=reason, error_type="Invalid")
-            for reason, ids in by_reason.items()
-        ]
+            by_reason.setdefault(reason, []).append(row)
+        refused = [batch.failure(rows, reason, error_type="Invalid") for reason, rows in by_reason.items()]
         keep = [i for i in range(len(batch)) if i not in reasons]
         if not keep:
-            return Encoded(body=b"", sent=0, sent_ids=[], refused=refused)
+            return Encoded(body=b"", sent=0, sent_rows=[], refused=refused)
         keys = [keys[i] for i in keep]
         columns = {name: [col[i] for i in keep] for name, col in columns.items()}
         meta = [meta[i] for i in keep] if meta else meta
         sparse = [sparse[i] for i in keep] if sparse else sparse
         matrix = matrix[keep]
-        sent_ids = [batch.ids[i] for i in keep]
+        sent_rows = keep
     n = len(keys)
     parts: list[Any] = [pw.string_field(3, layout.collection)]
     if partition:
@@ -335,4 +332,4 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
     if layout.dynamic:
         parts += _field_data(JSON, DYNAMIC_FIELD, 3, _message(9, _blobs(meta)), dynamic=True)
     parts.append(pw.varint_field(7, n))
-    return Encoded(body=b"".join(parts), sent=n, sent_ids=sent_ids, refused=refused)
+    return Encoded(body=b"".join(parts), sent=n, sent_rows=sent_rows, refused=refused)

@@ -452,23 +452,18 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 by_row.setdefault(index, []).append(message)
             else:
                 stray.append((index, message))
-        by_reason: dict[str, list[str]] = {}
+        by_reason: dict[str, list[int]] = {}
         for i in sorted(by_row):
-            by_reason.setdefault("; ".join(by_row[i]), []).append(str(batch.ids[i]))
-        failures = [
-            BatchFailure(ids=tuple(ids), error=reason, attempts=1) for reason, ids in by_reason.items()
-        ]
+            by_reason.setdefault("; ".join(by_row[i]), []).append(i)
+        failures = [batch.failure(rows, reason, attempts=1) for reason, rows in by_reason.items()]
         if stray:
-            rest = tuple(str(batch.ids[i]) for i in range(n) if i not in by_row)
             shown = "; ".join(f"index {i}: {m}" for i, m in stray[:3])
             failures.append(
-                BatchFailure(
-                    ids=rest,
-                    error=(
-                        f"Weaviate reported {len(stray)} error(s) for objects outside this request of {n} "
-                        f"({shown}); which rows they meant is unknown, so these rows are not counted as "
-                        "written (they may be: writing them again is safe)"
-                    ),
+                batch.failure(
+                    [i for i in range(n) if i not in by_row],
+                    f"Weaviate reported {len(stray)} error(s) for objects outside this request of {n} "
+                    f"({shown}); which rows they meant is unknown, so these rows are not counted as "
+                    "written (they may be: writing them again is safe)",
                     error_type="Unattributed",
                     attempts=1,
                 )
