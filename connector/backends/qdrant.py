@@ -26,8 +26,8 @@ import orjson
 from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
+from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
-from ..report import BatchFailure
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
