@@ -26,7 +26,6 @@ import orjson
 from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
-from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
