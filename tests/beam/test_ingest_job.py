@@ -1,4 +1,6 @@
-"""``jobs/beam_ingest.py`` end to end: Parquet and JSON Lines files in, the server and dead-letter files out."""
+"""The Beam job, ``vectordb-beam`` (``vectordb.beam.load``), end to end: Parquet and JSON Lines files or a
+generated sample in, the server and dead-letter files out, the summary printed; its flags in ``--help``,
+and a ``ConnectorError`` as one line."""
 
 from __future__ import annotations
 
@@ -9,13 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.utils.secret import GcpSecret
 
-from jobs.beam_ingest import IngestOptions, connector_options, main
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
 from tests.servers.fixtures import ServerHandle
+from vectordb.beam.load import connector_options, main, parse_args, sample_batch
 from vectordb.connector import ConfigError
 
 __all__ = ["embeddings_server"]  # a fixture, used by name
@@ -48,14 +49,14 @@ def write_jsonl(path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["parquet", "jsonl"])
 def test_files_to_the_database_with_dead_letters(
-    kind: str, grpc_server: ServerHandle, tmp_path: Path
+    kind: str, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prefix = kind[0]
     source = tmp_path / f"records.{kind}"
     (write_parquet if kind == "parquet" else write_jsonl)(source)
     grpc_server.script(reject_ids=frozenset({f"{prefix}7", f"{prefix}123"}))
     dead = tmp_path / "dead"
-    result = main(
+    status = main(
         [
             "--runner=FnApiRunner",
             f"--input={source}",
@@ -66,7 +67,11 @@ def test_files_to_the_database_with_dead_letters(
             f"--dead_letters={dead}",
         ]
     )
-    assert result.state == "DONE"
+    assert status == 1  # rows failed (and went to the dead letters), as the Spark job says it
+    out = capsys.readouterr().out
+    assert f"written:  {N - 2:,} of {N:,} rows (2 failed)" in out
+    assert f"traffic:  {len(grpc_server.arrived().requests):,} requests, 0 retries, 0 throttled" in out
+    assert "rows/s" in out and "dead letters: 1 file, e.g. " in out
 
     arrived = grpc_server.arrived()
     assert arrived.ids("docs") == {f"{prefix}{i}" for i in range(N)} - {f"{prefix}7", f"{prefix}123"}
@@ -79,30 +84,105 @@ def test_files_to_the_database_with_dead_letters(
     assert all(letter["error_type"] == "Rejected" for letter in letters)
 
 
-def test_a_bad_option_fails_before_the_pipeline_runs(grpc_server: ServerHandle, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="bach_size"):
-        main(
-            [
-                "--runner=FnApiRunner",
-                f"--input={tmp_path}/x.jsonl",
-                f"--uri={grpc_server.uri}",
-                "--option=bach_size=5",
-            ]
-        )
+def test_a_sample_lands_and_the_summary_says_so(
+    grpc_server: ServerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--sample N --dim D``: N generated vectors, the same ones on every run."""
+    argv = ["--sample", "120", "--dim", "4", "--uri", grpc_server.uri, "--no_create", "--runner=FnApiRunner"]
+    assert main(argv) == 0
+    expected = sample_batch(0, 120, 4)
+    arrived = grpc_server.arrived()
+    assert arrived.ids() == {str(i) for i in range(120)}
+    assert arrived.vector("7").values_f32 == np.asarray(expected.column("values")[7].values).tobytes()
+    assert arrived.vector("7").metadata == {"title": "sample 7"}
+    out = capsys.readouterr().out
+    assert f"writing a sample of 120 to {grpc_server.uri}" in out
+    assert "written:  120 of 120 rows (0 failed)" in out and "speed:    " in out
+    assert sample_batch(0, 10, 4).column("values")[7] == expected.column("values")[7]  # whatever N is
+
+
+def test_a_bad_option_is_one_line_and_status_2_before_the_pipeline_runs(
+    grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "--runner=FnApiRunner",
+        f"--input={tmp_path}/x.jsonl",
+        f"--uri={grpc_server.uri}",
+        "--option=bach_size=5",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "vectordb-beam: ConfigError: invalid options: unknown option 'bach_size' (did you mean 'batch_size'?) "
+        "(--debug shows the trace)"
+    ]
     assert grpc_server.arrived().requests == []
+    assert main([*argv, "--debug"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "raise ConfigError" in err
+    assert err.splitlines()[-1].startswith(
+        "vectordb-beam: ConfigError: invalid options: unknown option 'bach_size'"
+    )
+
+
+def test_an_error_in_the_pipeline_is_one_line_too(
+    grpc_server: ServerHandle,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A ``ConnectorError`` raised on a worker (a key the server refuses) comes back through the runner:
+    one line still, and the runner does not log its trace either."""
+    grpc_server.script(api_key="sk-the-right-one")
+    argv = ["--sample", "20", "--dim", "4", "--uri", grpc_server.uri, "--no_create", "--runner=FnApiRunner"]
+    argv += ["--option", "api_key=sk-another"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("vectordb-beam: AuthError: ") and line.endswith("(--debug shows the trace)")
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_help_lists_the_jobs_flags_then_beams(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    ours = out[: out.index("Beam pipeline options: StandardOptions:")]
+    for flag in (
+        "--input",
+        "--sample N",
+        "--dim",
+        "--uri",
+        "--collection",
+        "--option KEY=VALUE",
+        "--dead_letters",
+    ):
+        assert flag in ours
+    assert "vectordb-beam --sample 10000 --dim 384" in ours  # the examples
+    beam = out[len(ours) :]
+    assert "--runner RUNNER" in beam and "--direct_num_workers" in beam and "--temp_location" in beam
+
+
+def test_a_misspelt_flag_of_the_job_is_refused_not_passed_to_beam(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--sample", "5", "--dead-letters", "out"])
+    assert exit_info.value.code == 2
+    assert "unrecognized argument --dead-letters: did you mean --dead_letters?" in capsys.readouterr().err
 
 
 def test_api_key_secret_becomes_a_beam_secret_the_sink_fetches_on_workers() -> None:
     spec = "type:GcpSecret;version_name:projects/p/secrets/pinecone/versions/3"
-    options = connector_options(PipelineOptions([f"--api_key_secret={spec}"]).view_as(IngestOptions))
+    options = connector_options(parse_args(["--sample", "1", f"--api_key_secret={spec}"])[0])
     assert options["api_key"] == GcpSecret("projects/p/secrets/pinecone/versions/3")
     with pytest.raises(ConfigError, match=r"--api_key_secret: .*type"):
-        connector_options(PipelineOptions(["--api_key_secret=projects/p/secrets/s"]).view_as(IngestOptions))
+        connector_options(parse_args(["--sample", "1", "--api_key_secret=projects/p/secrets/s"])[0])
 
 
-def test_input_and_uri_are_required() -> None:
-    with pytest.raises(ConfigError, match="--input and --uri"):
+def test_input_or_sample_is_required(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
         main(["--runner=FnApiRunner"])
+    assert exit_info.value.code == 2
+    assert "one of the arguments --input --sample is required" in capsys.readouterr().err
 
 
 def test_text_files_to_the_database_through_the_embedding_options(
@@ -115,7 +195,7 @@ def test_text_files_to_the_database_through_the_embedding_options(
     source = tmp_path / "texts.jsonl"
     source.write_text("".join(json.dumps({"doc_id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
     dead = tmp_path / "dead"
-    result = main(
+    status = main(
         [
             "--runner=FnApiRunner",
             f"--input={source}",
@@ -126,10 +206,11 @@ def test_text_files_to_the_database_through_the_embedding_options(
             f"--option=embed_model={DEFAULT_MODEL}",
             f"--option=embed_api_key={DEFAULT_KEY}",
             "--option=embed_batch_size=8",
+            "--no_create",  # the server's index exists
             f"--dead_letters={dead}",
         ]
     )
-    assert result.state == "DONE"
+    assert status == 1  # the refused text
     arrived = grpc_server.arrived()
     good = [i for i in range(60) if i != 17]
     assert arrived.ids() == {f"t{i}" for i in good}

@@ -189,7 +189,7 @@ def test_ingest_job_embeds_jsonl_and_parquet_text_into_milvus_lite(
     import orjson
     import pyarrow.parquet as pq
 
-    from jobs.ingest import main
+    from vectordb.spark.load import main
 
     first = text_table(400, {5, 390})
     jsonl = tmp_path / "docs.jsonl"
@@ -222,7 +222,7 @@ def test_ingest_job_embeds_jsonl_and_parquet_text_into_milvus_lite(
 
 
 def test_ingest_job_wants_the_embedding_arguments_together(tmp_path: Path) -> None:
-    from jobs.ingest import main
+    from vectordb.spark.load import main
 
     with pytest.raises(SystemExit) as info:
         main(["--input", str(tmp_path), "--text-column", "text", "--embed-model", MODEL])

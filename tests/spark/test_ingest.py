@@ -1,4 +1,5 @@
-"""jobs/ingest.py on the shared session: a generated sample and files of each format, into a test server."""
+"""The main job, ``vectordb-load`` (``vectordb.spark.load``), on the shared session: a generated sample and
+files of each format, into a test server; a ``ConnectorError`` (raised in Spark's Python worker) as one line."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.ingest import main
+from tests.net import closed_port
 from tests.servers.fixtures import ServerHandle
+from vectordb.spark.load import main
 
 from .conftest import float32_rows, vectors_table
 
@@ -83,3 +85,38 @@ def test_vectors_of_the_wrong_column_name_are_named(
     )
     with pytest.raises(SystemExit, match="no column 'values' in the input"):
         main(["--input", str(path), "--uri", grpc_server.uri])
+
+
+def test_a_connector_error_in_sparks_python_worker_is_one_line_and_status_2(
+    spark: Any, grpc_server: ServerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The data source's checks run in a Python worker Spark starts: the error comes back as the text of
+    Spark's own exception, the worker's trace inside; the job prints the error alone."""
+    argv = ["--sample", "10", "--dim", "4", "--uri", grpc_server.uri, "--option", "bach_size=5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "vectordb-load: ConfigError: invalid options: unknown option 'bach_size' (did you mean 'batch_size'?) "
+        "(--debug shows the trace)"
+    ]
+    assert main([*argv, "--debug"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err and "AnalysisException" in err
+    assert err.splitlines()[-1].startswith("vectordb-load: ConfigError: invalid options: unknown option")
+    assert grpc_server.arrived().requests == []
+
+
+def test_an_embedding_endpoint_that_refuses_connections_is_one_line(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's case: the driver's probe of the model cannot connect (after its retries)."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"id": "a", "text": "hello"}\n{"id": "b", "text": "world"}\n')
+    url = f"http://127.0.0.1:{closed_port()}"
+    argv = ["--input", str(source), "--uri", grpc_server.uri, "--text-column", "text"]
+    assert main([*argv, "--embed-url", url, "--embed-model", "m", "--no-create"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"vectordb-load: ConnectError: POST {url}/v1/embeddings: cannot connect: [Errno 111] Connection refused "
+        "(--debug shows the trace)"
+    )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from jobs.ingest import main
+from vectordb.spark.load import main
 
 from .conftest import float32_rows, job_ids, vectors_table
 

@@ -45,11 +45,12 @@ def test_an_empty_path_is_refused() -> None:
 
 
 def test_the_main_job_refuses_the_typo_before_starting_spark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from jobs.ingest import main
+    from vectordb.spark.load import main
 
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigError, match="is not SCHEME://host"):
-        main(["--uri", TYPO, "--sample", "10", "--dim", "4"])
+    assert main(["--uri", TYPO, "--sample", "10", "--dim", "4"]) == 2  # a ConfigError: one line
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("vectordb-load: ConfigError: option uri: ") and "is not SCHEME://host" in line
     assert list(tmp_path.iterdir()) == []

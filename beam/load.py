@@ -1,0 +1,345 @@
+"""The Beam job, ``vectordb-beam``: Parquet or JSON Lines records (or a generated sample) → a vector database.
+
+    vectordb-beam --sample 10000 --dim 384                          # into ./vectors.db (Milvus Lite)
+    vectordb-beam --input 'data/embeddings-*.parquet' \\
+        --uri pinecone+grpc://my-index-abc123.svc.pinecone.io --option api_key_env=PINECONE_API_KEY \\
+        --option namespace=docs --dead_letters out/dead-letters
+    vectordb-beam --input docs.jsonl --uri ./vectors.db --option text_column=text \\
+        --option embed_url=https://api.openai.com --option embed_model=text-embedding-3-small \\
+        --option embed_api_key_env=OPENAI_API_KEY                   # text in, vectors out
+    vectordb-beam --input 'gs://bucket/embeddings/*.parquet' --uri … --runner=DataflowRunner \\
+        --project=P --region=R --temp_location=gs://bucket/tmp    # any Beam pipeline option
+
+(``python -m vectordb.beam.load`` is the same command.)
+
+The job's own flags come first in ``--help``; every other flag is a standard Beam pipeline option
+(``--runner``, ``--direct_num_workers``, ``--direct_running_mode``, Dataflow's ``--project``/
+``--region``/``--temp_location``/``--setup_file`` …), listed after them; the runner defaults to the
+``DirectRunner``. ``--option key=value`` (repeatable) passes any connector option (the README's options
+table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, ``max_concurrency``, …, and
+the embedding options for text in); they are checked before the pipeline starts. Parquet files are read
+as Arrow tables and written without a per-row step; JSON Lines records are dicts, vectors as lists.
+``--sample N`` generates N deterministic vectors of ``--dim`` floats instead (the same N and D give the
+same vectors on every run). With ``--sample`` or ``--dim`` a missing collection is created with that
+dimension (``--no_create``: not); with ``--dead_letters DIR`` rows that fail are written to
+``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``) and the job succeeds; without it any failed row
+fails the job (``on_error=fail``), unless ``--option on_error=report``. ``--api_key_secret SPEC`` gives
+the key as a Beam secret that each worker fetches (on Dataflow, Secret Manager), so the job's stored
+pipeline does not hold it.
+
+The job ends with the summary the Spark job prints (``vectordb.connector.cli.summary``: rows written
+and failed, rows/s, MB/s, requests, retries, throttling), from the sink's counters; it exits with 1
+when rows failed. A ``ConnectorError`` (a bad option, a target that cannot be reached, a key refused)
+is one line and exit status 2; ``--debug`` shows its trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import logging
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import apache_beam as beam
+import numpy as np
+import orjson
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.runners.runner import PipelineResult
+from apache_beam.utils.secret import Secret
+
+from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
+from vectordb.connector.backends.registry import canonical_uri
+from vectordb.connector.cli import connector_error_line, embedded_note, run_command, summary
+from vectordb.connector.errors import ConfigError
+
+__all__ = ["build", "connector_options", "counters", "main", "make_parser", "parse_args", "sample_batch"]
+
+PROG = "vectordb-beam"
+DEFAULT_URI = "./vectors.db"
+SAMPLE_DIM = 384
+SAMPLE_CHUNK = 10_000  # rows per generated Arrow batch: fixed, so a row's vector never depends on N
+EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The job's own flags (Beam's pipeline options are parsed by Beam, and listed by ``--help``)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Load Parquet or JSON Lines records (or a generated sample) into a vector database with Beam."
+        f"\n\n{EXAMPLES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,  # --help lists Beam's options too
+        allow_abbrev=False,  # a prefix of a flag is Beam's business, not an abbreviation of ours
+    )
+    parser.add_argument(
+        "-h", "--help", action=_HelpAction, help="show this help (with Beam's options) and exit"
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", help="file pattern: *.parquet, or JSON Lines")
+    source.add_argument("--sample", type=int, metavar="N", help="generate N vectors instead of reading files")
+    parser.add_argument(
+        "--dim",
+        type=int,
+        help=f"dimension of --sample vectors (default {SAMPLE_DIM}), and of the collection the job creates",
+    )
+    parser.add_argument(
+        "--input_format", choices=("auto", "parquet", "jsonl"), default="auto", help="default: from the name"
+    )
+    parser.add_argument(
+        "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
+    )
+    parser.add_argument("--collection", help="collection/index when the URI names none")
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help="a connector option (repeatable)"
+    )
+    parser.add_argument(
+        "--api_key_secret",
+        metavar="SPEC",
+        help="the key as a Beam secret each worker fetches, e.g. "
+        "'type:GcpSecret;version_name:projects/P/secrets/S/versions/latest'",
+    )
+    parser.add_argument("--dead_letters", metavar="DIR", help="directory for dead-letters-*.jsonl")
+    parser.add_argument(
+        "--no_create", action="store_true", help="do not create a missing collection (with --sample or --dim)"
+    )
+    parser.add_argument(
+        "--check_target",
+        action="store_true",
+        help="ask the database (and the embedding endpoint) once before the pipeline starts",
+    )
+    parser.add_argument(
+        "--batching",
+        choices=("auto", "bounded", "unbounded"),
+        default="auto",
+        help="WriteToVectorDB batching",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
+    return parser
+
+
+class _HelpAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(help_text(parser))
+        parser.exit()
+
+
+def help_text(own: argparse.ArgumentParser) -> str:
+    """The job's flags, then every Beam pipeline option, one group per options class."""
+    shown = argparse.ArgumentParser(
+        prog=own.prog,
+        usage=own.format_usage().removeprefix("usage: ").rstrip() + " [Beam pipeline options]",
+        description=own.description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[own],
+        add_help=False,
+    )
+    seen: set[str] = set()
+    for cls in PipelineOptions.__subclasses__():
+        if str(cls) in seen or cls.__name__.startswith("Test"):  # Beam's own tests' options
+            continue
+        seen.add(str(cls))
+        group = _BeamGroup(shown.add_argument_group(f"Beam pipeline options: {cls.__name__}"))
+        cls._add_argparse_args(group)  # type: ignore[arg-type]  # what it calls of a parser, see _BeamGroup
+    return shown.format_help()
+
+
+class _BeamGroup:
+    """What Beam's ``_add_argparse_args`` calls on a parser, on an argument group (for the help only)."""
+
+    def __init__(self, group: Any) -> None:
+        self._group = group
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        with contextlib.suppress(argparse.ArgumentError):  # a flag the job (or another class) defines
+            self._group.add_argument(*args, **kwargs)
+
+    add_value_provider_argument = add_argument
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _BeamGroup:
+        return _BeamGroup(self._group.add_mutually_exclusive_group(**kwargs))
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """The job's flags, and the rest: Beam's pipeline options."""
+    own = make_parser()
+    args, rest = own.parse_known_args(argv)
+    if args.sample is not None and args.sample < 1:
+        own.error("--sample must be positive")
+    if args.dim is not None and args.dim < 1:
+        own.error("--dim must be positive")
+    ours = [s for action in own._actions for s in action.option_strings if s.startswith("--")]
+    beam_flags = _beam_flags()
+    for arg in rest:  # a misspelt flag of ours would otherwise go to Beam, which drops what it cannot parse
+        name = arg.split("=", 1)[0]
+        if name.startswith("--") and name not in beam_flags:
+            close = difflib.get_close_matches(name, ours, n=1)
+            if close:
+                own.error(f"unrecognized argument {name}: did you mean {close[0]}?")
+    return args, rest
+
+
+def _beam_flags() -> set[str]:
+    found: list[argparse.ArgumentParser] = []
+    PipelineOptions([]).get_all_options(add_extra_args_fn=found.append)
+    return {s for action in found[0]._actions for s in action.option_strings}
+
+
+def connector_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The connector's options: ``--option`` pairs, ``--collection``, ``--api_key_secret``, the policy of
+    ``--dead_letters``, and ``create`` with the dimension where the job knows it (``--sample``, ``--dim``)."""
+    options: dict[str, Any] = {}
+    for pair in args.option:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE")
+        options[key.strip()] = value
+    if args.collection:
+        options.setdefault("collection", args.collection)
+    if args.api_key_secret:
+        try:
+            options["api_key"] = Secret.parse_secret_option(args.api_key_secret)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--api_key_secret: {exc}") from None
+    if args.dead_letters:
+        options.setdefault("on_error", "dead_letter")
+        options.setdefault("dead_letter_path", args.dead_letters)
+    if args.no_create:
+        return options
+    if args.sample is not None or args.dim is not None:
+        options.setdefault("create", "true")
+        options.setdefault("dimension", str(args.dim or SAMPLE_DIM))
+    elif "embed_url" in options:
+        options.setdefault("create", "true")  # with the model's dimension
+    return options
+
+
+def input_format(args: argparse.Namespace) -> str:
+    if args.input_format != "auto":
+        return str(args.input_format)
+    return "parquet" if args.input.rstrip("*").endswith((".parquet", ".parq", ".pq")) else "jsonl"
+
+
+def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVectorDB) -> Any:
+    """Read (or generate), write; returns ``WriteToVectorDB``'s result (``written``, ``failed``)."""
+    if args.sample is not None:
+        records = (
+            pipeline
+            | "Sample" >> beam.Create(range(0, args.sample, SAMPLE_CHUNK))
+            | "Spread" >> beam.Reshuffle()
+            | "Generate" >> beam.Map(sample_batch, n=args.sample, dim=args.dim or SAMPLE_DIM)
+        )
+    elif input_format(args) == "parquet":
+        records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
+    else:
+        records = (
+            pipeline
+            | "Read JSON Lines" >> beam.io.ReadFromText(args.input)
+            | "Parse" >> beam.Map(orjson.loads)
+        )
+    return records | "Write" >> sink
+
+
+def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
+    """Rows ``start`` … of ``n`` (at most ``SAMPLE_CHUNK``): ``id``, ``values`` (dim floats in [-1, 1)), ``title``.
+
+    A chunk's vectors come from a generator seeded with the chunk and the dimension, row after row:
+    the same id gets the same vector whatever N is, so a second run upserts the same rows.
+    """
+    rows = min(SAMPLE_CHUNK, n - start)
+    values = (
+        np.random.default_rng([dim, start // SAMPLE_CHUNK]).uniform(-1, 1, (rows, dim)).astype(np.float32)
+    )
+    offsets = pa.array(np.arange(0, (rows + 1) * dim, dim, dtype=np.int32))
+    ids = [str(i) for i in range(start, start + rows)]
+    return pa.RecordBatch.from_pydict(
+        {
+            "id": ids,
+            "values": pa.ListArray.from_arrays(offsets, pa.array(values.reshape(-1))),
+            "title": [f"sample {i}" for i in ids],
+        }
+    )
+
+
+def counters(result: PipelineResult) -> dict[str, int]:
+    """The sink's counters (``written``, ``failed``, ``requests``, …), summed over its steps."""
+    found = result.metrics().query(MetricsFilter().with_namespace(METRICS_NAMESPACE))["counters"]
+    totals = dict.fromkeys(COUNTERS, 0)
+    for counter in found:
+        name = counter.key.metric.name
+        totals[name] = totals.get(name, 0) + (counter.committed or counter.attempted or 0)
+    return totals
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command: parse ``argv`` (default: the command line), run the pipeline, return the exit status."""
+    args, beam_args = parse_args(argv)
+    return run_command(PROG, lambda: load(args, beam_args), debug=args.debug)
+
+
+def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    """Run the pipeline; 1 when rows failed. Raises ``ConnectorError``."""
+    uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on workers
+    sink = WriteToVectorDB(
+        uri, batching=args.batching, check_target=args.check_target, **connector_options(args)
+    )
+    options = PipelineOptions(list(beam_args))
+    standard = options.view_as(StandardOptions)
+    if not standard.runner:
+        standard.runner = "DirectRunner"
+    pipeline = beam.Pipeline(options=options)
+    build(pipeline, args, sink)
+    print(f"writing {'a sample of ' + str(args.sample) if args.sample else args.input} to {uri}", flush=True)
+    started = time.monotonic()
+    with _quiet_runner(debug=args.debug):
+        result = pipeline.run()
+        result.wait_until_finish()
+    wall_s = time.monotonic() - started
+    totals = counters(result)
+    files = dead_letter_files(args) if totals["failed"] else []
+    print(summary(totals, target=sink.target, wall_s=wall_s, dead_letters=files), flush=True)
+    note = embedded_note(uri)
+    if note:
+        print(note, flush=True)
+    return 1 if totals["failed"] else 0
+
+
+@contextlib.contextmanager
+def _quiet_runner(*, debug: bool) -> Iterator[None]:
+    """Without ``--debug``, the runner does not log the trace of a ``ConnectorError`` the job prints as one line.
+
+    Beam logs an exception raised in a bundle before it re-raises it ("apache_beam.runners.common").
+    """
+    runner_log = logging.getLogger("apache_beam.runners.common")
+    quiet = _NotConnectorErrors()
+    if not debug:
+        runner_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        runner_log.removeFilter(quiet)
+
+
+class _NotConnectorErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and record.exc_info[1] and connector_error_line(record.exc_info[1]))
+
+
+def dead_letter_files(args: argparse.Namespace) -> list[str]:
+    if not args.dead_letters:
+        return []
+    pattern = FileSystems.join(args.dead_letters, f"{DEAD_LETTER_PREFIX}*.jsonl")
+    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""What the command-line jobs share: how they end, on success and on error.
+
+Both commands, ``vectordb-load`` (Spark, ``vectordb.spark.load``) and ``vectordb-beam`` (Beam,
+``vectordb.beam.load``), close with the same summary (``summary``: rows written and failed, rows/s,
+MB/s, requests, retries, throttling, the first failure reasons) and exit with 1 when rows failed.
+
+A ``ConnectorError`` (a bad option, a target or endpoint that cannot be reached, a key refused) is
+one line on stderr and exit status 2 (``run_command``); the full trace only with ``--debug``. The
+error may have been raised in another Python process: Spark's driver runs the data source's checks
+in a Python worker and hands back that worker's traceback as the text of its own exception, so the
+error is also looked for in the text (``connector_error_line``). Any other exception is a bug, and
+keeps its trace.
+
+Nothing here imports pyspark or apache_beam.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from importlib import import_module
+
+from .errors import ConnectorError, WriteFailed
+
+__all__ = ["connector_error_line", "embedded_note", "run_command", "summary"]
+
+# the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …"
+_RAISED = re.compile(r"^\s*(vectordb\.[\w.]+)\.(\w+): (.*?)\s*$", re.M)
+
+
+def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> int:
+    """Run ``job`` and return its exit status; a ``ConnectorError`` becomes one line on stderr.
+
+    Returns:
+        ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
+        job that finishes with failed rows does).
+    """
+    try:
+        return job()
+    except Exception as exc:
+        found = _connector_error(exc)
+        if found is None:
+            raise
+        kind, line = found
+        if debug:
+            traceback.print_exception(exc)
+        hint = "" if debug else " (--debug shows the trace)"
+        print(f"{prog}: {line}{hint}", file=sys.stderr, flush=True)
+        return 1 if issubclass(kind, WriteFailed) else 2
+
+
+def connector_error_line(exc: BaseException) -> str | None:
+    """``"ConfigError: message"`` for a ``ConnectorError``, in ``exc``, its causes, or its text; else ``None``."""
+    found = _connector_error(exc)
+    return None if found is None else found[1]
+
+
+def _connector_error(exc: BaseException) -> tuple[type[ConnectorError], str] | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectorError):
+            return type(current), f"{type(current).__name__}: {' '.join(str(current).split())}"
+        # ``raise … from`` only: an exception raised while handling a ConnectorError is another error
+        current = current.__cause__
+    # raised in another process (a Spark Python worker): only its traceback's text came back
+    for module, name, message in reversed(_RAISED.findall(str(exc))):
+        kind = _connector_error_class(module, name)
+        if kind is not None:
+            return kind, f"{name}: {message}"
+    return None
+
+
+def _connector_error_class(module: str, name: str) -> type[ConnectorError] | None:
+    try:
+        found = getattr(import_module(module), name, None)
+    except ImportError:
+        return None
+    return found if isinstance(found, type) and issubclass(found, ConnectorError) else None
+
+
+def summary(
+    counts: Mapping[str, int],
+    *,
+    target: str,
+    wall_s: float,
+    stage_s: float | None = None,
+    tasks: int | None = None,
+    reasons: Sequence[tuple[str, int]] = (),
+    dead_letters: Sequence[str] = (),
+) -> str:
+    """The closing summary of a job, a few lines.
+
+    Args:
+        counts: ``written``, ``failed``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``
+            (Spark's job report and Beam's ``vectordb`` counters both have these names; a missing
+            one counts 0).
+        target: what was written to, as the backend describes it.
+        wall_s: the job's time from the start of the write.
+        stage_s: the write stage alone, where the engine measures it (Spark).
+        tasks: the number of tasks that reported (Spark).
+        reasons: ``(reason, rows)`` of the failures, most frequent first; the first five are shown.
+        dead_letters: the files failed rows were written to.
+    """
+    n = {name: int(counts.get(name, 0)) for name in ("written", "failed", "requests", "retries", "throttled")}
+    bytes_sent = int(counts.get("bytes_sent", 0))
+    wall_s = max(wall_s, 1e-9)
+    speed = f"speed:    {n['written'] / wall_s:,.0f} rows/s, {bytes_sent / wall_s / 1e6:,.1f} MB/s over {wall_s:.1f} s"
+    if stage_s is not None:
+        speed += f" (the write stage alone: {stage_s:.1f} s)"
+    traffic = (
+        f"traffic:  {n['requests']:,} requests, {n['retries']:,} retries, {n['throttled']:,} throttled, "
+        f"{bytes_sent / 1e6:,.1f} MB"
+    )
+    if tasks is not None:
+        traffic += f", {tasks} tasks"
+    lines = [
+        f"target:   {target}",
+        f"written:  {n['written']:,} of {n['written'] + n['failed']:,} rows ({n['failed']:,} failed)",
+        speed,
+        traffic,
+    ]
+    lines += [f"failed:   {rows:,} x {reason}" for reason, rows in reasons[:5]]
+    if dead_letters:
+        files = "1 file" if len(dead_letters) == 1 else f"{len(dead_letters)} files"
+        lines.append(f"dead letters: {files}, e.g. {dead_letters[0]}")
+    return "\n".join(lines)
+
+
+def embedded_note(uri: str) -> str | None:
+    """How to read what a job wrote into the embedded Milvus Lite meanwhile, or ``None`` for another target."""
+    if not uri.startswith("milvus+lite://"):
+        return None
+    return (
+        "the embedded Milvus Lite server stops after 5 idle minutes; read it meanwhile with "
+        "pymilvus: MilvusClient(uri='http://' + vectordb.connector.backends.milvus.lite.ensure_server(PATH))"
+    )

@@ -1,0 +1,333 @@
+"""The main job, ``vectordb-load``: load vectors from files (or a generated sample) into a vector database with Spark.
+
+    vectordb-load --sample 10000 --dim 384                          # into ./vectors.db (Milvus Lite)
+    vectordb-load --input embeddings.parquet --uri pinecone+grpc://my-index.svc.pinecone.io \\
+        --api-key-env PINECONE_API_KEY --namespace docs
+    vectordb-load --input s3://bucket/embeddings/ --uri milvus://milvus:19530/docs --master spark://host:7077
+    vectordb-load --input docs.jsonl --text-column text --embed-url https://api.openai.com \\
+        --embed-model text-embedding-3-small --embed-api-key-env OPENAI_API_KEY    # text in, vectors out
+
+(``python -m vectordb.spark.load`` is the same command; under ``spark-submit``, give it this module's
+file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__file__)')" …``.)
+
+Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, or
+``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
+also be a JSON array in a string). ``--sample N --dim D`` generates N deterministic vectors instead
+(the same N and D give the same vectors on every run, so re-running upserts the same rows).
+With ``--text-column``, ``--embed-url`` and ``--embed-model`` the input may be text instead: rows
+with text and no vector are embedded by that OpenAI-compatible endpoint in the write's tasks (the
+driver probes it first, and the collection takes the model's dimension); a text it refuses is a
+failed row with its reason. Every other column goes along as metadata. ``--uri`` defaults to the embedded database
+``./vectors.db`` (Milvus Lite, started on demand), where the collection is created if missing.
+
+The job prints its progress (tasks done per stage) and a final summary (rows written and failed,
+rows/s, MB/s, retries, throttling, first failure reasons); it exits with 1 when rows failed. A
+``ConnectorError`` (a bad option, a database or embedding endpoint that cannot be reached, a key
+refused) is one line and exit status 2; ``--debug`` shows its trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import pkgutil
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vectordb.connector.cli import embedded_note, run_command, summary
+
+__all__ = ["main"]
+
+PROG = "vectordb-load"
+EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
+DEFAULT_URI = "./vectors.db"
+FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
+NEEDS = {"pyspark": "pyspark", "pyarrow": "pyarrow"}
+EMBED_ARGS = (  # argument -> writer option: the same name
+    "text_column",
+    "embed_url",
+    "embed_model",
+    "embed_api_key_env",
+    "embed_batch_size",
+    "embed_max_concurrency",
+    "embed_dimensions",
+)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Load vectors from files (or a generated sample) into a vector database with Spark.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", nargs="+", help="Parquet/JSON/CSV files or folders")
+    source.add_argument("--sample", type=int, metavar="N", help="generate N vectors instead of reading files")
+    parser.add_argument("--dim", type=int, default=384, help="dimension of --sample vectors (default 384)")
+    parser.add_argument(
+        "--format", choices=sorted(set(FORMATS.values())), help="input format (default: by extension)"
+    )
+    parser.add_argument(
+        "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
+    )
+    parser.add_argument("--collection", help="collection/index when the URI names none")
+    parser.add_argument("--api-key-env", help="environment variable holding the API key")
+    parser.add_argument("--namespace", help="namespace/partition for every row")
+    parser.add_argument("--id-column", default="id")
+    parser.add_argument("--vector-column", default="values")
+    parser.add_argument("--on-error", choices=("fail", "report", "dead_letter"), default="fail")
+    parser.add_argument("--dead-letter-path", help="folder for failed rows (with --on-error dead_letter)")
+    parser.add_argument("--no-create", action="store_true", help="do not create a missing collection")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete what the namespace (or, without --namespace, the collection) holds first",
+    )
+    embedding = parser.add_argument_group("embedding (text in, vectors out)")
+    embedding.add_argument("--text-column", help="column of text to embed where a row has no vector")
+    embedding.add_argument("--embed-url", help="OpenAI-compatible endpoint (/v1/embeddings is appended)")
+    embedding.add_argument("--embed-model", help="embedding model, e.g. text-embedding-3-small")
+    embedding.add_argument("--embed-api-key-env", help="environment variable holding its API key")
+    embedding.add_argument("--embed-batch-size", type=int, help="texts per embedding request (default 64)")
+    embedding.add_argument("--embed-max-concurrency", type=int, help="embedding requests in flight per task")
+    embedding.add_argument("--embed-dimensions", type=int, help="ask the model for shorter vectors")
+    parser.add_argument("--partitions", type=int, help="Spark partitions to write with (default: as read)")
+    parser.add_argument("--master", default=None, help="Spark master (default: local[*], or spark-submit's)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other writer option (repeatable)",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
+    args = parser.parse_args(argv)
+    if args.sample is not None and (args.sample < 1 or args.dim < 1):
+        parser.error("--sample and --dim must be positive")
+    embedding_given = [name for name in EMBED_ARGS if getattr(args, name) is not None]
+    if embedding_given and not (args.text_column and args.embed_url and args.embed_model):
+        parser.error("embedding needs --text-column, --embed-url and --embed-model together")
+    if embedding_given and args.sample is not None:
+        parser.error("--sample generates vectors: embedding takes --input files with a text column")
+    return args
+
+
+def check_environment() -> None:
+    """Fail early, with the command that fixes it, when something the job needs is missing."""
+    missing = [package for module, package in NEEDS.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        sys.exit(f"{PROG} needs {', '.join(missing)}: pip install 'vectordb-connector[spark,milvus]'")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        sys.exit(
+            f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)"
+        )
+
+
+def session(master: str | None) -> tuple[Any, bool]:
+    """The active Spark session, or a new one (local, bound to loopback); and whether it is ours to stop."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors need the Python with the connector
+    # the job prints its own progress: Spark's console bar would interleave with it
+    builder = SparkSession.builder.appName(PROG).config("spark.ui.showConsoleProgress", "false")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver: its master stands
+    if master or not submitted:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.master(master or "local[*]")
+    return builder.getOrCreate(), True
+
+
+def read_input(spark: Any, args: argparse.Namespace) -> Any:
+    """The DataFrame to write: the sample, or the files, with the vector column as an array."""
+    from pyspark.sql import functions as F
+
+    if args.sample is not None:
+        return sample_frame(spark, args.sample, args.dim, args.partitions)
+    fmt = args.format or FORMATS.get(Path(args.input[0].rstrip("/")).suffix.lower())
+    if fmt is None:
+        sys.exit(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    df = reader.load(args.input)
+    if args.text_column is not None:
+        if args.text_column not in df.columns:
+            sys.exit(
+                f"no column {args.text_column!r} in the input (columns: {', '.join(df.columns)}); see --text-column"
+            )
+        if args.vector_column not in df.columns:  # text only: every vector comes from the model
+            return df.repartition(args.partitions) if args.partitions else df
+    if args.vector_column not in df.columns:
+        sys.exit(
+            f"no column {args.vector_column!r} in the input (columns: {', '.join(df.columns)}); see --vector-column"
+        )
+    if dict(df.dtypes)[args.vector_column] == "string":  # CSV, or JSON with vectors as strings
+        df = df.withColumn(args.vector_column, F.from_json(args.vector_column, "array<float>"))
+    return df.repartition(args.partitions) if args.partitions else df
+
+
+def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
+    """N rows of ``id``, ``values`` (dim floats in [-1, 1), from a hash of id and position), ``title``.
+
+    Built by Spark expressions, not Python: the same id always gets the same vector, so a retried
+    task or a second run upserts the very same rows.
+    """
+    df = spark.range(0, n, numPartitions=partitions or max(2, spark.sparkContext.defaultParallelism))
+    values = f"transform(sequence(0, {dim - 1}), i -> cast((xxhash64(id, i) % 1000000) / 1000000.0 as float))"
+    return df.selectExpr("cast(id as string) as id", f"{values} as values", "concat('sample ', id) as title")
+
+
+def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
+    options = {
+        "uri": args.uri,
+        "id_column": args.id_column,
+        "vector_column": args.vector_column,
+        "on_error": args.on_error,
+        "report_path": report_dir,
+    }
+    for key, value in (
+        ("collection", args.collection),
+        ("api_key_env", args.api_key_env),
+        ("namespace", args.namespace),
+        ("dead_letter_path", args.dead_letter_path),
+    ):
+        if value:
+            options[key] = value
+    for name in EMBED_ARGS:
+        if getattr(args, name) is not None:
+            options[name] = str(getattr(args, name))
+    if args.overwrite:
+        options["allow_overwrite"] = "true"
+    if not args.no_create and args.embed_url is not None:
+        options["create"] = "true"  # the driver's probe of the model gives the dimension
+    elif not args.no_create:
+        options["create"] = "true"
+        # the dimension lets the driver create (or check) the collection before any task starts
+        options["dimension"] = str(
+            args.dim if args.sample is not None else first_dimension(df, args.vector_column)
+        )
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            sys.exit(f"--option {item!r}: expected KEY=VALUE")
+        options[key.strip().lower()] = value
+    return options
+
+
+def first_dimension(df: Any, column: str) -> int:
+    from pyspark.sql import functions as F
+
+    row = df.select(F.size(column).alias("n")).where(F.col(column).isNotNull()).first()
+    if row is None:
+        sys.exit("the input has no vectors")
+    return int(row["n"])
+
+
+class Progress:
+    """Prints, every few seconds, how many tasks of the running stages are done."""
+
+    def __init__(self, spark: Any, every_s: float = 5.0) -> None:
+        self._tracker = spark.sparkContext.statusTracker()
+        self._every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ingest-progress", daemon=True)
+        self._started = time.monotonic()
+
+    def __enter__(self) -> Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every_s):
+            stages = [self._tracker.getStageInfo(s) for s in self._tracker.getActiveStageIds()]
+            done = ", ".join(
+                f"stage {s.stageId}: {s.numCompletedTasks}/{s.numTasks} tasks" for s in stages if s
+            )
+            if done:
+                print(f"[{time.monotonic() - self._started:6.1f} s] {done}", flush=True)
+
+
+def summarize(report_dir: str, wall_s: float) -> tuple[str, int]:
+    """The final summary from the job's report, and the number of failed rows."""
+    files = sorted(Path(report_dir).glob("job-*.json"))
+    if not files:
+        return "no report: the job did not commit", 0
+    report = json.loads(files[-1].read_text())
+    text = summary(
+        report,
+        target=report["target"],
+        wall_s=wall_s,
+        stage_s=report["elapsed_s"],
+        tasks=len(report["tasks"]),
+        reasons=[(reason, n) for reason, n in report["reasons"]],
+        dead_letters=report["dead_letter_files"],
+    )
+    return text, int(report["failed"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command: parse ``argv`` (default: the command line), load, return the exit status."""
+    args = parse_args(argv)
+    return run_command(PROG, lambda: load(args), debug=args.debug)
+
+
+def load(args: argparse.Namespace) -> int:
+    """Run the load the arguments describe; 1 when rows failed. Raises ``ConnectorError``."""
+    check_environment()
+    from vectordb.connector.backends.registry import canonical_uri
+    from vectordb.connector.options import uri_database
+    from vectordb.spark import register
+
+    args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
+    uri_database(args.uri)  # a URI that is neither SCHEME://… nor a path fails before Spark starts
+    spark, ours = session(args.master)
+    report_dir = tempfile.mkdtemp(prefix="vectordb-load-")
+    try:
+        if not any(m.name == "pyspark_vectordb" for m in pkgutil.iter_modules()):
+            register(spark)  # where Spark's own lookup cannot see the install (a plain editable install)
+        df = read_input(spark, args)
+        options = writer_options(args, df, report_dir)
+        print(
+            f"writing {'a sample of ' + str(args.sample) if args.sample else ', '.join(args.input)} to {args.uri}",
+            flush=True,
+        )
+        started = time.monotonic()
+        error: Exception | None = None
+        with Progress(spark):
+            try:
+                mode = "overwrite" if args.overwrite else "append"
+                df.write.format("vectordb").options(**options).mode(mode).save()
+            except Exception as exc:  # on_error=fail raises after the report is written: summarize it
+                error = exc
+        text, failed = summarize(report_dir, time.monotonic() - started)
+        if error is not None and not failed:
+            raise error
+        print(text, flush=True)
+        note = embedded_note(args.uri)
+        if note:
+            print(note, flush=True)
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+        if ours:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
