@@ -13,8 +13,8 @@ writes through one SQLite log, and concurrent upserts there only queue (or stall
 Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
 as base64 of their little-endian float32 bytes when the server says it takes them (what
 chromadb's own client sends: exact, and a third of the JSON size), else as JSON arrays
-written straight from the float32 matrix in their shortest float32 form (option
-``vector_encoding``). Never as Python floats.
+written from the float32 matrix in their shortest float32 form (option ``vector_encoding``;
+``jsonvec``). Never as Python floats.
 
 Rows Chroma cannot store are refused before sending, each with its reason: sparse vectors;
 metadata keys that are empty, start with ``#`` or ``$`` (the server refuses the request) or
@@ -59,6 +59,7 @@ import numpy as np
 import orjson
 
 from ..errors import ConfigError, ConnectorError, DimensionMismatch, NotFound, Rejected
+from ..jsonvec import json_rows
 from ..options import BackendOptions, ParsedUri, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules, metadata_json_len
@@ -470,7 +471,7 @@ def encode_upsert(
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     body: dict[str, Any] = {
         "ids": [str(batch.ids[i]) for i in keep],
-        "embeddings": _base64_rows(matrix) if base64 else matrix,
+        "embeddings": _base64_rows(matrix) if base64 else json_rows(matrix),
     }
     metadatas, documents = _metadatas(batch, keep, namespace_key, document_column)
     if any(m is not None for m in metadatas):

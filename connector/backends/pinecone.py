@@ -1,8 +1,8 @@
 """Pinecone data plane: ``pinecone://host`` (REST, JSON) and ``pinecone+grpc://host`` (gRPC, protobuf).
 
 The index is the host (as shown in the Pinecone console); no control-plane call is made.
-REST: ``POST /vectors/upsert`` with an orjson body whose vectors are float32 numpy rows, so
-each float is written in its shortest float32 form, never as a double. gRPC:
+REST: ``POST /vectors/upsert`` with an orjson body whose vectors are written from the float32 rows
+(``jsonvec``), each float in its shortest float32 form, never as a double. gRPC:
 ``/VectorService/Upsert`` with ``UpsertRequest`` encoded by hand (field numbers in
 proto/pinecone_upsert.proto), vectors copied straight from the matrix buffer.
 Pinecone applies or rejects a request whole; the engine bisects rejections to the rows at fault.
@@ -18,6 +18,7 @@ import orjson
 
 from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound
+from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
 from ..rows import RowBatch, RowRules
@@ -211,11 +212,11 @@ class PineconeBackend(Backend[PineconeOptions]):
 def encode_json(batch: RowBatch) -> bytes:
     """The REST body: ``{"vectors": [{id, values, sparseValues?, metadata?}], "namespace"?}``."""
     vectors: list[dict[str, Any]] = []
-    matrix = batch.vectors
+    rows = None if batch.vectors is None else json_rows(batch.vectors)  # shortest float32 texts
     for i, row_id in enumerate(batch.ids):
         item: dict[str, Any] = {"id": str(row_id)}
-        if matrix is not None:
-            item["values"] = matrix[i]  # a float32 view: orjson writes shortest float32 reprs
+        if rows is not None:
+            item["values"] = rows[i]
         if batch.sparse is not None and batch.sparse[i] is not None:
             indices, values = batch.sparse[i]  # type: ignore[misc]
             item["sparseValues"] = {"indices": indices, "values": values}

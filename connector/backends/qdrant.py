@@ -1,7 +1,7 @@
 """Qdrant: ``qdrant://host[:6333]/collection`` (REST, JSON) and ``qdrant+grpc://host[:6334]/collection`` (gRPC).
 
-REST: ``PUT /collections/{c}/points?wait=true`` with a columnar ``PointsBatch`` body that orjson
-writes from the float32 matrix itself (shortest float32 reprs, never doubles). gRPC:
+REST: ``PUT /collections/{c}/points?wait=true`` with a columnar ``PointsBatch`` body whose vectors
+are written from the float32 matrix (``jsonvec``: shortest float32 reprs, never doubles). gRPC:
 ``/qdrant.Points/Upsert`` with ``UpsertPoints`` encoded by hand (field numbers in WIRE.md), each
 vector copied straight from the matrix buffer into ``Vector.dense``. The control plane (describe,
 create, clear) goes over the same transport, so a gRPC-only deployment needs no REST port.
@@ -26,6 +26,7 @@ import orjson
 from .. import protowire as pw
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
+from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..rows import RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
@@ -365,7 +366,7 @@ def _payloads(batch: RowBatch, ids: list[int | str], options: QdrantOptions) -> 
 
 def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     """The REST body: columnar ``{"batch": {"ids", "vectors", "payloads"?}, "shard_key"?}`` for dense rows,
-    whose matrix orjson writes whole (one float32 buffer, shortest reprs); a point list
+    whose matrix is written whole (one float32 buffer, shortest reprs); a point list
     ``{"points": [{"id", "vector": {name: ...}, "payload"?}]}`` when rows carry sparse vectors, which
     some rows may lack (a batch cannot say "none" for one row).
     """
@@ -374,11 +375,12 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     body: dict[str, Any]
     if batch.sparse is not None and any(s is not None for s in batch.sparse):
         dense_name = options.vector_name or ""
+        rows = None if batch.vectors is None else json_rows(batch.vectors)
         points: list[dict[str, Any]] = []
         for i, pid in enumerate(ids):
             vector: dict[str, Any] = {}
-            if batch.vectors is not None:
-                vector[dense_name] = batch.vectors[i]
+            if rows is not None:
+                vector[dense_name] = rows[i]
             sparse = batch.sparse[i]
             if sparse is not None:
                 vector[options.sparse_vector_name] = {"indices": sparse[0], "values": sparse[1]}
@@ -388,7 +390,9 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
             points.append(point)
         body = {"points": points}
     else:
-        vectors: Any = batch.vectors if batch.vectors is not None else np.zeros((len(ids), 0), np.float32)
+        vectors: Any = json_rows(
+            batch.vectors if batch.vectors is not None else np.zeros((len(ids), 0), np.float32)
+        )
         if options.vector_name is not None:
             vectors = {options.vector_name: vectors}
         columns: dict[str, Any] = {"ids": ids, "vectors": vectors}

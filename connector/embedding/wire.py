@@ -1,7 +1,7 @@
 """OpenAI's embeddings wire format: request bodies, replies decoded into one float32 matrix, error bodies.
 
-A base64 reply is decoded by the native decoder where it is installed (``vectordb-connector-native``,
-built from ``connector/embedding/native``): JSON and base64 in Rust with Python's lock released, about
+A base64 reply is decoded by the native decoder where it is installed (``vectordb-connector-speedups``,
+built from ``connector/native``; ``speedups``): JSON and base64 in Rust with Python's lock released, about
 1.6 µs per 768-d vector, so replies decode on several cores at once. Otherwise, and for any reply it
 does not take (it takes only exact ones), msgspec decodes it against the shape it must have: a base64
 embedding goes from the JSON string straight to its little-endian float32 bytes (no Python ``str``
@@ -28,14 +28,11 @@ import msgspec
 import numpy as np
 import orjson
 
+from .. import speedups
 from ..errors import ServerError
 from ..redaction import Secrets
 
-_native_decode: Callable[[bytes, int], bytes | None] | None
-try:
-    from vectordb_connector_native import decode_base64_reply as _native_decode
-except ImportError:  # pragma: no cover - depends on the environment
-    _native_decode = None
+_native_decode: Callable[[bytes, int], bytes | None] | None = speedups.native("decode_base64_reply")
 
 __all__ = [
     "MalformedReply",

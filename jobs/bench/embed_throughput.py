@@ -334,7 +334,7 @@ def run_environment(args: argparse.Namespace) -> dict[str, Any]:
         "baseten-performance-client",
         "numpy",
         "msgspec",
-        "vectordb-connector-native",
+        "vectordb-connector-speedups",
         "uvloop",
     )
     return {

@@ -6,7 +6,7 @@ from what is tested. The environment is made the way the README says (uv, the pi
 strict editable install); packages come from uv's cache when it has them all (``--offline``: an index that
 answers every revalidation with a new response would otherwise make uv build and keep pyspark's 1.4 GB
 sdist again on every run), else from the index. Where there is Rust, the README's optional native
-decoder is installed too, and must be the one in use.
+speedups are installed too, and must be the ones in use.
 """
 
 from __future__ import annotations
@@ -39,12 +39,10 @@ def readme_install_command(python: Path) -> list[str]:
 
 
 def readme_native_install_command(python: Path) -> list[str]:
-    """The README's optional install of the native decoder, aimed at ``python``."""
-    found = re.search(
-        r"`python3 -m uv pip install (--python \.venv/bin/python \./connector/embedding/native)`", README
-    )
+    """The README's optional install of the native speedups, aimed at ``python``."""
+    found = re.search(r"`python3 -m uv pip install (--python \.venv/bin/python \./connector/native)`", README)
     assert found, (
-        "README.md's set-up has no `python3 -m uv pip install --python .venv/bin/python ./connector/embedding/native`"
+        "README.md's set-up has no `python3 -m uv pip install --python .venv/bin/python ./connector/native`"
     )
     args = found.group(1).split()
     args[args.index("--python") + 1] = str(python)
@@ -70,7 +68,10 @@ def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) 
         subprocess.run(install, cwd=ROOT, check=True, timeout=900)
     if shutil.which("cargo") is not None:  # the README's optional step, where there is Rust
         subprocess.run(readme_native_install_command(python), cwd=ROOT, check=True, timeout=900)
-        check = "from vectordb.connector.embedding.wire import native_decoder; assert native_decoder()"
+        check = (
+            "from vectordb.connector import jsonvec; from vectordb.connector.embedding import wire; "
+            "assert wire.native_decoder() and jsonvec.native_encoder()"
+        )
         subprocess.run([str(python), "-c", check], check=True, timeout=60)
     # a new session, as a user's script: no register() call; the environment activated, as the README says
     env = {

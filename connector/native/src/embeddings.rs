@@ -127,7 +127,7 @@ fn decode_rows(texts: &[Cow<str>], row: usize, out: &mut [u8]) -> bool {
 
 /// The float32 bytes of a reply to `count` inputs, row `i` for input `i`, or None.
 #[pyfunction]
-fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Option<Bound<'py, PyBytes>> {
+pub fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Option<Bound<'py, PyBytes>> {
     let (texts, row) = py.allow_threads(|| parse(body, count))?;
     if row == 0 || row % 4 != 0 {
         return None;
@@ -141,9 +141,4 @@ fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Optio
     })
     .ok()?;
     decoded.then_some(rows)
-}
-
-#[pymodule]
-fn vectordb_connector_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(decode_base64_reply, m)?)
 }

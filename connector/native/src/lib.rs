@@ -1,0 +1,17 @@
+//! vectordb-connector's native speedups, where Python is the floor: each function does with Python's
+//! lock released what the connector's Python path does holding it, and gives the same result (the
+//! tests run both against the same rules).
+//!
+//! - `decode_base64_reply`: an OpenAI embeddings reply with base64 vectors into float32 rows.
+//! - `encode_float32_rows`: the rows of a float32 matrix as the JSON arrays a REST body carries.
+
+use pyo3::prelude::*;
+
+mod embeddings;
+mod json_floats;
+
+#[pymodule]
+fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(embeddings::decode_base64_reply, m)?)?;
+    m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)
+}

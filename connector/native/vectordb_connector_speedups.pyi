@@ -1,0 +1,11 @@
+import numpy as np
+
+def decode_base64_reply(body: bytes, count: int) -> bytes | None:
+    """The float32 bytes of an OpenAI embeddings reply to ``count`` inputs with base64 vectors, row ``i``
+    for input ``i``; ``None`` for any reply that is not exactly that (the caller's decoder says why)."""
+
+def encode_float32_rows(matrix: np.ndarray) -> list[bytes]:
+    """Each row of a C-contiguous ``(n, d)`` float32 matrix as the bytes of its JSON array, every float
+    the shortest text that parses back to it (what orjson writes for a numpy float32). Raises
+    ``ValueError`` for NaN or an infinity (naming its row and column) and for a matrix of another shape
+    or layout; ``BufferError``/``TypeError`` for another item type."""

@@ -1,0 +1,185 @@
+"""Float32 rows as JSON arrays, by the native writer and by orjson alike: for any finite float32 bit pattern
+(subnormals, -0.0, the largest and the smallest) the text parses back to the same bits, through a double
+too, both writers give the same bytes (orjson's own, but for the one float32 whose shortest text a double
+parser misreads), and NaN or an infinity is refused by both with the same message. The official clients'
+own models reading these bodies: ``tests/e2e/test_json_vectors.py``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Iterator
+
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
+import numpy as np
+import orjson
+import pytest
+from hypothesis import given, settings
+
+from vectordb.connector import jsonvec, speedups
+from vectordb.connector.embedding import wire
+
+ENCODERS = ["native", "python"]
+SPECIAL_BITS = [
+    0x00000000,  # 0.0
+    0x80000000,  # -0.0
+    0x00000001,  # the smallest subnormal, 1e-45
+    0x80000001,
+    0x007FFFFF,  # the largest subnormal
+    0x00800000,  # the smallest normal, 1.1754944e-38
+    0x7F7FFFFF,  # the largest, 3.4028235e+38
+    0xFF7FFFFF,  # the smallest, -3.4028235e+38
+    0x3F800000,  # 1.0
+    0x4B800000,  # 16777216.0: integers stop being exact
+    0x5A0E1BCA,  # 1e+16, written with an exponent
+    0x3727C5AC,  # 0.00001, the last one written without
+    0x15AE43FD,  # 7.038531e-26: the one shortest text that a double parser rounds to the next float32
+    0x95AE43FD,
+]
+
+
+def finite_bits() -> st.SearchStrategy[int]:
+    """Any finite float32, as its bits: every exponent alike, so subnormals and extremes come up often."""
+    anything = st.integers(0, 2**32 - 1).filter(lambda bits: bits & 0x7F800000 != 0x7F800000)
+    subnormal = st.integers(0, 0x007FFFFF).map(lambda bits: bits | 0x80000000) | st.integers(0, 0x007FFFFF)
+    return st.sampled_from(SPECIAL_BITS) | anything | subnormal
+
+
+def matrices(max_rows: int = 6, max_dim: int = 40) -> st.SearchStrategy[np.ndarray]:
+    shape = st.tuples(st.integers(0, max_rows), st.integers(0, max_dim))
+    return hnp.arrays(np.uint32, shape, elements=finite_bits()).map(lambda bits: bits.view(np.float32))
+
+
+@contextlib.contextmanager
+def encoder(name: str) -> Iterator[None]:
+    """Write with ``name`` only: the native writer where it is built, or orjson with it switched off."""
+    if name == "native" and not jsonvec.native_encoder():
+        pytest.skip("the native speedups are not installed (pip install ./connector/native)")
+    saved = jsonvec._native_encode
+    if name == "python":
+        jsonvec._native_encode = None
+    try:
+        yield
+    finally:
+        jsonvec._native_encode = saved
+
+
+def body(matrix: np.ndarray) -> bytes:
+    return orjson.dumps(jsonvec.json_rows(matrix), option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def parsed_bits(text: bytes, parse: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The float32 bits of the rows in ``text``, parsed as a double first, as JSON parsers do."""
+    rows = orjson.loads(text) if parse == "orjson" else json.loads(text)
+    return np.array(rows, dtype=np.float64).astype(np.float32).reshape(shape).view(np.uint32)
+
+
+def test_the_native_speedups_are_built_wherever_rust_is() -> None:
+    if shutil.which("cargo") is None:
+        pytest.skip("no Rust toolchain (cargo) here: the native speedups are optional")
+    assert speedups.installed(), (
+        f"cargo is here but {speedups.MODULE} is not importable: was ./connector/native installed?"
+    )
+    assert wire.native_decoder(), "the native speedups are installed but the embeddings decoder is not in use"
+    assert jsonvec.native_encoder(), (
+        "the native speedups are installed but the JSON vector writer is not in use"
+    )
+
+
+@pytest.mark.parametrize("parse", ["orjson", "json"])
+@pytest.mark.parametrize("name", ENCODERS)
+@settings(max_examples=200, deadline=None)
+@given(matrix=matrices())
+def test_any_finite_float32_parses_back_to_its_own_bits(name: str, parse: str, matrix: np.ndarray) -> None:
+    with encoder(name):
+        text = body(matrix)
+    assert np.array_equal(parsed_bits(text, parse, matrix.shape), matrix.view(np.uint32))
+
+
+@settings(max_examples=300, deadline=None)
+@given(matrix=matrices())
+def test_both_writers_give_the_same_bytes(matrix: np.ndarray) -> None:
+    with encoder("native"):
+        native_rows = jsonvec.json_rows(matrix)
+        native = body(matrix)
+    with encoder("python"):
+        python = body(matrix)
+    with encoder("python"):
+        python_rows = jsonvec.json_rows(matrix)
+    assert native == python
+    # row by row too, as Pinecone's body takes them
+    native_texts, python_texts = (
+        [orjson.dumps(row, option=orjson.OPT_SERIALIZE_NUMPY) for row in rows]
+        for rows in (native_rows, python_rows)
+    )
+    assert native_texts == python_texts
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+@settings(max_examples=100, deadline=None)
+@given(matrix=matrices())
+def test_the_text_is_orjsons_but_for_the_double_rounded_float(name: str, matrix: np.ndarray) -> None:
+    orjsons = orjson.dumps(matrix, option=orjson.OPT_SERIALIZE_NUMPY)
+    with encoder(name):
+        assert body(matrix) == orjsons.replace(b"7.038531e-26", b"7.0385307e-26")
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_texts_are_the_shortest_float32_ones(name: str) -> None:
+    bits = np.array([SPECIAL_BITS], dtype=np.uint32)
+    with encoder(name):
+        text = body(bits.view(np.float32))
+    assert text == (
+        b"[[0.0,-0.0,1e-45,-1e-45,1.1754942e-38,1.1754944e-38,3.4028235e+38,-3.4028235e+38,"
+        b"1.0,16777216.0,1e+16,0.00001,7.0385307e-26,-7.0385307e-26]]"
+    )
+    with encoder(name):
+        assert body(np.array([[0.1, 1 / 3]], np.float32)) == b"[[0.1,0.33333334]]"  # not the doubles
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+@pytest.mark.parametrize(
+    ("bad", "shown"), [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")], ids=["nan", "inf", "-inf"]
+)
+def test_nan_and_infinities_are_refused_where_they_are(name: str, bad: float, shown: str) -> None:
+    matrix = np.zeros((3, 4), np.float32)
+    matrix[2, 1] = bad
+    matrix[2, 3] = np.nan  # only the first is named
+    with (
+        encoder(name),
+        pytest.raises(ValueError, match=f"^row 2 column 1 is {shown}: JSON has no such number$"),
+    ):
+        jsonvec.json_rows(matrix)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5), (3, 0), (1, 1)])
+def test_empty_matrices_and_rows(name: str, shape: tuple[int, int]) -> None:
+    matrix = np.ones(shape, np.float32)
+    with encoder(name):
+        assert body(matrix) == orjson.dumps(matrix, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_views_and_other_dtypes_are_written_as_their_float32_values(name: str) -> None:
+    base = np.arange(24, dtype=np.float64).reshape(4, 6) / 7
+    with encoder(name):
+        assert body(base[::2, 1:4]) == body(np.ascontiguousarray(base[::2, 1:4], dtype=np.float32))
+        with pytest.raises(ValueError, match="expected an"):
+            jsonvec.json_rows(np.zeros(3, np.float32))
+
+
+def test_the_native_writer_takes_only_c_contiguous_float32_matrices() -> None:
+    native = speedups.native("encode_float32_rows")
+    if native is None:
+        pytest.skip("the native speedups are not installed (pip install ./connector/native)")
+    matrix = np.ones((4, 6), np.float32)
+    assert native(matrix) == [b"[1.0,1.0,1.0,1.0,1.0,1.0]"] * 4
+    with pytest.raises(ValueError, match="C-contiguous"):
+        native(matrix[:, ::2])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        native(np.ones(3, np.float32))
+    with pytest.raises((BufferError, TypeError, ValueError)):
+        native(np.ones((2, 2), np.float64))
