@@ -1,18 +1,18 @@
 """``EmbeddingClient``: texts in, float32 vectors out, in input order, many requests in flight.
 
-The shell of threads and clocks around the engine's pure rules (``limits.py``), kept the same:
+Requests run on the one dispatcher the upsert engine runs on (``dispatch.py``): its sender threads,
+AIMD slots, retries (capped full-jitter backoff that honours ``Retry-After``, under a retry budget),
+isolation of refused inputs, isolation budget and systemic stop. This module says how a request of
+texts is sent and accounted for, and keeps what is the embedding stream's own:
 
 - A feeder thread pulls input chunks, cuts them into requests by count and by characters (a
   request may span chunks), and starts one only when the AIMD limit has a free slot and fewer
   than ``WINDOW_PER_SLOT × max_concurrency`` requests wait to be handed over, so memory stays
   bounded however long the input and however slow the consumer.
-- Sender threads (a pool of ``max_concurrency``) send, decode the reply straight into one float32
-  matrix, and retry what is retryable with capped full-jitter backoff that honours
-  ``Retry-After``, under a retry budget; a throttle halves the limit and holds new starts.
-- Isolation: a request the server refuses (400 and kin) is split until exactly the refused
-  inputs are left, whatever the messages say (an OpenAI-compatible server may or may not name
-  the input); each refused input fails alone with the server's reason and the others are
-  embedded. The isolation budget and the systemic stop are the engine's.
+- A sender decodes the reply straight into one float32 matrix. A request the server refuses (400
+  and kin) is split until exactly the refused inputs are left, whatever the messages say (an
+  OpenAI-compatible server may or may not name the input); each refused input fails alone with the
+  server's reason and the others are embedded.
 - Base64 first: a refusal before any base64 reply has come back is tried once more as
   ``"float"``; if that is accepted the client asks for floats from then on.
 - The consumer's thread assembles finished requests into chunks in input order and yields them.
@@ -24,27 +24,18 @@ stream. Per-input failures are data: ``EmbeddedChunk.failures``.
 
 from __future__ import annotations
 
-import functools
 import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import (
-    ConnectorError,
-    Rejected,
-    ServerError,
-    SystemicRejection,
-    TransportError,
-)
-from ..isolation import ACCEPTED, GONE, isolate
-from ..limits import IsolationBudget, RetryRule, SystemicWatch
+from ..dispatch import Dispatcher
+from ..errors import ConnectorError, Rejected, ServerError, SystemicRejection
 from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
@@ -175,18 +166,23 @@ class EmbeddingClient:
             options.endpoint, options.credential(), secrets=Secrets.of(options)
         )
         self._clock, self._sleep = clock, sleep
-        self._retry = RetryRule(options.max_concurrency, options.max_retries, rand)
-        self.limit = self._retry.limit
-        self._isolation = IsolationBudget(options.isolation_budget)
-        self._systemic = SystemicWatch()
-        self._pool = ThreadPoolExecutor(options.max_concurrency, thread_name_prefix="vectordb-embed")
-        self._cond = threading.Condition()
+        self.dispatch: Dispatcher[_Unit] = Dispatcher(
+            self,
+            max_concurrency=options.max_concurrency,
+            max_retries=options.max_retries,
+            isolation_budget=options.isolation_budget,
+            clock=clock,
+            sleep=sleep,
+            rand=rand,
+            thread_name="vectordb-embed",
+        )
+        self.limit = self.dispatch.limit
+        self._cond = self.dispatch.cond
         # the native decoder runs on several threads at once, Python's lock released; the Python decoder
         # (no native one, or a reply it does not take) holds the lock anyway, so one reply at a time:
         # threads queued on this lock sleep, where threads queued on the GIL force a switch every 5 ms
         # (40 % less CPU a row; jobs/bench/embed_throughput)
         self._decoding = threading.Lock()
-        self._in_flight = 0
         self._reached_server = False
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
@@ -203,7 +199,7 @@ class EmbeddingClient:
         self.close()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        self.dispatch.close()
         self._transport.close()
 
     @property
@@ -226,6 +222,7 @@ class EmbeddingClient:
         """
         if max_chunks_ahead < 1:
             raise ValueError("max_chunks_ahead must be at least 1")
+        self.dispatch.begin()
         run = _Run(self, iter(chunks), max_chunks_ahead)
         return run.results()
 
@@ -241,62 +238,71 @@ class EmbeddingClient:
         out[chunk.indices] = chunk.vectors
         return EmbedResult(out, chunk.failures)
 
-    # -- one request, on a sender thread -----------------------------------------------------------
+    # -- the channel: how a request of texts is sent and accounted for (on sender threads) ----------
 
-    def _deliver(self, run: _Run, request: _Request) -> None:
+    noun, whole = "inputs", "stream"
+
+    @property
+    def counts(self) -> EmbedStats:
+        return self.stats
+
+    @property
+    def answered(self) -> bool:
+        return self._reached_server
+
+    def send(self, unit: _Unit) -> np.ndarray:
         try:
-            part = request.part
-            if not part.texts:
-                return
-            with self._cond:
-                self._isolation.on_rows_sent(len(part))
-            result, attempts = self._attempt(run, part)
-            if isinstance(result, np.ndarray):
-                request.pieces.append((part.indices, result))
-            elif isinstance(result, Rejected) and not result.fatal:
-                if len(part) > 1:
-                    self._isolate(run, request, part, result)
-                else:
-                    self._refused_one(run, request, part, result, attempts)
-            else:
-                self._give_up(run, request, part, result, attempts)
-        except BaseException as exc:  # a bug on a sender thread stops the stream: never swallowed
-            run.set_fatal(exc)
-            raise
-        finally:
-            request.finish(self._dim)
-
-    def _attempt(self, run: _Run, part: _Part) -> tuple[np.ndarray | ConnectorError, int]:
-        """Send with retries: the ``(n, d)`` matrix, or the last error."""
-        attempts = 0
-        while True:
-            attempts += 1
-            with self._cond:
-                epoch = self.limit.epoch
-            try:
-                matrix = self._send(part.texts)
-            except (ServerError, TransportError) as exc:
-                if isinstance(exc, ServerError):  # an HTTP status: the server is there, if not well
-                    with self._cond:
-                        self._reached_server = True
-                if run.fatal is not None or not self._should_retry(exc, attempts, epoch):
-                    return exc, attempts
-                self._sleep(self._retry.delay_s(attempts, exc, answered=self._reached_server))
-                continue
+            return self._send(unit.part.texts)
+        except ServerError:  # an HTTP status: the server is there, if not well
             with self._cond:
                 self._reached_server = True
-                self._retry.on_success()
-                if self._dim is None:
-                    self._dim = matrix.shape[1]
-                dim = self._dim
-                if matrix.shape[1] == dim:
-                    self._systemic.on_accepted()
-                    self.stats.embedded += len(part)
-            if matrix.shape[1] != dim:
-                asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
-                mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{dim}"
-                return MalformedReply(f"{self._transport.where}: {mismatch}"), attempts
-            return matrix, attempts
+            raise
+
+    def accepted(self, unit: _Unit, matrix: np.ndarray) -> tuple[bool, ConnectorError | None]:
+        self._reached_server = True
+        if self._dim is None:
+            self._dim = matrix.shape[1]
+        if matrix.shape[1] != self._dim:
+            asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
+            mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{self._dim}"
+            return False, MalformedReply(f"{self._transport.where}: {mismatch}")
+        self.stats.embedded += len(unit.part)
+        unit.request.pieces.append((unit.part.indices, matrix))
+        return True, None
+
+    def failed(
+        self, unit: _Unit, exc: ConnectorError, attempts: int, note: str = "", error_type: str | None = None
+    ) -> None:
+        message = f"{exc} ({note})" if note else str(exc)
+        kind = error_type or type(exc).__name__
+        failures = [
+            InputFailure(
+                index=i, error_type=kind, message=message, retryable=exc.retryable, attempts=attempts
+            )
+            for i in unit.part.indices
+        ]
+        with self._cond:
+            unit.request.failures.extend(failures)
+            self.stats.failed += len(unit.part)
+
+    def halves(self, unit: _Unit) -> tuple[_Unit, _Unit]:
+        left, right = unit.part.halves()
+        return _Unit(unit.request, left), _Unit(unit.request, right)
+
+    def isolates(self, error: Rejected) -> bool:
+        return True
+
+    def probing(self, unit: _Unit) -> None:
+        with self._cond:
+            self.stats.isolation_requests += 1
+
+    def systemic(self, count: int, error: Rejected) -> SystemicRejection:
+        return SystemicRejection(
+            f"the embeddings server refused each of the first {count} inputs sent one by one for the "
+            f"same reason and accepted none: {error}. The cause is the request itself (model, "
+            "dimensions, options), not the inputs: stopped instead of refusing every input",
+            status=error.status,
+        )
 
     def _send(self, texts: list[str]) -> np.ndarray:
         """One request (two when the server may not know base64 and refuses it)."""
@@ -327,100 +333,21 @@ class EmbeddingClient:
             reply, len(texts), self._transport.where, self._decoding, secrets=self._transport.secrets
         )
 
-    def _should_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
-        with self._cond:
-            return self._retry.may_retry(exc, attempts, epoch, self._clock(), self.stats)
 
-    # -- isolation ---------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Unit:
+    """What the dispatcher sends: some inputs of one request (all of them, or a half being isolated)."""
 
-    def _isolate(self, run: _Run, request: _Request, part: _Part, error: Rejected) -> None:
-        """Split a refused request until exactly the inputs the server refuses are left (the engine's
-        walk, ``isolation.isolate``)."""
-        isolate(
-            part,
-            error,
-            halves=_Part.halves,
-            probe=lambda piece, known: self._probe(run, request, piece, known),
-            may_go_on=lambda piece, known: self._may_isolate(run, request, piece, known),
-        )
+    request: _Request
+    part: _Part
 
-    def _may_isolate(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> bool:
-        with self._cond:
-            allowed = run.fatal is None and self._isolation.available
-            spent = self._isolation.spent
-        if allowed:
-            return True
-        note = (
-            "not isolated: the stream stopped"
-            if run.fatal is not None
-            else f"not isolated: the isolation budget ({spent} requests) is spent; these inputs were in a "
-            "request the server refused and may be good"
-        )
-        self._fail(request, part, known, 1, note, error_type="NotIsolated")
-        return False
-
-    def _probe(self, run: _Run, request: _Request, part: _Part, known: Rejected) -> Rejected | object:
-        """Send ``part`` whole: its refusal, ``ACCEPTED``, or ``GONE`` (failed otherwise, or not sent)."""
-        if not self._may_isolate(run, request, part, known):
-            return GONE
-        with self._cond:
-            self._isolation.try_spend()
-            self.stats.isolation_requests += 1
-        result, attempts = self._attempt(run, part)
-        if isinstance(result, np.ndarray):
-            request.pieces.append((part.indices, result))
-            return ACCEPTED
-        if not isinstance(result, Rejected) or result.fatal:
-            self._give_up(run, request, part, result, attempts)
-            return GONE
-        if len(part) == 1:
-            self._refused_one(run, request, part, result, attempts)
-        return result
-
-    def _refused_one(self, run: _Run, request: _Request, part: _Part, error: Rejected, attempts: int) -> None:
-        self._fail(request, part, error, attempts)
-        with self._cond:
-            systemic = self._systemic.on_row_refused(str(error))
-            count = self._systemic.count
-        if systemic:
-            run.set_fatal(
-                SystemicRejection(
-                    f"the embeddings server refused each of the first {count} inputs sent one by one for the "
-                    f"same reason and accepted none: {error}. The cause is the request itself (model, "
-                    "dimensions, options), not the inputs: stopped instead of refusing every input",
-                    status=error.status,
-                )
-            )
-
-    def _give_up(self, run: _Run, request: _Request, part: _Part, exc: ConnectorError, attempts: int) -> None:
-        if self._retry.stops_stream(exc, answered=self._reached_server):
-            run.set_fatal(exc)
-        note = "not retried: the stream stopped" if run.fatal is not None and run.fatal is not exc else ""
-        self._fail(request, part, exc, attempts, note)
-
-    def _fail(
-        self,
-        request: _Request,
-        part: _Part,
-        exc: ConnectorError,
-        attempts: int,
-        note: str = "",
-        error_type: str | None = None,
-    ) -> None:
-        message = f"{exc} ({note})" if note else str(exc)
-        kind = error_type or type(exc).__name__
-        request.failures.extend(
-            InputFailure(
-                index=i, error_type=kind, message=message, retryable=exc.retryable, attempts=attempts
-            )
-            for i in part.indices
-        )
-        with self._cond:
-            self.stats.failed += len(part)
+    def __len__(self) -> int:
+        return len(self.part)
 
 
 class _Run:
-    """The state of one ``stream`` call: its feeder, its requests in order, its chunks, its fatal error."""
+    """The state of one ``stream`` call: its feeder, its requests in order, its chunks. Its fatal error
+    is the dispatcher's (one stream at a time)."""
 
     def __init__(self, client: EmbeddingClient, source: Iterator[Iterable[str]], max_chunks: int) -> None:
         self.client = client
@@ -432,17 +359,14 @@ class _Run:
         self.filling: deque[_ChunkOut] = deque()  # the chunks above some of whose inputs are not drained
         self.requests: deque[_Request] = deque()  # submitted, in input order, not yet drained
         self.drained_to = 0  # the results of inputs below this index are in their chunks
-        self.fatal: BaseException | None = None
         self.source_error: BaseException | None = None
         self.fed_all = False
         self.stopping = False
         self.feeder = threading.Thread(target=self._feed, name="vectordb-embed-feed", daemon=True)
 
-    def set_fatal(self, exc: BaseException) -> None:
-        with self.cond:
-            if self.fatal is None:
-                self.fatal = exc
-            self.cond.notify_all()
+    @property
+    def fatal(self) -> BaseException | None:
+        return self.client.dispatch.fatal
 
     # -- the feeder thread -------------------------------------------------------------------------
 
@@ -497,31 +421,33 @@ class _Run:
         return self.stopping or self.fatal is not None
 
     def _submit(self, request: _Request) -> bool:
-        """Wait for a free slot and room in the window, then send; False if the stream stopped."""
-        client = self.client
-        with self.cond:
-            while True:
+        """Wait for a free slot and room in the window, then send; False if the stream stopped. A
+        request of invalid inputs only is done at once."""
+        dispatch = self.client.dispatch
+        if not request.part.texts:
+            with self.cond:
                 if self._stopped():
                     return False
-                now = client._clock()
-                if len(self.requests) < self.window and client.limit.can_start(client._in_flight, now):
-                    break
-                hold = client.limit.wait_s(now)
-                self.cond.wait(timeout=hold if hold > 0 else None)
-            client._in_flight += 1
+                self.requests.append(request)
+            self._done(_Unit(request, request.part))
+            return True
+        if not dispatch.take_slot(
+            ready=lambda: len(self.requests) < self.window, stopped=lambda: self.stopping
+        ):
+            return False
+        with self.cond:
             self.requests.append(request)
         try:
-            future = client._pool.submit(client._deliver, self, request)
+            dispatch.submit(_Unit(request, request.part), self._done)  # on_done runs however the sender ends
         except BaseException:
-            self._done(request, None)  # never sent: give the slot back
+            self._done(_Unit(request, request.part))  # never sent (the slot is given back)
             raise
-        # release in the done-callback: it runs however the sender ends
-        future.add_done_callback(functools.partial(self._done, request))
         return True
 
-    def _done(self, request: _Request, _future: Future[None] | None) -> None:
+    def _done(self, unit: _Unit) -> None:
+        request = unit.request
+        request.finish(self.client._dim)
         with self.cond:
-            self.client._in_flight -= 1
             request.done = True
             self.cond.notify_all()
 

@@ -123,3 +123,22 @@ def test_past_the_isolation_budget_inputs_fail_as_not_isolated_saying_they_may_b
     assert {f.error_type for f in result.failures} == {"NotIsolated"}
     assert "the isolation budget (0 requests) is spent" in result.failures[0].message
     assert "may be good" in result.failures[0].message
+
+
+@pytest.mark.parametrize("concurrency", [1, 4, 16, 32])
+def test_a_server_that_refuses_faster_than_it_embeds_cannot_stop_a_stream_with_good_inputs(
+    concurrency: int,
+) -> None:
+    """Three inputs in four empty (refused), one input a request, and every answer with vectors 100 ms
+    slower than a refusal: the first 32 answers are refusals alike, but the requests in flight behind
+    them are waited for, and the stream goes on to the end instead of stopping as systemic."""
+    n = 120
+    texts = [words(i) if i % 4 == 0 else "" for i in range(n)]
+    with EmbeddingsServer(accept_delay_s=0.1) as server:
+        options = {"url": server.url, "model": DEFAULT_MODEL, "api_key": DEFAULT_KEY, "dimensions": 16}
+        options |= {"batch_size": 1, "max_concurrency": concurrency}
+        with EmbeddingClient(parse_embed_options(options)) as client:
+            result = client.embed(texts)
+    assert sorted(f.index for f in result.failures) == [i for i in range(n) if i % 4]
+    good = [i for i in range(n) if i % 4 == 0]
+    np.testing.assert_array_equal(result.vectors[good], expected_vectors([texts[i] for i in good], dim=16))

@@ -22,7 +22,7 @@ does), and every error quotes the key the request carried in its message and in 
 
 Faults are scripted (``script(Fault.throttle(0.2), Fault.drop(), ...)``): each scripted fault
 is spent by one embeddings request, in order; ``delay_s`` adds latency to every request without
-holding others up; ``quota`` answers 429 to requests beyond that many in flight.
+holding others up, ``accept_delay_s`` to those answered with vectors only (refusals come faster); ``quota`` answers 429 to requests beyond that many in flight.
 ``base64="refuse"`` answers base64 requests with 400 (a server without base64), ``"ignore"``
 answers them with floats; ``shuffle`` lists the items last to first (their ``index`` is right);
 ``idle_timeout_s`` closes a keep-alive connection that sat idle that long (as uvicorn does after
@@ -201,6 +201,7 @@ class EmbeddingsServer:
         context_tokens: int = 512,
         max_inputs: int = 2048,
         delay_s: float = 0.0,
+        accept_delay_s: float = 0.0,
         base64: Literal["yes", "refuse", "ignore"] = "yes",
         name_index: bool = False,
         echo_key: bool = False,
@@ -215,6 +216,7 @@ class EmbeddingsServer:
         self.models = dict(MODELS if models is None else models)
         self.context_tokens, self.max_inputs = context_tokens, max_inputs
         self.delay_s, self.base64, self.name_index, self.echo_key = delay_s, base64, name_index, echo_key
+        self.accept_delay_s = accept_delay_s  # more for a request answered with vectors: refusals come faster
         self.quota, self.quota_retry_after_s = quota, quota_retry_after_s
         self.shuffle = shuffle
         self.max_request_tokens = max_request_tokens
@@ -375,6 +377,8 @@ class EmbeddingsServer:
                 writer.transport.abort()
                 return False
             n_inputs, reply = self._answer(headers, body, fault, over_quota)
+            if self.accept_delay_s and reply.status == 200:
+                await asyncio.sleep(self.accept_delay_s)
             if self.echo_key and reply.status >= 400:
                 reply = _echoed(reply, headers.get(b"authorization", b"").decode("latin-1")[7:])
         finally:

@@ -1,0 +1,309 @@
+"""The one shell of threads and clocks around the pure rules in ``limits.py``, for anything sent in
+batches: upserts (``engine.Engine``) and embedding requests (``embedding.client.EmbeddingClient``).
+
+A ``Dispatcher`` owns the sender threads, the AIMD slots, the retry rule, the isolation budget and the
+systemic watch; a ``Channel`` says how one unit (a batch of rows, a request of texts) is sent, split and
+accounted for. The caller takes a slot (``take_slot``), then ``submit``s a unit; on a sender thread the
+unit is sent with retries until it lands or fails, and a unit refused whole is split until exactly the
+refused rows are left (``isolation.isolate``). Every row ends accounted for by the channel.
+
+Systemic stop. While nothing has been accepted, rows refused one by one for one identical reason
+are counted; at the watch's threshold new requests (new units and isolation probes alike) wait, and
+the stream stops only once every request then unanswered has answered and none was accepted: a
+server that refuses faster than it accepts cannot stop a stream with good rows in it.
+
+Fatal errors (bad credentials, no such target, a host that never answered, a systemic refusal) stop
+the caller's pulling; the requests in flight finish, and the caller raises ``fatal``.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+import time
+from collections.abc import Callable, Sized
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Generic, Protocol, TypeVar
+
+from .errors import ConnectorError, Rejected, ServerError, SystemicRejection, TransportError
+from .isolation import ACCEPTED, GONE, isolate
+from .limits import IsolationBudget, RetryCounts, RetryRule, SystemicWatch
+
+__all__ = ["Channel", "Dispatcher"]
+
+U = TypeVar("U", bound=Sized)
+
+
+class Channel(Protocol[U]):
+    """How one kind of unit is sent and accounted for. ``send`` and ``failed`` run on sender threads;
+    ``accepted`` runs under the dispatcher's lock."""
+
+    noun: str  # what the rows are called in messages: "rows", "inputs"
+    whole: str  # and what they are part of: "write", "stream"
+
+    @property
+    def counts(self) -> RetryCounts:
+        """Where retries and throttles are counted."""
+        ...
+
+    @property
+    def answered(self) -> bool:
+        """The host has answered once (then a transport error may be a restart, worth waiting for)."""
+        ...
+
+    def send(self, unit: U) -> object:
+        """One request for ``unit``: its reply's outcome, or a ``ServerError``/``TransportError``."""
+        ...
+
+    def accepted(self, unit: U, outcome: Any) -> tuple[bool, ConnectorError | None]:
+        """Account for a reply: (whether any row was accepted, an error that fails the unit instead)."""
+        ...
+
+    def failed(
+        self, unit: U, exc: ConnectorError, attempts: int, note: str = "", error_type: str | None = None
+    ) -> None:
+        """Account for ``unit``'s rows as failed with ``exc`` (and ``note``, ``error_type`` if given)."""
+        ...
+
+    def halves(self, unit: U) -> tuple[U, U]: ...
+
+    def isolates(self, error: Rejected) -> bool:
+        """Whether a refusal of a whole unit is split to find its rows (a server may refuse whole)."""
+        ...
+
+    def probing(self, unit: U) -> None:
+        """An isolation request is about to be sent for ``unit`` (for the channel's counters)."""
+        ...
+
+    def systemic(self, count: int, error: Rejected) -> SystemicRejection:
+        """The error that stops the stream: ``count`` rows refused alone for ``error``'s reason."""
+        ...
+
+
+class Dispatcher(Generic[U]):
+    """Bounded, adaptive, retrying, isolating dispatch of units through one channel."""
+
+    def __init__(
+        self,
+        channel: Channel[U],
+        *,
+        max_concurrency: int,
+        max_retries: int,
+        isolation_budget: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+        thread_name: str = "vectordb-send",
+    ) -> None:
+        self.channel = channel
+        self.retry = RetryRule(max_concurrency, max_retries, rand)
+        self.limit = self.retry.limit
+        self.isolation = IsolationBudget(isolation_budget)
+        self.clock, self.sleep = clock, sleep
+        self.cond = threading.Condition()
+        self.pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix=thread_name)
+        self.in_flight = 0
+        self.fatal: BaseException | None = None
+        self._systemic = SystemicWatch()
+        self._suspect: Rejected | None = None  # the refusal that made the systemic watch suspect the stream
+        self._unanswered = 0  # units submitted and probes paid for whose answer is not accounted for yet
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    def begin(self) -> None:
+        """A new write or stream: no fatal error, and "nothing accepted" is about this one."""
+        with self.cond:
+            self.fatal = None
+            self._systemic, self._suspect = SystemicWatch(), None
+
+    def set_fatal(self, exc: BaseException) -> None:
+        with self.cond:
+            if self.fatal is None:
+                self.fatal = exc
+            self.cond.notify_all()
+
+    # -- slots, on the caller's thread --------------------------------------------------------------
+
+    def take_slot(
+        self, ready: Callable[[], bool] = lambda: True, stopped: Callable[[], bool] = lambda: False
+    ) -> bool:
+        """Wait for a free slot under the AIMD limit (and for ``ready()``, under the lock); False if the
+        stream stopped. Nothing new starts while the stream is suspected systemic."""
+        with self.cond:
+            while self.fatal is None and not stopped():
+                now = self.clock()
+                if not self._systemic.suspected and ready() and self.limit.can_start(self.in_flight, now):
+                    self.in_flight += 1
+                    return True
+                hold = self.limit.wait_s(now)
+                self.cond.wait(timeout=hold if hold > 0 and not self._systemic.suspected else None)
+            return False
+
+    def give_slot(self) -> None:
+        with self.cond:
+            self.in_flight -= 1
+            self.cond.notify_all()
+
+    def submit(self, unit: U, on_done: Callable[[U], None] = lambda unit: None) -> Future[None]:
+        """Send ``unit`` on a sender thread, on the slot the caller took; ``on_done(unit)`` and the slot's
+        release run however the sender ends. If it cannot be submitted, the slot is given back."""
+        with self.cond:
+            self._unanswered += 1
+        try:
+            future = self.pool.submit(self._deliver_or_stop, unit)
+        except BaseException:
+            self._answer_accounted()
+            self.give_slot()
+            raise
+        future.add_done_callback(functools.partial(self._done, unit, on_done))
+        return future
+
+    def _done(self, unit: U, on_done: Callable[[U], None], _future: Future[None]) -> None:
+        try:
+            on_done(unit)
+        finally:
+            self.give_slot()
+
+    # -- one unit, on a sender thread ---------------------------------------------------------------
+
+    def _deliver_or_stop(self, unit: U) -> None:
+        try:
+            self._deliver(unit)
+        except (
+            BaseException
+        ) as exc:  # a bug on a sender thread: stop the stream and raise it, never swallow it
+            self.set_fatal(exc)
+            raise
+
+    def _deliver(self, unit: U) -> None:
+        """Send one unit until it lands or fails; every row ends accounted for."""
+        with self.cond:
+            self.isolation.on_rows_sent(len(unit))
+        error, attempts = self._attempt(unit)
+        if error is None:
+            return
+        if isinstance(error, Rejected) and not error.fatal and self.channel.isolates(error):
+            if len(unit) > 1:
+                self._isolate(unit, error)
+            else:
+                self._refused_row(unit, error, attempts)
+        else:
+            self._give_up(unit, error, attempts)
+
+    def _attempt(self, unit: U) -> tuple[ConnectorError | None, int]:
+        """Send with retries; ``(None, n)`` once the reply is accounted for, else the last error. The
+        caller counted the request as unanswered; this counts its answer."""
+        try:
+            return self._send_until_answered(unit)
+        finally:
+            self._answer_accounted()
+
+    def _send_until_answered(self, unit: U) -> tuple[ConnectorError | None, int]:
+        attempts = 0
+        while True:
+            attempts += 1
+            with self.cond:
+                epoch = self.limit.epoch
+            try:
+                outcome = self.channel.send(unit)
+            except (ServerError, TransportError) as exc:
+                if self.fatal is not None or not self._may_retry(exc, attempts, epoch):
+                    return exc, attempts
+                self.sleep(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
+                continue
+            with self.cond:
+                self.retry.on_success()
+                any_accepted, error = self.channel.accepted(unit, outcome)
+                if any_accepted:
+                    self._systemic.on_accepted()
+                self.cond.notify_all()
+            return error, attempts
+
+    def _may_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
+        with self.cond:
+            return self.retry.may_retry(exc, attempts, epoch, self.clock(), self.channel.counts)
+
+    # -- isolation ----------------------------------------------------------------------------------
+
+    def _isolate(self, unit: U, error: Rejected) -> None:
+        """Split a unit refused whole until exactly the rows the server refuses are left (the walk is
+        ``isolation.isolate``); stops early on a systemic cause or a fatal error, failing what is left
+        with a reason that says it was not isolated."""
+        isolate(unit, error, halves=self.channel.halves, probe=self._probe, may_go_on=self._may_isolate)
+
+    def _may_isolate(self, part: U, known: Rejected, *, sending: bool = False) -> bool:
+        """True if one more isolation request may be sent (with ``sending``, it is paid for and counted
+        as unanswered); else ``part`` fails whole, saying why. Waits while the stream is suspected
+        systemic: the verdict comes from the requests already sent."""
+        with self.cond:
+            while self.fatal is None and self._systemic.suspected:
+                self.cond.wait()
+            allowed = self.fatal is None and self.isolation.available
+            spent = self.isolation.spent
+            if allowed and sending:
+                self.isolation.try_spend()
+                self._unanswered += 1
+        if allowed:
+            return True
+        noun, whole = self.channel.noun, self.channel.whole
+        note = (
+            f"not isolated: the {whole} stopped"
+            if self.fatal is not None
+            else f"not isolated: the isolation budget ({spent} requests) is spent; these {noun} were in "
+            "a request the server refused and may be good"
+        )
+        self.channel.failed(part, known, 1, note, error_type="NotIsolated")
+        return False
+
+    def _probe(self, part: U, known: Rejected) -> Rejected | object:
+        """Send ``part`` whole. Returns its refusal (a single row's is accounted for here), ``ACCEPTED``,
+        or ``GONE`` (failed for another reason, or not sent: budget or stop)."""
+        if not self._may_isolate(part, known, sending=True):
+            return GONE
+        self.channel.probing(part)
+        error, attempts = self._attempt(part)
+        if error is None:
+            return ACCEPTED
+        if not isinstance(error, Rejected) or error.fatal:
+            self._give_up(part, error, attempts)
+            return GONE
+        if len(part) == 1:
+            self._refused_row(part, error, attempts)
+        return error
+
+    def _refused_row(self, row: U, error: Rejected, attempts: int) -> None:
+        """One row the server refused on its own; enough of them alike, and nothing accepted, suspect
+        the stream."""
+        self.channel.failed(row, error, attempts)
+        with self.cond:
+            if self._systemic.on_row_refused(str(error)) and self._suspect is None:
+                self._suspect = error
+            self._conclude_systemic()
+            self.cond.notify_all()  # a disarmed watch lets waiting senders go on
+
+    def _answer_accounted(self) -> None:
+        """One request's answer (or its last failure) is accounted for: a suspected stream may now be
+        concluded systemic, if nothing else is unanswered."""
+        with self.cond:
+            self._unanswered -= 1
+            self._conclude_systemic()
+
+    def _conclude_systemic(self) -> None:
+        """Under the lock: stop the stream if the systemic watch's verdict is in."""
+        error = self._suspect
+        if self.fatal is not None or error is None or not self._systemic.concluded(self._unanswered):
+            return
+        self.fatal = self.channel.systemic(self._systemic.count, error)
+        self.cond.notify_all()
+
+    def _give_up(self, unit: U, exc: ConnectorError, attempts: int) -> None:
+        """Account for a unit that will not be sent again; a fatal error stops the stream, and so does
+        a unit that spent its retries on a host that never answered (refused, or silent: otherwise
+        every later unit waits out its timeout on it too)."""
+        if self.retry.stops_stream(exc, answered=self.channel.answered):
+            self.set_fatal(exc)
+        stopped = self.fatal is not None and self.fatal is not exc
+        note = f"not retried: the {self.channel.whole} stopped" if stopped else ""
+        self.channel.failed(unit, exc, attempts, note)
