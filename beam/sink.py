@@ -51,6 +51,7 @@ from apache_beam.transforms.display import DisplayDataItem
 from apache_beam.utils.secret import Secret
 from apache_beam.utils.windowed_value import WindowedValue
 
+from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions
@@ -164,16 +165,16 @@ class WriteToVectorDB(beam.PTransform):
     def expand(self, pcoll: PCollection) -> WriteResult:
         bounded = pcoll.is_bounded if self.batching == "auto" else self.batching == "bounded"
         job = None
-        # write_mode=import: Pinecone bulk import (beam/pinecone_import.py)
-        if getattr(self.options, "write_mode", "upsert") == "import":
-            from . import pinecone_import
+        if bulk_path(self.options) is not None:  # the database's bulk path (beam/bulk.py)
+            from . import bulk
 
             if self.secret is not None:
                 raise ConfigError(
-                    "option write_mode=import: give api_key as a string or api_key_env, not a Secret"
+                    "option api_key: a bulk write is checked while the pipeline is built; give api_key as a "
+                    "string or api_key_env, not a Secret"
                 )
-            pinecone_import.check(self.options, bounded)
-            job = pinecone_import.new_job()
+            bulk.check(self.options, bounded)
+            job = new_job()
         if self.options.on_error == "dead_letter" and not bounded:
             raise ConfigError(
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
@@ -209,9 +210,7 @@ class WriteToVectorDB(beam.PTransform):
         reports = (written.written, written_arrow.written) | "Reports" >> beam.Flatten()
         if job is not None:  # the staged files of every bundle, imported once: the import's one report
             staged = (written.staged, written_arrow.staged) | "Staged" >> beam.Flatten()
-            reports = (reports, staged) | "Import" >> pinecone_import.FinishImport(
-                self.options, self.target, job
-            )
+            reports = (reports, staged) | "Import" >> bulk.FinishImport(self.options, self.target, job)
         failed = (read.refused, written.failed, written_arrow.failed) | "Failed" >> beam.Flatten()
         if self.options.on_error == "dead_letter":
             _ = (
@@ -226,8 +225,8 @@ class WriteToVectorDB(beam.PTransform):
         return WriteResult(reports, failed)
 
     def _write(self, job: str | None = None) -> beam.PTransform:
-        if job is not None:  # write_mode=import: stage Parquet files instead of upserting
-            from .pinecone_import import stage_fn
+        if job is not None:  # a bulk path: stage files instead of upserting
+            from .bulk import stage_fn
 
             return stage_fn(self.options, self.target, job)
         return (

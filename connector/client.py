@@ -34,6 +34,7 @@ from .rows import (
 )
 
 if TYPE_CHECKING:
+    from .bulk import BulkPath
     from .embedding.stage import EmbeddingStage
     from .engine import Engine
 
@@ -131,6 +132,12 @@ class Client:
             self._engine = None
         if self.embedding is not None:
             self.embedding.close()
+
+    @property
+    def bulk(self) -> BulkPath | None:
+        """The database's bulk path for these options (``write_mode=import``…), or ``None``: rows are
+        upserted. Spark and Beam drive it without naming a database (``bulk.BulkPath``)."""
+        return self.backend.bulk()
 
     @property
     def engine(self) -> Engine:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from vectordb.connector.bulk import bulk_path
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
@@ -67,12 +68,10 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteRe
     if plan.dead_letters is not None:
         staged = [(t.dead_letters, f"{job}-part-{t.partition:05d}.parquet") for t in tasks if t.dead_letters]
         files = plan.dead_letters.publish(staged, staging_name(job))
-    # write_mode=import: the tasks staged files: Pinecone imports them
-    if getattr(plan.options, "write_mode", "upsert") == "import":
-        from vectordb.connector.backends.pinecone_import import finish_job_import
-
+    bulk = bulk_path(plan.options)
+    if bulk is not None:  # the tasks staged files: the database imports them
         attempts = [(t.partition, t.attempt) for t in tasks]
-        report = finish_job_import(plan.options, report, attempts, job, lambda m: log_line(logging.INFO, m))
+        report = bulk.finish(report, attempts, job, lambda m: log_line(logging.INFO, m))
     line = _summary_line(plan, job, report, tasks, files)
     if plan.reports is not None:
         plan.reports.write_bytes(
@@ -93,11 +92,9 @@ def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
     )
     if plan.dead_letters is not None:
         plan.dead_letters.discard(staging_name(job))
-    # write_mode=import: nothing was imported: drop the staged files
-    if getattr(plan.options, "write_mode", "upsert") == "import":
-        from vectordb.connector.backends.pinecone_import import abort_import
-
-        abort_import(plan.options, job)
+    bulk = bulk_path(plan.options)
+    if bulk is not None:  # nothing was imported: drop the staged files
+        bulk.abort(job)
 
 
 def _task_reports(messages: Sequence[object]) -> list[TaskReport]:

@@ -78,10 +78,8 @@ def plan_write(
         connector_raw = _probe_embedding(client, connector_raw)
         options = resolve_options(connector_raw)
         client = Client(options)
-    if getattr(options, "write_mode", "upsert") == "import":  # Pinecone bulk import: its own driver checks
-        from vectordb.connector.backends.pinecone_import import check_import
-
-        check_import(client, streaming=streaming, overwrite=overwrite)
+    if client.bulk is not None:  # the database's bulk path: its own driver checks
+        client.bulk.check(client, streaming=streaming, overwrite=overwrite)
     if overwrite:
         _check_overwrite(client, spark_options, streaming)
     dead_letters = reports = None

@@ -101,8 +101,9 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     started = time.monotonic()
     vectors = dense_ml_vectors(batches, plan.options.vector_column)
     staged, staged_rows = None, 0
-    # write_mode=import: rows go to this attempt's staged Parquet files instead of upserts
-    stager = _import_stager(plan, cached.client, job, partition, attempt)
+    # a bulk path: rows go to this attempt's staged files instead of upserts
+    bulk = cached.client.bulk
+    stager = None if bulk is None else bulk.stager(cached.client, job, partition, attempt)
     writer: Any = stager or cached.client
     if plan.dead_letters is None:
         report = writer.write(vectors)
@@ -124,14 +125,6 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
         dead_letter_rows=staged_rows,
         ids_dropped=_trim_ids(report),
     )
-
-
-def _import_stager(plan: WritePlan, client: Client, job: str, partition: int, attempt: int) -> Any:
-    if getattr(plan.options, "write_mode", "upsert") != "import":
-        return None
-    from vectordb.connector.backends.pinecone_import import ImportStager, ImportStore
-
-    return ImportStager(client, ImportStore.of(plan.options), job, partition, attempt)
 
 
 def _write_each(client: Client, batches: Iterator[pa.RecordBatch], dead: DeadLetterFile) -> WriteReport:

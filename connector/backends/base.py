@@ -31,6 +31,7 @@ from ..redaction import Secrets
 from ..report import BatchFailure
 
 if TYPE_CHECKING:
+    from ..bulk import BulkPath
     from ..rows import RowBatch, RowRules
     from ..transports.base import Transport, WireReply, WireRequest
 
@@ -133,6 +134,11 @@ class Backend(Generic[OptionsT]):
         """After ``check_target``: options for the job's workers, so they skip what the driver
         learnt (a collection's id). The target's dimension is ``fixed_dimension``'s. Default: none."""
         return {}
+
+    def bulk(self) -> BulkPath | None:
+        """The database's bulk path (``bulk.BulkPath``) when the options ask for one, else ``None``:
+        the write upserts. Default: none."""
+        return None
 
     def fixed_dimension(self) -> int | None:
         """After ``check_target``: the dense dimension the target already fixes (an existing index,

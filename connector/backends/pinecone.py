@@ -11,7 +11,7 @@ Pinecone applies or rejects a request whole; the engine bisects rejections to th
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import orjson
@@ -26,6 +26,9 @@ from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
 from .pinecone_import import ImportOptions
+
+if TYPE_CHECKING:
+    from ..bulk import BulkPath
 
 __all__ = ["PineconeBackend", "PineconeOptions"]
 
@@ -162,6 +165,14 @@ class PineconeBackend(Backend[PineconeOptions]):
         """One ``describe_index_stats`` call, retried briefly."""
         request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
         return self.control(transport, request)
+
+    def bulk(self) -> BulkPath | None:
+        """``write_mode=import``: Pinecone's bulk import (``pinecone_import``)."""
+        if self.options.write_mode != "import":
+            return None
+        from .pinecone_import import PineconeBulk
+
+        return PineconeBulk(self.options)
 
     def resolved_options(self) -> dict[str, Any]:
         """What executors may skip once the driver has run ``check_target``."""

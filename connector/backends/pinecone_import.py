@@ -61,13 +61,12 @@ __all__ = [
     "ImportStager",
     "ImportStatus",
     "ImportStore",
+    "PineconeBulk",
     "PineconeImports",
     "abort_import",
     "check_import",
     "finish_import",
-    "finish_job_import",
     "import_data",
-    "is_import",
     "namespace_dir",
 ]
 
@@ -103,11 +102,6 @@ class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
         for uri in (self.import_uri, self.import_source_uri):
             if uri:
                 _refuse_credentials(uri)
-
-
-def is_import(options: BackendOptions) -> bool:
-    """Whether ``options`` ask for a bulk import instead of upserts."""
-    return getattr(options, "write_mode", "upsert") == "import"
 
 
 def namespace_dir(namespace: str | None) -> str:
@@ -494,8 +488,9 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
     options = client.options
     if streaming:
         raise ConfigError(
-            "option write_mode=import is for batch writes: a streaming query cannot import each micro-batch "
-            "(Pinecone imports only into new namespaces, and an import takes minutes); use write_mode=upsert"
+            "option write_mode=import is for bounded input: a stream (a streaming query, an unbounded "
+            "PCollection) cannot import each micro-batch, and its import would never start (Pinecone "
+            "imports only into new namespaces, and an import takes minutes); use write_mode=upsert"
         )
     if overwrite:
         raise ConfigError(
@@ -599,18 +594,32 @@ def finish_import(
     return report
 
 
-def finish_job_import(
-    options: BackendOptions,
-    staged: WriteReport,
-    attempts: Sequence[tuple[int, int]],
-    job: str,
-    progress: Callable[[str], None] | None = None,
-) -> WriteReport:
-    """``finish_import`` for a job's driver, which holds the parsed options, not a client."""
-    from ..client import Client
+class PineconeBulk:
+    """Pinecone's bulk path (``bulk.BulkPath``): the backend's ``bulk()`` with ``write_mode=import``."""
 
-    with Client(options) as client:
-        return finish_import(client, staged, attempts, job, progress)
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+
+    def check(self, client: Client, *, streaming: bool = False, overwrite: bool = False) -> None:
+        check_import(client, streaming=streaming, overwrite=overwrite)
+
+    def stager(self, client: Client, job: str, partition: int, attempt: int = 0) -> ImportStager:
+        return ImportStager(client, ImportStore.of(self.options), job, partition, attempt)
+
+    def finish(
+        self,
+        staged: WriteReport,
+        attempts: Sequence[tuple[int, int]],
+        job: str,
+        progress: Callable[[str], None] | None = None,
+    ) -> WriteReport:
+        from ..client import Client
+
+        with Client(self.options) as client:
+            return finish_import(client, staged, attempts, job, progress)
+
+    def abort(self, job: str) -> None:
+        abort_import(self.options, job)
 
 
 def _wait(

@@ -133,7 +133,7 @@ def test_streaming_and_overwrite_refuse_import_on_the_driver(
     index_host: PineconeImportServer, s3_store: S3Store, prefix: str
 ) -> None:
     raw = options(index_host, s3_store, prefix)
-    with pytest.raises(ConfigError, match="write_mode=import is for batch writes"):
+    with pytest.raises(ConfigError, match="write_mode=import is for bounded input: a stream"):
         plan(raw, streaming=True)
     with pytest.raises(ConfigError, match=r'mode\("overwrite"\) is not supported'):
         plan({**raw, "allow_overwrite": "true"}, overwrite=True)

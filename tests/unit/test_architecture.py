@@ -94,3 +94,25 @@ def test_adapters_import_neither_each_other_nor_a_transport() -> None:
     transports = ("vectordb.connector.transports",)
     assert violations(sources("spark"), ("vectordb.beam", "apache_beam", *transports)) == []
     assert violations(sources("beam"), ("vectordb.spark", "pyspark", *transports)) == []
+
+
+def test_adapters_name_no_database_and_take_no_bulk_decision_of_their_own() -> None:
+    """Spark and Beam hand rows to the client: a database's module (its bulk path included) is reached
+    only through the backend (``Client.bulk``), never imported, and no adapter tests ``write_mode``."""
+    backends = ("vectordb.connector.backends",)
+    allowed = ("vectordb.connector.backends.registry",)  # what a URI names, not a database
+    found = [
+        v
+        for folder in ("spark", "beam")
+        for v in violations(sources(folder), backends)
+        if not any(v.endswith(a) or f"{a}." in v for a in allowed)
+    ]
+    assert found == []
+    mentions = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for folder in ("spark", "beam")
+        for path in sources(folder)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value == "write_mode"
+    ]
+    assert mentions == []

@@ -1,24 +1,22 @@
-"""Pinecone bulk import from Beam: ``WriteToVectorDB(..., write_mode="import", import_uri=...)``.
+"""A database's bulk path from Beam (``vectordb.connector.bulk``), driven without naming the database.
 
-The same three steps as the Spark writer (``vectordb.connector.backends.pinecone_import``), in
-Beam's terms:
+The same three steps as the Spark writer, in Beam's terms, naming no database:
 
-1. ``check`` runs while the pipeline is built: bounded input only, the store writable, the target
-   namespace new (so Pinecone must be reachable from where the pipeline is built);
-2. ``_StageFn`` replaces the upsert DoFn: each bundle checks its batches' rows as for upserts
-   (refused rows go to ``failed``, as dead letters) and writes them to its own staged Parquet files,
-   named after a random bundle number; at the end of the bundle it emits that number;
-3. ``FinishImport`` waits for every bundle (a global side input), publishes the staged files of
-   the bundles that succeeded (a retried bundle's abandoned files are deleted with the staging
-   folder), starts the import, waits for it and emits the write's one ``WriteReport`` (rows
-   imported, rows failed), applying ``on_error``.
+1. ``check`` runs while the pipeline is built (the path's own checks; an unbounded PCollection is a
+   stream), so the database must be reachable from where the pipeline is built;
+2. ``_StageFn`` replaces the upsert DoFn: each bundle's rows are prepared as for upserts (refused
+   rows go to ``failed``, as dead letters) and staged in the bundle's own files, named after a random
+   bundle number; at the end of the bundle it emits that number;
+3. ``FinishImport`` waits for every bundle (a global side input), and the path publishes the staged
+   files of the bundles that succeeded (a retried bundle's abandoned files are deleted with the
+   staging folder), imports them, waits, and emits the write's one ``WriteReport``, applying
+   ``on_error``.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,38 +27,24 @@ from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from vectordb.connector.backends.pinecone_import import (
-    ImportStager,
-    ImportStore,
-    check_import,
-    finish_job_import,
-)
+from vectordb.connector.bulk import BulkPath, Stager, bulk_path
 from vectordb.connector.client import Client
-from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
 from .batch import VectorBatch
 
-__all__ = ["FinishImport", "check", "new_job", "stage_fn"]
+__all__ = ["FinishImport", "check", "stage_fn"]
 
 logger = logging.getLogger("vectordb.beam")
 
 
-def new_job() -> str:
-    return f"job-{uuid.uuid4().hex[:12]}"
-
-
 def check(options: BackendOptions, bounded: bool) -> None:
     """What the pipeline's builder can check before anything runs."""
-    if not bounded:
-        raise ConfigError(
-            "option write_mode=import is for bounded input: an unbounded PCollection never ends, so its import "
-            "would never start; use write_mode=upsert"
-        )
     with Client(options) as client:
-        check_import(client)
+        assert client.bulk is not None
+        client.bulk.check(client, streaming=not bounded)
 
 
 def stage_fn(options: BackendOptions, target: str, job: str) -> beam.PTransform:
@@ -82,8 +66,8 @@ class _StageFn(beam.DoFn):
 
     def setup(self) -> None:
         self._client = Client(self._options)
-        self._store = ImportStore.of(self._options)
-        self._stager: ImportStager | None = None
+        self._bulk: BulkPath | None = self._client.bulk
+        self._stager: Stager | None = None
 
     def start_bundle(self) -> None:
         self._stager = None  # a failed bundle's files stay staged, unpublished
@@ -96,7 +80,8 @@ class _StageFn(beam.DoFn):
     ) -> Iterator[Any]:
         if self._stager is None:
             bundle = random.SystemRandom().randrange(1, 10**12)
-            self._stager = ImportStager(self._client, self._store, self._job, partition=bundle)
+            assert self._bulk is not None
+            self._stager = self._bulk.stager(self._client, self._job, partition=bundle)
         report = self._stager.write(batch.for_client(), batch.namespace)
         self._staged.inc(report.written)
         self._failed.inc(report.failed)
@@ -160,6 +145,8 @@ def _merge(reports: Any) -> WriteReport:
 def _finish(
     _: None, staged: WriteReport, bundles: list[int], options: BackendOptions, target: str, job: str
 ) -> WriteReport:
-    report = finish_job_import(options, staged, [(b, 0) for b in bundles], job, logger.info)
+    bulk = bulk_path(options)
+    assert bulk is not None
+    report = bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)
     logger.info("%s into %s: %s", job, target, report.summary())
     return enforce(report, options.on_error, target)

@@ -1,0 +1,72 @@
+"""A database's bulk path, declared by its backend (``Backend.bulk()``): rows staged as files by the
+workers, then imported by the database itself, instead of one upsert request per batch.
+
+Rows reach the staged files the way they reach upserts (``Client.batches``: any accepted input, the
+checks, ids, embeddings), so a bulk write refuses what an upsert would. Spark and Beam drive a bulk
+path without naming a database:
+
+1. ``check`` on the driver (or while a Beam pipeline is built), before any worker starts;
+2. ``stager`` in each task or bundle: ``write`` stages rows and returns their report, ``close``
+   completes the files (before the task reports), ``partition`` names the task's files;
+3. ``finish`` on the driver once every task succeeded: publish the files of the attempts that
+   succeeded, import them, wait, and return the write's report; ``abort`` drops them otherwise.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .options import BackendOptions
+    from .report import WriteReport
+
+__all__ = ["BulkPath", "Stager", "bulk_path", "new_job"]
+
+
+class Stager(Protocol):
+    """One task attempt's staged files."""
+
+    partition: int
+
+    def write(self, data: Any, namespace: str | None = None) -> WriteReport: ...
+
+    def close(self) -> None: ...
+
+
+class BulkPath(Protocol):
+    """What a backend's ``bulk()`` returns for a write that goes the bulk way."""
+
+    def check(self, client: Client, *, streaming: bool = False, overwrite: bool = False) -> None:
+        """Everything checkable before any worker starts; ``streaming``: the input never ends."""
+        ...
+
+    def stager(self, client: Client, job: str, partition: int, attempt: int = 0) -> Stager: ...
+
+    def finish(
+        self,
+        staged: WriteReport,
+        attempts: Sequence[tuple[int, int]],
+        job: str,
+        progress: Callable[[str], None] | None = None,
+    ) -> WriteReport:
+        """Import the files of the ``(partition, attempt)``s that succeeded; the write's report."""
+        ...
+
+    def abort(self, job: str) -> None:
+        """Drop what the tasks of a failed job staged."""
+        ...
+
+
+def bulk_path(options: BackendOptions) -> BulkPath | None:
+    """The bulk path a write with ``options`` takes, or ``None`` (it upserts)."""
+    from .client import load_backend
+
+    return load_backend(options).bulk()
+
+
+def new_job() -> str:
+    """A name for one bulk write's staged files."""
+    return f"job-{uuid.uuid4().hex[:12]}"
