@@ -8,6 +8,11 @@ derive); a ``Row`` is ``(id, vector, sparse, metadata, namespace)``, the vector 
 array, so a row is encoded as one buffer (``RowCoder``), never as a list of Python floats. Checks
 that need the whole batch (dimension, duplicates, NaN, sparse order, metadata size) stay in the
 client; an element that cannot become a row at all becomes a dead letter here.
+
+An element says what it is for in its ``op`` key or field (option ``op_column`` names another; the
+spellings are ``vectordb.connector.rows.ops``'): none, or null, is an upsert; a delete is read as its
+id and namespace alone, so its vector and metadata may be anything; an op that names neither is a
+dead letter. A ``pyarrow`` batch element says it in its ``op_column`` column, as Spark's rows do.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.rows.dicts import DictReader, Refused, Row, Sparse
+from vectordb.connector.rows.ops import DEFAULT_OP_KEY
 
 __all__ = ["ElementReader", "Refusal", "Row", "Sparse", "jsonable"]
 
@@ -47,6 +53,7 @@ class ElementReader(DictReader):
             namespace_key=options.namespace_column or "namespace",
             metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
             namespace=options.namespace,
+            op_key=options.op_column or DEFAULT_OP_KEY,
             content_key=content_key,
         )
 

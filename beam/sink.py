@@ -21,10 +21,10 @@ The steps, each one ``ParDo`` the runner fuses:
    row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
    for every batch of the bundle, so nothing is acknowledged before the database has it. Reports
    are read on the bundle thread, which updates the Metrics counters (namespace ``vectordb``:
-   ``written``, ``failed``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``), applies
-   ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts by id
-   make that safe) and emits each batch's ``WriteReport`` on ``written`` and its failed rows on
-   ``failed``, in the batch's window.
+   ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``),
+   applies ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts
+   and deletes by id make that safe) and emits each batch's ``WriteReport`` on ``written`` and its
+   failed rows on ``failed``, in the batch's window.
 
 A dead letter is ``id``, ``error``, ``error_type``, ``retryable`` and ``attempts``, then the failed
 row in the client's dict form (``values``, ``sparse_values``, ``metadata``, ``namespace``; a user's
@@ -67,7 +67,7 @@ __all__ = ["WriteResult", "WriteToVectorDB"]
 
 Batching = Literal["auto", "bounded", "unbounded"]
 METRICS_NAMESPACE = "vectordb"
-COUNTERS = ("written", "failed", "requests", "retries", "throttled", "bytes_sent")
+COUNTERS = ("written", "failed", "deleted", "requests", "retries", "throttled", "bytes_sent")
 MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
 DEAD_LETTER_PREFIX = "dead-letters"  # files in dead_letter_path: dead-letters-00000-of-00001.jsonl
 SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers

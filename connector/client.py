@@ -6,6 +6,10 @@ default, raises ``WriteFailed`` carrying the report); ``Client.dead_letters`` gi
 failed rows of a write back, whole, with their reasons. Options are validated when the
 client is made; the transport (a process-shared gRPC channel or HTTP pool) opens on the
 first write.
+
+Deletes take the same path: with option ``op_column`` a write's rows say which are upserts and which
+deletes (``rows.ops``), and ``Client.delete(ids)`` writes delete rows made from ids. They are prepared,
+batched (one op per batch), sent by the engine, retried, isolated and reported as upserts are.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
 
 from .backends.base import Backend
 from .backends.registry import backend_class, canonical_uri
@@ -22,6 +29,9 @@ from .options import BackendOptions, parse_options, uri_database
 from .policy import enforce
 from .report import BatchFailure, WriteReport
 from .rows import (
+    DEFAULT_OP_KEY,
+    DELETE,
+    Chunk,
     Columns,
     ColumnSpec,
     DimensionState,
@@ -32,6 +42,7 @@ from .rows import (
     prepare_columns,
     prepare_dicts,
 )
+from .rows.ops import without_delete_texts
 
 if TYPE_CHECKING:
     from .bulk import BulkPath
@@ -95,6 +106,7 @@ class Client:
             sparse_column=options.sparse_column,
             metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
             namespace_column=options.namespace_column,
+            op_column=options.op_column,
         )
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
@@ -195,18 +207,38 @@ class Client:
         """
         return enforce(self.write(data, namespace), self.options.on_error, self.backend.describe())
 
+    def delete(self, ids: Iterable[Any], namespace: str | None = None) -> WriteReport:
+        """Delete ``ids`` from the target and apply ``on_error``, as ``upsert`` does; an id that is not
+        there is deleted all the same (nothing to do), so a retried delete is safe.
+
+        Args:
+            ids: the ids as the database knows them: strings or integers (UUIDs as text or ``uuid.UUID``);
+                ids that Qdrant or Weaviate store as UUIDs are mapped as upserts map them. With ``id_from``,
+                the derived ids.
+            namespace: overrides option ``namespace`` for this call.
+
+        Returns:
+            The ``WriteReport``: ``deleted`` rows, and failures (``op="delete"``) naming the ids.
+        """
+        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+            raise ConfigError("delete() takes an iterable of ids, not a single id: wrap it in a list")
+        rows = delete_rows(list(ids), self.spec.op_column or DEFAULT_OP_KEY)
+        return enforce(self.write(rows, namespace), self.options.on_error, self.backend.describe())
+
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise."""
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.options.namespace
         embedded_before = self._embed_counts()
+        deletes = _Deletes()
         try:
-            self.engine.run(self.batches(data, ns, refused), report)
+            self.engine.run(deletes.watch(self.batches(data, ns, refused)), report)
         except ConnectorError as exc:
             exc.report = report  # the account up to the stop (completed below): written rows are stored
             raise
         finally:
+            deletes.account(report)  # before the refused rows join: they never reached the engine
             for failure in refused:
                 report.failed += failure.rows
                 report.failures.append(failure)
@@ -278,6 +310,9 @@ class Client:
             for batch in prepared.batches:
                 if not self._target_checked:  # a given dimension, or rows with no dense vector
                     self._check_target(self.dimension.value)
+                if batch.op == DELETE:  # stores nothing: the backend's rules for stored rows do not apply
+                    yield from self._split(batch, refused)
+                    continue
                 kept, failures = self.backend.refuse(batch)  # the backend's own rules (Chroma's metadata)
                 refused.extend(failures)
                 if kept is not None:
@@ -286,6 +321,11 @@ class Client:
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
         rules = self.backend.rules
         chunks = input_chunks(data)  # each row keeps its position in data, for the report and dead letters
+        if self.embedding is not None and self.spec.op_column and self.options.text_column:
+            chunks = self._no_texts_to_embed_for_deletes(
+                chunks, self.spec.op_column, self.options.text_column
+            )
+        op_key = self.spec.op_column or DEFAULT_OP_KEY  # Columns (the Beam sink's rows) carry ops in metadata
         for chunk in chunks if self.embedding is None else self.embedding.fill(chunks):
             if isinstance(chunk, Prepared):  # rows the embedding stage failed
                 yield chunk
@@ -294,13 +334,24 @@ class Client:
             if isinstance(rows, list):
                 yield prepare_dicts(rows, self.spec, rules, self.dimension, namespace, positions)
             elif isinstance(rows, Columns):
-                yield prepare_columns(rows, rules, self.dimension, namespace, positions=positions)
+                yield prepare_columns(
+                    rows, rules, self.dimension, namespace, positions=positions, op_key=op_key
+                )
             else:
                 yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)
 
+    @staticmethod
+    def _no_texts_to_embed_for_deletes(chunks: Iterable[Chunk], op_column: str, text: str) -> Iterator[Chunk]:
+        """The chunks with the text of their delete rows left out, so the embedding stage embeds none of
+        them (a delete needs no vector); the caller's rows are not changed."""
+        for chunk in chunks:
+            yield Chunk(without_delete_texts(chunk.rows, op_column, text), chunk.positions)
+
     def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
         sizes = self.backend.row_bytes(batch)
-        for piece in split_rows(sizes, self.max_rows, self.max_bytes, self.backend.limits.overhead_bytes):
+        limits = self.backend.limits
+        max_rows = self.max_rows if batch.op != DELETE else min(self.max_rows, limits.max_delete_rows)
+        for piece in split_rows(sizes, max_rows, self.max_bytes, limits.overhead_bytes):
             if isinstance(piece, int):
                 refused.append(
                     batch.failure(
@@ -311,3 +362,54 @@ class Client:
                 )
             else:
                 yield batch.slice(*piece)
+
+
+def delete_rows(ids: list[Any], op_key: str) -> Columns:
+    """Rows that delete ``ids``, as ``Columns`` (whose metadata key ``op_key`` carries a row's op)."""
+    n = len(ids)
+    marked = [{op_key: DELETE}] * n  # one dict for every row: read, never changed
+    return Columns(
+        n=n,
+        ids=ids,
+        flat=np.zeros(0, dtype=np.float32),
+        offsets=np.zeros(n + 1, dtype=np.int64),
+        null_vector=np.ones(n, dtype=bool),
+        sparse=None,
+        metadata=marked,  # type: ignore[arg-type]
+        namespaces=None,
+    )
+
+
+class _Deletes:
+    """The delete rows a write hands the engine, so its report can say which failures were deletes and
+    how many deletes landed: the engine accounts for rows, whatever they are for."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._marks = np.zeros(0, dtype=bool)  # by input position: a delete row
+
+    def watch(self, batches: Iterable[RowBatch]) -> Iterator[RowBatch]:
+        for batch in batches:
+            if batch.op == DELETE and len(batch):
+                self.rows += len(batch)
+                top = int(batch.positions.max()) + 1
+                if top > len(self._marks):
+                    grown = np.zeros(max(top, 2 * len(self._marks)), dtype=bool)
+                    grown[: len(self._marks)] = self._marks
+                    self._marks = grown
+                self._marks[batch.positions] = True
+            yield batch
+
+    def account(self, report: WriteReport) -> None:
+        """Mark the engine's failures of delete rows as such, and count the deletes that landed."""
+        if not self.rows:
+            return
+        failed = 0
+        for k, failure in enumerate(report.failures):
+            first = failure.positions[0] if failure.positions else -1
+            if failure.op != DELETE and 0 <= first < len(self._marks) and self._marks[first]:
+                failure = report.failures[k] = msgspec.structs.replace(failure, op=DELETE)
+            if failure.op == DELETE:
+                failed += failure.rows
+        # a write stopped by a fatal error may not have sent the last batch it took: never more than written
+        report.deleted = max(0, min(self.rows - failed, report.written))

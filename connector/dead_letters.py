@@ -14,7 +14,11 @@ reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is 
 Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
 gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
 a mapping as it was, an Arrow row as ``to_pylist`` reads it, a ``Columns`` row (the Beam sink's) in
-the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``).
+the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``, and ``op``
+for a delete: the op Columns carry in their metadata).
+
+Which op failed is the row's own: its op column (option ``op_column``) is among its columns, whole,
+and a ``Columns`` row says ``op``; the report's ``BatchFailure.op`` says it too.
 
 A failure a database reply named by id alone (no positions) is matched to the first row of the input
 with that id that no other letter holds, in input order. Rows a failure only counts (``unnamed``)
@@ -30,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .report import BatchFailure, WriteReport
-from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
+from .rows import DEFAULT_OP_KEY, Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas
 
 if TYPE_CHECKING:
@@ -78,7 +82,7 @@ def dead_letters(
     id_column = None if spec.id_from else spec.id_column
     if is_arrow(data) or is_pandas(data):
         return _arrow_letters(_as_table(data), letters, id_column)
-    return _dict_letters(data, letters, id_column, namespace)
+    return _dict_letters(data, letters, id_column, namespace, spec.op_column or DEFAULT_OP_KEY)
 
 
 def _positions(failure: BatchFailure) -> tuple[int | None, ...]:
@@ -161,7 +165,7 @@ def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | Non
 
 
 def _dict_letters(
-    data: Any, letters: list[_Letter], id_column: str | None, namespace: str | None
+    data: Any, letters: list[_Letter], id_column: str | None, namespace: str | None, op_key: str
 ) -> list[dict[str, Any]]:
     wanted = {letter.position for letter in letters if letter.position is not None}
     found: dict[int, tuple[dict[str, Any], str | None]] = {}  # position -> (row, its id column)
@@ -169,7 +173,7 @@ def _dict_letters(
         start = int(chunk.positions[0]) if len(chunk.positions) else 0
         here = [p for p in range(start, start + len(chunk.positions)) if p in wanted]
         if here:
-            rows = _records(chunk.rows, [p - start for p in here], namespace)
+            rows = _records(chunk.rows, [p - start for p in here], namespace, op_key)
             own_id = "id" if isinstance(chunk.rows, Columns) else id_column
             found.update((p, (row, own_id)) for p, row in zip(here, rows, strict=True))
     out = []
@@ -184,19 +188,20 @@ def _dict_letters(
     return out
 
 
-def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[str, Any]]:
+def _records(rows: Any, indices: list[int], namespace: str | None, op_key: str) -> list[dict[str, Any]]:
     if isinstance(rows, list):
         return [dict(rows[i]) for i in indices]
     if isinstance(rows, Columns):
-        return [_columns_record(rows, i, namespace) for i in indices]
+        return [_columns_record(rows, i, namespace, op_key) for i in indices]
     import pyarrow as pa
 
     taken: list[dict[str, Any]] = rows.take(pa.array(indices, type=pa.int64())).to_pylist()
     return taken
 
 
-def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, Any]:
-    """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``)."""
+def _columns_record(cols: Columns, i: int, namespace: str | None, op_key: str) -> dict[str, Any]:
+    """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``,
+    ``namespace``; ``op`` where its metadata names one under ``op_key``)."""
     record: dict[str, Any] = {"id": cols.ids[i]}
     if not cols.null_vector[i]:
         record["values"] = cols.flat[cols.offsets[i] : cols.offsets[i + 1]].tolist()
@@ -207,8 +212,12 @@ def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, A
             "indices": np.asarray(indices).tolist(),
             "values": np.asarray(values).tolist(),
         }
-    if cols.metadata is not None and cols.metadata[i]:
-        record["metadata"] = cols.metadata[i]
+    metadata = cols.metadata[i] if cols.metadata is not None else None
+    if metadata and op_key in metadata:
+        record["op"] = metadata[op_key]
+        metadata = {k: v for k, v in metadata.items() if k != op_key}
+    if metadata:
+        record["metadata"] = metadata
     row_namespace = cols.namespaces[i] if cols.namespaces is not None else namespace
     if row_namespace is not None:
         record["namespace"] = row_namespace

@@ -45,6 +45,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     api_key_env: str | None = None
     namespace: str | None = None
     namespace_column: str | None = None
+    op_column: str | None = None  # each row's op: upsert or delete (rows/ops.py); None: every row upserts
     id_column: str = "id"
     id_from: list[str] | None = None
     vector_column: str = "values"

@@ -8,6 +8,10 @@ A failed row is named twice: by its id, as the database knows it (text; ``None``
 one), and by its position in the write's input (``BatchFailure.positions``), which finds the row
 whatever its id is: a repeated id, or one the input holds in another form (a UUID's 16 bytes).
 ``dead_letters`` turns positions back into the input's rows.
+
+Deletes (option ``op_column``, ``Client.delete``) are accounted as upserts are: a deleted row is
+``written`` (and counted in ``deleted`` too), a failed one is a ``BatchFailure`` whose ``op`` is
+``"delete"``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     attempts: int = 0  # requests that carried these rows; 0 = never sent
     # rows that failed without the server saying which (a bulk import that skipped records): counted, not named
     unnamed: int = 0
+    # what the rows were for: "upsert", or "delete" (option op_column, Client.delete); "upsert" also for
+    # rows whose op named neither, whose error says so
+    op: str = "upsert"
 
     @property
     def rows(self) -> int:
@@ -43,14 +50,16 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
         head = ", ".join(map(str, self.ids[:3])) + (", …" if len(self.ids) > 3 else "")
         if self.unnamed:
             head += (", " if head else "") + f"{self.unnamed} unnamed"
-        return f"BatchFailure({self.rows} rows [{head}]: {self.error_type}: {self.error})"
+        what = "" if self.op == "upsert" else f" {self.op}"
+        return f"BatchFailure({self.rows}{what} rows [{head}]: {self.error_type}: {self.error})"
 
 
 class WriteReport(msgspec.Struct, kw_only=True):
     """The account of one write (a call, a task, a bundle or a whole job after ``merge``)."""
 
-    written: int = 0
+    written: int = 0  # rows applied: upserted, or deleted (their ids are gone, or never were there)
     failed: int = 0
+    deleted: int = 0  # of ``written``, the rows that were deletes
     requests: int = 0  # requests sent, retries included
     retries: int = 0
     throttled: int = 0  # replies that said "slow down"
@@ -73,6 +82,7 @@ class WriteReport(msgspec.Struct, kw_only=True):
         return WriteReport(
             written=self.written + other.written,
             failed=self.failed + other.failed,
+            deleted=self.deleted + other.deleted,
             requests=self.requests + other.requests,
             retries=self.retries + other.retries,
             throttled=self.throttled + other.throttled,
@@ -87,15 +97,17 @@ class WriteReport(msgspec.Struct, kw_only=True):
         """The distinct failure reasons with their row counts, most rows first."""
         counts: Counter[str] = Counter()
         for f in self.failures:
-            counts[f"{f.error_type}: {f.error}"] += f.rows
+            op = "" if f.op == "upsert" else f" ({f.op})"
+            counts[f"{f.error_type}{op}: {f.error}"] += f.rows
         return counts.most_common(most)
 
     def summary(self) -> str:
         """One line: what was written and failed, with the traffic behind it."""
         total = self.written + self.failed
         state = "OK" if self.ok else ("FAILED" if self.written == 0 else "PARTIAL")
+        deletes = f" ({self.deleted} deletes)" if self.deleted else ""
         line = (
-            f"{state}: {self.written}/{total} written, {self.failed} failed; "
+            f"{state}: {self.written}/{total} written{deletes}, {self.failed} failed; "
             f"{self.requests} requests, {self.retries} retries, {self.throttled} throttled, "
             f"{self.bytes_sent / 1e6:.1f} MB"
         )

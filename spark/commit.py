@@ -49,6 +49,7 @@ class JobReport(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
     written: int
     failed: int
+    deleted: int  # of written, the rows that were deletes (option op_column)
     requests: int
     retries: int
     throttled: int
@@ -123,6 +124,7 @@ def _job_report(
         summary=report.summary(),
         written=report.written,
         failed=report.failed,
+        deleted=report.deleted,
         requests=report.requests,
         retries=report.retries,
         throttled=report.throttled,

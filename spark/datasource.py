@@ -51,6 +51,9 @@ class VectorDataSource(DataSource):
       Example: ``PINECONE_API_KEY``.
     - ``namespace``: namespace/partition/tenant of every row. Default: none. Example: ``docs``.
     - ``namespace_column``: a string column giving each row's namespace. Default: none. Example: ``tenant``.
+    - ``op_column``: a string column saying what each row is for: ``upsert`` (also ``insert``, ``update``,
+      ``update_postimage``; null) or ``delete`` (its id is deleted; vector and metadata are not read), in
+      any case; another value fails its row. Default: none (every row upserts). Example: ``op``.
     - ``id_column``: the id column (string or integer, or binary 16-byte UUIDs). Default: ``id``. Example: ``doc_id``.
     - ``id_from``: columns to derive a deterministic UUIDv5 id from. Default: none. Example: ``url,chunk``.
     - ``vector_column``: ``array<float>``, ``array<double>`` or an ML ``VectorUDT``. Default: ``values``.

@@ -4,8 +4,11 @@ Required of every backend: ``open_transport`` (the process-shared channel or poo
 target), ``row_bytes`` (encoded size per row, for sizing requests), ``request_for`` (encode a
 batch; whatever the encoding decided goes into ``WireRequest.context``), ``outcome_of`` (read a
 reply into per-row results: a reply that succeeded can still refuse some rows) and
-``describe``. The other hooks have defaults here, so the client and the Spark and Beam adapters
-call them without asking whether they exist. Control-plane calls go through ``control``: one
+``describe``. Each handles both kinds of batch (``RowBatch.op``): upserts, and deletes, whose rows
+are ids alone; a delete of an id that is not there succeeds (``written``: the id is not there after),
+so retried deletes are safe. ``limits.max_delete_rows`` bounds the ids of one delete request. The
+other hooks have defaults here, so the client and the Spark and Beam adapters call them without
+asking whether they exist. Control-plane calls go through ``control``: one
 retried path, under the data plane's rules (``max_retries``, backoff, ``Retry-After``).
 
 ``secrets`` are the credentials the backend's requests carry: ``open_transport`` gives them to the
@@ -50,6 +53,7 @@ class RequestLimits:
     default_rows: int
     default_bytes: int
     overhead_bytes: int = 1024  # request envelope besides the rows
+    max_delete_rows: int = 1_000_000_000  # ids per delete request, where the database counts fewer
 
 
 @dataclass(slots=True)

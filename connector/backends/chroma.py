@@ -40,6 +40,10 @@ nothing for a body without ids or filter, and no filter matches rows without met
 …/get`` (nothing included, ``limit``) lists ids and ``…/delete`` deletes them, until a page comes
 back short. Never ids and a filter in one delete: the local server then takes ~10 ms per id.
 
+Deletes: ``POST …/collections/{id}/delete`` with the batch's ids, and no filter (see above): as for
+upserts, an id is the collection's whatever its namespace, so a delete removes the id's row whichever
+namespace wrote it. A missing id is no error.
+
 Chroma's upsert merges metadata: keys not in the new row keep their old values, and a
 ``null`` value deletes a key. Chroma answers a bad request with a 4xx and
 ``{"error", "message"}`` for the whole request; the engine bisects it to the rows at fault.
@@ -62,7 +66,7 @@ from ..errors import ConfigError, ConnectorError, DimensionMismatch, NotFound, R
 from ..jsonvec import json_rows
 from ..options import BackendOptions, ParsedUri, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules, metadata_json_len
+from ..rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
 
@@ -299,6 +303,8 @@ class ChromaBackend(Backend[ChromaOptions]):
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for base64 vectors, an upper bound for JSON ones."""
         n = len(batch)
+        if batch.op == DELETE:  # ids alone
+            return np.fromiter((len(str(i)) + 4 for i in batch.ids), dtype=np.int64, count=n)
         dim = batch.dimension or 0
         vector = 4 * math.ceil(4 * dim / 3) + 3 if self._base64 else 15 * dim + 2
         sizes = np.full(n, vector + 8, dtype=np.int64)
@@ -314,6 +320,9 @@ class ChromaBackend(Backend[ChromaOptions]):
     def request_for(self, batch: RowBatch) -> WireRequest:
         if self._target is None:
             raise ConnectorError(f"{self.describe()}: check_target must run before the first request")
+        if batch.op == DELETE:
+            body = orjson.dumps({"ids": [str(i) for i in batch.ids]})
+            return WireRequest(f"POST {self._prefix}/{self._target.id}/delete", body)
         refused = self.refusals(batch)
         keep = [i for i in range(len(batch)) if i not in refused]
         body = encode_upsert(batch, keep, self._base64, self.namespace_key, self.document_column)

@@ -6,6 +6,10 @@ REST: ``POST /vectors/upsert`` with an orjson body whose vectors are written fro
 ``/VectorService/Upsert`` with ``UpsertRequest`` encoded by hand (field numbers in
 proto/pinecone_upsert.proto), vectors copied straight from the matrix buffer.
 Pinecone applies or rejects a request whole; the engine bisects rejections to the rows at fault.
+
+Deletes: ``POST /vectors/delete`` / ``/VectorService/Delete`` with the batch's ids (at most 1,000 a
+request, Pinecone's limit) in its namespace. An id that is not there is no error; a namespace that
+holds nothing is a 404 in newer API versions, read as "nothing to delete", not as a missing index.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
-from ..rows import RowBatch, RowRules
+from ..rows import DELETE, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
@@ -55,7 +59,9 @@ class PineconeBackend(Backend[PineconeOptions]):
     # Pinecone: ≤ 1000 vectors and ≤ 2 MB per upsert request, ids ≤ 512 chars, metadata ≤ 40 KB per vector.
     # 500 rows by default, as the SDK's upsert_from_dataframe: four requests in flight then carry enough
     # rows to cover a cross-region round trip, and the 2 MB bound still splits wide or JSON rows.
-    limits = RequestLimits(max_rows=1000, max_bytes=2 << 20, default_rows=500, default_bytes=2 << 20)
+    limits = RequestLimits(
+        max_rows=1000, max_bytes=2 << 20, default_rows=500, default_bytes=2 << 20, max_delete_rows=1000
+    )
     rules = RowRules(max_id_length=512, max_metadata_bytes=40_960, allow_sparse_only=True)
 
     def __init__(self, options: PineconeOptions) -> None:
@@ -199,6 +205,8 @@ class PineconeBackend(Backend[PineconeOptions]):
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample of rows."""
         ids = np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=len(batch))
+        if batch.op == DELETE:
+            return ids + 4  # a quoted string and a comma, or a field's tag and length
         return sizing.row_bytes(batch, grpc=self.grpc, fixed=16) + ids
 
     # -- encoding -------------------------------------------------------------------------------
@@ -209,6 +217,8 @@ class PineconeBackend(Backend[PineconeOptions]):
                 "option write_mode=import: rows are staged and imported by the Spark data source, the Beam "
                 "sink or pinecone_import.import_data(), not upserted by Client.write/upsert"
             )
+        if batch.op == DELETE:
+            return encode_delete(batch, self.grpc)
         return (
             WireRequest(GRPC_METHOD, encode_grpc(batch))
             if self.grpc
@@ -216,7 +226,11 @@ class PineconeBackend(Backend[PineconeOptions]):
         )
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
-        # A reply is all-or-nothing: it arrived, so every row is in the index.
+        # A reply is all-or-nothing: it arrived, so every row is in the index (or, deleted, gone from it).
+        if reply.status in request.answers and b"namespace" not in reply.body.lower():
+            # a 404 that is not about the namespace: the index itself is missing
+            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
+            raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
         return BatchOutcome(written=len(batch))
 
 
@@ -238,6 +252,21 @@ def encode_json(batch: RowBatch) -> bytes:
     if batch.namespace:
         body["namespace"] = batch.namespace
     return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
+    """``DeleteRequest{ids=1, namespace=3}`` or ``{"ids", "namespace"?}``; a 404 (an empty namespace)
+    comes back as a reply."""
+    ids = [str(i) for i in batch.ids]
+    if grpc:
+        body = b"".join(pw.string_field(1, i) for i in ids)
+        if batch.namespace:
+            body += pw.string_field(3, batch.namespace)
+        return WireRequest(GRPC_DELETE, body, answers=frozenset({"NOT_FOUND"}))
+    doc: dict[str, Any] = {"ids": ids}
+    if batch.namespace:
+        doc["namespace"] = batch.namespace
+    return WireRequest(REST_DELETE, orjson.dumps(doc), answers=frozenset({404}))
 
 
 def encode_grpc(batch: RowBatch) -> bytes:

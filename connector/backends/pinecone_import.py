@@ -45,6 +45,7 @@ import orjson
 from ..errors import ConfigError, DeadlineExceeded
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
+from ..rows.ops import DELETE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -76,6 +77,7 @@ DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default 
 STAGING = "_temporary"  # staging folder prefix: not a namespace Pinecone would import (it is outside <job>/)
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
 ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
+IMPORT_CANNOT_DELETE = "a bulk import adds rows and cannot delete them: write deletes with write_mode=upsert"
 _PART = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
 _S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
 
@@ -94,6 +96,11 @@ class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.write_mode == "import" and self.op_column:
+            raise ConfigError(
+                "option op_column: write_mode=import adds rows to new namespaces and cannot delete; "
+                "use write_mode=upsert for a write with deletes"
+            )
         if self.write_mode == "import" and not self.import_uri:
             raise ConfigError(
                 "option import_uri: write_mode=import stages Parquet files there for Pinecone to import, "
@@ -338,6 +345,11 @@ class ImportStager:
         ns = namespace if namespace is not None else self.client.options.namespace
         try:
             for batch in self.client.batches(data, ns, refused):
+                if batch.op == DELETE:  # a Beam element's "op", or Client.delete's rows
+                    refused.append(
+                        batch.failure(range(len(batch)), IMPORT_CANNOT_DELETE, error_type="Invalid")
+                    )
+                    continue
                 problem = _namespace_problem(batch.namespace)
                 if problem is not None:
                     refused.append(batch.failure(range(len(batch)), problem, error_type="Invalid"))

@@ -11,6 +11,11 @@ with the original kept in the payload key ``original_id_key``. The namespace is 
 (``namespace_key``) or, with ``namespace_mode="shard_key"``, the request's shard key. Qdrant
 applies or rejects a request whole and its refusals name no point ("Vector dimension error:
 expected dim: 768, got 1024"), so the engine isolates the refused rows by splitting.
+
+Deletes: ``POST /collections/{c}/points/delete`` / ``/qdrant.Points/Delete`` (same ``wait`` and
+``ordering``), the points by id, ids mapped as upserts map them. In a namespace, only that
+namespace's: with ``namespace_mode=payload`` a filter ``has_id`` and the namespace key's match (a point
+another namespace wrote stays), with ``shard_key`` the request's shard key. A missing id is no error.
 """
 
 from __future__ import annotations
@@ -28,12 +33,19 @@ from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
-from ..rows import RowBatch, RowRules
+from ..rows import DELETE, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
 
-__all__ = ["QdrantBackend", "QdrantOptions", "encode_grpc", "encode_json"]
+__all__ = [
+    "QdrantBackend",
+    "QdrantOptions",
+    "encode_grpc",
+    "encode_grpc_delete",
+    "encode_json",
+    "encode_json_delete",
+]
 
 REST_PORT, GRPC_PORT = 6333, 6334
 GRPC_UPSERT = "/qdrant.Points/Upsert"
@@ -319,16 +331,24 @@ class QdrantBackend(Backend[QdrantOptions]):
 
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample."""
+        if batch.op == DELETE:
+            return np.full(len(batch), 48, dtype=np.int64)  # a UUID or an integer, and its framing
         return sizing.row_bytes(batch, grpc=self.grpc, fixed=64)  # id (a UUID), framing, names
 
     # -- encoding ---------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
         if self.grpc:
+            if batch.op == DELETE:
+                return WireRequest(GRPC_DELETE, encode_grpc_delete(batch, self.collection, self.options))
             return WireRequest(GRPC_UPSERT, encode_grpc(batch, self.collection, self.options))
         query = f"?wait={'true' if self.options.wait else 'false'}"
         if self.options.ordering:
             query += f"&ordering={self.options.ordering}"
+        if batch.op == DELETE:
+            return WireRequest(
+                f"POST {self._path}/points/delete{query}", encode_json_delete(batch, self.options)
+            )
         return WireRequest(f"PUT {self._path}/points{query}", encode_json(batch, self.options))
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
@@ -404,6 +424,21 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     return orjson.dumps(body, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
+def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
+    """The REST body of a delete: ``{"points": ids}``, or in a payload namespace ``{"filter": {"must":
+    [{"has_id": ids}, {"key", "match"}]}}``; ``"shard_key"`` in a shard-key namespace."""
+    ids = [point_id(i) for i in batch.ids]
+    body: dict[str, Any]
+    if batch.namespace is not None and options.namespace_mode == "payload":
+        match = {"key": options.namespace_key, "match": {"value": batch.namespace}}
+        body = {"filter": {"must": [{"has_id": ids}, match]}}
+    else:
+        body = {"points": ids}
+    if options.namespace_mode == "shard_key" and batch.namespace:
+        body["shard_key"] = batch.namespace
+    return orjson.dumps(body)
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
@@ -474,6 +509,39 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
         point_parts = (pw.len_field(1, id_body), payload, pw.len_field(4, vectors) if vectors else b"")
         size = sum(len(p) for p in point_parts)
         parts += (b"\x1a", pw.varint(size), *point_parts)
+    if options.ordering:
+        parts.append(pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering])))
+    if options.namespace_mode == "shard_key" and batch.namespace:
+        parts.append(pw.len_field(5, _shard_selector(batch.namespace)))
+    return b"".join(parts)
+
+
+def _point_id(pid: int | str) -> bytes:
+    """``PointId{num=1 | uuid=2}``; num 0 is written (a set oneof member)."""
+    if isinstance(pid, int):
+        return b"\x08\x00" if pid == 0 else pw.varint_field(1, pid)
+    return pw.string_field(2, pid)
+
+
+def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions) -> bytes:
+    """``DeletePoints{collection_name=1, wait=2, points=3, ordering=4, shard_key_selector=5}``, whose
+    ``PointsSelector`` is ``points=1 PointsIdsList{ids=1}``, or in a payload namespace ``filter=2
+    Filter{must=2 [Condition{has_id=3 HasIdCondition{has_id=1}}, Condition{field=1 FieldCondition{key=1,
+    match=2 Match{keyword=1}}}]}``."""
+    ids = b"".join(pw.len_field(1, _point_id(point_id(i))) for i in batch.ids)
+    if batch.namespace is not None and options.namespace_mode == "payload":
+        field = pw.string_field(1, options.namespace_key) + pw.len_field(
+            2, pw.len_field(1, batch.namespace.encode())
+        )
+        must = pw.len_field(2, pw.len_field(3, ids)) + pw.len_field(2, pw.len_field(1, field))
+        selector = pw.len_field(2, must)
+    else:
+        selector = pw.len_field(1, ids)
+    parts = [
+        pw.string_field(1, collection),
+        b"\x10\x01" if options.wait else b"\x10\x00",
+        pw.len_field(3, selector),
+    ]
     if options.ordering:
         parts.append(pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering])))
     if options.namespace_mode == "shard_key" and batch.namespace:

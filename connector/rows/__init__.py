@@ -12,8 +12,11 @@ viewed as an (n, dim) matrix; other float types are converted once per batch.
 Each row keeps its position in the write's input (``chunks``: the one reading of every input kind
 into chunks), on ``RowBatch.positions`` and on every ``BatchFailure``.
 
-Modules: ``types`` (the shapes and rules), ``chunks`` (input → chunks with positions), ``arrow`` and
-``dicts`` (the two readers), ``checks``.
+Each row is an upsert or a delete (``ops``, option ``op_column``); a batch holds rows of one op, and
+the batches of a chunk go out in an order that keeps the same id's rows in input order.
+
+Modules: ``types`` (the shapes and rules), ``ops`` (what each row is for), ``chunks`` (input → chunks
+with positions), ``arrow`` and ``dicts`` (the two readers), ``checks``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .arrow import arrow_batches, is_arrow, prepare_arrow
 from .checks import metadata_json_len
 from .chunks import Chunk, input_chunks, reported_ids
 from .dicts import prepare_columns, prepare_dicts
+from .ops import DEFAULT_OP_KEY, DELETE, UPSERT, Op
 from .types import (
     ID_NAMESPACE,
     Columns,
@@ -36,11 +40,15 @@ from .types import (
 )
 
 __all__ = [
+    "DEFAULT_OP_KEY",
+    "DELETE",
     "ID_NAMESPACE",
+    "UPSERT",
     "Chunk",
     "ColumnSpec",
     "Columns",
     "DimensionState",
+    "Op",
     "Prepared",
     "RowBatch",
     "RowRules",

@@ -3,6 +3,9 @@
 Ids are text or integers; a binary column holds UUIDs (16 bytes a value: ``fixed_size_binary(16)``, or
 ``binary`` as Spark hands it over), which become their canonical text; a binary id of another length is
 refused with its row.
+
+With option ``op_column``, that string column says what each row is for (``ops``): a delete row's
+vector, sparse vector and metadata are not read, and an input of deletes alone needs no vector column.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .checks import assemble
+from .ops import arrow_ops
 from .types import (
     BAD_JSON,
     Columns,
@@ -64,13 +68,20 @@ def prepare_arrow(
     _require_columns(names, spec)
     n = batch.num_rows
     ids, refused = _arrow_ids(batch, spec, rules)
-    flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
+    ops = None
+    if spec.op_column:
+        ops, bad_ops = arrow_ops(batch.column(spec.op_column), spec.op_column)
+        refused = {**bad_ops, **refused}
+    if spec.vector_column in names:
+        flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
+    else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
+        flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
     namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
     cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
-    return assemble(cols, rules, dim, namespace, refused, positions)
+    return assemble(cols, rules, dim, namespace, refused, positions, ops)
 
 
 def arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str | None]:
@@ -93,11 +104,16 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
-    needed = [("vector_column", spec.vector_column)]
+    # with op_column the input may hold deletes only: ids and ops, no vectors
+    needed = [] if spec.op_column else [("vector_column", spec.vector_column)]
     needed += [("id_from", c) for c in spec.id_from] if spec.id_from else [("id_column", spec.id_column)]
     needed += [
         (opt, c)
-        for opt, c in (("sparse_column", spec.sparse_column), ("namespace_column", spec.namespace_column))
+        for opt, c in (
+            ("sparse_column", spec.sparse_column),
+            ("namespace_column", spec.namespace_column),
+            ("op_column", spec.op_column),
+        )
         if c
     ]
     needed += [("metadata_columns", c) for c in spec.metadata_columns or ()]

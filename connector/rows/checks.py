@@ -9,6 +9,7 @@ import numpy as np
 import orjson
 
 from ..report import BatchFailure
+from .ops import CODES, DELETE, UPSERT
 from .types import MAX_SPARSE_INDEX, Columns, DimensionState, Prepared, RowBatch, RowRules
 
 __all__ = ["assemble", "metadata_json_len"]
@@ -21,15 +22,19 @@ def assemble(
     namespace: str | None,
     refused: Mapping[int, str] | None = None,
     positions: np.ndarray | None = None,
+    ops: np.ndarray | None = None,
 ) -> Prepared:
     """The sendable batches of ``cols`` and a failure, with its reason, for every other row
     (``refused``: rows a reader already refused, and why; ``positions``: the rows' offsets in the
-    write's input, default ``0 .. n-1``)."""
+    write's input, default ``0 .. n-1``; ``ops``: each row's op code, ``rows.ops``, default every row
+    an upsert). A delete row is checked for its id and namespace only: what it would store is not read."""
     n = cols.n
     if positions is None:
         positions = np.arange(n, dtype=np.int64)
     reasons: dict[int, str] = dict(refused or {})
     lengths = np.diff(cols.offsets)
+    deletes = np.zeros(n, dtype=bool) if ops is None else ops == CODES[DELETE]
+    upserts = ~deletes
 
     def refuse(rows: Iterable[int], reason: str) -> None:
         for i in rows:
@@ -50,13 +55,14 @@ def assemble(
 
     # dense vectors
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
-    missing = cols.null_vector | (lengths == 0)
+    absent = cols.null_vector | (lengths == 0)
+    missing = absent & upserts
     if has_sparse is not None and rules.allow_sparse_only:
         missing_ok = missing & has_sparse
     else:
         missing_ok = np.zeros(n, dtype=bool)
     refuse(np.flatnonzero(missing & ~missing_ok), "null vector")
-    present = ~missing
+    present = ~absent & upserts
     if dim.value is None and present.any():
         dim.learn(lengths[present])
     dense_ok = present.copy()
@@ -73,6 +79,9 @@ def assemble(
     if cols.sparse is not None:
         sparse_rows = []
         for i, value in enumerate(cols.sparse):
+            if deletes[i]:
+                sparse_rows.append(None)
+                continue
             parsed, problem = _check_sparse(value)
             if problem:
                 refuse([i], problem)
@@ -81,6 +90,8 @@ def assemble(
     # metadata
     if cols.metadata is not None:
         for i, md in enumerate(cols.metadata):
+            if deletes[i]:
+                continue
             if md is None:
                 refuse([i], "metadata is not a JSON object")
             elif md:
@@ -118,6 +129,7 @@ def assemble(
         dim,
         positions,
         generations,
+        deletes,
     )
 
 
@@ -235,49 +247,67 @@ def _group(
     dim: DimensionState,
     positions: np.ndarray,
     generations: np.ndarray | None = None,
+    deletes: np.ndarray | None = None,
 ) -> Prepared:
-    """Failures for refused rows; one RowBatch per namespace (and generation of a repeated id) for the rest."""
+    """Failures for refused rows (one per reason and op); one RowBatch per namespace, op (and generation
+    of a repeated id) for the rest."""
     out = Prepared()
-    by_reason: dict[str, list[int]] = {}
+    if deletes is None:
+        deletes = np.zeros(cols.n, dtype=bool)
+    by_reason: dict[tuple[str, bool], list[int]] = {}
     for i, reason in sorted(reasons.items()):
-        by_reason.setdefault(reason, []).append(i)
-    for reason, rows in by_reason.items():
+        by_reason.setdefault((reason, bool(deletes[i])), []).append(i)
+    for (reason, delete), rows in by_reason.items():
         ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
         at = tuple(int(positions[i]) for i in rows)
-        out.failures.append(BatchFailure(ids=ids, positions=at, error=reason, error_type="Invalid"))
+        out.failures.append(
+            BatchFailure(
+                ids=ids, positions=at, error=reason, error_type="Invalid", op=DELETE if delete else UPSERT
+            )
+        )
 
     keep = np.ones(cols.n, dtype=bool)
     keep[list(reasons)] = False
     if not keep.any():
         return out
     matrix = _matrix(cols, dense_ok, dim.value)
-    # one batch per (generation, namespace, has a dense vector): a batch's rows are all dense or all
-    # sparse-only, and hold an id once; generations go out in order, so a repeated id's last row wins
-    groups: dict[tuple[int, Any, bool], list[int]] = {}
+    # one batch per (generation, namespace, op, has a dense vector): a batch's rows are all deletes, or
+    # all dense upserts, or all sparse-only ones, and hold an id once; generations go out in order, so a
+    # repeated id's last row wins, whether it upserts or deletes
+    groups: dict[tuple[int, Any, bool, bool], list[int]] = {}
     if len(set(ns_values)) == 1 and generations is None:  # the usual case: no walk over the rows
-        for dense in (True, False):
-            rows = np.flatnonzero(keep & (dense_ok == dense)).tolist()
+        for delete, dense in ((False, True), (False, False), (True, False)):
+            chosen = keep & (deletes == delete) & (dense_ok == dense)
+            rows = np.flatnonzero(chosen).tolist()
             if rows:
-                groups[(0, ns_values[0], dense)] = rows
+                groups[(0, ns_values[0], delete, dense)] = rows
     else:
         for row in np.flatnonzero(keep):
             generation = 0 if generations is None else int(generations[row])
-            groups.setdefault((generation, ns_values[row], bool(dense_ok[row])), []).append(int(row))
-    for (_, ns, dense), rows in sorted(groups.items(), key=lambda group: group[0][0]):
+            key = (generation, ns_values[row], bool(deletes[row]), bool(dense_ok[row]))
+            groups.setdefault(key, []).append(int(row))
+    for (_, ns, delete, dense), rows in sorted(groups.items(), key=lambda group: group[0][0]):
         every = len(rows) == cols.n
+        positions_kept = positions if every else positions[rows]
+        kept_ids = cols.ids if every else [cols.ids[i] for i in rows]
+        if delete:  # an id is all a delete needs
+            out.batches.append(
+                RowBatch(ids=kept_ids, vectors=None, namespace=ns, positions=positions_kept, op=DELETE)
+            )
+            continue
         vectors = None
         if dense and matrix is not None:
             vectors = matrix if every else matrix[np.asarray(rows)]
         out.batches.append(
             RowBatch(
-                ids=cols.ids if every else [cols.ids[i] for i in rows],
+                ids=kept_ids,
                 vectors=vectors,
                 sparse=None
                 if sparse_rows is None
                 else (sparse_rows if every else [sparse_rows[i] for i in rows]),
                 metadata=_kept_metadata(cols.metadata, rows, every),
                 namespace=ns,
-                positions=positions if every else positions[rows],
+                positions=positions_kept,
             )
         )
     return out

@@ -6,6 +6,11 @@ sink's elements alike: it applies the column options (``id_column`` or ``id_from
 ``metadata`` dict or JSON object merged in) and turns the vector into float32 at once, never into
 Python floats. It refuses only what cannot become a row at all; every other check is
 ``checks.assemble``'s, on whole chunks.
+
+With ``op_key`` (option ``op_column``) each mapping says what it is for (``ops``). A delete is read
+as its id and namespace alone, and marked by a metadata holding just ``{op_key: "delete"}``: that is
+how ``Columns`` carry a row's op (metadata is what every step between a reader and the checks keeps,
+the embedding stage's too), and ``prepare_columns(..., op_key=...)`` takes it out again.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 import orjson
 
 from .checks import assemble
+from .ops import DELETE, bad_op, codes_of, op_of
 from .types import Columns, ColumnSpec, DimensionState, Prepared, RowRules, derive_id, flatten
 
 __all__ = ["DictReader", "Refused", "Row", "columns_of", "prepare_columns", "prepare_dicts"]
@@ -56,12 +62,15 @@ class DictReader:
     namespace_key: str = "namespace"
     metadata_columns: tuple[str, ...] | None = None
     namespace: str | None = None  # for rows that name none
+    op_key: str | None = None  # the row's op (``ops``); None: every row upserts
     used: frozenset[str] = field(init=False)  # keys that are not metadata ("metadata" is merged)
 
     def __post_init__(self) -> None:
         used = {self.vector_column, self.sparse_key, self.namespace_key, "metadata"}
         if not self.id_from:
             used.add(self.id_column)  # id_from columns stay metadata
+        if self.op_key is not None:
+            used.add(self.op_key)
         object.__setattr__(self, "used", frozenset(used))
 
     @classmethod
@@ -74,6 +83,7 @@ class DictReader:
             namespace_key=spec.namespace_column or "namespace",
             metadata_columns=spec.metadata_columns,
             namespace=namespace,
+            op_key=spec.op_column,
         )
 
     def read_id(self, record: Mapping[str, Any]) -> Any:
@@ -96,6 +106,17 @@ class DictReader:
         row_id = self.read_id(record)
         if not (row_id is None or type(row_id) is str or type(row_id) is int):
             return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
+        if self.op_key is not None:
+            named = get(self.op_key)
+            if named is not None:
+                op = op_of(named)
+                if op is None:
+                    return Refused(row_id, bad_op(named, self.op_key))
+                if op == DELETE:  # an id is all a delete needs: the rest is not read, so cannot fail it
+                    marked = {self.op_key: DELETE}  # how Columns carry a row's op (see ``prepare_columns``)
+                    return _new_row(
+                        Row, (row_id, None, None, marked, get(self.namespace_key, self.namespace))
+                    )
         vector = get(self.vector_column)
         if vector is not None:
             vector = _dense(vector)
@@ -230,7 +251,8 @@ def prepare_dicts(
     reader = DictReader.from_spec(spec, namespace)
     read = [reader.read_record(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
-    return prepare_columns(columns_of(read, namespace), rules, dim, namespace, refused, positions)
+    cols = columns_of(read, namespace)
+    return prepare_columns(cols, rules, dim, namespace, refused, positions, op_key=spec.op_column)
 
 
 def prepare_columns(
@@ -240,13 +262,38 @@ def prepare_columns(
     namespace: str | None = None,
     refused: Mapping[int, str] | None = None,
     positions: np.ndarray | None = None,
+    *,
+    op_key: str | None = None,
 ) -> Prepared:
     """Check column-major rows; ids are normalised for the database (integers as strings unless it
     takes numbers). ``refused``: rows already refused, and why; ``positions``: the rows' offsets in
-    the write's input."""
+    the write's input; ``op_key``: the metadata key holding a row's op (``ops``), taken out of the
+    metadata (``None``: every row upserts)."""
     if not all(type(i) is str for i in cols.ids):
         cols.ids = [_dict_id(i, rules) for i in cols.ids]
-    return assemble(cols, rules, dim, namespace, refused or {}, positions)
+    reasons = dict(refused or {})
+    ops = None
+    if op_key is not None and cols.metadata is not None:
+        ops, cols.metadata, bad_ops = _metadata_ops(cols.metadata, op_key)
+        reasons = {**bad_ops, **reasons}
+    return assemble(cols, rules, dim, namespace, reasons, positions, ops)
+
+
+def _metadata_ops(
+    metadata: list[dict[str, Any] | None], key: str
+) -> tuple[np.ndarray | None, list[dict[str, Any] | None], dict[int, str]]:
+    """Each row's op code from its metadata's ``key`` (``None``: no row names one), the metadata without
+    that key (a new list; the rows' dicts are not changed), and the rows whose value names no op."""
+    marked = [i for i, md in enumerate(metadata) if md and key in md]
+    if not marked:
+        return None, metadata, {}
+    codes, bad = codes_of([metadata[i][key] for i in marked], key)  # type: ignore[index]
+    ops = np.zeros(len(metadata), dtype=np.int8)
+    ops[marked] = codes
+    kept = list(metadata)
+    for i in marked:
+        kept[i] = {k: v for k, v in metadata[i].items() if k != key}  # type: ignore[union-attr]
+    return ops, kept, {marked[j]: reason for j, reason in bad.items()}
 
 
 def _dict_id(value: Any, rules: RowRules) -> Any:

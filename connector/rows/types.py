@@ -11,6 +11,7 @@ import numpy as np
 import orjson
 
 from ..report import BatchFailure
+from .ops import UPSERT, Op
 
 __all__ = [
     "BAD_JSON",
@@ -53,12 +54,13 @@ class ColumnSpec:
     sparse_column: str | None = None
     metadata_columns: tuple[str, ...] | None = None  # None: every column not used above
     namespace_column: str | None = None
+    op_column: str | None = None  # each row's op (rows.ops): upsert or delete; None: every row upserts
 
     def used(self) -> set[str]:
         cols = (
             {self.vector_column} if self.id_from else {self.id_column, self.vector_column}
         )  # id_from columns stay metadata
-        cols.update(c for c in (self.sparse_column, self.namespace_column) if c)
+        cols.update(c for c in (self.sparse_column, self.namespace_column, self.op_column) if c)
         return cols
 
 
@@ -68,7 +70,10 @@ class RowBatch:
 
     ``positions`` are the rows' offsets in the input of the write (``Client.write``'s ``data``,
     counted across its chunks); slices and selections keep them, so every failure can name the
-    input rows it is about. Default: ``0 .. n-1`` (the batch is the whole input)."""
+    input rows it is about. Default: ``0 .. n-1`` (the batch is the whole input).
+
+    ``op`` is what every row of the batch is for (a batch holds one op): ``"upsert"``, or
+    ``"delete"``, whose rows are ids alone (no vectors, sparse vectors or metadata)."""
 
     ids: list[Any]  # str, or int where the backend keeps numeric ids
     vectors: np.ndarray | None  # (n, dim) float32, C-contiguous
@@ -76,6 +81,7 @@ class RowBatch:
     metadata: list[dict[str, Any]] | None = None
     namespace: str | None = None
     positions: np.ndarray = None  # type: ignore[assignment]  # int64, n; set in __post_init__ if not given
+    op: Op = UPSERT
 
     def __post_init__(self) -> None:
         if self.positions is None:
@@ -97,6 +103,7 @@ class RowBatch:
             metadata=None if self.metadata is None else self.metadata[start:stop],
             namespace=self.namespace,
             positions=self.positions[start:stop],
+            op=self.op,
         )
 
     def str_ids(self) -> tuple[str, ...]:
@@ -120,6 +127,7 @@ class RowBatch:
             error_type=error_type,
             retryable=retryable,
             attempts=attempts,
+            op=self.op,
         )
 
     def take(self, rows: Sequence[int]) -> RowBatch:
@@ -131,6 +139,7 @@ class RowBatch:
             metadata=None if self.metadata is None else [self.metadata[i] for i in rows],
             namespace=self.namespace,
             positions=self.positions[list(rows)],
+            op=self.op,
         )
 
     def without(self, reasons: Mapping[int, str]) -> tuple[RowBatch | None, list[BatchFailure]]:

@@ -24,6 +24,9 @@ class WireRequest:
     body: bytes
     headers: tuple[tuple[str, str], ...] = ()  # per-request extras; credentials live in the transport
     context: object = field(default=None, compare=False)  # what the backend built it with, for outcome_of
+    # statuses (HTTP codes, gRPC status names) this request reads as a reply for ``outcome_of``, not an
+    # error: a delete's 404 where the database says "nothing there" (Pinecone's empty namespace)
+    answers: frozenset[int | str] = frozenset()
 
     def __repr__(self) -> str:
         return f"WireRequest({self.method}, {len(self.body)} bytes)"

@@ -100,6 +100,10 @@ class GrpcTransport:
             error = error_of(exc, f"{self.label} {request.method}", self._secrets)
         else:
             return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
+        if isinstance(error, ServerError) and error.status in request.answers:  # the backend reads it
+            return WireReply(
+                body=str(error).encode(), status=error.status
+            )  # the message, credentials blanked
         # raised outside the handler: the RpcError, whose repr quotes the details whole, is not kept
         # as the error's __context__. The local is dropped as it goes: a raised error held by the frame
         # it leaves is a cycle (error -> traceback -> frame -> error) that keeps every caller's frame,

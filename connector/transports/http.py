@@ -145,7 +145,7 @@ class HttpTransport:
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
         except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
             raise TransportError(f"{where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}") from None
-        if reply.status_code >= 300:
+        if reply.status_code >= 300 and reply.status_code not in request.answers:
             retry_after = reply.headers.get("retry-after")
             raise error_for_status(
                 reply.status_code, reply.content, where, retry_after, secrets=self._secrets

@@ -9,7 +9,8 @@ trailer) and the statements around it. ``send`` runs, on one pooled connection::
     COPY … FROM STDIN (FORMAT BINARY)      ``body`` written as it is
     apply; COMMIT                          one round trip (the upsert)
 
-so a batch lands whole or not at all. Every statement, ``query``'s catalog look-ups, DDL
+so a batch lands whole or not at all. A ``StatementRequest`` (a batch of deletes) runs its one
+parameterised statement in the same frame instead of the COPY and apply. Every statement, ``query``'s catalog look-ups, DDL
 and deletes included, waits for a lock at most ``timeout_s`` (``lock_timeout``, SQLSTATE
 55P03, retryable): a transaction left open elsewhere fails a call with its reason instead
 of hanging the task. A long delete that holds its locks may run as long as it needs; a
@@ -54,7 +55,7 @@ from ..errors import (
 from ..redaction import Secrets, blank_logs
 from .base import WireReply, WireRequest, shared
 
-__all__ = ["CopyRequest", "PostgresTransport", "error_for"]
+__all__ = ["CopyRequest", "PostgresTransport", "StatementRequest", "error_for"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -64,6 +65,14 @@ class CopyRequest(WireRequest):
     setup: str = ""  # idempotent statements run once per connection (the session's staging table)
     copy: str = ""  # "COPY pg_temp.stage (…) FROM STDIN (FORMAT BINARY)"
     apply: str = ""  # "INSERT INTO … SELECT … FROM pg_temp.stage ON CONFLICT … DO UPDATE …"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StatementRequest(WireRequest):
+    """A batch for PostgreSQL as one statement with parameters (``body`` unused): a delete of ids."""
+
+    sql: str = ""  # "DELETE FROM … WHERE id = ANY(CAST(%s AS text[]))"
+    params: tuple[Any, ...] = ()
 
 
 ErrorClass = type[ServerError] | type[TransportError]
@@ -383,8 +392,10 @@ class PostgresTransport:
         return f"PostgresTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        if not isinstance(request, CopyRequest):
-            raise TypeError(f"PostgresTransport sends CopyRequest, not {type(request).__name__}")
+        if not isinstance(request, CopyRequest | StatementRequest):
+            raise TypeError(
+                f"PostgresTransport sends CopyRequest or StatementRequest, not {type(request).__name__}"
+            )
         where = f"{self.label} {request.method}"
         with (
             self._session(where, timeout_s) as session,
@@ -392,15 +403,20 @@ class PostgresTransport:
             _reply_deadline(session.conn, timeout_s + REPLY_GRACE_S, where),
         ):
             conn = session.conn
-            if request.setup and request.setup not in session.done:
+            if isinstance(request, CopyRequest) and request.setup and request.setup not in session.done:
                 conn.execute(request.setup)  # committed on its own: a rolled-back batch must not undo it
                 session.done.add(request.setup)
             with conn.cursor() as cur:
                 cur.execute(f"BEGIN; SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
-                with cur.copy(request.copy) as copy:
-                    copy.write(request.body)
-                cur.execute(f"{request.apply}; COMMIT")
-                rows = cur.rowcount  # the INSERT's: the first of the two results
+                if isinstance(request, StatementRequest):
+                    cur.execute(request.sql, request.params)
+                    rows = cur.rowcount
+                    cur.execute("COMMIT")
+                else:
+                    with cur.copy(request.copy) as copy:
+                        copy.write(request.body)
+                    cur.execute(f"{request.apply}; COMMIT")
+                    rows = cur.rowcount  # the INSERT's: the first of the two results
         return WireReply(body=str(rows).encode(), status="OK")
 
     def query(

@@ -52,7 +52,8 @@ def make_table(n: int, dim: int, *, seed: int, start: int = 0) -> pa.Table:
 
 class BackendContract:
     """Every backend: round trip, upsert replaces, empty input, small batches, bad rows reported,
-    the same id twice in one write, clearing (what Spark's overwrite does).
+    the same id twice in one write, clearing (what Spark's overwrite does), and deletes in a write
+    (option ``op_column``, ``Client.delete``).
 
     Capability flags say what a database lacks; a test that needs it skips and says so.
     """
@@ -60,6 +61,9 @@ class BackendContract:
     dim = 8
     supports_clear = True
     supports_namespaces = True
+    # a delete in one namespace leaves the same id written in another (False where ids are the
+    # collection's whatever the namespace: Chroma)
+    deletes_by_namespace = True
 
     @pytest.fixture
     def target(self) -> Target:  # pragma: no cover - every subclass overrides it
@@ -148,3 +152,54 @@ class BackendContract:
         with connect(target.uri, **{**target.options, "namespace": "a"}) as client:
             client.clear("a")
         assert sorted(target.read_back()) == [f"r{10 + i}" for i in range(5)]
+
+    # -- deletes ------------------------------------------------------------------------------------
+
+    def test_deletes_in_a_write_end_as_the_last_occurrence_of_each_id_says(self, target: Target) -> None:
+        """upsert→delete, delete→upsert and delete→delete of one id in one write, a delete of an id that
+        is not there, and a delete whose vector is no vector, among rows that stay, in small batches."""
+        self.write(target, make_table(6, self.dim, seed=11))  # r0 .. r5
+        rng = np.random.default_rng(12)
+        new = rng.standard_normal((3, self.dim), dtype=np.float32)
+        nan = [float("nan")] * self.dim
+        rows = [
+            {"id": "n1", "values": new[0], "title": "fresh", "op": "upsert"},
+            {"id": "r0", "op": "delete"},
+            {"id": "r1", "op": "DELETE", "values": None},
+            {"id": "ghost", "op": "delete"},  # never written: deleting it is no error
+            {"id": "r2", "op": "Delete", "values": nan, "title": "ignored"},  # a delete reads no vector
+            {"id": "n1", "op": "delete"},  # upsert → delete
+            {"id": "r0", "values": new[1], "title": "back", "op": "insert"},  # delete → upsert
+            {"id": "r1", "op": "delete", "values": "not a vector"},  # delete → delete
+            {"id": "r5", "values": new[2], "title": "changed", "op": "update_postimage"},
+        ]
+        report = self.write(target, rows, op_column="op", batch_size=2, max_concurrency=4)
+        assert report.ok, report
+        assert (report.written, report.deleted) == (9, 6), report
+        stored = target.read_back()
+        assert sorted(stored) == ["r0", "r3", "r4", "r5"]
+        np.testing.assert_array_equal(stored["r0"].vector, new[1])
+        assert stored["r0"].metadata.get("title") == "back"
+        np.testing.assert_array_equal(stored["r5"].vector, new[2])
+        assert stored["r3"].metadata.get("title") == "title 3"
+
+    def test_a_write_of_deletes_alone_and_client_delete(self, target: Target) -> None:
+        self.write(target, make_table(8, self.dim, seed=13))  # r0 .. r7
+        ids = pa.table({"id": ["r1", "r2", "missing"], "op": ["delete"] * 3})  # no vector column at all
+        report = self.write(target, ids, op_column="op")
+        assert report.ok and (report.written, report.deleted) == (3, 3), report
+        with connect(target.uri, **target.options) as client:
+            report = client.delete(["r3", "r3", "r4", "never"], namespace=None)
+        assert report.ok and report.deleted == 4, report
+        assert sorted(target.read_back()) == ["r0", "r5", "r6", "r7"]
+
+    def test_a_delete_in_one_namespace_keeps_the_id_in_another(self, target: Target) -> None:
+        if not (self.supports_namespaces and self.deletes_by_namespace):
+            pytest.skip("ids here are the collection's whatever the namespace")
+        self.write(target, make_table(3, self.dim, seed=14), namespace="a")  # r0 .. r2 in a
+        self.write(target, make_table(2, self.dim, seed=15, start=10), namespace="b")  # r10, r11 in b
+        with connect(target.uri, **{**target.options, "namespace": "b"}) as client:
+            report = client.delete(["r0", "r10"], namespace="b")  # r0 is a's: it stays
+        assert report.ok and report.deleted == 2, report
+        stored = target.read_back()
+        assert sorted(stored) == ["r0", "r1", "r11", "r2"]

@@ -58,6 +58,7 @@ class TestChromaContract(BackendContract):
     """The shared suite, once with base64 vectors (the server's preferred form) and once with JSON arrays."""
 
     dim = DIM
+    deletes_by_namespace = False  # a Chroma id is the collection's whatever its namespace (a metadata key)
 
     @pytest.fixture(params=["base64", "json"])
     def target(

@@ -33,7 +33,15 @@ from google.protobuf.message import DecodeError
 from vectordb.connector.protowire import read_varint as _varint
 
 from .pinecone_rest import PineconeRestServer, serve_until_signal
-from .script import ECHO_HEADER, ArrivedVector, Decoded, ServerState, echoed, serve_upsert
+from .script import (
+    ECHO_HEADER,
+    MAX_DELETE_IDS,
+    ArrivedVector,
+    Decoded,
+    ServerState,
+    echoed,
+    serve_upsert,
+)
 
 GEN_DIR = Path(__file__).resolve().parents[2] / "proto" / "gen"
 if str(GEN_DIR) not in sys.path:
@@ -203,6 +211,9 @@ class PineconeGrpcServer:
             self._unauthenticated(metadata, context)
         if outcome == "not_found":
             context.abort(grpc.StatusCode.NOT_FOUND, "Namespace not found")
+        if outcome == "invalid":
+            message = f"Invalid request: ids must hold 1 to {MAX_DELETE_IDS} ids (or delete_all alone)"
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
         return pb.DeleteResponse().SerializeToString()
 
     def _echo_metadata(self, metadata: dict[str, str]) -> tuple[tuple[str, str], ...]:

@@ -6,8 +6,9 @@ numbers, so tests compare them byte for byte. The reply is ``{"upsertedCount": n
 are ``{"code", "message", "details"}`` with Pinecone's statuses: 400 rejected, 401 bad key,
 429 throttled (with ``Retry-After``), 503 unavailable; a dropped request gets its socket closed
 without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`` on every reply.
-``POST /describe_index_stats`` and ``POST /vectors/delete`` (ids or ``deleteAll`` in a namespace;
-404 for a namespace that holds nothing, as Pinecone answers) work on the same stored vectors.
+``POST /describe_index_stats`` and ``POST /vectors/delete`` (1 to 1,000 ids, or ``deleteAll``, in a
+namespace; 400 otherwise; 404 for a namespace that holds nothing, as Pinecone answers) work on the
+same stored vectors.
 
 The control API (``/_control/...``) lets a test in another process read what arrived and
 set the script; the gRPC server runs the same HTTP server beside it with upserts switched off:
@@ -36,6 +37,7 @@ import orjson
 
 from .script import (
     ECHO_HEADER,
+    MAX_DELETE_IDS,
     ArrivedVector,
     Decoded,
     ServerState,
@@ -202,6 +204,9 @@ class _Handler(JsonHandler):
             self._unauthenticated()
         elif outcome == "not_found":
             self._reply(404, orjson.dumps({"code": 5, "message": "Namespace not found", "details": []}))
+        elif outcome == "invalid":
+            message = f"Invalid request: ids must hold 1 to {MAX_DELETE_IDS} ids (or deleteAll alone)"
+            self._reply(400, orjson.dumps({"code": 3, "message": message, "details": []}))
         else:
             self._reply(200, b"{}")
 

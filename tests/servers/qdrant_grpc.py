@@ -277,8 +277,14 @@ class QdrantGrpcServer:
                     c.field.match.keyword if c.field.match.HasField("keyword") else c.field.match.integer,
                 )
                 for c in selector.filter.must
+                if c.HasField("field")
             ]
-            self.store.delete_points(request.collection_name, None, must, shard_key)
+            chosen: list[Any] | None = None
+            for c in selector.filter.must:  # HasIdCondition: the points among these ids
+                if c.HasField("has_id"):
+                    given = [GrpcToRest.convert_point_id(i) for i in c.has_id.has_id]
+                    chosen = given if chosen is None else [i for i in chosen if i in given]
+            self.store.delete_points(request.collection_name, chosen, must, shard_key)
         return _operation(0, qg.UpdateStatus.Completed, time.monotonic())
 
     # -- collections -------------------------------------------------------------------------------

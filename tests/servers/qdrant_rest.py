@@ -303,16 +303,15 @@ class QdrantStore:
     def delete_points(
         self, collection: str, ids: list[Any] | None, must: list[tuple[str, Any]], shard_key: Any
     ) -> None:
-        """Delete the given ids, or the points whose payload matches every ``(key, value)`` of ``must``
-        (an empty filter matches every point), within ``shard_key`` when given."""
+        """Delete the points among ``ids`` (``None``: every point; an id not there is no error) whose
+        payload matches every ``(key, value)`` of ``must`` (an empty filter matches every point), within
+        ``shard_key`` when given: a ``points`` selector, or a filter's ``has_id`` and ``match`` conditions."""
         with self._lock:
             coll = self._collection(collection)
-            if ids is not None:
-                for i in ids:
-                    coll.points.pop(_point_id(i, "rest"), None)
-                return
-            for pid, point in list(coll.points.items()):
-                if shard_key is not None and point.shard_key != shard_key:
+            chosen = list(coll.points) if ids is None else [_point_id(i, "rest") for i in ids]
+            for pid in chosen:
+                point = coll.points.get(pid)
+                if point is None or (shard_key is not None and point.shard_key != shard_key):
                     continue
                 if all(point.payload.get(key) == value for key, value in must):
                     del coll.points[pid]
@@ -580,7 +579,11 @@ class _Handler(JsonHandler):
             doc = orjson.loads(body or b"{}")
             ids = doc.get("points")
             conditions = (doc.get("filter") or {}).get("must") or []
-            must = [(c["key"], c["match"]["value"]) for c in conditions]
+            must = [(c["key"], c["match"]["value"]) for c in conditions if "key" in c]
+            for condition in conditions:  # HasIdCondition: the points among these ids
+                if "has_id" in condition:
+                    given = list(condition["has_id"])
+                    ids = given if ids is None else [i for i in ids if i in given]
             store.delete_points(name, ids, must, doc.get("shard_key"))
             return {"operation_id": 0, "status": "completed"}
         return _NOT_FOUND

@@ -43,8 +43,10 @@ import numpy as np
 
 __all__ = [
     "ECHO_HEADER",
+    "MAX_DELETE_IDS",
     "Admission",
     "Arrived",
+    "ArrivedDelete",
     "ArrivedRequest",
     "ArrivedVector",
     "Decoded",
@@ -127,6 +129,15 @@ class ArrivedRequest(msgspec.Struct, frozen=True, kw_only=True):
         return [v.id for v in self.vectors]
 
 
+class ArrivedDelete(msgspec.Struct, frozen=True, kw_only=True):
+    """One delete request (by ids, or ``delete_all``) and how it was answered."""
+
+    namespace: str
+    ids: list[str]
+    delete_all: bool = False
+    outcome: Literal["ok", "not_found", "invalid"] = "ok"
+
+
 class Arrived(msgspec.Struct, frozen=True, kw_only=True):
     """A snapshot of a server: every upsert request, the final vectors, and concurrency figures."""
 
@@ -134,6 +145,7 @@ class Arrived(msgspec.Struct, frozen=True, kw_only=True):
     namespaces: dict[str, dict[str, ArrivedVector]] = {}  # namespace -> id -> last accepted write
     peak_in_flight: int = 0
     in_flight: int = 0
+    deletes: list[ArrivedDelete] = []  # every authenticated delete request, in arrival order
 
     @property
     def accepted(self) -> list[ArrivedRequest]:
@@ -184,6 +196,7 @@ class Verdict:
 
 
 ECHO_HEADER = "x-echo-api-key"
+MAX_DELETE_IDS = 1000  # Pinecone's DeleteRequest.ids: "maxLength": 1000 (its OpenAPI schema)
 
 
 def echoed(message: str, api_key: str | None) -> str:
@@ -221,6 +234,7 @@ class ServerState:
         with self._lock:
             self._t0 = time.monotonic()
             self._requests: list[ArrivedRequest] = []
+            self._deletes: list[ArrivedDelete] = []
             self._namespaces: dict[str, dict[str, ArrivedVector]] = {}
             self._seq = 0
             self._peak = self._in_flight  # requests still in flight keep counting: they will leave
@@ -323,16 +337,25 @@ class ServerState:
 
     def delete(
         self, api_key: str | None, namespace: str, *, delete_all: bool, ids: list[str]
-    ) -> Literal["ok", "unauthenticated", "not_found"]:
-        """Pinecone's ``delete``: every vector of the namespace, or the given ids; "not_found" for a
-        namespace that holds nothing, as Pinecone answers 404 to it."""
+    ) -> Literal["ok", "unauthenticated", "not_found", "invalid"]:
+        """Pinecone's ``delete``: every vector of the namespace, or the given ids (at most
+        ``MAX_DELETE_IDS``, as Pinecone's ``DeleteRequest.ids``; more, or none without ``delete_all``, is
+        "invalid"); "not_found" for a namespace that holds nothing, as Pinecone answers 404 to it. An id
+        that is not there is no error."""
         with self._lock:
             script = self._script
             if script.api_key is not None and api_key != script.api_key:
                 return "unauthenticated"
+            outcome: Literal["ok", "not_found", "invalid"] = "ok"
             space = self._namespaces.get(namespace)
-            if not space:
-                return "not_found"
+            if len(ids) > MAX_DELETE_IDS or (not ids and not delete_all) or (ids and delete_all):
+                outcome = "invalid"
+            elif not space:
+                outcome = "not_found"
+            record = ArrivedDelete(namespace=namespace, ids=ids, delete_all=delete_all, outcome=outcome)
+            self._deletes.append(record)
+            if outcome != "ok" or space is None:
+                return outcome
             if delete_all:
                 del self._namespaces[namespace]
             for vector_id in ids:
@@ -342,6 +365,7 @@ class ServerState:
     def snapshot(self) -> Arrived:
         with self._lock:
             return Arrived(
+                deletes=list(self._deletes),
                 requests=list(self._requests),
                 namespaces={ns: dict(vectors) for ns, vectors in self._namespaces.items()},
                 peak_in_flight=self._peak,

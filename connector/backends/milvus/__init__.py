@@ -23,6 +23,13 @@ per collection by default: for many tenants give the collection a partition key)
 collection and new partitions are the only calls outside ``check_target``; they run on the
 encoding thread, once, before the first request that needs them.
 
+Deletes: a Delete by ``key in [...]`` (an INT64 key's text id that is no integer fails alone), with
+``partition_name`` for a namespace that names a partition (a partition that does not exist holds
+nothing to delete), or ``and field == "namespace"`` in a partition-key field. Milvus keeps one row
+per key across partitions (an upsert in another partition moves it); Milvus Lite deletes matching
+keys in every partition, so there the keys the partition holds are queried first and only those
+deleted. A key that is not there is no error.
+
 Clearing (``clear_target``, behind ``Client.clear`` and Spark's overwrite) keeps the collection, its
 indexes and partitions. The whole collection: TruncateCollection (Milvus ≥ 2.6.16), or on a server
 without it a Delete whose expression every key satisfies. A namespace in a partition-key field: a

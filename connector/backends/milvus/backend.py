@@ -8,7 +8,7 @@ import numpy as np
 from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
 from ...options import BackendOptions, did_you_mean, parse_uri
-from ...rows import RowBatch, RowRules, metadata_json_len
+from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .schema import (
@@ -23,10 +23,13 @@ from .status import error_for, status_of
 from .wire import (
     Encoded,
     all_rows_expr,
+    delete_keys,
     encode_delete,
+    encode_delete_rows,
     encode_query_keys,
     encode_upsert,
     expr_literal,
+    keys_expr,
     keys_of,
 )
 
@@ -337,6 +340,8 @@ class MilvusBackend(Backend[MilvusOptions]):
         dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
         sizes = np.full(n, dense + 8, dtype=np.int64)
         sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        if batch.op == DELETE:
+            return sizes  # a key in the expression, quoted and escaped, and a separator
         if batch.sparse is not None:
             sizes += np.fromiter((0 if s is None else len(s[0]) * 8 + 3 for s in batch.sparse), np.int64, n)
         if batch.metadata is not None:
@@ -344,6 +349,8 @@ class MilvusBackend(Backend[MilvusOptions]):
         return sizes
 
     def request_for(self, batch: RowBatch) -> WireRequest:
+        if batch.op == DELETE:
+            return self._delete_request(batch)
         layout = self._layout_for(batch)
         partition = None
         if batch.namespace and layout.partition_key is None:
@@ -357,8 +364,61 @@ class MilvusBackend(Backend[MilvusOptions]):
             )
         return WireRequest(UPSERT, encoded.body, context=encoded)
 
+    def _delete_request(self, batch: RowBatch) -> WireRequest:
+        """``Delete`` of the batch's keys, in the namespace's partition (or partition key value); where no
+        such collection or partition exists, nothing is there to delete: a harmless call stands in."""
+        layout = self._layout
+        if layout is None and not self._create_pending:
+            raise RuntimeError("MilvusBackend: check_target() must run before the first request")
+        partition = None
+        if layout is not None and batch.namespace and layout.partition_key is None:
+            partition = batch.namespace if self._has_partition(batch.namespace) else None
+            absent = partition is None
+        else:
+            absent = layout is None  # create=true, not made yet: the write's first upsert makes it
+        if absent or layout is None:
+            encoded = Encoded(body=b"", sent=0, absent=True)
+            return WireRequest(
+                SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded
+            )
+        present = None
+        if partition is not None and self.lite_path:
+            # Milvus Lite deletes matching keys in every partition, whatever partition_name says: name only
+            # the keys this partition holds (a key is in one partition: an upsert elsewhere moves it)
+            present = self._keys_in(layout, partition, delete_keys(batch, layout)[0])
+        encoded = encode_delete_rows(batch, layout, partition=partition, present=present)
+        if not encoded.body:
+            return WireRequest(
+                SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=encoded
+            )
+        return WireRequest(SERVICE + "Delete", encoded.body, context=encoded)
+
+    def _keys_in(self, layout: Layout, partition: str, keys: list[Any]) -> set[Any]:
+        """Which of ``keys`` the partition holds (a Strong query)."""
+        if not keys:
+            return set()
+        body = encode_query_keys(self.collection, layout, partition, len(keys), expr=keys_expr(layout, keys))
+        reply = self._call("Query", body)
+        self._expect_ok("Query", reply.message(1))
+        return set(keys_of(reply, layout))
+
+    def _has_partition(self, partition: str) -> bool:
+        """Whether ``partition`` exists (known ones are remembered; a missing one is asked again, since a
+        later upsert may make it)."""
+        if partition in self._partitions:
+            return True
+        body = pw.string_field(3, self.collection) + pw.string_field(4, partition)
+        has = self._call("HasPartition", body)
+        self._expect_ok("HasPartition", has.message(1))
+        if has.int(2):
+            self._partitions.add(partition)
+        return bool(has.int(2))
+
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         encoded = request.context if isinstance(request.context, Encoded) else None
+        if encoded is not None and encoded.absent:  # a delete where nothing is there: those ids are gone
+            refused = list(encoded.refused)
+            return BatchOutcome(written=len(batch) - sum(f.rows for f in refused), failures=refused)
         refused = list(encoded.refused) if encoded else []
         sent = encoded.sent if encoded else len(batch)
         if sent:

@@ -1,4 +1,5 @@
-"""Milvus messages encoded by hand: the upsert (vectors copied straight from the matrix buffer) and clearing.
+"""Milvus messages encoded by hand: the upsert (vectors copied straight from the matrix buffer), the
+delete of a batch's keys, and clearing.
 
 Field numbers are milvus-io/milvus-proto's (milvus.proto, schema.proto), given beside each encoder. Rows the collection cannot hold (a non-integer id for an INT64
 key, a required field missing, a key with no field and no dynamic field) are left out of the
@@ -39,10 +40,13 @@ from .schema import (
 __all__ = [
     "Encoded",
     "all_rows_expr",
+    "delete_keys",
     "encode_delete",
+    "encode_delete_rows",
     "encode_query_keys",
     "encode_upsert",
     "expr_literal",
+    "keys_expr",
     "keys_of",
 ]
 
@@ -51,12 +55,13 @@ DYNAMIC_FIELD = "$meta"
 
 @dataclass(slots=True)
 class Encoded:
-    """An UpsertRequest body and the rows that were left out of it, with reasons."""
+    """An UpsertRequest (or DeleteRequest) body and the rows that were left out of it, with reasons."""
 
     body: bytes
     sent: int
     sent_rows: list[int] | None = None  # the batch's rows in the request, in order; None: every row
     refused: list[BatchFailure] = field(default_factory=list)
+    absent: bool = False  # a delete where nothing is there (no collection, partition, or key): ids are gone
 
 
 # --------------------------------------------------------------------------------------------------
@@ -86,12 +91,15 @@ def encode_delete(collection: str, expr: str, *, partition: str | None = None) -
     )
 
 
-def encode_query_keys(collection: str, layout: Layout, partition: str, limit: int) -> bytes:
+def encode_query_keys(
+    collection: str, layout: Layout, partition: str, limit: int, *, expr: str | None = None
+) -> bytes:
     """``QueryRequest{collection_name 3, expr 4, output_fields 5, partition_names 6, query_params 9}``: a
-    page of keys; consistency_level 11 and use_default_consistency 12 left unset, so Strong."""
+    page of keys (those ``expr`` matches; default: any); consistency_level 11 and use_default_consistency
+    12 left unset, so Strong."""
     return (
         pw.string_field(3, collection)
-        + pw.string_field(4, all_rows_expr(layout))
+        + pw.string_field(4, expr or all_rows_expr(layout))
         + pw.string_field(5, layout.key)
         + pw.string_field(6, partition)
         + pw.len_field(9, kv_pair("limit", str(limit)))
@@ -279,6 +287,50 @@ def _sparse_rows(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> li
     return out
 
 
+def _refusals(batch: RowBatch, reasons: dict[int, str]) -> tuple[list[BatchFailure], list[int]]:
+    """A failure per reason, and the rows kept (in order)."""
+    by_reason: dict[str, list[int]] = {}
+    for row, reason in sorted(reasons.items()):
+        by_reason.setdefault(reason, []).append(row)
+    refused = [batch.failure(rows, reason, error_type="Invalid") for reason, rows in by_reason.items()]
+    return refused, [i for i in range(len(batch)) if i not in reasons]
+
+
+def delete_keys(batch: RowBatch, layout: Layout) -> tuple[list[Any], list[int] | None, list[BatchFailure]]:
+    """The batch's keys as the collection has them, the rows they are (``None``: every row), and a
+    failure for each row whose id the collection cannot have (text for an INT64 key)."""
+    reasons: dict[int, str] = {}
+    keys = _key_values(batch, layout, reasons)
+    if not reasons:
+        return keys, None, []
+    refused, kept = _refusals(batch, reasons)
+    return [keys[i] for i in kept], kept, refused
+
+
+def keys_expr(layout: Layout, keys: list[Any]) -> str:
+    return f"{layout.key} in [{', '.join(expr_literal(k) for k in keys)}]"
+
+
+def encode_delete_rows(
+    batch: RowBatch, layout: Layout, *, partition: str | None = None, present: set[Any] | None = None
+) -> Encoded:
+    """``DeleteRequest`` of the batch's keys: ``key in [...]``, in ``partition``, or with a partition key
+    field ``and field == namespace`` (an id another namespace wrote stays). A key the collection cannot
+    have is refused with its reason. ``present``: the keys known to be there, the only ones named (the
+    others are gone already); none: ``absent``, nothing to send."""
+    keys, sent_rows, refused = delete_keys(batch, layout)
+    rows = len(keys)
+    if present is not None:
+        keys = [k for k in keys if k in present]
+    if not keys:
+        return Encoded(body=b"", sent=0, sent_rows=[], refused=refused, absent=bool(rows))
+    expr = keys_expr(layout, keys)
+    if layout.partition_key is not None and batch.namespace is not None:
+        expr += f" and {layout.partition_key} == {expr_literal(batch.namespace)}"
+    body = encode_delete(layout.collection, expr, partition=partition)
+    return Encoded(body=body, sent=rows, sent_rows=sent_rows, refused=refused)
+
+
 def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = None) -> Encoded:
     """``UpsertRequest{collection_name 3, partition_name 4, fields_data 5, num_rows 7}`` for the rows it can hold."""
     reasons: dict[int, str] = {}
@@ -291,11 +343,7 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
     refused: list[BatchFailure] = []
     sent_rows: list[int] | None = None
     if reasons:
-        by_reason: dict[str, list[int]] = {}
-        for row, reason in sorted(reasons.items()):
-            by_reason.setdefault(reason, []).append(row)
-        refused = [batch.failure(rows, reason, error_type="Invalid") for reason, rows in by_reason.items()]
-        keep = [i for i in range(len(batch)) if i not in reasons]
+        refused, keep = _refusals(batch, reasons)
         if not keep:
             return Encoded(body=b"", sent=0, sent_rows=[], refused=refused)
         keys = [keys[i] for i in keep]

@@ -28,6 +28,10 @@ made as::
 and no ANN index is built: an index slows every insert of a bulk load several-fold. Build
 it after the load, e.g. ``CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)``.
 
+A batch of deletes is one transaction too: ``DELETE … WHERE id = ANY(CAST(%s AS <id type>[]))``
+with the ids as one array parameter, and ``AND namespace = %s`` in the rows' namespace (see
+``table.delete_ids_sql`` for rows without one). An id that is not there deletes nothing, and is no error.
+
 Clearing (``Client.clear``, Spark's overwrite) keeps the table, its indexes and grants:
 ``TRUNCATE`` for the whole table (a ``DELETE`` where TRUNCATE is not allowed), ``DELETE …
 WHERE namespace = …`` for one namespace.

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...errors import AuthError, ConfigError, Rejected, ServerError
 from ...options import BackendOptions
-from ...rows import RowBatch, RowRules
+from ...rows import DELETE, RowBatch, RowRules
 from ...transports.base import SqlTransport, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .copy import encode_copy, json_bytes
@@ -17,6 +17,7 @@ from .table import (
     TYPES_SQL,
     create_table_sql,
     default_layout,
+    delete_ids_sql,
     delete_sql,
     learn_layout,
     truncate_sql,
@@ -187,6 +188,8 @@ class PgvectorBackend(Backend[PgvectorOptions]):
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Encoded size per row: exact for vectors, ids and JSON metadata."""
         n = len(batch)
+        if batch.op == DELETE:  # ids in one text[] parameter
+            return np.fromiter((len(str(i).encode()) + 8 for i in batch.ids), dtype=np.int64, count=n)
         dense = 4 if batch.vectors is None else 8 + 4 * batch.vectors.shape[1]
         namespace = 4 + len((batch.namespace or "").encode())
         # field count, vector, id size, metadata size + jsonb version byte, namespace
@@ -204,6 +207,11 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def request_for(self, batch: RowBatch) -> WireRequest:
         layout = self.layout
+        if batch.op == DELETE:  # DELETE … WHERE id = ANY(…) in the rows' namespace, one transaction
+            sql, with_namespace = delete_ids_sql(layout, batch.namespace)
+            ids = [str(i) for i in batch.ids]
+            params = (ids, batch.namespace or "") if with_namespace else (ids,)
+            return _statement_request(f"DELETE {layout.table}", sql, params)
         if batch.namespace is not None and layout.namespace is None:
             raise ConfigError(
                 f"rows carry namespace {batch.namespace!r} but table {layout.table} has no namespace column: "
@@ -222,8 +230,14 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         return _copy_request(f"COPY {layout.table}", body, setup, copy, apply)
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
-        # the transaction committed: every row of the batch is in the table
+        # the transaction committed: every row of the batch is in the table (or, deleted, not in it)
         return BatchOutcome(written=len(batch))
+
+
+def _statement_request(method: str, sql: str, params: tuple[Any, ...]) -> WireRequest:
+    from ...transports.postgres import StatementRequest
+
+    return StatementRequest(method, b"", sql=sql, params=params)
 
 
 def _copy_request(method: str, body: bytes, setup: str, copy: str, apply: str) -> WireRequest:

@@ -14,6 +14,7 @@ __all__ = [
     "TableLayout",
     "create_table_sql",
     "default_layout",
+    "delete_ids_sql",
     "delete_sql",
     "learn_layout",
     "truncate_sql",
@@ -155,6 +156,31 @@ def delete_sql(layout: TableLayout, namespace: str | None) -> str:
         ns = layout.namespace.ident
         where = f" WHERE {ns} = %s" + (f" OR {ns} IS NULL" if namespace == "" else "")
     return f"WITH gone AS (DELETE FROM {layout.table.sql}{where} RETURNING 1) SELECT count(*) FROM gone"
+
+
+def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, bool]:
+    """Delete a batch's ids, in ``namespace``: the statement (its first parameter the ids as text, cast to
+    the id column's type) and whether a second parameter, the namespace, follows.
+
+    Where the namespace is part of the key, rows without one are stored under ``''``; where it is not,
+    ids are unique across namespaces, and a batch without one deletes its ids whatever their namespace
+    (as an upsert without one replaces them). ``""`` is also the rows stored with a NULL namespace.
+    """
+    ids = f"{layout.id.ident} = ANY(CAST(%s AS {layout.id.sql_type}[]))"
+    sql = f"DELETE FROM {layout.table.sql} WHERE {ids}"
+    if layout.namespace is None:
+        if namespace is not None:  # never widen a namespace's delete to the whole table
+            raise ConfigError(
+                f"rows carry namespace {namespace!r} but table {layout.table} has no namespace column: "
+                "add one (namespace text), or set option namespace/namespace_column with create=true"
+            )
+        return sql, False
+    ns = layout.namespace.ident
+    if layout.namespace_in_key:
+        return f"{sql} AND {ns} = %s", True
+    if namespace is None:
+        return sql, False
+    return sql + (f" AND ({ns} = %s OR {ns} IS NULL)" if namespace == "" else f" AND {ns} = %s"), True
 
 
 # (name, type name, format_type, typmod) per column, and the column lists of usable unique keys

@@ -21,6 +21,11 @@ numbers into ``number``. Weaviate keeps no dimension in its schema; ``check_targ
 from one stored object, so rows of another length fail before sending (in an empty index, the
 first vector sets the length, and Weaviate may refuse the right rows of the same batch instead).
 
+Deletes: ``DELETE /v1/batch/objects`` (REST, in the rows' tenant) matching ``id ContainsAny`` the
+rows' UUIDs (the same UUIDv5 rule as upserts), at most 10,000 a request (the server's default
+``QUERY_MAXIMUM_RESULTS``); objects the reply lists as failed fail with its reason, an id that is not
+there is no error, and neither is a tenant that does not exist (nothing in it to delete).
+
 Credentials: ``api_key`` as ``authorization: Bearer`` on REST and gRPC. ``consistency_level``
 (``one``, ``quorum``, ``all``) goes with every batch and delete.
 

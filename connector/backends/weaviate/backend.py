@@ -15,7 +15,7 @@ from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, Server
 from ...ids import ORIGINAL_ID_KEY, as_uuid
 from ...options import BackendOptions, parse_uri, tls_for
 from ...report import BatchFailure
-from ...rows import RowBatch, RowRules, metadata_json_len
+from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
@@ -28,6 +28,7 @@ BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
 EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers would change
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
+QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 
 
 class WeaviateOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -63,7 +64,13 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     # Weaviate takes gRPC messages up to GRPC_MAX_MESSAGE_SIZE (104,858,000 bytes by default) and
     # counts no rows.
-    limits = RequestLimits(max_rows=100_000, max_bytes=100 << 20, default_rows=256, default_bytes=16 << 20)
+    limits = RequestLimits(
+        max_rows=100_000,
+        max_bytes=100 << 20,
+        default_rows=256,
+        default_bytes=16 << 20,
+        max_delete_rows=QUERY_MAXIMUM_RESULTS,
+    )
     rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=False)
 
     def __init__(self, options: WeaviateOptions) -> None:
@@ -402,6 +409,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Encoded size per row: the vector's bytes exactly; properties at twice their JSON size."""
         n = len(batch)
+        if batch.op == DELETE:
+            return np.full(n, 40, dtype=np.int64)  # a quoted UUID and a comma
         dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
         fixed = dense + 64 + len(self.collection) + len(batch.namespace or "") + len(self._send_name or "")
         sizes = np.full(n, fixed, dtype=np.int64)
@@ -428,6 +437,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         return out
 
     def request_for(self, batch: RowBatch) -> WireRequest:
+        if batch.op == DELETE:
+            return self._delete_request(batch)
         uuids = [as_uuid(i) for i in batch.ids]  # once a row: _properties compares them with the ids
         body = encode_batch(
             batch,
@@ -439,10 +450,58 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         )
         return WireRequest(BATCH_OBJECTS, body)
 
+    def _delete_request(self, batch: RowBatch) -> WireRequest:
+        """A batch delete of the rows' objects, by UUID, in their tenant; failed objects are listed."""
+        query = []
+        if batch.namespace is not None:
+            query.append(f"tenant={quote(batch.namespace, safe='')}")
+        if self.options.consistency_level:
+            query.append(f"consistency_level={self.options.consistency_level.upper()}")
+        path = "/v1/batch/objects" + ("?" + "&".join(query) if query else "")
+        where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": [as_uuid(i) for i in batch.ids]}
+        body = {"match": {"class": self.collection, "where": where}, "output": "minimal"}
+        return WireRequest(f"DELETE {path}", orjson.dumps(body), answers=frozenset({422}))
+
+    def _delete_outcome(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
+        """Objects the reply lists as failed fail with their reason; a tenant that does not exist holds
+        nothing to delete (422 "tenant not found"); any other 422 refuses the request."""
+        if reply.status == 422:
+            from ...transports.http import reason_of
+
+            reason = reason_of(reply.body, self.secrets)
+            if "tenant not found" not in reason:
+                raise Rejected(f"{self.describe()}: batch delete: HTTP 422: {reason}", status=422)
+            return BatchOutcome(written=len(batch))
+        results = (orjson.loads(reply.body or b"{}") or {}).get("results") or {}
+        if not results.get("failed"):
+            return BatchOutcome(written=len(batch))
+        rows_of: dict[str, list[int]] = {}
+        for i, row_id in enumerate(batch.ids):
+            rows_of.setdefault(as_uuid(row_id), []).append(i)
+        by_reason: dict[str, list[int]] = {}
+        for obj in results.get("objects") or ():
+            if obj.get("status") != "FAILED":
+                continue
+            errors = ((obj.get("errors") or {}).get("error")) or [{}]
+            reason = self.secrets.blank("; ".join(str(e.get("message") or "failed") for e in errors))
+            by_reason.setdefault(reason, []).extend(rows_of.get(str(obj.get("id")), ()))
+        named = {i for rows in by_reason.values() for i in rows}
+        failures = [
+            batch.failure(sorted(rows), reason, attempts=1) for reason, rows in by_reason.items() if rows
+        ]
+        if len(named) < int(results["failed"]):  # failures it did not attribute: none counts as deleted
+            others = [i for i in range(len(batch)) if i not in named]
+            message = f"Weaviate's batch delete failed {results['failed']} objects without naming them all"
+            failures.append(batch.failure(others, message, error_type="Unattributed", attempts=1))
+            return BatchOutcome(written=0, failures=failures)
+        return BatchOutcome(written=len(batch) - len(named), failures=failures)
+
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         """The rows ``BatchObjectsReply.errors`` names fail with Weaviate's reason; the others are written.
         An error naming an index outside the request cannot be pinned on a row: then no unnamed row is
         counted as written either (they fail saying why; writing them again is safe, upserts are by id)."""
+        if batch.op == DELETE:
+            return self._delete_outcome(batch, reply)
         self._rows_answered = True
         n = len(batch)
         by_row: dict[int, list[str]] = {}

@@ -1,0 +1,157 @@
+"""What to do with each row: upsert it, or delete its id. The op column's values, read and checked.
+
+Option ``op_column`` names the column (a dict key, an Arrow column; for ``Columns``, the Beam sink's
+rows, a key of each row's metadata, ``op`` unless the option names another) whose value says what a
+row is for. The spellings, in any case:
+
+- ``upsert``, ``insert``, ``update``, ``update_postimage``: upsert the row (what every row is without
+  the option; a row whose op is null, or that has no op key, is one too);
+- ``delete``: delete the row's id, in the row's namespace. A delete row needs an id and nothing else:
+  its vector, sparse vector and metadata are not read, so a null or malformed vector is no fault.
+
+Any other value fails its row (``Invalid``), with a reason naming the value; an op column that holds
+no strings is a ``ConfigError`` before any row is sent. Ops are kept per row as ``np.int8`` codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "CODES",
+    "DEFAULT_OP_KEY",
+    "DELETE",
+    "OPS",
+    "SPELLINGS",
+    "UPSERT",
+    "Op",
+    "arrow_ops",
+    "bad_op",
+    "codes_of",
+    "op_of",
+    "without_delete_texts",
+]
+
+Op = Literal["upsert", "delete"]
+UPSERT: Op = "upsert"
+DELETE: Op = "delete"
+OPS: tuple[Op, Op] = (UPSERT, DELETE)  # by code: 0 upsert, 1 delete
+CODES = {UPSERT: 0, DELETE: 1}
+DEFAULT_OP_KEY = "op"  # where the Beam sink's elements and ``Columns`` rows say their op, by default
+SPELLINGS: Mapping[str, Op] = {
+    "upsert": UPSERT,
+    "insert": UPSERT,
+    "update": UPSERT,
+    "update_postimage": UPSERT,  # a Delta change feed's new image of an updated row
+    "delete": DELETE,
+}
+_INVALID = -1
+
+
+def op_of(value: Any) -> Op | None:
+    """The op a value names (``None`` and a missing value: upsert); ``None`` if it names none."""
+    if value is None:
+        return UPSERT
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return None
+    return SPELLINGS.get(value.lower())
+
+
+def bad_op(value: Any, where: str) -> str:
+    """The reason a row with this op value fails (``where``: the column or key it came from)."""
+    return f"op {value!r} (column {where!r}) is not one of {', '.join(SPELLINGS)} (in any case)"
+
+
+def arrow_ops(column: pa.Array | pa.ChunkedArray, name: str) -> tuple[np.ndarray, dict[int, str]]:
+    """Per row of an Arrow string column: its op code, and the rows whose value names no op (with why).
+
+    The column's distinct values are read once, not row by row. ``ConfigError`` for a column that holds
+    no strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    typ = column.type
+    if pt.is_dictionary(typ):
+        column, typ = column.cast(typ.value_type), typ.value_type
+    if pt.is_string_view(typ) or pt.is_large_string(typ) or pt.is_null(typ):
+        column, typ = column.cast(pa.string()), pa.string()
+    if not pt.is_string(typ):
+        raise ConfigError(
+            f"option op_column: column {name!r} has type {typ}; expected strings ({', '.join(SPELLINGS)})"
+        )
+    n = len(column)
+    if n == 0 or column.null_count == n:
+        return np.zeros(n, dtype=np.int8), {}
+    encoded = pc.dictionary_encode(column)
+    values = encoded.dictionary.to_pylist()
+    table = np.array([_code(v) for v in values], dtype=np.int8)
+    indices = encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)
+    codes = table[indices] if len(table) else np.zeros(n, dtype=np.int8)
+    if column.null_count:
+        codes[column.is_null().to_numpy(zero_copy_only=False)] = CODES[UPSERT]
+    refused = {int(i): bad_op(values[indices[i]], name) for i in np.flatnonzero(codes == _INVALID)}
+    codes[codes == _INVALID] = CODES[UPSERT]  # refused anyway; the code must index OPS
+    return codes, refused
+
+
+def codes_of(values: Sequence[Any], name: str) -> tuple[np.ndarray, dict[int, str]]:
+    """Per value: its op code, and the rows whose value names no op (with why)."""
+    codes = np.zeros(len(values), dtype=np.int8)
+    refused: dict[int, str] = {}
+    for i, value in enumerate(values):
+        op = op_of(value)
+        if op is None:
+            refused[i] = bad_op(value, name)
+        elif op is DELETE:
+            codes[i] = 1
+    return codes, refused
+
+
+def _code(value: str | None) -> int:
+    op = op_of(value)
+    return _INVALID if op is None else CODES[op]
+
+
+def without_delete_texts(rows: Any, op_column: str, text_column: str) -> Any:
+    """A chunk's rows (an Arrow batch or a list of mappings) with the text of each delete row left out,
+    so that no text is embedded for a row that needs no vector; ``Columns`` and rows without deletes
+    come back as they are, and the caller's rows are never changed."""
+    if isinstance(rows, list):
+        if not any(isinstance(row, Mapping) and op_of(row.get(op_column)) == DELETE for row in rows):
+            return rows
+        return [
+            {k: v for k, v in row.items() if k != text_column}
+            if op_of(row.get(op_column)) == DELETE and text_column in row
+            else row
+            for row in rows
+        ]
+    names = getattr(getattr(rows, "schema", None), "names", None)
+    if names is None or op_column not in names or text_column not in names:
+        return rows  # Columns (their deletes carry no text), or a column missing: the readers say so
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        codes, _ = arrow_ops(rows.column(op_column), op_column)
+    except ConfigError:
+        return rows  # the reader raises it, naming the column
+    deletes = codes == CODES[DELETE]
+    if not deletes.any():
+        return rows
+    index = names.index(text_column)
+    text = rows.column(index)
+    blanked = pc.if_else(pa.array(deletes), pa.nulls(len(text), type=text.type), text)
+    return rows.set_column(index, rows.schema.field(index), blanked)
