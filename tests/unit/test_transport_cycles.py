@@ -5,22 +5,26 @@ from __future__ import annotations
 
 import gc
 import weakref
+from typing import Any
+
+import pytest
 
 from tests.net import closed_port
 from vectordb.connector.errors import ConnectorError
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports.base import WireRequest
 from vectordb.connector.transports.grpc import GrpcTransport
+from vectordb.connector.transports.http import HttpTransport
 
 
 class Batch:
     """Stands for what a caller holds while it sends."""
 
 
-def send_and_fail(transport: GrpcTransport) -> weakref.ref[Batch]:
+def send_and_fail(transport: Any, request: WireRequest) -> weakref.ref[Batch]:
     batch = Batch()
     try:
-        transport.send(WireRequest("/vectordb.Test/Upsert", b""), timeout_s=2.0)
+        transport.send(request, timeout_s=2.0)
     except ConnectorError:
         pass
     else:
@@ -28,12 +32,19 @@ def send_and_fail(transport: GrpcTransport) -> weakref.ref[Batch]:
     return weakref.ref(batch)
 
 
-def test_a_failed_grpc_send_frees_the_callers_frame_without_the_garbage_collector() -> None:
-    transport = GrpcTransport(f"127.0.0.1:{closed_port()}", tls=False, secrets=Secrets("k"))
+@pytest.mark.parametrize("kind", ["grpc", "http"])
+def test_a_failed_send_frees_the_callers_frame_without_the_garbage_collector(kind: str) -> None:
+    port = closed_port()
+    if kind == "grpc":
+        transport: Any = GrpcTransport(f"127.0.0.1:{port}", tls=False, secrets=Secrets("k"))
+        request = WireRequest("/vectordb.Test/Upsert", b"")
+    else:
+        transport = HttpTransport(f"http://127.0.0.1:{port}", secrets=Secrets("k"))
+        request = WireRequest("POST /vectors/upsert", b"{}")
     gc.collect()
     gc.disable()
     try:
-        held = send_and_fail(transport)
+        held = send_and_fail(transport, request)
         assert held() is None, "a reference cycle keeps the failed request's caller alive"
     finally:
         gc.enable()
