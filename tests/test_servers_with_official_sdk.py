@@ -123,6 +123,25 @@ def test_sdk_delete_all_and_by_id_act_on_the_stored_vectors(server: ServerHandle
         index.delete(delete_all=True, namespace="a")
 
 
+def test_the_connectors_deletes_arrive_as_the_sdks_and_over_1000_ids_are_refused(
+    server: ServerHandle, index: Any
+) -> None:
+    from vectordb.connector import connect
+
+    index.upsert(vectors=make_vectors(4, seed=7, prefix="z"), namespace="n", show_progress=False)
+    index.delete(ids=["z0", "z1", "absent"], namespace="n")
+    with connect(server.uri, api_key=API_KEY) as client:
+        assert client.delete(["z2", "z3", "absent"], namespace="n").ok
+    sdk, ours = server.arrived().deletes
+    assert (sdk.namespace, sdk.outcome, ours.namespace, ours.outcome) == ("n", "ok", "n", "ok")
+    assert (sdk.ids, ours.ids) == (["z0", "z1", "absent"], ["z2", "z3", "absent"])
+    assert server.arrived().ids("n") == set()
+    index.upsert(vectors=make_vectors(1, seed=8, prefix="w"), namespace="n", show_progress=False)
+    with pytest.raises(Exception, match=r"(?i)invalid|400"):  # DeleteRequest.ids holds at most 1000
+        index.delete(ids=[f"w{i}" for i in range(1001)], namespace="n")
+    assert server.arrived().deletes[-1].outcome == "invalid"
+
+
 def test_an_id_written_twice_keeps_the_last_write(server: ServerHandle, index: Any) -> None:
     first, second = make_vectors(2, seed=3)
     second = {**second, "id": first["id"], "metadata": {"version": 2}}

@@ -175,6 +175,8 @@ def _arrow_vectors(
     if isinstance(column, pa.ExtensionArray):
         column = column.storage
     typ = column.type
+    if pt.is_null(typ):  # no row has a vector (deletes, or rows the embedding stage fills)
+        return np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     if not (pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ)):
         raise ConfigError(f"option vector_column: column {name!r} has type {typ}; expected a list of floats")
     value_type = typ.value_type

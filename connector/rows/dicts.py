@@ -15,6 +15,7 @@ the embedding stage's too), and ``prepare_columns(..., op_key=...)`` takes it ou
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import struct
 import uuid
@@ -274,7 +275,9 @@ def prepare_columns(
     reasons = dict(refused or {})
     ops = None
     if op_key is not None and cols.metadata is not None:
-        ops, cols.metadata, bad_ops = _metadata_ops(cols.metadata, op_key)
+        ops, metadata, bad_ops = _metadata_ops(cols.metadata, op_key)
+        if ops is not None:  # a new Columns: the caller's (read again for dead letters) keeps its ops
+            cols = dataclasses.replace(cols, metadata=metadata)
         reasons = {**bad_ops, **reasons}
     return assemble(cols, rules, dim, namespace, reasons, positions, ops)
 
@@ -283,7 +286,8 @@ def _metadata_ops(
     metadata: list[dict[str, Any] | None], key: str
 ) -> tuple[np.ndarray | None, list[dict[str, Any] | None], dict[int, str]]:
     """Each row's op code from its metadata's ``key`` (``None``: no row names one), the metadata without
-    that key (a new list; the rows' dicts are not changed), and the rows whose value names no op."""
+    that key (a new list; the rows' dicts are not changed; a delete's is ``None``, since it is not read),
+    and the rows whose value names no op."""
     marked = [i for i, md in enumerate(metadata) if md and key in md]
     if not marked:
         return None, metadata, {}
@@ -291,8 +295,8 @@ def _metadata_ops(
     ops = np.zeros(len(metadata), dtype=np.int8)
     ops[marked] = codes
     kept = list(metadata)
-    for i in marked:
-        kept[i] = {k: v for k, v in metadata[i].items() if k != key}  # type: ignore[union-attr]
+    for i, code in zip(marked, codes.tolist(), strict=True):
+        kept[i] = None if code else {k: v for k, v in metadata[i].items() if k != key}  # type: ignore[union-attr]
     return ops, kept, {marked[j]: reason for j, reason in bad.items()}
 
 

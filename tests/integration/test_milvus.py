@@ -626,3 +626,42 @@ def test_clear_messages_parse_like_pymilvus() -> None:
     reply = milvus_pb2.QueryResults(fields_data=[other, longs, texts]).SerializeToString()
     assert keys_of(pw.FieldReader(reply), int_keys) == [-(1 << 63), -1, 7]
     assert keys_of(pw.FieldReader(reply), text_keys) == ["é", ""]
+
+
+# -- deletes ----------------------------------------------------------------------------------------
+
+
+def test_a_text_id_for_an_int64_key_is_refused_before_sending_and_the_others_go(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    rows = [{"id": i, "values": [float(i)] * DIM} for i in range(1, 6)]
+    assert write(milvus_lite.uri, rows, collection=collection_name, create=True).ok
+    with connect(milvus_lite.uri, collection=collection_name, on_error="report") as client:
+        report = client.delete([1, "x", "3", 99])  # "3" is an integer's text, "x" none
+    assert (report.written, report.deleted, report.failed) == (3, 3, 1), report
+    (failure,) = report.failures
+    assert failure.ids == ("x",) and failure.op == "delete" and failure.error_type == "Invalid"
+    assert "INT64 primary key" in failure.error and failure.attempts == 0
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["2", "4", "5"]
+
+
+def test_deletes_in_a_partition_key_field_stay_in_their_namespace(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    _partition_key_collection(milvus_lite, collection_name)
+    for namespace in ("a", "b"):
+        assert write(
+            milvus_lite.uri, rows(2, prefix=namespace), collection=collection_name, namespace=namespace
+        ).ok
+    with connect(milvus_lite.uri, collection=collection_name, namespace="b") as client:
+        assert client.delete(["a0", "b0", "nothere"]).ok  # a0 is a's: it stays
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["a0", "a1", "b1"]
+
+
+def test_deletes_where_nothing_can_be_succeed(milvus_lite: LiteServer, collection_name: str) -> None:
+    with connect(milvus_lite.uri, collection=collection_name, create=True) as client:
+        assert client.delete(["a", "b"]).deleted == 2  # no collection yet: nothing to delete
+        assert client.write(rows(2)).ok
+        assert client.delete(["g0"], namespace="nobody").deleted == 1  # no such partition
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["g0", "g1"]
+    assert "nobody" not in milvus_lite.client.list_partitions(collection_name)

@@ -775,3 +775,54 @@ def test_connection_messages_map_to_connector_errors(
     message: str, connecting: bool, kind: type[Exception]
 ) -> None:
     assert type(error_for(_PgError(None, message), "pg", connecting=connecting)) is kind
+
+
+# -- deletes ----------------------------------------------------------------------------------------
+
+
+def test_a_delete_id_the_key_cannot_hold_fails_alone_and_the_others_go(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    uri = pg_server.uri(pg_table)
+    with connect(uri, create=True, id_type="bigint") as client:
+        assert client.write([{"id": i, "values": [float(i)] * DIM} for i in range(1, 6)]).ok
+    with connect(uri, on_error="report") as client:
+        report = client.delete([1, "x", 3, 99])  # "x" is no bigint: PostgreSQL refuses the batch, isolated
+    assert (report.written, report.deleted, report.failed) == (3, 3, 1), report
+    (failure,) = report.failures
+    assert failure.ids == ("x",) and failure.op == "delete" and failure.error_type == "Rejected"
+    assert "22P02" in failure.error  # invalid_text_representation, PostgreSQL's own reason
+    assert sorted(read_rows(pg_server, pg_table)) == ["2", "4", "5"]
+
+
+def test_deletes_without_a_namespace_in_the_key_go_by_id_and_with_one_stay_in_it(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    sql(
+        pg_server,
+        f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector({DIM}), metadata jsonb, namespace text)',
+    )
+    uri = pg_server.uri(pg_table)
+    with connect(uri, namespace_column="ns") as client:
+        rows = [
+            {"id": f"g{i}", "values": [1.0] * DIM, "ns": ns} for i, ns in enumerate(["a", "a", "b", None])
+        ]
+        assert client.write(rows).ok
+    with connect(uri, namespace_column="ns", op_column="op") as client:
+        deletes = [{"id": "g0", "ns": "b", "op": "delete"}, {"id": "g2", "ns": "b", "op": "delete"}]
+        assert client.write(deletes).ok  # g0 is a's: it stays
+    with connect(uri) as client:
+        assert client.delete(["g1", "g3"]).ok  # no namespace: by id, whatever the row's
+    assert sql(pg_server, f'SELECT id, namespace FROM "{pg_table}"') == [("g0", "a")]
+
+
+def test_deletes_with_the_namespace_in_the_key(pg_server: PgServer, pg_table: str) -> None:
+    uri = pg_server.uri(pg_table)
+    with connect(uri, create=True, namespace_column="ns", op_column="op") as client:
+        rows = [{"id": "g", "values": [1.0] * DIM, "ns": ns} for ns in ("a", "b", "")]
+        assert client.write(rows).ok
+        report = client.write(
+            [{"id": "g", "ns": "b", "op": "delete"}, {"id": "g", "ns": None, "op": "delete"}]
+        )
+    assert report.ok and report.deleted == 2, report
+    assert sql(pg_server, f'SELECT namespace, id FROM "{pg_table}"') == [("a", "g")]

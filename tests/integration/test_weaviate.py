@@ -499,3 +499,36 @@ def test_the_api_key_goes_as_a_bearer_token_and_shows_nowhere(
     assert "invalid integer property 'rank'" in texts[-1]  # the refusal happened, over gRPC with the key
     assert sorted(read_back(weaviate_key_server, name)) == [f"r{i}" for i in range(5)]
     weaviate_key_server.rest("DELETE", f"/v1/schema/{name}")
+
+
+# -- deletes ----------------------------------------------------------------------------------------
+
+
+def test_deletes_stay_in_their_tenant_and_a_tenant_that_is_not_there_holds_nothing(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    rows = [
+        {"id": f"{ns}{i}", "values": vectors(1, seed=i)[0], "ns": ns} for ns in ("a", "b") for i in range(2)
+    ]
+    rows.append({"id": "a0", "values": vectors(1, seed=9)[0], "ns": "b"})  # a0 in b too: another object
+    report = write(weaviate_server, weaviate_collection, rows, create=True, namespace_column="ns")
+    assert report.ok, report
+    deletes = [
+        {"id": "a0", "ns": "b", "op": "delete"},  # b's a0 only
+        {"id": "b1", "ns": "b", "op": "delete"},
+        {"id": "b0", "ns": "ghost", "op": "delete"},  # no such tenant: nothing to delete there
+        {"id": "nothere", "ns": "a", "op": "delete"},
+    ]
+    report = write(weaviate_server, weaviate_collection, deletes, namespace_column="ns", op_column="op")
+    assert report.ok and report.deleted == 4, report
+    stored = read_back(weaviate_server, weaviate_collection)
+    assert sorted((r.metadata["tenant"], k) for k, r in stored.items()) == [
+        ("a", "a0"),
+        ("a", "a1"),
+        ("b", "b0"),
+    ]
+    client = weaviate_server.client()
+    try:
+        assert sorted(client.collections.get(weaviate_collection).tenants.get()) == ["a", "b"]
+    finally:
+        client.close()

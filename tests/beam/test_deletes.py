@@ -1,0 +1,78 @@
+"""Deletes through ``WriteToVectorDB``: elements say what they are for in an ``op`` key or field (or the
+column option ``op_column`` names), on the DirectRunner's in-memory runner against the Pinecone gRPC
+test server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+from tests.servers.fixtures import ServerHandle
+from vectordb.beam import WriteToVectorDB
+
+from .conftest import counters
+
+DIM = 4
+_FAILED: list[dict[str, Any]] = []  # filled by the in-process runner
+
+
+def _collect(letter: dict[str, Any]) -> None:
+    _FAILED.append(letter)  # a module function: pickled by reference, so the runner fills this list
+
+
+def vector(i: int) -> np.ndarray:
+    return np.full(DIM, float(i), dtype=np.float32)
+
+
+def run(server: ServerHandle, elements: list[Any], **options: Any) -> Any:
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    result = (
+        pipeline
+        | beam.Create(elements, reshuffle=False)
+        | WriteToVectorDB(server.uri, on_error="report", namespace="docs", **options)
+    )
+    _ = result.failed | beam.Map(_collect)
+    outcome = pipeline.run()
+    outcome.wait_until_finish()
+    return outcome
+
+
+def test_one_pipeline_of_upserts_and_deletes(grpc_server: ServerHandle) -> None:
+    run(grpc_server, [{"id": f"d{i}", "values": vector(i), "title": f"t{i}"} for i in range(20)])
+    _FAILED.clear()
+    elements: list[Any] = [{"id": f"d{i}", "op": "delete"} for i in range(5)]  # no vector needed
+    elements += [{"id": f"d{i}", "op": "Delete", "values": "junk", "metadata": 3} for i in range(5, 8)]
+    elements += [beam.Row(id=f"d{i}", values=vector(100 + i), op="update", title="changed") for i in (8, 9)]
+    elements += [{"id": "new", "values": vector(7), "op": None}]  # no op: an upsert
+    elements += [{"id": "d10", "values": vector(10), "op": "merge"}]  # names no op: a dead letter
+    elements += [{"id": "absent", "op": "delete"}]
+    outcome = run(grpc_server, elements)
+
+    arrived = grpc_server.arrived()
+    assert arrived.ids("docs") == {f"d{i}" for i in range(8, 20)} | {"new"}
+    assert arrived.vector("d8", "docs").values.tobytes() == vector(108).tobytes()
+    assert arrived.vector("d8", "docs").metadata == {"title": "changed"}  # op is no metadata
+    assert arrived.vector("d10", "docs").metadata == {"title": "t10"}  # unchanged
+    assert {d.namespace for d in arrived.deletes} == {"docs"}
+    assert sum(len(d.ids) for d in arrived.deletes) == 9
+    (letter,) = _FAILED
+    assert (letter["id"], letter["op"], letter["error_type"]) == ("d10", "merge", "Invalid")
+    assert "op 'merge' (column 'op')" in letter["error"]
+    got = counters(outcome)
+    assert (got["written"], got["deleted"], got["failed"]) == (12, 9, 1)
+
+
+def test_the_op_column_option_names_another_key(grpc_server: ServerHandle) -> None:
+    run(grpc_server, [{"id": "a", "values": vector(1)}, {"id": "b", "values": vector(2)}])
+    elements = [
+        {"id": "a", "change": "DELETE"},
+        {"id": "c", "values": vector(3), "change": "insert", "op": "x"},
+    ]
+    outcome = run(grpc_server, elements, op_column="change")
+    arrived = grpc_server.arrived()
+    assert arrived.ids("docs") == {"b", "c"}
+    assert arrived.vector("c", "docs").metadata == {"op": "x"}  # "op" is metadata when the op is elsewhere
+    assert counters(outcome)["deleted"] == 1
