@@ -94,7 +94,8 @@ class TargetPrepared:
 
 
 class Client:
-    """Batched, concurrent, retrying upserts to one target. Thread-compatible: one write at a time."""
+    """Batched, concurrent, retrying upserts (and deletes) to one target. Thread-compatible: one write at
+    a time."""
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

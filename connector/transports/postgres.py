@@ -69,7 +69,8 @@ class CopyRequest(WireRequest):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class StatementRequest(WireRequest):
-    """A batch for PostgreSQL as one statement with parameters (``body`` unused): a delete of ids."""
+    """A batch for PostgreSQL as one statement with parameters: a delete of ids. ``body`` is not sent; it
+    holds what the parameters carry (the ids' text), so byte counts and the rate budget see it."""
 
     sql: str = ""  # "DELETE FROM … WHERE id = ANY(CAST(%s AS text[]))"
     params: tuple[Any, ...] = ()

@@ -237,7 +237,8 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 def _statement_request(method: str, sql: str, params: tuple[Any, ...]) -> WireRequest:
     from ...transports.postgres import StatementRequest
 
-    return StatementRequest(method, b"", sql=sql, params=params)
+    carried = "\n".join(params[0]).encode()  # what the ids parameter holds, for the byte counts
+    return StatementRequest(method, carried, sql=sql, params=params)
 
 
 def _copy_request(method: str, body: bytes, setup: str, copy: str, apply: str) -> WireRequest:
