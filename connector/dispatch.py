@@ -81,28 +81,39 @@ class Channel(Protocol[U]):
         ...
 
 
+class Settings(Protocol):
+    """The options a dispatcher reads (the connector's and the embedding client's have them)."""
+
+    @property
+    def max_concurrency(self) -> int: ...
+
+    @property
+    def max_retries(self) -> int: ...
+
+    @property
+    def isolation_budget(self) -> float: ...
+
+
 class Dispatcher(Generic[U]):
     """Bounded, adaptive, retrying, isolating dispatch of units through one channel."""
 
     def __init__(
         self,
         channel: Channel[U],
+        settings: Settings,
         *,
-        max_concurrency: int,
-        max_retries: int,
-        isolation_budget: float,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         thread_name: str = "vectordb-send",
     ) -> None:
         self.channel = channel
-        self.retry = RetryRule(max_concurrency, max_retries, rand)
+        self.retry = RetryRule(settings.max_concurrency, settings.max_retries, rand)
         self.limit = self.retry.limit
-        self.isolation = IsolationBudget(isolation_budget)
+        self.isolation = IsolationBudget(settings.isolation_budget)
         self.clock, self.sleep = clock, sleep
         self.cond = threading.Condition()
-        self.pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix=thread_name)
+        self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrency, thread_name_prefix=thread_name)
         self.in_flight = 0
         self.fatal: BaseException | None = None
         self._systemic = SystemicWatch()

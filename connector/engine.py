@@ -66,15 +66,7 @@ class Engine:
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.backend, self.transport, self.options = backend, transport, options
-        self.dispatch: Dispatcher[_Sending] = Dispatcher(
-            self,
-            max_concurrency=options.max_concurrency,
-            max_retries=options.max_retries,
-            isolation_budget=options.isolation_budget,
-            clock=clock,
-            sleep=sleep,
-            rand=rand,
-        )
+        self.dispatch: Dispatcher[_Sending] = Dispatcher(self, options, clock=clock, sleep=sleep, rand=rand)
         self.limit = self.dispatch.limit
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())

@@ -167,14 +167,7 @@ class EmbeddingClient:
         )
         self._clock, self._sleep = clock, sleep
         self.dispatch: Dispatcher[_Unit] = Dispatcher(
-            self,
-            max_concurrency=options.max_concurrency,
-            max_retries=options.max_retries,
-            isolation_budget=options.isolation_budget,
-            clock=clock,
-            sleep=sleep,
-            rand=rand,
-            thread_name="vectordb-embed",
+            self, options, clock=clock, sleep=sleep, rand=rand, thread_name="vectordb-embed"
         )
         self.limit = self.dispatch.limit
         self._cond = self.dispatch.cond
