@@ -25,6 +25,7 @@ class Case:
     says: str  # the reason (a fragment of it), or what is stored
     options: dict[str, Any] = field(default_factory=dict)
     spark: bool = False  # also one of the Spark DataFrame's rows
+    row_options: dict[str, Any] = field(default_factory=dict)  # options of the write of a row case
     pinecone_only: bool = False  # a rule of Pinecone's, not every database's
 
 
@@ -80,6 +81,11 @@ CASES: list[Case] = [
          row(sparse_values={"indices": [1, 2], "values": [0.5]}), "fails alone",
          "sparse vector has 2 indices but 1 values"),
     Case("a namespace that is not a string", row(namespace=5), "fails alone", "namespace 5 is not a string"),
+    Case("a delete row without an id (`op_column`)", {"id": None, "op": "delete"}, "fails alone", "missing id",
+         row_options={"op_column": "op"}),
+    Case("an op that names none (`op_column`)", row(op="merge"), "fails alone",
+         "op 'merge' (column 'op') is not one of upsert, insert, update, update_postimage, delete",
+         row_options={"op_column": "op"}),
     Case("an integer id", {"id": 42, "values": V}, "written", "id \"42\" (Pinecone ids are strings)"),
     Case("an integer id beyond 2^63", {"id": 2**64, "values": V}, "written", "id \"18446744073709551616\""),
     Case("a timestamp in metadata", row(at=datetime.datetime(2024, 5, 6, 7, 8, 9)), "written",
@@ -92,6 +98,8 @@ CASES: list[Case] = [
     Case("the same id twice in one write", None, "written", "the last occurrence"),
     Case("no `id` column", None, "refused before sending", "option id_column"),
     Case("a vector column of strings (Arrow)", None, "refused before sending", "option vector_column"),
+    Case("an op column that holds no strings (Arrow)", None, "refused before sending",
+         "option op_column: column 'op' has type int64; expected strings"),
     Case("an option the database does not know", None, "refused before sending", "unknown option 'nonsense'",
          options={"nonsense": "x"}),
     Case("batch_size over the database's limit (Pinecone: 1000)", None, "refused before sending",

@@ -42,7 +42,7 @@ def write(server: ServerHandle, rows: object, **options: object) -> object:
 )
 def test_a_bad_row_fails_alone_with_its_reason(index: ServerHandle, case: Case) -> None:
     assert case.row is not None
-    report = write(index, [case.row, GOOD])
+    report = write(index, [case.row, GOOD], **case.row_options)
     assert (report.written, report.failed) == (1, 1), report
     (failure,) = report.failures
     expected_id = None if case.row.get("id") is None else str(case.row["id"])
@@ -80,11 +80,13 @@ def test_an_empty_input_sends_nothing(index: ServerHandle) -> None:
     assert report.ok and report.written == 0 and report.requests == 0
 
 
-def test_no_id_column_and_a_vector_column_of_strings_are_refused_before_sending(index: ServerHandle) -> None:
+def test_no_id_column_and_columns_of_the_wrong_type_are_refused_before_sending(index: ServerHandle) -> None:
     with pytest.raises(ConfigError, match="option id_column"):
         write(index, pa.table({"key": ["a"], "values": [V]}))
     with pytest.raises(ConfigError, match="option vector_column"):
         write(index, pa.table({"id": ["a"], "values": ["0.5,1"]}))
+    with pytest.raises(ConfigError, match="option op_column: column 'op' has type int64; expected strings"):
+        write(index, pa.table({"id": ["a"], "values": [V], "op": [1]}), op_column="op")
     assert index.arrived().requests == []
 
 
@@ -102,6 +104,7 @@ def test_every_case_is_tested() -> None:
         "an empty input",
         "no `id` column",
         "a vector column of strings (Arrow)",
+        "an op column that holds no strings (Arrow)",
     }
     rows = {c.name for c in CASES if c.row}
     assert {c.name for c in CASES} == by_option | special | rows
