@@ -21,6 +21,7 @@ A backend is ``Backend[ItsOptions]`` and receives its own parsed options Struct.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -64,8 +65,9 @@ class BatchOutcome:
     failures: list[BatchFailure] = field(default_factory=list)
 
 
-class Backend(Generic[OptionsT]):
-    """One database's side of a write; subclass it as ``Backend[ItsOptions]``."""
+class Backend(ABC, Generic[OptionsT]):
+    """One database's side of a write; subclass it as ``Backend[ItsOptions]``: the abstract hooks are
+    required, the others have defaults."""
 
     name: ClassVar[str]
     options_type: ClassVar[type[BackendOptions]]
@@ -90,23 +92,24 @@ class Backend(Generic[OptionsT]):
 
     # -- required ---------------------------------------------------------------------------------
 
-    def open_transport(self) -> Transport:
-        raise NotImplementedError
+    @abstractmethod
+    def open_transport(self) -> Transport: ...
 
+    @abstractmethod
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
-        raise NotImplementedError
+        """Each row's estimated size in a request, for sizing requests under ``limits``."""
 
+    @abstractmethod
     def request_for(self, batch: RowBatch) -> WireRequest:
         """The request for ``batch``; put what ``outcome_of`` must know (rows left out, say) in ``context``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         """Rows written and refused, from the reply to ``request`` (as ``request_for`` built it)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def describe(self) -> str:
         """The target for logs and display data: no credentials."""
-        raise NotImplementedError
 
     # -- optional, with defaults ------------------------------------------------------------------
 

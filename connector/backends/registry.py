@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, MissingExtra
 from ..options import did_you_mean
+
+if TYPE_CHECKING:
+    from .base import Backend
 
 __all__ = ["PATH_SCHEME", "backend_class", "backends", "canonical_uri", "register_backend"]
 
@@ -94,7 +97,7 @@ def backends() -> MappingProxyType[str, tuple[str, str]]:
     return MappingProxyType(_REGISTRY)
 
 
-def backend_class(database: str) -> Any:
+def backend_class(database: str) -> type[Backend[Any]]:
     """The backend class for a URI's database part; a ``ConfigError`` lists the known schemes."""
     try:
         dotted, hint = _REGISTRY[database]
@@ -109,7 +112,8 @@ def backend_class(database: str) -> Any:
         raise MissingExtra(
             f"the {database} backend needs a package that is missing ({exc.name}): {hint}"
         ) from None
-    return getattr(module, class_name)
+    found: type[Backend[Any]] = getattr(module, class_name)
+    return found
 
 
 def database_table() -> str:
