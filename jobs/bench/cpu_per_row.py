@@ -15,6 +15,10 @@ Milvus servicer whose ``Upsert`` only counts (``jobs.bench.milvus_upsert --serve
 real PostgreSQL + pgvector and Chroma servers. Best of ``--reps``. Each run is checked: the
 client's report says every row was written. These are the constants of the README's capacity
 model (``jobs/capacity.py``).
+
+JSON bodies (``pinecone``, ``qdrant``) have their vectors written by the native speedups where they are
+installed; ``--json-writers native,python`` measures each REST target also with the native writer
+switched off (orjson formats the floats; the same bytes), the lines saying which (``json_writer``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from typing import Any
 import numpy as np
 
 from vectordb.connector import connect
+
+from .machine import code_version, environment
+from .native import python_json
 
 __all__ = ["main"]
 
@@ -93,6 +100,20 @@ def target_uri(target: str, dim: int) -> Iterator[tuple[str, dict[str, Any]]]:
         raise SystemExit(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
 
 
+REST_TARGETS = ("pinecone", "qdrant")
+
+
+def json_writer(name: str) -> contextlib.AbstractContextManager[None]:
+    """``native``: the native JSON vector writer; ``python``: it switched off (orjson writes the floats)."""
+    from vectordb.connector import jsonvec
+
+    if name == "python":
+        return python_json()
+    if not jsonvec.native_encoder():
+        raise SystemExit("--json-writers native: the native speedups are not installed (./connector/native)")
+    return contextlib.nullcontext()
+
+
 def cpu_per_row(uri: str, options: dict[str, Any], table: Any, reps: int) -> tuple[float, float]:
     """(best µs of client CPU per row, rows/s of that run)."""
     best: tuple[float, float] | None = None
@@ -117,21 +138,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dims", default="384,768,1536")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json-writers", default="native", help="native and/or python, for REST targets")
     args = parser.parse_args(argv)
     dims = [int(d) for d in args.dims.split(",")]
+    env = {**environment("vectordb-connector-speedups", "orjson", "numpy"), "code": code_version("connector")}
     print(f"client CPU µs per row (rows/s of that run); best of {args.reps}; {os.cpu_count()} cpus")
-    print(f"{'target':<15}" + "".join(f"{d:>22}" for d in dims))
+    print(f"{'target':<18}" + "".join(f"{d:>22}" for d in dims))
     run: Callable[..., tuple[float, float]] = cpu_per_row
     for target in args.targets.split(","):
-        cells = []
-        for dim in dims:
-            rows = args.chroma_rows if target == "chroma" else args.rows
-            with target_uri(target, dim) as (uri, options):
-                micros, rate = run(uri, options, table_of(rows, dim), args.reps)
-            cells.append(f"{micros:>8.1f} µs ({rate:>8,.0f}/s)")
-            print(json.dumps({"bench": "cpu_per_row", "target": target, "dim": dim, "rows": rows,
-                              "cpu_us_per_row": round(micros, 2), "rows_per_s": round(rate)}))  # fmt: skip
-        print(f"{target:<15}" + "".join(f"{c:>22}" for c in cells), flush=True)
+        for writer in args.json_writers.split(",") if target in REST_TARGETS else ["native"]:
+            cells = []
+            for dim in dims:
+                rows = args.chroma_rows if target == "chroma" else args.rows
+                with target_uri(target, dim) as (uri, options), json_writer(writer):
+                    micros, rate = run(uri, options, table_of(rows, dim), args.reps)
+                cells.append(f"{micros:>8.1f} µs ({rate:>8,.0f}/s)")
+                line = {"bench": "cpu_per_row", "target": target, "dim": dim, "rows": rows}
+                if target in REST_TARGETS:
+                    line["json_writer"] = writer
+                print(
+                    json.dumps(
+                        {**line, "cpu_us_per_row": round(micros, 2), "rows_per_s": round(rate), "env": env}
+                    )
+                )
+            name = f"{target} ({writer})" if target in REST_TARGETS else target
+            print(f"{name:<18}" + "".join(f"{c:>22}" for c in cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ a fixed 20 ms. Contenders:
 
 - ``connector``: ``connect("pinecone+grpc://…" or "pinecone://…", batch_size, max_concurrency)``
   and ``client.upsert(table)`` of a ``pyarrow.Table`` (``id`` string, ``values`` list<float32>).
+  Over REST its vectors are written by the native speedups where they are installed
+  (``jsonvec.native_encoder()``, in the JSON lines as ``native_json``).
+- ``connector-py`` (REST only): the same with the native JSON writer switched off, orjson formatting the
+  floats: the same bytes on the wire, so the two side by side measure what the native writer buys.
 - ``sdk-lists`` / ``sdk-numpy``: the ``pinecone`` SDK's batched ``Index.upsert(vectors=…,
   batch_size, max_concurrency)`` given ``(id, list of floats)`` tuples (its fastest input) or
   ``(id, numpy row)`` tuples. Its per-host throttle gate and retry budget are reset before each run.
@@ -24,15 +28,17 @@ Every run is checked end to end: the client's own count and the sink's count of 
 received must both equal the rows sent. Inputs are built once and frozen out of the garbage
 collector's view, so holding them costs no contender anything.
 
-Output: a table, one JSON line per cell (``"bench": "pinecone_upsert"``), and the ratios the
-issue sets targets for, per sink: our gRPC ÷ the SDK's best gRPC (≥ 2.5), our REST ÷ the SDK's
-best REST (≥ 1.5), and ours ÷ the ceiling on each transport (≥ 0.6); each side is its best
-over concurrencies (and over input forms for the SDK).
+Output: a table, one JSON line per cell (``"bench": "pinecone_upsert"``, with client CPU µs a vector),
+and the ratios the issue sets targets for, per sink: our gRPC ÷ the SDK's best gRPC (≥ 2.5), our REST ÷
+the SDK's best REST (≥ 1.5), and ours ÷ the ceiling on each transport (≥ 0.6); each side is its best
+over concurrencies (and over input forms for the SDK). Over REST also ``connector-py`` ÷ the SDK and
+``connector`` ÷ ``connector-py`` (no targets).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -47,12 +53,13 @@ from typing import Any, Protocol
 import numpy as np
 import orjson
 
-from .machine import environment
+from .machine import code_version, environment
+from .native import python_json
 from .sinks import Sink, start_sink
 
 __all__ = ["main"]
 
-CONTENDERS = ("connector", "sdk-lists", "sdk-numpy", "ceiling")
+CONTENDERS = ("connector", "connector-py", "sdk-lists", "sdk-numpy", "ceiling")
 TRANSPORTS = ("grpc", "rest")
 TARGETS = {"grpc_vs_sdk": 2.5, "rest_vs_sdk": 1.5, "grpc_vs_ceiling": 0.6, "rest_vs_ceiling": 0.6}
 API_KEY = "k"
@@ -142,7 +149,16 @@ def build_inputs(rows: int, dim: int, seed: int) -> Inputs:
 
 
 class ConnectorRunner:
-    def __init__(self, transport: str, sink: Sink, concurrency: int, inputs: Inputs, batch_size: int) -> None:
+    def __init__(
+        self,
+        transport: str,
+        sink: Sink,
+        concurrency: int,
+        inputs: Inputs,
+        batch_size: int,
+        *,
+        native_json: bool = True,
+    ) -> None:
         from vectordb.connector import connect
 
         scheme = "pinecone+grpc" if transport == "grpc" else "pinecone"
@@ -150,15 +166,18 @@ class ConnectorRunner:
             f"{scheme}://{sink.address}", api_key=API_KEY, batch_size=batch_size, max_concurrency=concurrency
         )
         self._inputs, self._batch_size = inputs, batch_size
+        self._json = contextlib.nullcontext if native_json else python_json
 
     def warm_up(self) -> None:
-        self._client.upsert(self._inputs.table.slice(0, self._batch_size))
+        with self._json():
+            self._client.upsert(self._inputs.table.slice(0, self._batch_size))
 
     def prepare(self) -> None:
         pass
 
     def run(self) -> int:
-        report = self._client.upsert(self._inputs.table)
+        with self._json():
+            report = self._client.upsert(self._inputs.table)
         if report.written != len(self._inputs.ids):
             raise RuntimeError(f"connector wrote {report.written} of {len(self._inputs.ids)}: {report!r}")
         return report.written
@@ -305,8 +324,13 @@ def build_runners(
             index = stack.enter_context(sdk_index(transport, sink))
         for c in settings.concurrencies:
             runner: Runner
-            if contender == "connector":
-                runner = ConnectorRunner(transport, sink, c, inputs, settings.batch_size)
+            if contender == "connector-py" and transport == "grpc":
+                continue  # no JSON over gRPC: it would be "connector" again
+            if contender in ("connector", "connector-py"):
+                native_json = contender == "connector"
+                runner = ConnectorRunner(
+                    transport, sink, c, inputs, settings.batch_size, native_json=native_json
+                )
             elif contender == "ceiling":
                 runner = CeilingRunner(transport, sink, c, inputs, settings.batch_size)
             else:
@@ -381,6 +405,7 @@ def cell_json(cell: Cell, settings: Settings, rows: int, env: dict[str, Any]) ->
         "concurrency": cell.concurrency,
         "vectors_per_s": round(cell.vectors_per_s(rows), 1),
         "cpu_s": round(cell.cpus_s[best], 3),
+        "cpu_us_per_vector": round(cell.cpus_s[best] / rows * 1e6, 1),
         "wall_s": round(cell.walls_s[best], 4),
         "sink_cpu_s": round(cell.sink_cpus_s[best], 3),
         "sink_peak_in_flight": cell.peaks[best],
@@ -442,6 +467,11 @@ def ratios(cells: list[Cell], settings: Settings, rows: int) -> list[dict[str, A
             )
             if mine and sdk:
                 out.append(_ratio(f"{transport}_vs_sdk", sink, mine, sdk, rows))
+            python = best(transport, sink, ("connector-py",))
+            if python and sdk:  # not a target: where this client was before the native JSON writer
+                out.append(_ratio(f"{transport}_python_json_vs_sdk", sink, python, sdk, rows))
+            if mine and python:
+                out.append(_ratio(f"{transport}_native_vs_python_json", sink, mine, python, rows))
             if mine and ceiling:
                 out.append(_ratio(f"{transport}_vs_ceiling", sink, mine, ceiling, rows))
             if ceiling and sdk:
@@ -466,7 +496,11 @@ def _ratio(name: str, sink: str, mine: Cell, other: Cell, rows: int) -> dict[str
 
 
 def _describe(cell: Cell, rows: int) -> str:
-    return f"{cell.transport} {cell.contender} c={cell.concurrency}: {cell.vectors_per_s(rows):,.0f}/s"
+    cpu_us = cell.cpus_s[cell.best] / rows * 1e6
+    return (
+        f"{cell.transport} {cell.contender} c={cell.concurrency}: {cell.vectors_per_s(rows):,.0f}/s, "
+        f"{cpu_us:.1f} µs CPU a vector"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -514,8 +548,21 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    from vectordb.connector import jsonvec
+
     settings = parse_args(argv)
-    env = environment("vectordb-connector", "pinecone", "grpcio", "httpx", "orjson", "numpy", "pyarrow")
+    env = environment(
+        "vectordb-connector",
+        "vectordb-connector-speedups",
+        "pinecone",
+        "grpcio",
+        "httpx",
+        "orjson",
+        "numpy",
+        "pyarrow",
+    )
+    env["native_json"] = jsonvec.native_encoder()
+    env["code"] = code_version("connector")
     started = time.perf_counter()
     inputs = build_inputs(settings.rows, settings.dim, settings.seed)
     gc.collect()
