@@ -15,7 +15,9 @@
     │   ├── Rejected                         not retryable: the request (or some of its rows) is invalid
     │   │   └── SystemicRejection            fatal: the first rows sent one by one were all refused alike
     │   ├── AuthError                        fatal: credentials or permissions (401/403)
-    │   └── NotFound                         fatal: no such index/collection/endpoint (404)
+    │   ├── NotFound                         fatal: no such index/collection/endpoint (404)
+    │   └── MalformedReply                   fatal: a 2xx reply that is not the protocol's (embeddings)
+    ├── EmbeddingFailed                      ``embed()``: some inputs were not embedded: .failures
     └── WriteFailed                          raised by ``on_error="fail"``; carries ``.report``
 
 Rule: raise for misuse and for "nothing can work" (bad options, bad credentials, missing
@@ -27,6 +29,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from .embedding.result import InputFailure
     from .report import WriteReport
 
 __all__ = [
@@ -142,6 +149,31 @@ class NotFound(ServerError):
     """404 / NOT_FOUND: the index, collection or endpoint does not exist; the write stops at once."""
 
     fatal = True
+
+
+class MalformedReply(ServerError):
+    """A 2xx reply that is not what the protocol says (an embeddings list for the inputs sent); fatal."""
+
+    fatal = True
+
+
+class EmbeddingFailed(ConnectorError):
+    """Some inputs could not be embedded; ``.failures`` says which (by index) and why.
+
+    ``.vectors`` holds what was embedded, ``nan`` in the rows of failed inputs.
+    """
+
+    def __init__(self, failures: Sequence[InputFailure], total: int, vectors: np.ndarray) -> None:
+        from .embedding.result import describe_failures
+
+        self.failures = tuple(failures)
+        self.total = total
+        self.vectors = vectors
+        super().__init__(describe_failures(self.failures, total))
+
+    @property
+    def failed_indices(self) -> list[int]:
+        return [failure.index for failure in self.failures]
 
 
 class WriteFailed(ConnectorError):

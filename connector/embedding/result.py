@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
-from ..errors import ConnectorError
+from ..errors import EmbeddingFailed
 
 __all__ = ["EmbedStats", "EmbeddedChunk", "EmbeddingFailed", "InputFailure"]
 
@@ -62,23 +62,6 @@ class EmbedStats(msgspec.Struct, kw_only=True):
     isolation_requests: int = 0
     bytes_received: int = 0
     encoding_format: str = "base64"
-
-
-class EmbeddingFailed(ConnectorError):
-    """Some inputs could not be embedded; ``.failures`` says which (by index) and why.
-
-    ``.vectors`` holds what was embedded, ``nan`` in the rows of failed inputs.
-    """
-
-    def __init__(self, failures: Sequence[InputFailure], total: int, vectors: np.ndarray) -> None:
-        self.failures = tuple(failures)
-        self.total = total
-        self.vectors = vectors
-        super().__init__(describe_failures(self.failures, total))
-
-    @property
-    def failed_indices(self) -> list[int]:
-        return [failure.index for failure in self.failures]
 
 
 def describe_failures(

@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 
 from .. import speedups
-from ..errors import ServerError
+from ..errors import MalformedReply
 from ..redaction import Secrets
 
 _native_decode: Callable[[bytes, int], bytes | None] | None = speedups.native("decode_base64_reply")
@@ -42,12 +42,6 @@ __all__ = [
 ]
 
 REASON_CHARS = 500
-
-
-class MalformedReply(ServerError):
-    """A 2xx reply that is not an embeddings list for the inputs sent; fatal."""
-
-    fatal = True
 
 
 def request_body(model: str, texts: Sequence[str], encoding_format: str, dimensions: int | None) -> bytes:
