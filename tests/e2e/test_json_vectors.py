@@ -5,10 +5,6 @@ smallest) are read by the official clients' own models, the Pinecone SDK's ``Vec
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
-import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import msgspec
 import numpy as np
@@ -17,24 +13,10 @@ from hypothesis import given, settings
 from pinecone import Vector
 from qdrant_client import models
 
-from vectordb.connector import jsonvec
+from tests.float32_cases import ENCODERS, encoder, matrices
 from vectordb.connector.backends import pinecone, qdrant
 from vectordb.connector.ids import point_id
 from vectordb.connector.rows import RowBatch
-
-ENCODERS = ["native", "python"]
-SPECIAL_BITS = [  # 0.0, -0.0, ±1e-45, the largest subnormal, the smallest normal, ±3.4028235e+38, ±7.0385307e-26
-    0x00000000,
-    0x80000000,
-    0x00000001,
-    0x80000001,
-    0x007FFFFF,
-    0x00800000,
-    0x7F7FFFFF,
-    0xFF7FFFFF,
-    0x15AE43FD,
-    0x95AE43FD,
-]
 
 
 class PineconeUpsert(msgspec.Struct, rename="camel"):
@@ -44,36 +26,13 @@ class PineconeUpsert(msgspec.Struct, rename="camel"):
     namespace: str = ""
 
 
-def finite_bits() -> st.SearchStrategy[int]:
-    anything = st.integers(0, 2**32 - 1).filter(lambda bits: bits & 0x7F800000 != 0x7F800000)
-    return st.sampled_from(SPECIAL_BITS) | anything | st.integers(0, 0x007FFFFF)
-
-
-def matrices() -> st.SearchStrategy[np.ndarray]:
-    shape = st.tuples(st.integers(1, 5), st.integers(1, 24))
-    return hnp.arrays(np.uint32, shape, elements=finite_bits()).map(lambda bits: bits.view(np.float32))
-
-
-@contextlib.contextmanager
-def encoder(name: str) -> Iterator[None]:
-    if name == "native" and not jsonvec.native_encoder():
-        pytest.skip("the native speedups are not installed (pip install ./connector/native)")
-    saved = jsonvec._native_encode
-    if name == "python":
-        jsonvec._native_encode = None
-    try:
-        yield
-    finally:
-        jsonvec._native_encode = saved
-
-
 def float32_bits(rows: list[list[float]]) -> np.ndarray:
     return np.array(rows, dtype=np.float64).astype(np.float32).view(np.uint32)
 
 
 @pytest.mark.parametrize("name", ENCODERS)
 @settings(max_examples=100, deadline=None)
-@given(matrix=matrices(), sparse=st.booleans())
+@given(matrix=matrices(min_rows=1, max_rows=5, min_dim=1, max_dim=24), sparse=st.booleans())
 def test_the_pinecone_sdk_reads_the_exact_float32s(name: str, matrix: np.ndarray, sparse: bool) -> None:
     n = len(matrix)
     batch = RowBatch(
@@ -96,7 +55,7 @@ def test_the_pinecone_sdk_reads_the_exact_float32s(name: str, matrix: np.ndarray
 @pytest.mark.parametrize("name", ENCODERS)
 @pytest.mark.parametrize("vector_name", [None, "dense"])
 @settings(max_examples=100, deadline=None)
-@given(matrix=matrices())
+@given(matrix=matrices(min_rows=1, max_rows=5, min_dim=1, max_dim=24))
 def test_qdrant_client_reads_the_exact_float32s_in_a_batch(
     name: str, vector_name: str | None, matrix: np.ndarray
 ) -> None:
@@ -112,7 +71,7 @@ def test_qdrant_client_reads_the_exact_float32s_in_a_batch(
 
 @pytest.mark.parametrize("name", ENCODERS)
 @settings(max_examples=100, deadline=None)
-@given(matrix=matrices())
+@given(matrix=matrices(min_rows=1, max_rows=5, min_dim=1, max_dim=24))
 def test_qdrant_client_reads_the_exact_float32s_in_a_point_list(name: str, matrix: np.ndarray) -> None:
     options = qdrant.QdrantOptions(uri="qdrant://h/c")
     n = len(matrix)
