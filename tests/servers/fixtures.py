@@ -238,6 +238,8 @@ class JournaledState(ServerState):
             space = self._namespaces.setdefault(entry.namespace, {})
             for vector in entry.vectors:
                 space[vector.id] = vector
+                if self._dimension is None and vector.values_f32:  # the index keeps its dimension
+                    self._dimension = len(vector.values_f32) // 4
 
     def record(
         self,

@@ -10,10 +10,10 @@ and the data plane of ``pinecone_rest`` (upsert, describe_index_stats, delete) o
 An import runs in a thread, as Pinecone's runs on its side: Pending, InProgress (with
 ``percentComplete`` and ``recordsImported``), then Completed, Failed or Cancelled. It reads every
 ``*.parquet`` file under ``<uri>/<namespace>/`` (``__default__``: the default namespace) from the
-object store and checks every row as Pinecone does, exactly: a string ``id`` (1-512 characters),
+object store and checks every row as Pinecone does, exactly: a string ``id`` (1-512 bytes),
 ``values`` a list of float32 of the index's dimension with no NaN or infinity, ``sparse_values``
-with sorted unique uint32 indices and as many values, ``metadata`` null or a JSON object of at most
-40 KB. A bad row fails the import (error mode ``abort``: the message names the file and the row)
+with sorted unique uint32 indices and as many values, ``metadata`` null or a flat JSON object of at
+most 40 KB (the upsert servers' rules, ``pinecone_rules``). A bad row fails the import (error mode ``abort``: the message names the file and the row)
 or is skipped (``continue``). A namespace that already holds vectors fails the import before any
 row is applied. Each file's accepted rows are recorded in the ``ServerState`` as one request with
 headers ``x-import-id`` and ``x-import-file``.
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from . import pinecone_rules as rules
 from .pinecone_rest import PineconeRestServer, _Handler
 from .script import ArrivedVector, Decoded, ServerState, Verdict
 
@@ -48,8 +48,6 @@ __all__ = ["ImportScript", "PineconeImportServer", "store_opener"]
 
 IMPORTS_PATH = "/bulk/imports"
 DEFAULT_DIR = "__default__"
-MAX_ID_LENGTH = 512
-MAX_METADATA_BYTES = 40_960
 TERMINAL = ("Completed", "Failed", "Cancelled")
 
 StoreOpener = Callable[[str], tuple[pafs.FileSystem, str]]
@@ -265,10 +263,11 @@ def _check_row(record: dict[str, Any], dimension: int) -> tuple[ArrivedVector, i
     """One row as Pinecone checks it; the vector to store and the index's dimension (learnt from the
     first dense row of an empty index)."""
     vid = record.get("id")
-    if not isinstance(vid, str) or not vid:
-        raise _BadRow("id is missing or empty")
-    if len(vid) > MAX_ID_LENGTH:
-        raise _BadRow(f"id is {len(vid)} characters; the limit is {MAX_ID_LENGTH}")
+    if not isinstance(vid, str):
+        raise _BadRow("id is missing")
+    problem = rules.id_problem(vid)
+    if problem is not None:
+        raise _BadRow(problem)
     values = record.get("values")
     sparse = record.get("sparse_values")
     if values is None and sparse is None:
@@ -278,18 +277,18 @@ def _check_row(record: dict[str, Any], dimension: int) -> tuple[ArrivedVector, i
         array = np.asarray(values, dtype=np.float64)
         if not np.isfinite(array).all():
             raise _BadRow(f"record {vid!r}: values hold NaN or infinity")
-        if dimension and array.size != dimension:
-            raise _BadRow(
-                f"record {vid!r}: vector dimension {array.size} does not match the index's {dimension}"
-            )
+        problem = rules.dimension_problem(array.size, dimension)
+        if problem is not None:
+            raise _BadRow(f"record {vid!r}: {problem}")
         dimension = dimension or array.size
         values_f32 = array.astype("<f4").tobytes()
     indices = sparse_values = None
     if sparse is not None:
         idx = list(sparse.get("indices") or [])
         vals = np.asarray(sparse.get("values") or [], dtype=np.float64)
-        if len(idx) != vals.size:
-            raise _BadRow(f"record {vid!r}: sparse indices and values differ in length")
+        problem = rules.sparse_problem(idx, vals.size)
+        if problem is not None:
+            raise _BadRow(f"record {vid!r}: {problem}")
         if any(b <= a for a, b in itertools.pairwise(idx)):
             raise _BadRow(f"record {vid!r}: sparse indices are not sorted and unique")
         if not np.isfinite(vals).all():
@@ -298,18 +297,13 @@ def _check_row(record: dict[str, Any], dimension: int) -> tuple[ArrivedVector, i
     metadata = None
     text = record.get("metadata")
     if text is not None:
-        if len(text.encode()) > MAX_METADATA_BYTES:
-            raise _BadRow(
-                f"record {vid!r}: metadata is {len(text.encode())} bytes; the limit is {MAX_METADATA_BYTES}"
-            )
         try:
             metadata = orjson.loads(text)
         except orjson.JSONDecodeError:
             raise _BadRow(f"record {vid!r}: metadata is not JSON") from None
-        if not isinstance(metadata, dict):
-            raise _BadRow(f"record {vid!r}: metadata is not a JSON object")
-        if any(isinstance(v, float) and not math.isfinite(v) for v in metadata.values()):
-            raise _BadRow(f"record {vid!r}: metadata holds a non-finite number")
+        problem = rules.metadata_problem(metadata, size=len(text.encode()))
+        if problem is not None:
+            raise _BadRow(f"record {vid!r}: {problem}")
     vector = ArrivedVector(
         id=vid,
         values_f32=values_f32,

@@ -4,7 +4,8 @@ The method takes raw bytes (no deserializer) so every request's exact bytes are 
 then decodes them with the generated ``UpsertRequest`` class (proto/gen, the test oracle)
 and replies with an encoded ``UpsertResponse{upserted_count}``. Faults map to Pinecone's
 codes: ``INVALID_ARGUMENT`` rejected, ``UNAUTHENTICATED`` bad key, ``RESOURCE_EXHAUSTED``
-throttled (trailing metadata ``grpc-retry-pushback-ms``), ``UNAVAILABLE`` unavailable.
+throttled (trailing metadata ``grpc-retry-pushback-ms``), ``UNAVAILABLE`` unavailable. A request
+that breaks Pinecone's limits (``pinecone_rules``) is ``INVALID_ARGUMENT``, as the REST server's 400.
 
 A dropped request is answered ``UNAVAILABLE`` "Socket closed", what grpc-core clients report
 when the connection is lost mid-call: a servicer cannot close the TCP connection, and closing it
@@ -52,7 +53,8 @@ import pinecone_upsert_pb2 as pb  # noqa: E402  (generated, found through GEN_DI
 __all__ = ["GEN_DIR", "PineconeGrpcServer", "count_grpc", "decode_grpc", "main", "pb"]
 
 SERVICE, METHOD = "VectorService", "Upsert"
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # lenient: the client under test, not grpcio, enforces Pinecone's 2 MB
+# lenient: a message over Pinecone's 2 MB must reach the servicer, which refuses it as Pinecone words it
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 _CODES: dict[str, grpc.StatusCode] = {
     "rejected": grpc.StatusCode.INVALID_ARGUMENT,

@@ -6,6 +6,7 @@ numbers, so tests compare them byte for byte. The reply is ``{"upsertedCount": n
 are ``{"code", "message", "details"}`` with Pinecone's statuses: 400 rejected, 401 bad key,
 429 throttled (with ``Retry-After``), 503 unavailable; a dropped request gets its socket closed
 without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`` on every reply.
+Requests are judged by Pinecone's limits (``pinecone_rules``, through ``script.serve_upsert``).
 ``POST /describe_index_stats`` and ``POST /vectors/delete`` (1 to 1,000 ids, or ``deleteAll``, in a
 namespace; 400 otherwise; 404 for a namespace that holds nothing, as Pinecone answers) work on the
 same stored vectors.
@@ -79,8 +80,8 @@ def decode_rest(body: bytes) -> Decoded:
 
 
 def _decode_vector(i: int, item: Any) -> ArrivedVector:
-    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
-        raise ValueError(f"vectors[{i}] needs a non-empty string 'id'")
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str):  # empty: pinecone_rules judges it
+        raise ValueError(f"vectors[{i}] needs a string 'id'")
     sparse = item.get("sparseValues")
     indices = sparse_values = None
     if sparse is not None:
@@ -90,8 +91,6 @@ def _decode_vector(i: int, item: Any) -> ArrivedVector:
         sparse_values = _numbers(
             sparse.get("values", []), f"vectors[{i}].sparseValues.values", "<f4"
         ).tobytes()
-        if len(indices) * 4 != len(sparse_values):
-            raise ValueError(f"vectors[{i}].sparseValues: indices and values differ in length")
     metadata = item.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise ValueError(f"vectors[{i}].metadata must be an object")

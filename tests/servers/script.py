@@ -20,9 +20,12 @@ Each request takes at most one fault, decided on arrival in this order:
 The "first N" counters count down from the moment the script is set. A request that gets no
 fault waits ``delay_s``, is decoded, and is rejected whole (400 / ``INVALID_ARGUMENT``) when
 it holds an id of ``reject_ids`` (its message names the ids, or with ``reject_named=False`` no row at
-all) or a dense vector whose length is not ``dimension``, as
-Pinecone rejects a request whole; otherwise it is applied, ``accept_delay_s`` later. ``noop`` skips decoding and
-recording of bodies: the reply counts the vectors cheaply, for throughput runs.
+all) or breaks one of Pinecone's limits (``pinecone_rules``: request size and count, id length,
+metadata size and kinds, sparse lengths, and the index's dimension: ``dimension`` when scripted, else
+that of the first dense vector the index accepted since the last reset), as Pinecone rejects a
+request whole; otherwise it is applied, ``accept_delay_s`` later. ``noop`` skips decoding and
+recording of bodies: the reply counts the vectors cheaply, for throughput runs, and only the
+request's size and count are judged.
 
 ``echo_key`` makes the server quote the key each request carried in every refusal, as some servers
 do: in the message (an error body, gRPC status details) and in a reply header or trailing metadata
@@ -40,6 +43,8 @@ from typing import Any, Literal
 
 import msgspec
 import numpy as np
+
+from . import pinecone_rules as rules
 
 __all__ = [
     "ECHO_HEADER",
@@ -79,7 +84,7 @@ class FaultScript(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     reject_ids: frozenset[str] = frozenset()
     reject_named: bool = True  # False: one message for any rejected id, naming no row (as Pinecone words its
     # rejections of an over-long id or over-size metadata), so isolation cannot lean on the message
-    dimension: int | None = None  # reject dense vectors of another length, like an index of this dimension
+    dimension: int | None = None  # the index's dimension; unset, the first dense vector accepted fixes it
     api_key: str | None = None  # required key, when set
     max_in_flight: int | None = None  # throttle above this many concurrent upserts
     noop: bool = False
@@ -204,20 +209,37 @@ def echoed(message: str, api_key: str | None) -> str:
     return f"{message} (the request's API key: {api_key or 'none'})"
 
 
-def rejection_message(script: FaultScript, vectors: list[ArrivedVector]) -> str | None:
+def rejection_message(
+    script: FaultScript, vectors: list[ArrivedVector], index_dimension: int | None = None
+) -> str | None:
     """Why a request is rejected whole, naming the ids at fault unless ``reject_named`` is off (then the
-    same message whatever the row); ``None`` when it is accepted."""
+    same message whatever the row); ``None`` when it is accepted.
+
+    Past the scripted ids, Pinecone's limits (``pinecone_rules``), whose messages name no row. The
+    index's dimension is the script's, else ``index_dimension`` (learnt from earlier upserts), else
+    that of the request's first dense vector.
+    """
     bad = sorted({v.id for v in vectors if v.id in script.reject_ids})
     if bad and not script.reject_named:
         return "Invalid vector: request rejected"
     if bad:
         more = " (and more)" if len(bad) > 10 else ""
         return f"Vector ID {', '.join(repr(i) for i in bad[:10])}{more} rejected"
-    if script.dimension is not None:
-        for v in vectors:
-            dim = len(v.values_f32) // 4
-            if dim and dim != script.dimension:
-                return f"Vector dimension {dim} does not match the dimension of the index {script.dimension}"
+    too_many = rules.count_problem(len(vectors))
+    if too_many is not None:
+        return too_many
+    dimension = script.dimension or index_dimension
+    for v in vectors:
+        dense = len(v.values_f32) // 4
+        dimension = dimension or dense or None
+        problem = (
+            rules.id_problem(v.id)
+            or (rules.metadata_problem(v.metadata) if v.metadata is not None else None)
+            or rules.sparse_problem(v.sparse_indices, len(v.sparse_values_f32 or b"") // 4)
+            or rules.dimension_problem(dense, dimension)
+        )
+        if problem is not None:
+            return problem
     return None
 
 
@@ -237,6 +259,7 @@ class ServerState:
             self._deletes: list[ArrivedDelete] = []
             self._namespaces: dict[str, dict[str, ArrivedVector]] = {}
             self._seq = 0
+            self._dimension: int | None = None  # the index's, fixed by the first dense vector accepted
             self._peak = self._in_flight  # requests still in flight keep counting: they will leave
             self._set_script(FaultScript())
 
@@ -256,6 +279,11 @@ class ServerState:
     @property
     def script(self) -> FaultScript:
         return self._script
+
+    @property
+    def dimension(self) -> int | None:
+        """The index's dimension as its accepted upserts fixed it (the script's ``dimension`` aside)."""
+        return self._dimension
 
     def admit(self, api_key: str | None) -> Admission:
         """Count the request in flight and decide its fault; pair every call with ``leave``."""
@@ -313,27 +341,21 @@ class ServerState:
                 space = self._namespaces.setdefault(request.namespace, {})
                 for vector in vectors:
                     space[vector.id] = vector
+                    if self._dimension is None and vector.values_f32:
+                        self._dimension = len(vector.values_f32) // 4
 
     def describe(self, api_key: str | None) -> tuple[Fault | None, dict[str, int], int]:
         """``describe_index_stats``: (fault, vectors per namespace, dimension); only the api key is checked.
 
-        The dimension is the script's, else that of the first stored vector (0 for an empty index).
+        The dimension is the script's, else the one the first accepted dense vector fixed (0 for an
+        index that never took one).
         """
         with self._lock:
             script = self._script
             if script.api_key is not None and api_key != script.api_key:
                 return "unauthenticated", {}, 0
             counts = {ns: len(vectors) for ns, vectors in self._namespaces.items()}
-            dimension = script.dimension or next(
-                (
-                    len(v.values_f32) // 4
-                    for vs in self._namespaces.values()
-                    for v in vs.values()
-                    if v.values_f32
-                ),
-                0,
-            )
-            return None, counts, dimension
+            return None, counts, script.dimension or self._dimension or 0
 
     def delete(
         self, api_key: str | None, namespace: str, *, delete_all: bool, ids: list[str]
@@ -399,9 +421,9 @@ def serve_upsert(
             if script.delay_s > 0:
                 time.sleep(script.delay_s)
             if script.noop:
-                verdict = Verdict("ok", upserted=count(body))
+                verdict = _judge_noop(count, body)
             else:
-                verdict, decoded = _judge(script, decode, body)
+                verdict, decoded = _judge(script, decode, body, state.dimension)
                 if verdict.outcome == "ok" and script.accept_delay_s > 0:
                     time.sleep(script.accept_delay_s)
         if admission.script.echo_key and verdict.outcome != "ok":
@@ -432,14 +454,26 @@ def _try_decode(decode: Callable[[bytes], Decoded], body: bytes) -> Decoded | No
         return None
 
 
+def _judge_noop(count: Callable[[bytes], int], body: bytes) -> Verdict:
+    """Noop mode judges only what costs no decoding: the request's size and vector count."""
+    upserted = count(body)
+    reason = rules.size_problem(len(body)) or rules.count_problem(upserted)
+    if reason is not None:
+        return Verdict("rejected", message=reason)
+    return Verdict("ok", upserted=upserted)
+
+
 def _judge(
-    script: FaultScript, decode: Callable[[bytes], Decoded], body: bytes
+    script: FaultScript, decode: Callable[[bytes], Decoded], body: bytes, index_dimension: int | None
 ) -> tuple[Verdict, Decoded | None]:
+    too_big = rules.size_problem(len(body))
+    if too_big is not None:  # Pinecone refuses it before reading a row
+        return Verdict("rejected", message=too_big), None
     try:
         decoded = decode(body)
     except ValueError as exc:
         return Verdict("rejected", message=f"Invalid request: {exc}"), None
-    reason = rejection_message(script, decoded.vectors)
+    reason = rejection_message(script, decoded.vectors, index_dimension)
     if reason is not None:
         return Verdict("rejected", message=reason), decoded
     return Verdict("ok", upserted=len(decoded.vectors)), decoded

@@ -1,0 +1,101 @@
+"""Pinecone's documented limits, as every Pinecone test server enforces them: upserts (REST, gRPC) and imports.
+
+The numbers are the connector's (``PineconeBackend.limits`` and ``.rules``): at most 1,000 vectors
+and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector whose values are
+strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
+index, and sparse indices and values of equal length. Each check returns the reason Pinecone gives,
+worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "MAX_ID_BYTES",
+    "MAX_METADATA_BYTES",
+    "MAX_REQUEST_BYTES",
+    "MAX_UPSERT_VECTORS",
+    "count_problem",
+    "dimension_problem",
+    "id_problem",
+    "metadata_problem",
+    "size_problem",
+    "sparse_problem",
+]
+
+MAX_UPSERT_VECTORS = 1000
+MAX_REQUEST_BYTES = 2 << 20  # 2 MB
+MAX_ID_BYTES = 512
+MAX_METADATA_BYTES = 40_960
+
+_KINDS = {dict: "object", type(None): "null"}  # Pinecone's names for the kinds it refuses
+
+
+def size_problem(size: int) -> str | None:
+    """A request body over 2 MB."""
+    if size > MAX_REQUEST_BYTES:
+        return f"Request size {size} bytes exceeds the maximum supported size of {MAX_REQUEST_BYTES} bytes"
+    return None
+
+
+def count_problem(count: int) -> str | None:
+    """More than 1,000 vectors in one upsert."""
+    if count > MAX_UPSERT_VECTORS:
+        return f"Upsert request holds {count} vectors; the maximum is {MAX_UPSERT_VECTORS} per request"
+    return None
+
+
+def id_problem(vector_id: str) -> str | None:
+    """An empty id, or one over 512 bytes (UTF-8)."""
+    if not vector_id:
+        return "Vector ID must not be empty"
+    size = len(vector_id.encode())
+    if size > MAX_ID_BYTES:
+        return f"Vector ID is {size} bytes; the maximum length is {MAX_ID_BYTES} bytes"
+    return None
+
+
+def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
+    """Metadata that is not a flat object of strings, numbers, booleans and lists of strings, or over
+    40 KB; ``size`` is its length as sent (JSON bytes) when known, else that of its compact JSON."""
+    if not isinstance(metadata, dict):
+        return "Metadata must be a JSON object"
+    if size is None:
+        size = len(orjson.dumps(metadata))
+    if size > MAX_METADATA_BYTES:
+        return (
+            f"Metadata size is {size} bytes, which exceeds the limit of {MAX_METADATA_BYTES} bytes per vector"
+        )
+    for key, value in metadata.items():
+        if isinstance(value, str | bool) or (isinstance(value, int | float) and math.isfinite(value)):
+            continue
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            continue
+        kind = _KINDS.get(type(value), type(value).__name__)
+        if isinstance(value, float):
+            kind = "non-finite number"
+        elif isinstance(value, list):
+            kind = "list holding a non-string"
+        return (
+            "Metadata value must be a string, number, boolean or list of strings, "
+            f"got '{kind}' for field '{key}'"
+        )
+    return None
+
+
+def sparse_problem(indices: list[int] | None, value_count: int) -> str | None:
+    """Sparse indices and values of different lengths."""
+    if indices is not None and len(indices) != value_count:
+        return "Sparse vector indices and values must have the same length"
+    return None
+
+
+def dimension_problem(dimension: int, index_dimension: int | None) -> str | None:
+    """A dense vector whose length is not the index's (``None``: the index has none yet)."""
+    if dimension and index_dimension and dimension != index_dimension:
+        return f"Vector dimension {dimension} does not match the dimension of the index {index_dimension}"
+    return None
