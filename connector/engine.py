@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass
@@ -92,21 +92,21 @@ class Engine:
         self.counts = report
         self.dispatch.begin()
         futures: list[Future[None]] = []
-        source = iter(batches)
+        source = self._encoded(batches)
         try:
             while self.dispatch.take_slot():
                 future = None
                 try:
-                    batch = next(source, None)
-                    if batch is None or not self._hold_ids(batch):
+                    sending = next(source, None)
+                    if sending is None or not self._hold_ids(sending.batch):
                         break
                     try:
-                        request = self.backend.request_for(batch)
-                        self._pace(len(batch), len(request.body))
-                        future = self.dispatch.submit(_Sending(batch, request), self._release)
+                        assert sending.request is not None
+                        self._pace(len(sending.batch), len(sending.request.body))
+                        future = self.dispatch.submit(sending, self._release)
                     finally:
                         if future is None:
-                            self._release_ids(batch)
+                            self._release_ids(sending.batch)
                 finally:
                     if future is None:  # nothing was sent on this slot: a later write must get it back
                         self.dispatch.give_slot()
@@ -121,6 +121,23 @@ class Engine:
             report.elapsed_s += self._clock() - started
         if self.dispatch.fatal is not None:
             raise self.dispatch.fatal
+
+    def _encoded(self, batches: Iterable[RowBatch]) -> Iterator[_Sending]:
+        """Each batch with its request, encoded on the caller's thread while earlier ones are on the
+        wire. A body over the database's request limit (the size estimate came out small: JSON floats
+        longer than its sample showed) is split in halves and encoded again, in input order, so no
+        request is refused for its size."""
+        limit = self.backend.limits.max_bytes
+        for batch in batches:
+            pending = [batch]
+            while pending:
+                part = pending.pop()
+                request = self.backend.request_for(part)
+                if len(request.body) > limit and len(part) > 1:
+                    middle = len(part) // 2
+                    pending += [part.slice(middle, len(part)), part.slice(0, middle)]  # the left first
+                    continue
+                yield _Sending(part, request)
 
     # -- order per id, pace -----------------------------------------------------------------------
 
