@@ -15,6 +15,7 @@ holds nothing is a 404 in newer API versions, read as "nothing to delete", not a
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -342,8 +343,16 @@ def metadata_problem(metadata: dict[str, Any]) -> str | None:
     """Why Pinecone cannot store this metadata as given, or ``None``."""
     for key, value in metadata.items():
         kind = type(value)
-        if kind is str or kind is bool or kind is float:
+        if kind is str or kind is bool:
             continue
+        if kind is float or isinstance(value, np.floating):
+            if math.isfinite(value):
+                continue
+            return (
+                f"metadata {key!r} is {value}: Pinecone stores numbers as JSON, which has no NaN or infinity"
+            )
+        if value is None:
+            return f"metadata {key!r} is null: Pinecone stores no nulls; leave the key out"
         if isinstance(value, int | np.integer) and not isinstance(value, bool):
             if -_EXACT_INT <= int(value) <= _EXACT_INT:
                 continue
