@@ -177,16 +177,14 @@ class Engine:
         return self._reached_server or self.backend.answered
 
     def send(self, unit: _Sending) -> object:
-        request = unit.request or self.backend.request_for(unit.batch)
-        unit.request = None  # a retry sends the same bytes; a half is encoded anew
+        if unit.request is None:  # a half being isolated; a retry sends the bytes encoded before
+            unit.request = self.backend.request_for(unit.batch)
+        request = unit.request
         with self._cond:
             self.counts.requests += 1
             self.counts.bytes_sent += len(request.body)
-        try:
-            reply = self.transport.send(request, timeout_s=self.options.timeout_s)
-            return self.backend.outcome_of(unit.batch, request, reply)
-        finally:
-            unit.request = request
+        reply = self.transport.send(request, timeout_s=self.options.timeout_s)
+        return self.backend.outcome_of(unit.batch, request, reply)
 
     def accepted(self, unit: _Sending, outcome: Any) -> tuple[bool, ConnectorError | None]:
         self._reached_server = True
@@ -195,7 +193,7 @@ class Engine:
         for failure in outcome.failures:
             report.failed += failure.rows
             report.failures.append(failure)
-        unit.request = None
+        unit.request = None  # sent for good: its bytes can go
         return outcome.written > 0, None
 
     def failed(
