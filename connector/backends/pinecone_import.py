@@ -692,6 +692,7 @@ def import_data(
 ) -> WriteReport:
     """Import ``data`` (what ``Client.upsert`` takes) in one process: check, stage, import, wait, and apply
     ``on_error``. For the plain-Python client; Spark runs the same steps across its tasks."""
+    from ..bulk import new_job
     from ..policy import enforce
 
     if namespace is not None:
@@ -701,7 +702,7 @@ def import_data(
     learnt = client.prepare_target().resolved.get("dimension")
     if learnt and client.options.dimension is None:
         client = _with_options(client, dimension=learnt)
-    job = f"job-{uuid.uuid4().hex[:12]}"
+    job = new_job()
     store = ImportStore.of(client.options)
     try:
         with ImportStager(client, store, job) as stager:
