@@ -75,14 +75,6 @@ class Engine:
         self._held: dict[str | None, set[object]] = {}  # ids in flight, per namespace
         self.counts = WriteReport()  # the report of the write under way
 
-    @property
-    def _isolation(self) -> Any:
-        return self.dispatch.isolation
-
-    @_isolation.setter
-    def _isolation(self, budget: Any) -> None:  # tests set a budget of their own
-        self.dispatch.isolation = budget
-
     def close(self) -> None:
         self.dispatch.close()
 

@@ -132,7 +132,8 @@ def test_the_index_ends_as_the_rows_applied_in_input_order(
     )
     transport = MockTransport(index)
     client._engine = Engine(client.backend, transport, client.options, sleep=lambda s: None)
-    client.engine._isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))  # isolate everything
+    # isolate everything
+    client.engine.dispatch.isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
     data: Any = rows
     if as_arrow:
         table = pa.Table.from_pylist(rows)

@@ -84,7 +84,8 @@ def test_exactly_the_refused_rows_fail_whatever_their_placement(
     bad = {f"r{i}" for i in bad_rows}
     server = Refuser(bad)
     client, _ = client_for(server, batch_size=batch_size, max_concurrency=concurrency)
-    client.engine._isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))  # isolate everything
+    # isolate everything
+    client.engine.dispatch.isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
     try:
         report = client.write(rows(n))
     except SystemicRejection as exc:
@@ -132,12 +133,12 @@ def test_one_accepted_row_disarms_the_systemic_stop() -> None:
     n = 2000
     server = Refuser({f"r{i}" for i in range(n) if i != 1500})  # one good row, late in the input
     client, _ = client_for(server, batch_size=500, max_concurrency=1)
-    client.engine._isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
+    client.engine.dispatch.isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
     with pytest.raises(SystemicRejection):
         client.write(rows(n))  # the first 32 rows examined alone are refused before row 1500 is reached
     server = Refuser({f"r{i}" for i in range(n) if i != 3})  # the good row comes first
     client, _ = client_for(server, batch_size=500, max_concurrency=1)
-    client.engine._isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
+    client.engine.dispatch.isolation = IsolationBudget(per_row=1.0, reserve=float("inf"))
     report = client.write(rows(n))
     assert report.written == 1 and report.failed == n - 1 and server.stored.keys() == {"r3"}
 
@@ -160,7 +161,7 @@ def test_rows_left_unisolated_when_the_budget_is_spent_say_so() -> None:
     bad = {f"r{i}" for i in range(0, n, 2)}  # every other row: isolating costs about 2 requests a row
     server = Refuser(bad)
     client, transport = client_for(server, batch_size=100, isolation_budget=0.05, max_concurrency=1)
-    client.engine._isolation = IsolationBudget(per_row=0.05, reserve=40)
+    client.engine.dispatch.isolation = IsolationBudget(per_row=0.05, reserve=40)
     report = client.write(rows(n))
     by_type: dict[str, set] = {}
     for f in report.failures:
@@ -239,7 +240,7 @@ def test_no_good_row_fails_before_the_stated_isolation_bound_is_spent(
         server, batch_size=batch_size, max_concurrency=concurrency, isolation_budget=per_row
     )
     budget = WatchedBudget(per_row, reserve, server)
-    client.engine._isolation = budget
+    client.engine.dispatch.isolation = budget
     try:
         report = client.write(rows(n))
     except SystemicRejection:
