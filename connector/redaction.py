@@ -49,13 +49,11 @@ BLANK = "***"
 class Secrets:
     """The credentials in use; ``blank(text)`` is ``text`` without any of them. Empty: blanks nothing."""
 
-    __slots__ = ("__weakref__", "_pattern")
+    __slots__ = ("__weakref__", "_forms", "_pattern")
 
     def __init__(self, *values: str | None) -> None:
-        forms = {form for value in values if value for form in _forms(value)}
-        # longest first: a form that holds another (a key and the key's JSON escape) goes whole
-        alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
-        self._pattern = re.compile(alternatives) if alternatives else None
+        self._forms = frozenset(form for value in values if value for form in _forms(value))
+        self._pattern = _pattern_of(self._forms)
 
     @classmethod
     def of(cls, options: BackendOptions | EmbedOptions) -> Secrets:
@@ -77,6 +75,16 @@ class Secrets:
             *uri_passwords(options.uri),
             *uri_passwords(options.embed_url or ""),
         )
+
+    @classmethod
+    def joined(cls, many: list[Secrets]) -> Secrets:
+        """Every credential of ``many``, blanked in one pass: blanking one set after another lets a
+        short credential (a key ``k``) cut a piece out of a longer one (``sk-…``) that then no longer
+        matches and shows."""
+        joined = cls()
+        joined._forms = frozenset().union(*(secrets._forms for secrets in many))
+        joined._pattern = _pattern_of(joined._forms)
+        return joined
 
     def blank(self, text: str) -> str:
         """``text`` with every credential (and its encoded forms) shown as ``***``."""
@@ -114,21 +122,29 @@ class _BlankLogs(logging.Filter):
         super().__init__()
         self._alive: weakref.WeakSet[Secrets] = weakref.WeakSet()  # gone with their transports
         self._lock = threading.Lock()
+        self._joined: tuple[frozenset[frozenset[str]], Secrets] | None = None
+
+    def _all_alive(self) -> Secrets:
+        """The credentials of every transport alive, as one ``Secrets`` (made again when they change)."""
+        with self._lock:
+            alive = list(self._alive)
+            key = frozenset(secrets._forms for secrets in alive)
+            if self._joined is None or key != self._joined[0]:
+                self._joined = (key, Secrets.joined(alive))
+            return self._joined[1]
 
     def add(self, secrets: Secrets) -> None:
         with self._lock:
             self._alive.add(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        with self._lock:
-            alive = list(self._alive)
-        if alive:
+        secrets = self._all_alive()
+        if secrets:
             try:
-                text = blanked = record.getMessage()
+                text = record.getMessage()
             except (TypeError, ValueError):  # arguments that do not fit: the handler reports it, not us
                 return True
-            for secrets in alive:
-                blanked = secrets.blank(blanked)
+            blanked = secrets.blank(text)
             if blanked != text:
                 record.msg, record.args = blanked, None
         return True
@@ -146,6 +162,13 @@ def blank_logs(secrets: Secrets, *loggers: str) -> None:
         logger = logging.getLogger(name)
         if _LOG_FILTER not in logger.filters:
             logger.addFilter(_LOG_FILTER)
+
+
+def _pattern_of(forms: frozenset[str]) -> re.Pattern[str] | None:
+    # longest first: a form that holds another (a key and the key's JSON escape, a key ``k`` within a
+    # key ``sk-…``) goes whole
+    alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+    return re.compile(alternatives) if alternatives else None
 
 
 def _forms(value: str) -> set[str]:

@@ -101,3 +101,20 @@ def test_library_log_records_are_blanked_while_the_secrets_are_in_use(
     with caplog.at_level(logging.DEBUG, logger="tests.redaction.library"):
         logging.getLogger("tests.redaction.library").debug("log-key-0010")
     assert caplog.records[-1].getMessage() == "log-key-0010"
+
+
+def test_a_short_key_alive_beside_a_longer_one_cannot_cut_the_longer_one_out_of_a_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a transport with the key "k" alive (another client of the same process) beside one with "sk-…":
+    # blanking one set after the other turned "sk-SECRET" into "s***-SECRET", which then showed
+    alive = [Secrets("k"), Secrets("sk-SECRETKEY-0020"), Secrets("SECRET")]
+    for secrets in alive:
+        blank_logs(secrets, "tests.redaction.several")
+    for _ in range(20):  # whatever order the live set yields them in
+        with caplog.at_level(logging.DEBUG, logger="tests.redaction.several"):
+            logging.getLogger("tests.redaction.several").debug("x-echo-api-key: sk-SECRETKEY-0020")
+        assert "SECRET" not in caplog.records[-1].getMessage()
+        assert caplog.records[-1].getMessage() == "x-echo-api-***ey: ***"
+        alive.reverse()
+    del alive
