@@ -9,3 +9,9 @@ def encode_float32_rows(matrix: np.ndarray) -> list[bytes]:
     the shortest text that parses back to it (what orjson writes for a numpy float32). Raises
     ``ValueError`` for NaN or an infinity (naming its row and column) and for a matrix of another shape
     or layout; ``BufferError``/``TypeError`` for another item type."""
+
+def float32_from_numbers(values: object) -> bytes | None:
+    """The float32 bytes (native byte order) of a list or tuple of numbers, each the nearest float32 to the
+    double ``PyFloat_AsDouble`` makes of it (``struct.pack("=f")``'s rule); ``None`` for anything else, an
+    item that is no number, or a finite number beyond float32 (the caller's numpy path decides those).
+    Holds Python's lock."""

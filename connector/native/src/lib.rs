@@ -4,14 +4,18 @@
 //!
 //! - `decode_base64_reply`: an OpenAI embeddings reply with base64 vectors into float32 rows.
 //! - `encode_float32_rows`: the rows of a float32 matrix as the JSON arrays a REST body carries.
+//! - `float32_from_numbers`: a list or tuple of Python numbers as float32 bytes (this one holds the
+//!   lock: it reads Python objects).
 
 use pyo3::prelude::*;
 
 mod embeddings;
 mod json_floats;
+mod py_floats;
 
 #[pymodule]
 fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embeddings::decode_base64_reply, m)?)?;
-    m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)
+    m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(py_floats::float32_from_numbers, m)?)
 }
