@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-__all__ = ["python_json"]
+__all__ = ["python_floats", "python_json"]
 
 
 @contextlib.contextmanager
@@ -18,3 +18,15 @@ def python_json() -> Iterator[None]:
         yield
     finally:
         jsonvec._native_encode = saved
+
+
+@contextlib.contextmanager
+def python_floats() -> Iterator[None]:
+    """Lists of Python numbers read by ``struct`` while inside, not natively (the same float32 bits)."""
+    from vectordb.connector.rows import floats
+
+    saved, floats._native_pack = floats._native_pack, None
+    try:
+        yield
+    finally:
+        floats._native_pack = saved
