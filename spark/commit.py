@@ -22,7 +22,6 @@ from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
 from .driver_log import log_line
-from .files import staging_name
 from .task import TaskReport
 
 if TYPE_CHECKING:
@@ -67,11 +66,14 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteRe
     report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
     files: list[str] = []
     if plan.dead_letters is not None:
-        staged = [(t.dead_letters, f"{job}-part-{t.partition:05d}.parquet") for t in tasks if t.dead_letters]
-        files = plan.dead_letters.publish(staged, staging_name(job))
+        staged = [(t.partition, t.attempt_id) for t in tasks if t.dead_letters]
+        published = plan.dead_letters.publish(
+            job, staged, lambda _, partition: f"{job}-part-{partition:05d}.parquet"
+        )
+        files = [path for paths in published.values() for path in paths]
     bulk = bulk_path(plan.options)
     if bulk is not None:  # the tasks staged files: the database imports them
-        attempts = [(t.partition, t.attempt) for t in tasks]
+        attempts = [(t.partition, t.attempt_id) for t in tasks]
         report = bulk.finish(report, attempts, job, lambda m: log_line(logging.INFO, m))
     line = _summary_line(plan, job, report, tasks, files)
     if plan.reports is not None:
@@ -92,7 +94,7 @@ def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
         "stay written (upserts cannot be rolled back); running the job again upserts the same ids.",
     )
     if plan.dead_letters is not None:
-        plan.dead_letters.discard(staging_name(job))
+        plan.dead_letters.discard(job)
     bulk = bulk_path(plan.options)
     if bulk is not None:  # nothing was imported: drop the staged files
         bulk.abort(job)

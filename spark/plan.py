@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from vectordb.connector.errors import ConfigError
+from vectordb.connector.staging import Folder
 
 from .driver_log import log_line
-from .files import Location
 from .ml_vectors import dense_ml_vectors
 from .options import SparkOptions, parse_spark_options, split_options
 
@@ -58,8 +58,8 @@ class WritePlan:
     spark: SparkOptions
     token: str  # names this write's clients, staged dead letters and report
     target: str  # the backend's description, for messages (no credentials)
-    dead_letters: Location | None
-    reports: Location | None
+    dead_letters: Folder | None
+    reports: Folder | None
 
 
 def plan_write(
@@ -84,9 +84,9 @@ def plan_write(
         _check_overwrite(client, spark_options, streaming)
     dead_letters = reports = None
     if options.on_error == "dead_letter":
-        dead_letters = Location.parse(options.dead_letter_path or "", "dead_letter_path").prepared()
+        dead_letters = Folder.parse(options.dead_letter_path or "", "dead_letter_path").check_writable()
     if spark_options.report_path:
-        reports = Location.parse(spark_options.report_path, "report_path").prepared()
+        reports = Folder.parse(spark_options.report_path, "report_path").check_writable()
     prepared = _prepare_target(client, overwrite, dense=client.spec.vector_column in schema.fieldNames())
     if prepared.cleared is not None:
         log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')

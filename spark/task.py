@@ -32,8 +32,8 @@ from pyspark.sql.datasource import WriterCommitMessage
 
 from vectordb.connector.dead_letters import dead_letters
 from vectordb.connector.report import WriteReport
+from vectordb.connector.staging import staged_name
 
-from .files import staging_name
 from .ml_vectors import dense_ml_vectors
 
 if TYPE_CHECKING:
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
     from vectordb.connector.client import Client
     from vectordb.connector.rows import ColumnSpec
+    from vectordb.connector.staging import Folder
 
-    from .files import Location
     from .plan import WritePlan
 
 __all__ = ["DeadLetterFile", "TaskReport", "write_task"]
@@ -58,6 +58,7 @@ class TaskReport(WriterCommitMessage):
     report: WriteReport
     partition: int = 0
     attempt: int = 0
+    attempt_id: int = 0  # Spark's task attempt id, unique in the application: names the staged files
     pid: int = 0
     client_tasks: int = 1  # tasks this process's client has served, this one included
     dead_letters: str | None = None  # the staged file, relative to the dead-letter location
@@ -103,12 +104,12 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     staged, staged_rows = None, 0
     # a bulk path: rows go to this attempt's staged files instead of upserts
     bulk = cached.client.bulk
-    stager = None if bulk is None else bulk.stager(cached.client, job, partition, attempt)
+    stager = None if bulk is None else bulk.stager(cached.client, job, partition, attempt_id)
     writer: Any = stager or cached.client
     if plan.dead_letters is None:
         report = writer.write(vectors)
     else:
-        name = f"{staging_name(job)}/part-{partition:05d}-attempt-{attempt_id}.parquet"
+        name = staged_name(job, partition, attempt_id)
         with DeadLetterFile(plan.dead_letters, name, cached.client.spec) as dead:
             report = _write_each(writer, vectors, dead)
         staged, staged_rows = dead.staged, dead.rows
@@ -119,6 +120,7 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
         report=report,
         partition=partition,
         attempt=attempt,
+        attempt_id=attempt_id,
         pid=os.getpid(),
         client_tasks=cached.tasks,
         dead_letters=staged,
@@ -168,7 +170,7 @@ class DeadLetterFile:
     ("Rejected: reason"), ``retryable``, ``attempts``, then the row's own columns.
     """
 
-    location: Location
+    location: Folder
     name: str
     spec: ColumnSpec
     rows: int = 0
@@ -198,7 +200,8 @@ class DeadLetterFile:
         table = letters.set_column(1, "error", error).drop_columns(["error_type"])
         if self._writer is None:
             self._open(table.schema)
-        self._writer.write_table(table.cast(self._schema))
+        with self.location.failing_as("write", self.name):
+            self._writer.write_table(table.cast(self._schema))
         self.rows += table.num_rows
 
     def _open(self, schema: pa.Schema) -> None:
@@ -211,9 +214,10 @@ class DeadLetterFile:
         self._writer = pq.ParquetWriter(self._stream, self._schema)
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+        with self.location.failing_as("write", self.name):
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                writer.close()
+            if self._stream is not None:
+                stream, self._stream = self._stream, None
+                stream.close()

@@ -32,9 +32,7 @@ serves them (also for ``pinecone+grpc://`` URIs, on the same host and port).
 from __future__ import annotations
 
 import logging
-import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
@@ -46,10 +44,10 @@ from ..errors import ConfigError, DeadlineExceeded
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
+from ..staging import STAGING, Folder, refuse_credentials, staged_name
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    import pyarrow.fs as pafs
 
     from ..client import Client
     from ..rows import ColumnSpec, RowBatch
@@ -61,25 +59,24 @@ __all__ = [
     "ImportOptions",
     "ImportStager",
     "ImportStatus",
-    "ImportStore",
     "PineconeBulk",
     "PineconeImports",
     "abort_import",
     "check_import",
     "finish_import",
     "import_data",
+    "import_folder",
     "namespace_dir",
+    "publish_staged",
+    "source_uri",
 ]
 
 logger = logging.getLogger("vectordb.connector.pinecone_import")
 
 DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
-STAGING = "_temporary"  # staging folder prefix: not a namespace Pinecone would import (it is outside <job>/)
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
 ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
 IMPORT_CANNOT_DELETE = "a bulk import adds rows and cannot delete them: write deletes with write_mode=upsert"
-_PART = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
-_S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
 
 
 class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -106,9 +103,9 @@ class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
                 "option import_uri: write_mode=import stages Parquet files there for Pinecone to import, "
                 "e.g. import_uri=s3://my-bucket/pinecone-imports"
             )
-        for uri in (self.import_uri, self.import_source_uri):
+        for option, uri in (("import_uri", self.import_uri), ("import_source_uri", self.import_source_uri)):
             if uri:
-                _refuse_credentials(uri)
+                refuse_credentials(uri, option)
 
 
 def namespace_dir(namespace: str | None) -> str:
@@ -127,139 +124,30 @@ def _namespace_problem(namespace: str | None) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# the store
+# the store: a staging.Folder
 
 
-@dataclass(frozen=True, slots=True)
-class ImportStore:
-    """The import folder on its filesystem; picklable (the filesystem is made where it is used)."""
-
-    uri: str
-    max_retries: int = 5
-    timeout_s: float = 30.0
-
-    @classmethod
-    def of(cls, options: BackendOptions) -> ImportStore:
-        uri = (getattr(options, "import_uri", None) or "").strip()
-        if not uri:
-            raise ConfigError("option import_uri is required with write_mode=import")
-        if uri.startswith("file://"):
-            uri = uri[len("file://") :]
-        if "://" not in uri:
-            import os
-
-            uri = os.path.abspath(os.path.expanduser(uri))
-        _refuse_credentials(uri)
-        return cls(uri.rstrip("/"), options.max_retries, options.timeout_s)
-
-    @property
-    def shown(self) -> str:
-        """The URI for messages: no query (an endpoint, or anything else)."""
-        return self.uri.split("?", 1)[0]
-
-    @property
-    def scheme(self) -> str:
-        return self.uri.split("://", 1)[0].lower() if "://" in self.uri else "file"
-
-    def filesystem(self) -> tuple[pafs.FileSystem, str]:
-        """(the filesystem, the folder's path on it); ``ConfigError`` for a URI it cannot open."""
-        import pyarrow.fs as pafs
-
-        if self.scheme == "file":
-            return pafs.LocalFileSystem(), self.uri
-        if self.scheme == "s3":
-            return self._s3()
-        try:
-            fs, path = pafs.FileSystem.from_uri(self.uri)
-        except (ValueError, OSError, NotImplementedError) as exc:  # a scheme pyarrow does not know
-            return self._fsspec(exc)
-        return fs, path.rstrip("/")
-
-    def _s3(self) -> tuple[pafs.FileSystem, str]:
-        """S3 with the connector's retry count and timeouts, and an endpoint from the URI's query."""
-        from urllib.parse import parse_qsl, urlsplit
-
-        import pyarrow.fs as pafs
-
-        parts = urlsplit(self.uri)
-        query = dict(parse_qsl(parts.query))
-        unknown = sorted(set(query) - _S3_QUERY)
-        if unknown:
-            raise ConfigError(
-                f"option import_uri: unknown query parameter(s) {', '.join(unknown)} in {self.shown!r}; "
-                f"allowed: {', '.join(sorted(_S3_QUERY))} (credentials come from the environment)"
-            )
-        if not parts.netloc:
-            raise ConfigError(f"option import_uri: no bucket in {self.shown!r}")
-        kwargs: dict[str, Any] = {
-            "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=self.max_retries + 1),
-            "connect_timeout": self.timeout_s,
-            "request_timeout": self.timeout_s,
-        }
-        kwargs.update(query)
-        fs = pafs.S3FileSystem(**kwargs)
-        return fs, f"{parts.netloc}{parts.path}".rstrip("/")
-
-    def _fsspec(self, cause: Exception) -> tuple[pafs.FileSystem, str]:
-        """Schemes pyarrow does not know, through fsspec (``az://`` with adlfs, say)."""
-        try:
-            import fsspec
-            import pyarrow.fs as pafs
-        except ImportError:
-            raise ConfigError(f"option import_uri: cannot open {self.shown!r}: {cause}") from None
-        try:
-            fs, path = fsspec.core.url_to_fs(self.uri)
-        except (ImportError, ValueError) as exc:
-            raise ConfigError(f"option import_uri: cannot open {self.shown!r}: {exc}") from None
-        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), str(path).rstrip("/")
-
-    def check_writable(self) -> None:
-        """Write and delete a probe file (on the driver), so an unreachable or read-only store fails
-        before any task, naming the store and the cause."""
-        fs, root = self.filesystem()
-        probe = f"{root}/.probe-{uuid.uuid4().hex[:8]}"  # a dot file: Pinecone reads only *.parquet
-        try:
-            fs.create_dir(root, recursive=True)
-            with fs.open_output_stream(probe) as out:
-                out.write(b"")
-            fs.delete_file(probe)
-        except OSError as exc:
-            raise ConfigError(f"option import_uri: cannot write to {self.shown!r}: {exc}") from None
-
-    def source_uri(self, options: BackendOptions, job: str) -> str:
-        """The folder of one job's import, as Pinecone names it (``s3://``, ``gs://`` or Azure's ``https://``)."""
-        given = getattr(options, "import_source_uri", None)
-        if given:
-            return f"{given.rstrip('/')}/{job}/"
-        if self.scheme in ("az", "abfs", "abfss"):
-            raise ConfigError(
-                "option import_source_uri: Pinecone names an Azure folder by its https:// URL; give it, e.g. "
-                "import_source_uri=https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX"
-            )
-        if self.scheme == "file":
-            return f"file://{self.uri}/{job}/"
-        return f"{self.shown}/{job}/"
+def import_folder(options: BackendOptions) -> Folder:
+    """The import folder (``import_uri``) with the connector's retry count and timeout for S3."""
+    uri = getattr(options, "import_uri", None) or ""
+    if not uri.strip():
+        raise ConfigError("option import_uri is required with write_mode=import")
+    return Folder.parse(uri, "import_uri", max_retries=options.max_retries, timeout_s=options.timeout_s)
 
 
-_SECRET_WORDS = re.compile(r"key|secret|token|password|passwd|sig|credential", re.IGNORECASE)
-
-
-def _refuse_credentials(uri: str) -> None:
-    """Options are logged and shown; store credentials belong in the environment, never in the URI."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    parts = urlsplit(uri)
-    secret = [k for k, _ in parse_qsl(parts.query) if _SECRET_WORDS.search(k)]
-    if parts.password is not None or "@" in parts.netloc or secret:
+def source_uri(folder: Folder, options: BackendOptions, job: str) -> str:
+    """The folder of one job's import, as Pinecone names it (``s3://``, ``gs://`` or Azure's ``https://``)."""
+    given = getattr(options, "import_source_uri", None)
+    if given:
+        return f"{given.rstrip('/')}/{job}/"
+    if folder.scheme in ("az", "abfs", "abfss"):
         raise ConfigError(
-            "option import_uri: holds a credential (user:password@, or a query parameter such as "
-            f"{', '.join(secret) or 'a key'}); give the store's credentials through the environment "
-            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, an instance role, GOOGLE_APPLICATION_CREDENTIALS, ...)"
+            "option import_source_uri: Pinecone names an Azure folder by its https:// URL; give it, e.g. "
+            "import_source_uri=https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX"
         )
-
-
-# --------------------------------------------------------------------------------------------------
-# step 2: tasks stage rows
+    if folder.scheme == "file":
+        return f"file://{folder.uri}/{job}/"
+    return f"{folder.shown}/{job}/"
 
 
 def _parquet_schema() -> pa.Schema:
@@ -315,15 +203,13 @@ class ImportStager:
     """
 
     client: Client
-    store: ImportStore
+    folder: Folder
     job: str
     partition: int = 0
     attempt: int = 0
     files: dict[str, str] = field(default_factory=dict)  # namespace folder -> staged path
     _writers: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _pending: dict[str, list[pa.Table]] = field(default_factory=dict)  # request-sized pieces, one row group
-    _fs: Any = None
-    _root: str = ""
 
     @property
     def spec(self) -> ColumnSpec:
@@ -377,21 +263,19 @@ class ImportStager:
 
         pending = self._pending.pop(directory, [])
         if pending:
-            self._writer(directory).write_table(pa.concat_tables(pending))
+            writer = self._writer(directory)
+            with self.folder.failing_as("write", self.files[directory]):
+                writer.write_table(pa.concat_tables(pending))
 
     def _writer(self, directory: str) -> Any:
         import pyarrow.parquet as pq
 
         entry = self._writers.get(directory)
         if entry is None:
-            if self._fs is None:
-                self._fs, self._root = self.store.filesystem()
-            name = f"part-{self.partition:05d}-attempt-{self.attempt}.parquet"
-            path = f"{self._root}/{staging_dir(self.job)}/{directory}/{name}"
-            self._fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-            stream = self._fs.open_output_stream(path)
+            name = staged_name(self.job, self.partition, self.attempt, directory)
+            stream = self.folder.open_output(name)
             entry = self._writers[directory] = (stream, pq.ParquetWriter(stream, _parquet_schema()))
-            self.files[directory] = path
+            self.files[directory] = name
         return entry[1]
 
     def close(self) -> None:
@@ -399,13 +283,10 @@ class ImportStager:
         for directory in list(self._pending):
             self._flush(directory)
         writers, self._writers = self._writers, {}
-        for stream, writer in writers.values():
-            writer.close()
-            stream.close()
-
-
-def staging_dir(job: str) -> str:
-    return f"{STAGING}-{job}"
+        for directory, (stream, writer) in writers.items():
+            with self.folder.failing_as("write", self.files[directory]):
+                writer.close()
+                stream.close()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -513,9 +394,9 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
         problem = _namespace_problem(options.namespace)
         if problem is not None:
             raise ConfigError(f"option namespace: {problem}")
-    store = ImportStore.of(options)
-    store.source_uri(options, "job")  # an Azure folder needs import_source_uri: say so now
-    store.check_writable()
+    folder = import_folder(options)
+    source_uri(folder, options, "job")  # an Azure folder needs import_source_uri: say so now
+    folder.check_writable()
     if options.namespace_column is None:
         imports = PineconeImports(cast("PineconeBackend", client.backend))
         _refuse_existing(imports.namespaces(), [options.namespace or ""], client.backend.describe())
@@ -523,42 +404,15 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
 
 def abort_import(options: BackendOptions, job: str) -> None:
     """Delete what the tasks of a failed job staged."""
-    fs, root = ImportStore.of(options).filesystem()
-    _delete_dir(fs, f"{root}/{staging_dir(job)}")
+    import_folder(options).discard(job)
 
 
-def _delete_dir(fs: pafs.FileSystem, path: str) -> None:
-    import pyarrow.fs as pafs
-
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
-        fs.delete_dir(path)
-
-
-def publish_staged(store: ImportStore, job: str, attempts: Iterable[tuple[int, int]]) -> dict[str, list[str]]:
+def publish_staged(folder: Folder, job: str, attempts: Iterable[tuple[int, int]]) -> dict[str, list[str]]:
     """Move the staged files of the attempts that succeeded to ``<job>/<namespace>/part-N.parquet``, delete
     the rest; the published files per namespace folder."""
-    import pyarrow.fs as pafs
-
-    fs, root = store.filesystem()
-    staging = f"{root}/{staging_dir(job)}"
-    wanted = set(attempts)
-    published: dict[str, list[str]] = {}
-    if fs.get_file_info(staging).type == pafs.FileType.NotFound:
-        return published
-    for info in fs.get_file_info(pafs.FileSelector(staging, recursive=True)):
-        match = _PART.search(info.path)
-        if info.type != pafs.FileType.File or match is None:
-            continue
-        partition, attempt = int(match.group(1)), int(match.group(2))
-        if (partition, attempt) not in wanted:
-            continue
-        directory = info.path[len(staging) + 1 :].rsplit("/", 1)[0]
-        target = f"{root}/{job}/{directory}/part-{partition:05d}.parquet"
-        fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
-        fs.move(info.path, target)
-        published.setdefault(directory, []).append(target)
-    _delete_dir(fs, staging)
-    return published
+    return folder.publish(
+        job, attempts, lambda directory, partition: f"{job}/{directory}/part-{partition:05d}.parquet"
+    )
 
 
 def finish_import(
@@ -576,16 +430,16 @@ def finish_import(
     say = progress or logger.info
     options = client.options
     target = client.backend.describe()
-    store = ImportStore.of(options)
+    folder = import_folder(options)
     started = time.monotonic()
-    published = publish_staged(store, job, attempts)
+    published = publish_staged(folder, job, attempts)
     if not published or staged.written == 0:
         say(f"{job} into {target}: no rows to import")
         return staged
     imports = PineconeImports(cast("PineconeBackend", client.backend))
     namespaces = [_namespace_name(d) for d in published]
     _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
-    uri = store.source_uri(options, job)
+    uri = source_uri(folder, options, job)
     error_mode = "abort" if options.on_error == "fail" else "continue"
     integration = getattr(options, "import_integration_id", None)
     import_id = imports.start(uri, error_mode, integration)
@@ -616,7 +470,7 @@ class PineconeBulk:
         check_import(client, streaming=streaming, overwrite=overwrite)
 
     def stager(self, client: Client, job: str, partition: int, attempt: int = 0) -> ImportStager:
-        return ImportStager(client, ImportStore.of(self.options), job, partition, attempt)
+        return ImportStager(client, import_folder(self.options), job, partition, attempt)
 
     def finish(
         self,
@@ -703,9 +557,8 @@ def import_data(
     if learnt and client.options.dimension is None:
         client = _with_options(client, dimension=learnt)
     job = new_job()
-    store = ImportStore.of(client.options)
     try:
-        with ImportStager(client, store, job) as stager:
+        with ImportStager(client, import_folder(client.options), job) as stager:
             staged = stager.write(data)
         report = finish_import(client, staged, [(0, 0)], job, progress)
     except BaseException:

@@ -19,7 +19,7 @@ from pinecone.errors import ApiError, NotFoundError, UnauthorizedError
 from tests.bulk.conftest import S3Store
 from tests.servers.pinecone_control import ImportScript, PineconeImportServer
 from vectordb.connector import connect
-from vectordb.connector.backends.pinecone_import import ImportStager, ImportStore, publish_staged
+from vectordb.connector.backends.pinecone_import import ImportStager, import_folder, publish_staged
 
 API_KEY = "sdk-key-33"
 DIM = 6
@@ -36,7 +36,7 @@ def stage(
         write_mode="import",
         import_uri=s3_store.uri(prefix),
     ) as client:
-        store = ImportStore.of(client.options)
+        store = import_folder(client.options)
         rng = np.random.default_rng(1)
         for part in range(files):
             matrix = rng.standard_normal((n, DIM), dtype=np.float32)

@@ -23,8 +23,8 @@ from tests.servers.script import FaultScript
 from vectordb.connector import ConfigError, WriteFailed, connect
 from vectordb.connector.backends.pinecone_import import (
     ImportStager,
-    ImportStore,
     import_data,
+    import_folder,
     publish_staged,
 )
 from vectordb.connector.errors import DeadlineExceeded
@@ -213,7 +213,7 @@ def test_a_retried_task_attempt_is_published_once(
 ) -> None:
     """Two attempts of partition 0 staged different rows; only the attempt that succeeded is imported."""
     with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
-        store = ImportStore.of(client.options)
+        store = import_folder(client.options)
         for attempt, first in ((0, 0), (1, 1000)):
             with ImportStager(client, store, "job-x", partition=0, attempt=attempt) as stager:
                 stager.write(rows(5, start=first))

@@ -7,7 +7,6 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -17,9 +16,9 @@ from vectordb.connector.errors import ConfigError, WriteFailed
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows import ColumnSpec
+from vectordb.connector.staging import Folder
 from vectordb.spark.commit import abort_job, commit_job
 from vectordb.spark.datasource import VectorDataSource
-from vectordb.spark.files import Location
 from vectordb.spark.ml_vectors import dense_ml_vectors
 from vectordb.spark.options import SparkOptions, parse_spark_options, split_options
 from vectordb.spark.plan import WritePlan
@@ -151,7 +150,7 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
     batch = pa.RecordBatch.from_pydict(
         {"id": ["a", "b", None], "values": [[1.0], [2.0], [3.0]], "error": ["x", "y", "z"], "k": [1, 2, 3]}
     )
-    location = Location.parse(str(tmp_path), "dead_letter_path")
+    location = Folder.parse(str(tmp_path), "dead_letter_path")
     missing = BatchFailure(ids=(None,), positions=(2,), error="missing id", error_type="Invalid")
     with DeadLetterFile(location, "_temporary-job/part.parquet", ColumnSpec()) as dead:
         dead.add(batch, WriteReport(failed=2, failures=[failure(("b",), positions=(1,)), missing]))
@@ -169,18 +168,6 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
     }
 
 
-def test_location_publish_moves_and_discards(tmp_path: Path) -> None:
-    location = Location.parse(str(tmp_path), "dead_letter_path").prepared()
-    with location.open_output("_temporary-j/a.parquet") as out:
-        out.write(b"x")
-    with location.open_output("_temporary-j/b-failed-attempt.parquet") as out:
-        out.write(b"y")
-    done = location.publish([("_temporary-j/a.parquet", "j-part-00000.parquet")], "_temporary-j")
-    assert done == [f"{tmp_path}/j-part-00000.parquet"]
-    assert sorted(os.listdir(tmp_path)) == ["j-part-00000.parquet"]
-    assert np.frombuffer((tmp_path / "j-part-00000.parquet").read_bytes(), dtype=np.uint8).tolist() == [120]
-
-
 # -- commit and abort ----------------------------------------------------------------------------
 
 
@@ -190,7 +177,7 @@ def plan_for(tmp_path: Path, **options: str) -> WritePlan:
         spark=SparkOptions(),
         token="t0",
         target="pinecone://127.0.0.1:1",
-        dead_letters=Location.parse(str(tmp_path), "dead_letter_path").prepared(),
+        dead_letters=Folder.parse(str(tmp_path), "dead_letter_path").check_writable(),
         reports=None,
     )
 
