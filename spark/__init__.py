@@ -10,7 +10,8 @@ cannot see the install: a session started before it, a Spark Connect client, or 
        .option("api_key", key)
        .mode("append").save())
 
-Options: see ``VectorDataSource``.
+Options: see ``VectorDataSource``. ``changes(df)`` turns a micro-batch of a Delta change data feed
+into rows for the sink (one per id, its latest change; ``spark/change_feed.py``).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from .change_feed import changes
     from .datasource import VectorDataSource
 
-__all__ = ["VectorDataSource", "register", "workers_python_mismatch"]
+__all__ = ["VectorDataSource", "changes", "register", "workers_python_mismatch"]
 
 
 def register(spark: SparkSession) -> None:
@@ -73,4 +75,8 @@ def __getattr__(name: str) -> Any:
         from .datasource import VectorDataSource
 
         return VectorDataSource
+    if name == "changes":
+        from .change_feed import changes
+
+        return changes
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,132 @@
+"""``changes(df)``: one micro-batch of a Delta change data feed, as rows for ``format("vectordb")``.
+
+A change feed (``readStream.format("delta").option("readChangeFeed", "true")``) has one row per
+change, with ``_change_type`` (``insert``, ``update_preimage``, ``update_postimage``, ``delete``),
+``_commit_version`` and ``_commit_timestamp``. The sink needs one row per id, saying what the id
+ends as. ``changes`` keeps, for each id:
+
+- only its latest change in the micro-batch: the highest ``_commit_version``, and within one
+  version a post-image or insert over a delete (a commit that rewrites a table, an overwrite or a
+  ``replaceWhere``, deletes the old row and inserts the new one under the same id: the row stays);
+- nothing of pre-images: they say what a row was, not what it is (and the sink refuses them);
+- its change type as the op (``insert``/``update_postimage`` upsert, ``delete`` deletes; the
+  spellings of ``op_column``, ``connector/rows/ops.py``), in column ``op_column``; the commit
+  columns are dropped.
+
+The rows are partitioned by id (one shuffle, which the latest-per-id window reuses), so every
+change of an id is in one task: two tasks never race on one id. Rows whose id is null are all kept
+(each one fails in the sink as a row without an id, instead of all but one vanishing here).
+
+The module is ``change_feed``, not ``changes``: a submodule named like the function would replace
+``vectordb.spark.changes`` with the module as soon as anything imported it.
+
+The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
+again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
+Ids must be unique in the table: two rows of one id in one version have no order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from vectordb.connector.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["CHANGE_TYPE", "COMMIT_TIMESTAMP", "COMMIT_VERSION", "changes"]
+
+CHANGE_TYPE = "_change_type"
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIMESTAMP = "_commit_timestamp"
+PREIMAGE = "update_preimage"
+DELETE = "delete"
+_LATEST = "__vectordb_latest"  # the window's row number, dropped before the rows leave
+
+
+def changes(
+    df: DataFrame,
+    id_column: str | Sequence[str] = "id",
+    *,
+    op_column: str = CHANGE_TYPE,
+    num_partitions: int | None = None,
+) -> DataFrame:
+    """The latest change of each id in one micro-batch of a Delta change feed, partitioned by id.
+
+    Write the result with ``.option("op_column", op_column)`` (and the same ``id_column``):
+
+        def write(batch, batch_id):
+            (changes(batch).write.format("vectordb").option("uri", uri)
+               .option("op_column", "_change_type").mode("append").save())
+
+        feed.writeStream.foreachBatch(write).option("checkpointLocation", cp).start()
+
+    Args:
+        df: a micro-batch (or any batch) of a change data feed: the table's columns, ``_change_type``
+            and ``_commit_version`` (``_commit_timestamp`` is dropped when present).
+        id_column: the id column, as the sink's option ``id_column`` (default ``id``); or the columns
+            the sink derives ids from (``id_from``), which together identify a row.
+        op_column: the name the change type leaves under (the sink's ``op_column``).
+        num_partitions: partitions of the result (default: ``spark.sql.shuffle.partitions``).
+
+    Returns:
+        One row per id: the table's columns and ``op_column``.
+
+    Raises:
+        ConfigError: a streaming DataFrame, a missing change-feed or id column, a change type that is
+            not a string, or an ``op_column`` that names one of the table's own columns.
+    """
+    keys = [id_column] if isinstance(id_column, str) else list(id_column)
+    _check(df, keys, op_column, num_partitions)
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    change = F.lower(F.col(CHANGE_TYPE))
+    kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE))
+    by_id = [F.col(k) for k in keys]
+    spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
+    # within one version a delete comes before the insert or post-image of the same id
+    order = F.when(change == DELETE, 0).otherwise(1)
+    newest_first = Window.partitionBy(*by_id).orderBy(F.col(COMMIT_VERSION).desc(), order.desc())
+    no_id = F.lit(False)
+    for key in by_id:
+        no_id = no_id | key.isNull()
+    latest = spread.withColumn(_LATEST, F.row_number().over(newest_first)).filter(
+        (F.col(_LATEST) == 1) | no_id
+    )
+    dropped = [c for c in (_LATEST, COMMIT_VERSION, COMMIT_TIMESTAMP) if c in latest.columns]
+    out = latest.drop(*dropped)
+    return out if op_column == CHANGE_TYPE else out.withColumnRenamed(CHANGE_TYPE, op_column)
+
+
+def _check(df: DataFrame, keys: list[str], op_column: str, num_partitions: int | None) -> None:
+    from pyspark.sql.types import StringType
+
+    if df.isStreaming:
+        raise ConfigError(
+            "changes() resolves one micro-batch, not a stream: call it inside "
+            "writeStream.foreachBatch(lambda batch, batch_id: changes(batch).write...)"
+        )
+    columns = df.columns
+    missing = [c for c in (CHANGE_TYPE, COMMIT_VERSION) if c not in columns]
+    if missing:
+        raise ConfigError(
+            f"changes(): the DataFrame has no column {', '.join(map(repr, missing))}: it is not a Delta change "
+            f"data feed (read it with .option('readChangeFeed', 'true')); its columns: {columns}"
+        )
+    absent = [k for k in keys if k not in columns]
+    if not keys or absent:
+        raise ConfigError(
+            f"changes(): id column {', '.join(map(repr, absent or keys))} is not in the DataFrame "
+            f"(columns: {columns}); pass id_column= as the sink's option id_column"
+        )
+    kind = df.schema[CHANGE_TYPE].dataType
+    if not isinstance(kind, StringType):
+        raise ConfigError(
+            f"changes(): column {CHANGE_TYPE!r} has type {kind.simpleString()}; expected string"
+        )
+    if op_column != CHANGE_TYPE and op_column in columns:
+        raise ConfigError(f"changes(): op_column {op_column!r} is a column of the table; name another")
+    if num_partitions is not None and num_partitions < 1:
+        raise ConfigError(f"changes(): num_partitions must be at least 1, not {num_partitions}")

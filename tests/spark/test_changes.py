@@ -1,0 +1,239 @@
+"""``vectordb.spark.changes``: a change-feed micro-batch, built by hand (no Delta), becomes one row per id.
+
+The property test makes a table's history at random (inserts, updates as pre/post-image pairs,
+deletes, and rewrites that delete and insert one id in the same version), takes a run of its
+versions as one micro-batch in a random row order, and checks that ``changes`` leaves exactly the
+last change of every id the batch touched: what the id ends as after the batch's last version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vectordb.connector.errors import ConfigError
+from vectordb.connector.rows.ops import op_of
+from vectordb.spark import changes
+
+SCHEMA = "id string, value long, _change_type string, _commit_version long, _commit_timestamp timestamp"
+T0 = dt.datetime(2026, 1, 1)
+
+Change = tuple[str | None, int, str, int]  # id, value, change type, version
+
+
+def feed(spark: Any, rows: list[Change], schema: str = SCHEMA) -> Any:
+    stamped = [(i, v, t, n, T0 + dt.timedelta(seconds=n)) for i, v, t, n in rows]
+    return spark.createDataFrame(stamped, schema)
+
+
+def resolved(df: Any) -> dict[str | None, tuple[str, int]]:
+    """id → (op, value) of ``changes``' result; every id once."""
+    rows = df.collect()
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)), f"an id twice: {sorted(map(str, ids))}"
+    found: dict[str | None, tuple[str, int]] = {}
+    for r in rows:
+        op = op_of(r["_change_type"])
+        assert op is not None, r
+        found[r["id"]] = (op, r["value"])
+    return found
+
+
+def history(draw: st.DrawFn) -> tuple[list[Change], dict[str, int], int]:
+    """A table's change feed over several versions; the table before ``first`` (what the index already
+    holds), and ``first``: the first version of the micro-batch."""
+    table: dict[str, int] = {}
+    changes_: list[Change] = []
+    before: dict[str, int] = {}
+    versions = draw(st.integers(1, 6))
+    first = draw(st.integers(0, versions - 1))
+    serial = 0
+    for version in range(versions):
+        if version == first:
+            before = dict(table)
+        pool = [f"k{i}" for i in range(6)]
+        touched = draw(st.lists(st.sampled_from(pool), unique=True, max_size=5))
+        for key in touched:
+            serial += 1
+            if key not in table:
+                table[key] = serial
+                changes_.append((key, serial, "insert", version))
+                continue
+            kind = draw(st.sampled_from(["update", "delete", "rewrite"]))
+            old = table[key]
+            if kind == "update":
+                changes_ += [
+                    (key, old, "update_preimage", version),
+                    (key, serial, "update_postimage", version),
+                ]
+                table[key] = serial
+            elif kind == "delete":
+                changes_.append((key, old, "delete", version))
+                del table[key]
+            else:  # an overwrite of the table: the old row deleted, the new one inserted, one commit
+                changes_ += [(key, old, "delete", version), (key, serial, "insert", version)]
+                table[key] = serial
+    return [c for c in changes_ if c[3] >= first], before, first
+
+
+@st.composite
+def micro_batches(draw: st.DrawFn) -> tuple[list[Change], dict[str, int], int]:
+    batch, before, _ = history(draw)
+    order = draw(st.randoms(use_true_random=False))
+    shuffled = list(batch)
+    order.shuffle(shuffled)
+    partitions = draw(st.integers(1, 3))
+    return shuffled, before, partitions
+
+
+def table_after(before: dict[str, int], batch: list[Change]) -> dict[str, int]:
+    """The table after the batch's changes, applied in version order (deletes before inserts)."""
+    table = dict(before)
+    for key, value, kind, _ in sorted(batch, key=lambda c: (c[3], c[2] != "delete")):
+        if kind == "delete":
+            table.pop(key, None)  # type: ignore[arg-type]
+        elif kind != "update_preimage":
+            table[key] = value  # type: ignore[index]
+    return table
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(micro_batches())
+def test_the_result_is_the_last_change_of_every_id(
+    spark: Any, case: tuple[list[Change], dict[str, int], int]
+) -> None:
+    batch, before, partitions = case
+    after = table_after(before, batch)
+    touched = {c[0] for c in batch}
+    expected = {k: ("upsert", after[k]) if k in after else ("delete", None) for k in touched}
+    got = resolved(changes(feed(spark, batch), num_partitions=partitions))
+    assert {k: (op, None if op == "delete" else v) for k, (op, v) in got.items()} == expected
+    # applied to what the index held, the result gives the table
+    index = dict(before)
+    for key, (op, value) in got.items():
+        if op == "delete":
+            index.pop(key, None)  # type: ignore[arg-type]
+        else:
+            index[key] = value  # type: ignore[index]
+    assert index == after
+
+
+def test_several_versions_of_one_id_in_one_batch(spark: Any) -> None:
+    rows: list[Change] = [
+        ("a", 1, "insert", 0),
+        ("a", 1, "update_preimage", 1),
+        ("a", 2, "update_postimage", 1),
+        ("b", 3, "insert", 0),
+        ("b", 3, "delete", 2),
+        ("c", 4, "delete", 3),
+        ("c", 5, "insert", 3),  # an overwrite: deleted and inserted in one version
+        ("d", 6, "update_preimage", 4),
+        ("d", 7, "update_postimage", 4),
+        ("d", 7, "delete", 5),
+    ]
+    out = changes(feed(spark, rows[::-1]))
+    assert out.columns == ["id", "value", "_change_type"]
+    assert {r["id"]: (r["_change_type"], r["value"]) for r in out.collect()} == {
+        "a": ("update_postimage", 2),
+        "b": ("delete", 3),
+        "c": ("insert", 5),
+        "d": ("delete", 7),
+    }
+
+
+def test_every_id_lands_in_one_partition_after_one_shuffle(spark: Any) -> None:
+    rng = random.Random(5)
+    rows: list[Change] = []
+    for n in range(400):
+        key = f"id{rng.randrange(60)}"
+        rows.append((key, n, rng.choice(["insert", "update_postimage", "delete"]), rng.randrange(4)))
+    out = changes(feed(spark, rows).repartition(3), num_partitions=4)
+    from pyspark.sql import functions as F
+
+    placed = out.select("id", F.spark_partition_id().alias("p")).collect()
+    assert out.rdd.getNumPartitions() == 4
+    assert len({r["id"] for r in placed}) == len(placed) == 60
+    # the same hash partitioning as a plain repartition by id: where any other write would put the id
+    plain = feed(spark, rows).repartition(4, "id").select("id", F.spark_partition_id().alias("p")).collect()
+    assert {r["id"]: r["p"] for r in placed} == {r["id"]: r["p"] for r in plain}
+    plan = out._jdf.queryExecution().executedPlan().toString()
+    final = plan.split("== Initial Plan ==")[0]  # adaptive execution prints both plans
+    assert final.count("Exchange hashpartitioning") == 1, plan  # the window reuses the repartition
+
+
+def test_ids_from_several_columns_another_op_column_and_null_ids(spark: Any) -> None:
+    schema = "tenant string, " + SCHEMA
+    rows = [
+        ("t1", "a", 1, "insert", 0),
+        ("t2", "a", 2, "insert", 0),
+        ("t1", "a", 3, "delete", 1),
+        ("t1", None, 4, "insert", 0),
+        ("t1", None, 5, "insert", 1),
+    ]
+    stamped = [(*r, T0) for r in rows]
+    out = changes(spark.createDataFrame(stamped, schema), ["tenant", "id"], op_column="op")
+    assert out.columns == ["tenant", "id", "value", "op"]
+    got = sorted((r["tenant"], r["id"] or "", r["op"], r["value"]) for r in out.collect())
+    # rows without an id are all kept: each fails in the sink, none vanishes here
+    assert got == [
+        ("t1", "", "insert", 4),
+        ("t1", "", "insert", 5),
+        ("t1", "a", "delete", 3),
+        ("t2", "a", "insert", 2),
+    ]
+
+
+def test_a_feed_without_commit_timestamp_and_an_empty_batch(spark: Any) -> None:
+    df = spark.createDataFrame([], "id string, _change_type string, _commit_version long")
+    assert changes(df).collect() == []
+    assert changes(df).columns == ["id", "_change_type"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "kwargs", "message"),
+    [
+        (
+            "id string, value long",
+            {},
+            "no column '_change_type', '_commit_version': it is not a Delta change data feed",
+        ),
+        ("id string, _change_type string", {}, "no column '_commit_version'"),
+        (
+            "key string, _change_type string, _commit_version long",
+            {},
+            "id column 'id' is not in the DataFrame",
+        ),
+        (
+            "id string, _change_type int, _commit_version long",
+            {},
+            "'_change_type' has type int; expected string",
+        ),
+        (
+            "id string, op string, _change_type string, _commit_version long",
+            {"op_column": "op"},
+            "a column of the table",
+        ),
+        ("id string, _change_type string, _commit_version long", {"num_partitions": 0}, "at least 1"),
+    ],
+)
+def test_what_is_not_a_change_feed_is_a_config_error(
+    spark: Any, schema: str, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=r"^changes\(\): ") as raised:
+        changes(spark.createDataFrame([], schema), **kwargs)
+    assert message in str(raised.value)
+
+
+def test_a_stream_is_refused_with_where_to_call_it(spark: Any) -> None:
+    stream = (
+        spark.readStream.format("rate")
+        .load()
+        .selectExpr("cast(value as string) as id", "'insert' as _change_type", "value as _commit_version")
+    )
+    with pytest.raises(ConfigError, match=r"call it inside writeStream\.foreachBatch"):
+        changes(stream)
