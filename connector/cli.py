@@ -7,9 +7,9 @@ MB/s, requests, retries, throttling, the first failure reasons) and exit with 1 
 A ``ConnectorError`` (a bad option, a target or endpoint that cannot be reached, a key refused) is
 one line on stderr and exit status 2 (``run_command``); the full trace only with ``--debug``. The
 error may have been raised in another Python process: Spark's driver runs the data source's checks
-in a Python worker and hands back that worker's traceback as the text of its own exception, so the
-error is also looked for in the text (``connector_error_line``). Any other exception is a bug, and
-keeps its trace.
+in a Python worker and hands back that worker's error (the exception alone, or a traceback) as the
+text of its own exception, so the error is also looked for in the text (``connector_error_line``).
+Any other exception is a bug, and keeps its trace.
 
 Nothing here imports pyspark or apache_beam.
 """
@@ -26,8 +26,9 @@ from .errors import ConnectorError, WriteFailed
 
 __all__ = ["connector_error_line", "embedded_note", "run_command", "summary"]
 
-# the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …"
-_RAISED = re.compile(r"^\s*(vectordb\.[\w.]+)\.(\w+): (.*?)\s*$", re.M)
+# the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …",
+# or the exception alone after Spark's own words, when the worker sent no frames (``PYTHON_DATA_SOURCE_ERROR``)
+_RAISED = re.compile(r"(?:^|\s)(vectordb\.[\w.]+)\.(\w+): (.*?)\s*$", re.M)
 
 
 def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> int:

@@ -4,14 +4,23 @@ Spark runs ``writer()``/``streamWriter()`` in a Python process on the driver bef
 (every check happens there: plan.py), pickles the writer into each task, whose ``write()``
 gets the partition as Arrow batches (task.py), and calls ``commit()``/``abort()`` on the driver
 with the tasks' reports (commit.py). This module only wires those to Spark's classes.
+
+A ``ConnectorError`` raised there (a misspelled option, an unknown scheme, ``on_error=fail`` at commit)
+reaches the user as the first line of Spark's ``PYTHON_DATA_SOURCE_ERROR``, without our frames
+(``_reason_first``).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+from vectordb.connector.errors import ConnectorError
 
 from .commit import abort_job, commit_job
 from .plan import plan_write
@@ -126,10 +135,12 @@ class VectorDataSource(DataSource):
         return "vectordb"
 
     def writer(self, schema: StructType, overwrite: bool) -> VectorWriter:
-        return VectorWriter(plan_write(self.options, schema, overwrite))
+        with _reason_first():
+            return VectorWriter(plan_write(self.options, schema, overwrite))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> VectorStreamWriter:
-        return VectorStreamWriter(plan_write(self.options, schema, overwrite, streaming=True), schema)
+        with _reason_first():
+            return VectorStreamWriter(plan_write(self.options, schema, overwrite, streaming=True), schema)
 
 
 class VectorWriter(DataSourceArrowWriter):
@@ -143,7 +154,8 @@ class VectorWriter(DataSourceArrowWriter):
         return write_task(self.plan, iterator, self.job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        commit_job(self.plan, messages, self.job)
+        with _reason_first():
+            commit_job(self.plan, messages, self.job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         abort_job(self.plan, messages, self.job)
@@ -171,10 +183,42 @@ class VectorStreamWriter(_StreamWriterBase):
         return write_task(self.plan, batches, job)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        commit_job(self.plan, messages, _micro_batch_job(batchId))
+        with _reason_first():
+            commit_job(self.plan, messages, _micro_batch_job(batchId))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         abort_job(self.plan, messages, _micro_batch_job(batchId))
+
+
+# the Python workers in which Spark's driver calls writer()/streamWriter() and commit()
+_DRIVER_WORKERS = frozenset(
+    {
+        "pyspark.sql.worker.write_into_data_source",
+        "pyspark.sql.worker.commit_data_source_write",
+        "pyspark.sql.worker.python_streaming_sink_runner",
+    }
+)
+
+
+@contextmanager
+def _reason_first() -> Iterator[None]:
+    """Let a ``ConnectorError`` leave Spark's driver-side worker as one line: ``…ConfigError: option uri is required``.
+
+    Spark puts the worker's formatted exception into ``PYTHON_DATA_SOURCE_ERROR``: a traceback
+    of our frames first (14-19 lines) and the reason last. The worker formats the exception alone,
+    without frames, when ``SPARK_HIDE_TRACEBACK`` is set (what the session conf
+    ``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` sets), and it reads the variable when
+    it handles the exception, after this. Such a worker exits after an exception (Spark 4.0 to
+    4.3), so setting it there changes nothing else. Another exception is a bug and keeps its
+    traceback; in any other process (a direct call, a test) nothing is set.
+    """
+    try:
+        yield
+    except ConnectorError:
+        main = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if getattr(main, "name", None) in _DRIVER_WORKERS or not _DRIVER_WORKERS.isdisjoint(sys.modules):
+            os.environ["SPARK_HIDE_TRACEBACK"] = "1"
+        raise
 
 
 def _micro_batch_job(batch_id: int) -> str:

@@ -44,6 +44,10 @@ def test_in_the_text_another_process_sent_back_the_last_connector_error_counts()
     assert connector_error_line(RuntimeError(SPARK_TEXT)) == (
         "ConnectError: POST http://127.0.0.1:9/v1/embeddings: cannot connect: [Errno 111] Connection refused"
     )
+    # the worker's exception alone, after Spark's words (what the data source sends for a ConnectorError)
+    alone = "[PYTHON_DATA_SOURCE_ERROR] Failed to initialize Python data source writer: "
+    alone += "vectordb.connector.errors.ConfigError: option uri is required\n SQLSTATE: 38000"
+    assert connector_error_line(RuntimeError(alone)) == "ConfigError: option uri is required"
     # names that only look like one: another package's error, a vectordb name that is no ConnectorError
     assert connector_error_line(RuntimeError("x\nfoo.errors.ConfigError: no")) is None
     assert connector_error_line(RuntimeError("x\nvectordb.connector.report.WriteReport: no")) is None
