@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from .backends.base import Backend
+from .backends.base import Backend, check_vector_support
 from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
 from .errors import ConfigError, ConnectorError, DimensionMismatch
@@ -100,6 +100,8 @@ class Client:
     def __init__(self, options: BackendOptions) -> None:
         self.options = options
         self.backend: Backend[Any] = load_backend(options)
+        # several vectors a row on a database that stores one: refused before anything is read or sent
+        check_vector_support(self.backend, options)
         self.spec = ColumnSpec(
             id_column=options.id_column,
             id_from=tuple(options.id_from or ()),
@@ -108,6 +110,8 @@ class Client:
             metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
             namespace_column=options.namespace_column,
             op_column=options.op_column,
+            vector_columns=tuple((options.vector_columns or {}).items()),
+            multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
         )
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
@@ -121,7 +125,12 @@ class Client:
                 f"option max_batch_bytes: {self.backend.name} takes at most {limits.max_bytes} bytes "
                 "per request"
             )
-        self.dimension = DimensionState(options.dimension, resolve=self._agree_dimension)
+        self.dimension = DimensionState(
+            options.dimension,
+            resolve=self._agree_dimension,
+            named=self._stated_dimensions(),
+            resolve_named=self._agree_named_dimensions,
+        )
         self._target_checked = False
         self._engine: Engine | None = None
         self.embedding: EmbeddingStage | None = None  # rows with text and no vector get the model's
@@ -180,6 +189,8 @@ class Client:
         with ``dense`` rows and no ``dimension``, on a target that fixes none yet, is a ``ConfigError``
         here, before any row is read."""
         transport = self.backend.open_transport()
+        if self.spec.named:
+            return self._prepare_named_target(transport, clear)
         self.backend.check_target(transport, self.options.dimension)
         fixed = self.backend.fixed_dimension()
         if self.options.create and dense and self.options.dimension is None and fixed is None:
@@ -195,6 +206,30 @@ class Client:
         resolved = self.backend.resolved_options()
         if fixed is not None and self.options.dimension is None:
             resolved["dimension"] = fixed
+        return TargetPrepared(resolved=resolved, cleared=cleared)
+
+    def _prepare_named_target(self, transport: Any, clear: bool) -> TargetPrepared:
+        """``prepare_target`` for named vectors: the same rule per name (no task's rows decide a name's
+        dimension of a target the job creates), and every name's dimension the target fixes for the workers."""
+        dimensions = {
+            **self._stated_dimensions(),
+            **self.backend.check_named_target(transport, self._stated_dimensions()),
+        }
+        unknown = [name for name, value in dimensions.items() if value is None]
+        if self.options.create and unknown:
+            raise ConfigError(
+                f"option vector_dimensions: {self.backend.describe()} fixes no dimension for "
+                f"{', '.join(map(repr, unknown))} and create=true would let the rows of whichever task writes "
+                "first decide it for the whole job; state each name's, e.g. vector_dimensions='title:768'"
+            )
+        cleared = None
+        if clear:
+            namespace = None if self.options.namespace_column else self.options.namespace
+            cleared = self.backend.clear_target(transport, namespace)
+        resolved = self.backend.resolved_options()
+        known = {name: value for name, value in dimensions.items() if value is not None}
+        if known:
+            resolved["vector_dimensions"] = known
         return TargetPrepared(resolved=resolved, cleared=cleared)
 
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
@@ -283,8 +318,24 @@ class Client:
     # -- input → sized batches ------------------------------------------------------------------
 
     def _check_target(self, dimension: int | None) -> None:
-        self.backend.check_target(self.engine.transport, dimension)
+        if self.spec.named:  # the target's dimensions per name become the write's
+            self.dimension.named.update(self._agree_named_dimensions(dict(self.dimension.named)))
+        else:
+            self.backend.check_target(self.engine.transport, dimension)
         self._target_checked = True
+
+    def _stated_dimensions(self) -> dict[str, int | None]:
+        """Every name of a write with named vectors, with its dimension where option vector_dimensions states it."""
+        stated = self.options.vector_dimensions or {}
+        names = [*(self.options.vector_columns or {}), *(self.options.multi_vector_columns or {})]
+        return {name: stated.get(name) for name in names}
+
+    def _agree_named_dimensions(self, dimensions: dict[str, int | None]) -> dict[str, int]:
+        """Per name, what ``_agree_dimension`` is for the single vector: the backend checks (with
+        ``create=true`` makes) the target for every name, and the dimensions it fixes are the write's."""
+        fixed = self.backend.check_named_target(self.engine.transport, dimensions)
+        self._target_checked = True
+        return fixed
 
     def _agree_dimension(self, from_rows: int) -> int:
         """The dimension a write learnt from its rows, unless the target has another: then the target's
@@ -304,7 +355,9 @@ class Client:
         """``data`` read, prepared (checks, ids, embeddings, the database's own rules) and sized into
         requests: the one way rows go from a caller's input to a sink, the engine's requests or a bulk
         path's staged files. Rows refused on the way are appended to ``refused``."""
-        if not self._target_checked and self.options.dimension is not None:
+        if not self._target_checked and (
+            self.options.dimension is not None or self.options.vector_dimensions
+        ):
             self._check_target(self.options.dimension)  # a stated dimension the target lacks: before any row
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)

@@ -15,7 +15,9 @@ Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a writ
 gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
 a mapping as it was, an Arrow row as ``to_pylist`` reads it, a ``Columns`` row (the Beam sink's) in
 the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``, and ``op``
-for a delete: the op Columns carry in their metadata).
+for a delete: the op Columns carry in their metadata; named vectors as ``vectors``, name -> list, and
+multi-vectors as ``multi_vectors``, name -> list of lists). Arrow and dict rows keep every column, their
+named vectors and multi-vectors among them.
 
 Which op failed is the row's own: its op column (option ``op_column``) is among its columns, whole,
 and a ``Columns`` row says ``op``; the report's ``BatchFailure.op`` says it too.
@@ -205,6 +207,27 @@ def _columns_record(cols: Columns, i: int, namespace: str | None, op_key: str) -
     record: dict[str, Any] = {"id": cols.ids[i]}
     if not cols.null_vector[i]:
         record["values"] = cols.flat[cols.offsets[i] : cols.offsets[i + 1]].tolist()
+    vectors = {
+        name: column.flat[column.offsets[i] : column.offsets[i + 1]].tolist()
+        for name, column in cols.named.items()
+        if not column.nulls[i]
+    }
+    if vectors:
+        record["vectors"] = vectors
+    multi = {
+        name: [
+            None if column.inner_nulls[j] else column.flat[start : start + column.lengths[j]].tolist()
+            for j, start in zip(
+                range(column.outer[i], column.outer[i + 1]),
+                column.starts[column.outer[i] : column.outer[i + 1]].tolist(),
+                strict=True,
+            )
+        ]
+        for name, column in cols.multi.items()
+        if not column.nulls[i]
+    }
+    if multi:
+        record["multi_vectors"] = multi
     sparse = None if cols.sparse is None else cols.sparse[i]
     if sparse is not None:
         indices, values = (sparse["indices"], sparse["values"]) if isinstance(sparse, Mapping) else sparse

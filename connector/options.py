@@ -49,6 +49,10 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     id_column: str = "id"
     id_from: list[str] | None = None
     vector_column: str = "values"
+    # several vectors a row (named dense vectors, multi-vectors): name -> column; given as "name:column,..."
+    vector_columns: dict[str, str] | None = None
+    multi_vector_columns: dict[str, str] | None = None
+    vector_dimensions: dict[str, Annotated[int, msgspec.Meta(ge=1, le=65_536)]] | None = None
     sparse_column: str | None = None
     metadata_columns: list[str] | None = None  # None: every other column; ["*"] means the same
     dimension: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
@@ -82,6 +86,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
         if self.namespace is not None and self.namespace_column is not None:
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
+        _check_vector_names(self)
         if any(getattr(self, name) is not None for name in _EMBED_FIELDS):
             from .embedding.stage import check_writer_options  # numpy and threads: only when embedding
 
@@ -132,6 +137,7 @@ OptionsT = TypeVar("OptionsT", bound=BackendOptions)
 StructT = TypeVar("StructT", bound=msgspec.Struct)
 
 _LIST_FIELDS = ("id_from", "metadata_columns")
+_MAP_FIELDS = ("vector_columns", "multi_vector_columns", "vector_dimensions")  # "name:value,name:value"
 _FALSE = {"false", "0", "no", "off"}
 _TRUE = {"true", "1", "yes", "on"}
 
@@ -140,6 +146,13 @@ def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
     """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault."""
     if raw.get("uri") is None:
         raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
+    named = [key for key in ("vector_columns", "multi_vector_columns") if raw.get(key) is not None]
+    if named and raw.get("vector_column") is not None:
+        # the single vector has no name: which name would it go under, beside the named ones?
+        raise ConfigError(
+            f"options vector_column and {named[0]} exclude each other: with several vectors a row every "
+            f"dense vector is named, e.g. vector_columns='default:{raw['vector_column']},title:title_vec'"
+        )
     return convert_options(raw, cls)
 
 
@@ -153,6 +166,8 @@ def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
             continue
         if key in _LIST_FIELDS and isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
+        elif key in _MAP_FIELDS and isinstance(value, str):
+            value = _name_map(key, value)
         elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE and _is_bool_field(cls, key):
             value = value.strip().lower() in _TRUE
         values[key] = value
@@ -163,6 +178,78 @@ def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
         if message.startswith("unknown option "):
             message += did_you_mean(message.split("'")[1], cls.__struct_fields__)
         raise ConfigError(f"invalid options: {message}") from None
+
+
+def _name_map(option: str, text: str) -> dict[str, str]:
+    """``"title:title_vec, body:body_vec"`` as ``{"title": "title_vec", "body": "body_vec"}``; a bare
+    ``"body_vec"`` is named after its column. A name given twice is a ``ConfigError``."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = (s.strip() for s in part.partition(":"))
+        if not sep:
+            name = value = part
+        if not name or not value:
+            raise ConfigError(f"option {option}: {part!r} is not name:value (e.g. 'title:title_vec')")
+        if name in out:
+            raise ConfigError(f"option {option}: name {name!r} is given twice")
+        out[name] = value
+    return out
+
+
+def _check_vector_names(options: BackendOptions) -> None:
+    """Several vectors a row: names and columns each once, and no option that says otherwise about them."""
+    dense, multi = options.vector_columns, options.multi_vector_columns
+    if options.vector_dimensions is not None and dense is None and multi is None:
+        raise ConfigError(
+            "option vector_dimensions: names dimensions of vector_columns or multi_vector_columns; "
+            "neither is given (a single vector's is option dimension)"
+        )
+    if dense is None and multi is None:
+        return
+    owner: dict[str, str] = {}  # column -> the option and name that read it
+    names: dict[str, str] = {}  # name -> the option that gives it
+    for option, mapping in (("vector_columns", dense), ("multi_vector_columns", multi)):
+        if mapping is not None and not mapping:
+            raise ConfigError(f"option {option}: no name:column given")
+        for name, column in (mapping or {}).items():
+            if not name or not column:
+                raise ConfigError(f"option {option}: a name and its column cannot be empty")
+            if name in names:
+                raise ConfigError(f"option {option}: name {name!r} is also given by option {names[name]}")
+            if column in owner:
+                raise ConfigError(f"option {option}: column {column!r} is read twice ({owner[column]} too)")
+            names[name] = option
+            owner[column] = f"{option} name {name!r}"
+    others: dict[str, str | None] = {
+        "id_column": None if options.id_from else options.id_column,
+        "sparse_column": options.sparse_column,
+        "namespace_column": options.namespace_column,
+        "op_column": options.op_column,
+        "text_column": options.text_column,
+    }
+    for other, used in others.items():
+        if used is not None and used in owner:
+            raise ConfigError(f"option {other}: column {used!r} is also a vector ({owner[used]})")
+    for listed in options.metadata_columns or ():
+        if listed in owner:
+            raise ConfigError(f"option metadata_columns: column {listed!r} is a vector ({owner[listed]})")
+    if options.dimension is not None:
+        raise ConfigError(
+            "option dimension: is the single vector's; with vector_columns or multi_vector_columns give "
+            "each name's with option vector_dimensions (e.g. 'title:768,colbert:128')"
+        )
+    if options.embed_url is not None:
+        raise ConfigError(
+            "option embed_url: the embedding stage fills option vector_column, not named vectors "
+            "(vector_columns, multi_vector_columns)"
+        )
+    for name in options.vector_dimensions or {}:
+        if name not in names:
+            raise ConfigError(
+                f"option vector_dimensions: no vector is named {name!r}{did_you_mean(name, names)}"
+            )
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

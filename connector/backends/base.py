@@ -16,15 +16,23 @@ transports it builds, and any text a backend reads out of a reply (a status's re
 errors) is blanked with them (``redaction``), since servers echo keys.
 
 A backend is ``Backend[ItsOptions]`` and receives its own parsed options Struct.
+
+Several vectors a row (options ``vector_columns``, ``multi_vector_columns``) are a declared capability:
+``named_vectors`` and ``multi_vectors`` say whether the database stores them (``"yes"``), could but
+this backend does not write them yet (``"not yet"``), or cannot (``"no"``, the default).
+``check_vector_support`` refuses a write that asks for more, naming the option and the database, where
+options meet the backend (``Client``), so Spark's driver and Beam's construction refuse it too. A
+backend that declares ``"yes"`` implements ``check_named_target`` (see there) and encodes
+``RowBatch.named_vectors`` and ``RowBatch.multi_vectors``.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -39,10 +47,12 @@ if TYPE_CHECKING:
     from ..rows import RowBatch, RowRules
     from ..transports.base import Transport, WireReply, WireRequest
 
-__all__ = ["Backend", "BatchOutcome", "RequestLimits"]
+__all__ = ["Backend", "BatchOutcome", "RequestLimits", "Support", "check_vector_support"]
 
 OptionsT = TypeVar("OptionsT", bound=BackendOptions)
 T = TypeVar("T")
+
+Support = Literal["yes", "not yet", "no"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +84,12 @@ class Backend(ABC, Generic[OptionsT]):
     # A refusal of a whole request may be one row's fault: the engine then isolates the refused
     # rows by splitting. False for a database whose refusals always name their rows.
     isolate_rejections: ClassVar[bool] = True
+    # Several vectors a row (module docstring): does the database store named dense vectors (option
+    # vector_columns), multi-vectors (option multi_vector_columns)? "yes" only with check_named_target
+    # and encoders for RowBatch.named_vectors / multi_vectors; a bulk path that cannot store them makes
+    # the backend say "no" for those options (check_vector_support reads these through the instance).
+    named_vectors: ClassVar[Support] = "no"
+    multi_vectors: ClassVar[Support] = "no"
     limits: RequestLimits
     rules: RowRules
 
@@ -121,6 +137,35 @@ class Backend(ABC, Generic[OptionsT]):
         ``DimensionMismatch`` carries the target's dimension) or a fatal ``ServerError``.
         Default: nothing to check.
         """
+
+    def check_named_target(
+        self, transport: Transport, dimensions: Mapping[str, int | None]
+    ) -> dict[str, int]:
+        """``check_target`` for a write with named vectors (options ``vector_columns``,
+        ``multi_vector_columns``), which the client calls instead of ``check_target``: on a job's
+        driver with the dimensions option ``vector_dimensions`` states, and on a worker (or in one
+        process) once the first chunk's rows have given the others, always before any row is sent.
+
+        ``dimensions`` holds every name of the write (``None``: not known yet); which names are
+        multi-vectors (a multi-vector's dimension is the length of each of its vectors) and which
+        columns they come from are in ``self.options.multi_vector_columns`` / ``vector_columns``.
+        A backend that stores them must:
+
+        - on an existing target, check every name: present, dense vs multi as asked, and of the
+          given dimension, raising ``ConfigError`` naming the name (and option ``vector_columns`` or
+          ``multi_vector_columns``) before any row is sent;
+        - with ``create=true`` and no target, make it with every name (its dimension, option
+          ``metric``, multi-vectors compared by late interaction, MaxSim) when every dimension is
+          known, and make nothing while one is ``None``;
+        - return the dimensions the target fixes per name (``{}``: none yet), which become the
+          write's: rows of another length then fail alone, and a job's driver hands them to its
+          workers (option ``vector_dimensions``).
+
+        Its requests then carry, per row, every name of ``RowBatch.named_vectors`` and
+        ``RowBatch.multi_vectors`` (encoded from their float32 buffers, never as Python lists), and
+        ``row_bytes`` counts them. Default: refuse (the backend declares no such support).
+        """
+        raise ConfigError(f"{self.name} does not write named vectors or multi-vectors")
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """The rows this database can store (``None``: none) and a failure for each other row, by
@@ -177,3 +222,26 @@ class Backend(ABC, Generic[OptionsT]):
                 continue
             self.answered = True
             return result
+
+
+_OPTION_OF = {"named_vectors": "vector_columns", "multi_vectors": "multi_vector_columns"}
+_WHAT = {"named_vectors": "named dense vectors", "multi_vectors": "multi-vectors"}
+
+
+def check_vector_support(backend: Backend[Any], options: BackendOptions) -> None:
+    """``ConfigError`` naming the option and the database when ``options`` ask for several vectors a row
+    (options ``vector_columns``, ``multi_vector_columns``) and ``backend`` does not store them: before
+    any row is read or any connection opens."""
+    for capability, option in _OPTION_OF.items():
+        if getattr(options, option) is None:
+            continue
+        support: Support = getattr(backend, capability)
+        if support == "yes":
+            continue
+        what = _WHAT[capability]
+        if support == "no":
+            raise ConfigError(
+                f"option {option}: {backend.name} stores one dense vector a record and no {what}; "
+                f"write them to a database that stores them (qdrant, weaviate, milvus, postgresql)"
+            )
+        raise ConfigError(f"option {option}: writing {what} to {backend.name} is not supported yet")

@@ -84,6 +84,7 @@ class _Target:
 
 class QdrantBackend(Backend[QdrantOptions]):
     name: ClassVar[str] = "qdrant"
+    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
     options_type: ClassVar[type[BackendOptions]] = QdrantOptions
 
     # Qdrant takes 32 MB per request by default (service.max_request_size_mb, REST and gRPC) and

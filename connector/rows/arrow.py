@@ -6,6 +6,11 @@ refused with its row.
 
 With option ``op_column``, that string column says what each row is for (``ops``): a delete row's
 vector, sparse vector and metadata are not read, and an input of deletes alone needs no vector column.
+
+With options ``vector_columns`` and ``multi_vector_columns`` each named column is read as the single
+vector column is (``DenseColumn``); a multi-vector column (``list<list<float>>``, ``large_list``, fixed-size
+lists of lists, any mix) becomes a ``MultiColumn`` whose ``flat`` is the innermost values buffer itself
+where it is float32 without nulls: offsets are read from the list arrays, never a Python list of values.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from .types import (
     BAD_JSON,
     Columns,
     ColumnSpec,
+    DenseColumn,
     DimensionState,
+    MultiColumn,
     Prepared,
     RowRules,
     as_mapping,
@@ -72,15 +79,25 @@ def prepare_arrow(
     if spec.op_column:
         ops, bad_ops = arrow_ops(batch.column(spec.op_column), spec.op_column)
         refused = {**bad_ops, **refused}
-    if spec.vector_column in names:
+    if not spec.named and spec.vector_column in names:
         flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
     else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
         flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
+    named = {
+        name: DenseColumn(*_arrow_vectors(batch.column(column), column, n, "vector_columns"))
+        for name, column in spec.vector_columns
+        if column in names
+    }
+    multi = {
+        name: _arrow_multi_vectors(batch.column(column), column, n)
+        for name, column in spec.multi_vector_columns
+        if column in names
+    }
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
     namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
-    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces)
+    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces, named, multi)
     return assemble(cols, rules, dim, namespace, refused, positions, ops)
 
 
@@ -105,7 +122,14 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
 
 def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
     # with op_column the input may hold deletes only: ids and ops, no vectors
-    needed = [] if spec.op_column else [("vector_column", spec.vector_column)]
+    needed = (
+        []
+        if spec.op_column
+        else [("vector_columns", c) for _, c in spec.vector_columns]
+        + [("multi_vector_columns", c) for _, c in spec.multi_vector_columns]
+        if spec.named
+        else [("vector_column", spec.vector_column)]
+    )
     needed += [("id_from", c) for c in spec.id_from] if spec.id_from else [("id_column", spec.id_column)]
     needed += [
         (opt, c)
@@ -164,7 +188,7 @@ def _uuid_ids(values: list[bytes | None]) -> tuple[list[str | None], dict[int, s
 
 
 def _arrow_vectors(
-    column: pa.Array | pa.ChunkedArray, name: str, n: int
+    column: pa.Array | pa.ChunkedArray, name: str, n: int, option: str = "vector_column"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(flat float32 values, int64 offsets, null mask) of a list column; zero-copy for list<float>."""
     import pyarrow as pa
@@ -178,10 +202,10 @@ def _arrow_vectors(
     if pt.is_null(typ):  # no row has a vector (deletes, or rows the embedding stage fills)
         return np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     if not (pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ)):
-        raise ConfigError(f"option vector_column: column {name!r} has type {typ}; expected a list of floats")
+        raise ConfigError(f"option {option}: column {name!r} has type {typ}; expected a list of floats")
     value_type = typ.value_type
     if not (pt.is_floating(value_type) or pt.is_integer(value_type)):
-        raise ConfigError(f"option vector_column: column {name!r} holds {value_type}; expected floats")
+        raise ConfigError(f"option {option}: column {name!r} holds {value_type}; expected floats")
     nulls = (
         np.zeros(n, dtype=bool) if column.null_count == 0 else column.is_null().to_numpy(zero_copy_only=False)
     )
@@ -200,6 +224,72 @@ def _arrow_vectors(
     else:
         flat = flat_arr.to_numpy(zero_copy_only=False).astype(np.float32)
     return flat, offsets, nulls
+
+
+def _is_list(typ: pa.DataType) -> bool:
+    import pyarrow.types as pt
+
+    return bool(pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ))
+
+
+def _list_offsets(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(offsets, child) of a list array: row ``i`` is ``child[offsets[i]:offsets[i + 1]]`` (n + 1 int64,
+    slicing applied; a null row may span values, which nothing reads); ``child``: the whole values array."""
+    import pyarrow.types as pt
+
+    if pt.is_fixed_size_list(array.type):
+        size = array.type.list_size
+        return (array.offset + np.arange(len(array) + 1, dtype=np.int64)) * size, array.values
+    return np.asarray(array.offsets, dtype=np.int64), array.values
+
+
+def _arrow_multi_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) -> MultiColumn:
+    """A list-of-lists-of-floats column as a ``MultiColumn``: offsets from the two list levels, and the
+    innermost values buffer as it is where it is float32 (else converted once)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):
+        column = column.storage
+    typ = column.type
+    if pt.is_null(typ):  # no row has one (deletes only)
+        none = np.zeros(0, np.int64)
+        return MultiColumn(
+            np.zeros(0, np.float32),
+            none,
+            none,
+            np.zeros(0, bool),
+            np.zeros(n + 1, np.int64),
+            np.ones(n, bool),
+        )
+    if not (_is_list(typ) and _is_list(typ.value_type)):
+        raise ConfigError(
+            f"option multi_vector_columns: column {name!r} has type {typ}; expected a list of lists of floats"
+        )
+    value_type = typ.value_type.value_type
+    if not (pt.is_floating(value_type) or pt.is_integer(value_type)):
+        raise ConfigError(f"option multi_vector_columns: column {name!r} holds {value_type}; expected floats")
+    nulls = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else np.zeros(n, bool)
+    outer, inner = _list_offsets(column)
+    # only the inner vectors the rows refer to, and only the floats those refer to: a slice's
+    # neighbours are not read
+    inner = inner.slice(int(outer[0]), int(outer[-1] - outer[0]))
+    outer = outer - outer[0]
+    m = len(inner)
+    inner_nulls = inner.is_null().to_numpy(zero_copy_only=False) if inner.null_count else np.zeros(m, bool)
+    inner_offsets, values = _list_offsets(inner)
+    values = values.slice(int(inner_offsets[0]), int(inner_offsets[-1] - inner_offsets[0]))
+    starts = inner_offsets[:-1] - inner_offsets[0]
+    lengths = np.where(inner_nulls, 0, np.diff(inner_offsets))
+    if values.null_count:
+        flat = values.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused as such
+    elif values.type == pa.float32():
+        flat = values.to_numpy(zero_copy_only=True)
+    else:
+        flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
+    return MultiColumn(flat, starts, lengths, inner_nulls, outer, nulls)
 
 
 def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:

@@ -10,7 +10,19 @@ import orjson
 
 from ..report import BatchFailure
 from .ops import CODES, DELETE, UPSERT
-from .types import MAX_SPARSE_INDEX, Columns, DimensionState, Prepared, RowBatch, RowRules
+from .types import (
+    MAX_SPARSE_INDEX,
+    Columns,
+    DenseColumn,
+    DimensionState,
+    MultiColumn,
+    MultiVectors,
+    Prepared,
+    RowBatch,
+    RowRules,
+    offsets_of,
+    ranges,
+)
 
 __all__ = ["assemble", "metadata_json_len"]
 
@@ -57,6 +69,10 @@ def assemble(
     has_sparse = None if cols.sparse is None else np.array([s is not None for s in cols.sparse], dtype=bool)
     absent = cols.null_vector | (lengths == 0)
     missing = absent & upserts
+    if dim.named:  # every vector is named: the rows have no unnamed one to check
+        _check_named(cols, dim, upserts, refuse)
+        absent = np.ones(n, dtype=bool)
+        missing = np.zeros(n, dtype=bool)
     if has_sparse is not None and rules.allow_sparse_only:
         missing_ok = missing & has_sparse
     else:
@@ -123,7 +139,7 @@ def assemble(
     return _group(
         cols,
         reasons,
-        dense_ok & ~np.isin(np.arange(n), list(reasons)),
+        (upserts if dim.named else dense_ok) & ~np.isin(np.arange(n), list(reasons)),
         sparse_rows,
         ns_values,
         dim,
@@ -131,6 +147,102 @@ def assemble(
         generations,
         deletes,
     )
+
+
+def _check_named(
+    cols: Columns, dim: DimensionState, upserts: np.ndarray, refuse: Callable[[Iterable[int], str], None]
+) -> None:
+    """Every name's vectors of every upsert row: present, of the name's dimension (learnt per name by the
+    dimension rule), finite; a multi-vector also non-empty, with no null vector and vectors of one length.
+    A row failing under any name fails whole, the name in its reason."""
+    shapes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # name -> (row's length, shape ok so far)
+    for name, dense in cols.named.items():
+        lengths = np.diff(dense.offsets)
+        null = (dense.nulls | (lengths == 0)) & upserts
+        refuse(np.flatnonzero(null), f"vector {name!r} is null")
+        shapes[name] = (lengths, upserts & ~null)
+    for name, multi in cols.multi.items():
+        shapes[name] = _multi_shapes(name, multi, upserts, refuse)
+    for name in dim.named:
+        if name not in shapes:  # rows that came without it (Columns made elsewhere)
+            refuse(np.flatnonzero(upserts), f"no vector {name!r} in the row")
+    dim.learn_named({name: lengths[ok] for name, (lengths, ok) in shapes.items()})
+    for name, (lengths, ok) in shapes.items():
+        expected = dim.named.get(name)
+        is_multi = name in cols.multi
+        if expected is not None:
+            wrong = ok & (lengths != expected)
+            for row in np.flatnonzero(wrong):
+                got = int(lengths[row])
+                refuse(
+                    [int(row)],
+                    f"multi-vector {name!r} holds {got}-dimensional vectors; expected {expected}"
+                    if is_multi
+                    else f"vector {name!r} has {got} dimensions; expected {expected}",
+                )
+            ok = ok & ~wrong
+        if is_multi:
+            multi = cols.multi[name]
+            finite = _finite_multi(multi, len(ok))
+        else:
+            dense = cols.named[name]
+            finite = _finite_rows(dense.flat, dense.offsets, ok)
+        kind = "multi-vector" if is_multi else "vector"
+        refuse(np.flatnonzero(ok & ~finite), f"{kind} {name!r} contains NaN or infinity")
+
+
+def _multi_shapes(
+    name: str, multi: MultiColumn, upserts: np.ndarray, refuse: Callable[[Iterable[int], str], None]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's vector length and whether its shape is sound (present, non-empty, no null vector, one
+    length); rows with an unsound shape are refused here."""
+    n = len(multi.nulls)
+    counts = np.diff(multi.outer)
+    null = multi.nulls & upserts
+    refuse(np.flatnonzero(null), f"multi-vector {name!r} is null")
+    empty = (counts == 0) & upserts & ~null
+    refuse(np.flatnonzero(empty), f"multi-vector {name!r} is empty")
+    ok = upserts & ~null & ~empty
+    row_length = np.zeros(n, dtype=np.int64)
+    spans = np.flatnonzero(counts > 0)  # every non-empty row, null or not: each its own segment below
+    if spans.size:
+        at = multi.outer[spans]
+        shortest = np.minimum.reduceat(multi.lengths, at)
+        longest = np.maximum.reduceat(multi.lengths, at)
+        holes = np.logical_or.reduceat(multi.inner_nulls, at)
+        row_length[spans] = shortest
+        for k in np.flatnonzero(holes):
+            row = int(spans[k])
+            if ok[row]:
+                refuse([row], f"multi-vector {name!r} holds a null vector")
+                ok[row] = False
+        for k in np.flatnonzero(shortest != longest):
+            row = int(spans[k])
+            if ok[row]:
+                refuse(
+                    [row],
+                    f"multi-vector {name!r} holds vectors of different lengths "
+                    f"({int(shortest[k])} to {int(longest[k])})",
+                )
+                ok[row] = False
+    return row_length, ok
+
+
+def _finite_multi(multi: MultiColumn, n: int) -> np.ndarray:
+    """Per row: every float of its vectors finite."""
+    flat = multi.flat
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(flat.sum(dtype=np.float64)):  # one pass, no temporary: the usual case
+            return np.ones(n, dtype=bool)
+    bad = np.flatnonzero(~np.isfinite(flat))
+    vector = np.searchsorted(multi.starts, bad, side="right") - 1
+    inside = (vector >= 0) & (
+        bad < multi.starts[np.maximum(vector, 0)] + multi.lengths[np.maximum(vector, 0)]
+    )
+    rows = np.searchsorted(multi.outer, vector[inside], side="right") - 1
+    out = np.ones(n, dtype=bool)
+    out[rows[(rows >= 0) & (rows < n)]] = False
+    return out
 
 
 def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
@@ -301,16 +413,53 @@ def _group(
         out.batches.append(
             RowBatch(
                 ids=kept_ids,
-                vectors=vectors,
+                vectors=None if dim.named else vectors,
                 sparse=None
                 if sparse_rows is None
                 else (sparse_rows if every else [sparse_rows[i] for i in rows]),
                 metadata=_kept_metadata(cols.metadata, rows, every),
                 namespace=ns,
                 positions=positions_kept,
+                named_vectors={
+                    name: _named_matrix(column, rows, every, dim.named[name])
+                    for name, column in cols.named.items()
+                },
+                multi_vectors={
+                    name: _multi_vectors(column, rows, every, dim.named[name])
+                    for name, column in cols.multi.items()
+                },
             )
         )
     return out
+
+
+def _named_matrix(column: DenseColumn, rows: list[int], every: bool, dim: int | None) -> np.ndarray:
+    """The kept rows' vectors under one name, ``(k, dim)`` float32: a view of the input's buffer when
+    every row was kept, else one gathered copy."""
+    assert dim is not None  # the rows kept all had one, so the name's dimension is known
+    n = len(column.nulls)
+    if every and column.flat.size == n * dim:
+        return np.ascontiguousarray(column.flat.reshape(n, dim))
+    starts = column.offsets[np.asarray(rows, dtype=np.int64)]
+    return column.flat[ranges(starts, np.full(len(rows), dim, dtype=np.int64))].reshape(len(rows), dim)
+
+
+def _multi_vectors(column: MultiColumn, rows: list[int], every: bool, dim: int | None) -> MultiVectors:
+    """The kept rows' multi-vectors under one name: the input's values buffer itself when every row was
+    kept and its vectors lie back to back (Arrow float32 input), else one gathered copy."""
+    assert dim is not None
+    m = len(column.starts)
+    if (
+        every
+        and column.flat.size == m * dim
+        and np.array_equal(column.starts, np.arange(0, m * dim, dim, dtype=np.int64))
+    ):
+        return MultiVectors(column.flat.reshape(m, dim), column.outer)
+    kept = np.asarray(rows, dtype=np.int64)
+    counts = column.outer[kept + 1] - column.outer[kept]
+    vectors = ranges(column.outer[kept], counts)
+    floats = ranges(column.starts[vectors], np.full(len(vectors), dim, dtype=np.int64))
+    return MultiVectors(column.flat[floats].reshape(len(vectors), dim), offsets_of(counts))
 
 
 def _kept_metadata(

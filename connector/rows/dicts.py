@@ -7,6 +7,10 @@ sink's elements alike: it applies the column options (``id_column`` or ``id_from
 Python floats. It refuses only what cannot become a row at all; every other check is
 ``checks.assemble``'s, on whole chunks.
 
+With options ``vector_columns``/``multi_vector_columns`` a mapping's vectors are named: each is read
+under its column's key (a multi-vector as a sequence of vectors, or a 2-d array), each vector through
+the same float32 conversion as the single one, and the row is a ``NamedRow``.
+
 With ``op_key`` (option ``op_column``) each mapping says what it is for (``ops``). A delete is read
 as its id and namespace alone, and marked by a metadata holding just ``{op_key: "delete"}``: that is
 how ``Columns`` carry a row's op (metadata is what every step between a reader and the checks keeps,
@@ -27,11 +31,24 @@ import orjson
 from .checks import assemble
 from .floats import float32_vector
 from .ops import DELETE, bad_op, codes_of, op_of
-from .types import Columns, ColumnSpec, DimensionState, Prepared, RowRules, derive_id, flatten
+from .types import (
+    Columns,
+    ColumnSpec,
+    DenseColumn,
+    DimensionState,
+    MultiColumn,
+    Prepared,
+    RowRules,
+    derive_id,
+    flatten,
+    offsets_of,
+)
 
-__all__ = ["DictReader", "Refused", "Row", "columns_of", "prepare_columns", "prepare_dicts"]
+__all__ = ["DictReader", "NamedRow", "Refused", "Row", "columns_of", "prepare_columns", "prepare_dicts"]
 
 Sparse = tuple[np.ndarray, np.ndarray]  # (int64 indices, float32 values); checked by assemble
+# one row's multi-vector: (its vectors' floats, each vector's length, which vectors are null); checked by assemble
+MultiRow = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class Row(NamedTuple):
@@ -42,6 +59,18 @@ class Row(NamedTuple):
     sparse: Sparse | None
     metadata: dict[str, Any]
     namespace: Any
+
+
+class NamedRow(NamedTuple):
+    """One mapping with named vectors (options ``vector_columns``, ``multi_vector_columns``), read."""
+
+    id: Any
+    vector: None  # no unnamed vector: every vector is named
+    sparse: Sparse | None
+    metadata: dict[str, Any]
+    namespace: Any
+    vectors: dict[str, np.ndarray | None]  # name -> 1-d float32
+    multi_vectors: dict[str, MultiRow | None]
 
 
 class Refused(NamedTuple):
@@ -63,10 +92,16 @@ class DictReader:
     metadata_columns: tuple[str, ...] | None = None
     namespace: str | None = None  # for rows that name none
     op_key: str | None = None  # the row's op (``ops``); None: every row upserts
+    vector_columns: tuple[tuple[str, str], ...] = ()  # (name, key); with these, vector_column is not read
+    multi_vector_columns: tuple[tuple[str, str], ...] = ()
     used: frozenset[str] = field(init=False)  # keys that are not metadata ("metadata" is merged)
 
     def __post_init__(self) -> None:
-        used = {self.vector_column, self.sparse_key, self.namespace_key, "metadata"}
+        if self.vector_columns or self.multi_vector_columns:
+            vectors = {key for _, key in self.vector_columns + self.multi_vector_columns}
+        else:
+            vectors = {self.vector_column}
+        used = {*vectors, self.sparse_key, self.namespace_key, "metadata"}
         if not self.id_from:
             used.add(self.id_column)  # id_from columns stay metadata
         if self.op_key is not None:
@@ -84,6 +119,8 @@ class DictReader:
             metadata_columns=spec.metadata_columns,
             namespace=namespace,
             op_key=spec.op_column,
+            vector_columns=spec.vector_columns,
+            multi_vector_columns=spec.multi_vector_columns,
         )
 
     def read_id(self, record: Mapping[str, Any]) -> Any:
@@ -102,6 +139,8 @@ class DictReader:
         return row_id
 
     def read_record(self, record: Mapping[str, Any]) -> Row | Refused:
+        """The row of one mapping: its vector, sparse vector, metadata and namespace (with named vectors,
+        options ``vector_columns``/``multi_vector_columns``, everything but those: see ``read_named``)."""
         get = record.get
         row_id = self.read_id(record)
         if not (row_id is None or type(row_id) is str or type(row_id) is int):
@@ -117,7 +156,7 @@ class DictReader:
                     return _new_row(
                         Row, (row_id, None, None, marked, get(self.namespace_key, self.namespace))
                     )
-        vector = get(self.vector_column)
+        vector = None if self.vector_columns or self.multi_vector_columns else get(self.vector_column)
         if vector is not None:
             vector = _dense(vector)
             if vector is None:
@@ -131,6 +170,27 @@ class DictReader:
         if metadata is None:
             return Refused(row_id, "metadata is not a JSON object")
         return _new_row(Row, (row_id, vector, sparse, metadata, get(self.namespace_key, self.namespace)))
+
+    def read_named(self, record: Mapping[str, Any]) -> Row | NamedRow | Refused:
+        """The row of one mapping with named vectors: a ``NamedRow`` (a delete: the ``Row`` of its id)."""
+        row = self.read_record(record)
+        if isinstance(row, Refused) or (self.op_key is not None and row.metadata.get(self.op_key) == DELETE):
+            return row
+        get = record.get
+        row_id = row.id
+        vectors: dict[str, np.ndarray | None] = {}
+        for name, key in self.vector_columns:
+            value = get(key)
+            vectors[name] = None if value is None else _dense(value)
+            if value is not None and vectors[name] is None:
+                return Refused(row_id, f"vector {name!r} is not a sequence of numbers")
+        multi: dict[str, MultiRow | None] = {}
+        for name, key in self.multi_vector_columns:
+            value = get(key)
+            multi[name] = None if value is None else _multi(value)
+            if value is not None and multi[name] is None:
+                return Refused(row_id, f"multi-vector {name!r} is not a sequence of vectors of numbers")
+        return NamedRow(row_id, None, row.sparse, row.metadata, row.namespace, vectors, multi)
 
     def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.metadata_columns is None and record.get("metadata") is None:  # the usual cases
@@ -161,6 +221,37 @@ _new_row = tuple.__new__  # Row(...) without NamedTuple's keyword handling: a th
 _dense = float32_vector  # native where the speedups are; the same float32 bits (``floats``)
 
 
+def _multi(value: Any) -> MultiRow | None:
+    """A multi-vector (a sequence of vectors, or a 2-d array) as its floats and each vector's length; a
+    null vector inside is marked, not refused here."""
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        try:
+            with np.errstate(over="ignore"):
+                block = np.ascontiguousarray(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            return None
+        k, dim = block.shape
+        return block.reshape(-1), np.full(k, dim, dtype=np.int64), np.zeros(k, dtype=bool)
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence | np.ndarray):
+        return None
+    vectors: list[np.ndarray] = []
+    nulls = np.zeros(len(value), dtype=bool)
+    for j, item in enumerate(value):
+        if item is None:
+            nulls[j] = True
+            continue
+        if isinstance(item, str | bytes):
+            return None
+        vector = _dense(item)
+        if vector is None:
+            return None
+        vectors.append(vector)
+    lengths = np.zeros(len(value), dtype=np.int64)
+    lengths[~nulls] = [v.size for v in vectors]
+    flat = np.concatenate(vectors) if vectors else np.zeros(0, dtype=np.float32)
+    return flat, lengths, nulls
+
+
 def _sparse(value: Any) -> Sparse | None:
     if isinstance(value, Mapping):
         indices, values = value.get("indices"), value.get("values")
@@ -182,8 +273,10 @@ def _sparse(value: Any) -> Sparse | None:
         return None
 
 
-def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> Columns:
+def columns_of(rows: Sequence[Row | NamedRow | Refused], namespace: str | None = None) -> Columns:
     """Rows read one by one, as columns: one copy of every vector into one float32 buffer."""
+    if any(type(row) is NamedRow for row in rows):
+        return _named_columns_of(rows, namespace)  # type: ignore[arg-type]
     n = len(rows)
     ids: list[Any] = [None] * n
     vectors: list[np.ndarray | None] = [None] * n
@@ -217,6 +310,39 @@ def columns_of(rows: Sequence[Row | Refused], namespace: str | None = None) -> C
     )
 
 
+def _named_columns_of(rows: Sequence[NamedRow | Refused], namespace: str | None) -> Columns:
+    """``columns_of`` for ``NamedRow``s: each name's vectors into one float32 buffer of its own."""
+    n = len(rows)
+    named_rows = [row if type(row) is NamedRow else None for row in rows]
+    plain = columns_of(
+        [row if r is None else Row(*r[:5]) for r, row in zip(named_rows, rows, strict=True)], namespace
+    )
+    first = next(r for r in named_rows if r is not None)
+    for name in first.vectors:
+        plain.named[name] = DenseColumn(
+            *flatten([None if r is None else r.vectors[name] for r in named_rows])
+        )
+    for name in first.multi_vectors:
+        plain.multi[name] = _multi_column(
+            [None if r is None else r.multi_vectors[name] for r in named_rows], n
+        )
+    return plain
+
+
+def _multi_column(values: Sequence[MultiRow | None], n: int) -> MultiColumn:
+    """Rows' multi-vectors as one ``MultiColumn`` (one copy of every float)."""
+    present = [v for v in values if v is not None]
+    counts = np.fromiter((0 if v is None else len(v[1]) for v in values), dtype=np.int64, count=n)
+    nulls = np.fromiter((v is None for v in values), dtype=bool, count=n)
+    if present:
+        flat = np.concatenate([v[0] for v in present])
+        lengths = np.concatenate([v[1] for v in present])
+        inner_nulls = np.concatenate([v[2] for v in present])
+    else:
+        flat, lengths, inner_nulls = np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, bool)
+    return MultiColumn(flat, offsets_of(lengths)[:-1], lengths, inner_nulls, offsets_of(counts), nulls)
+
+
 def prepare_dicts(
     rows: Sequence[Mapping[str, Any]],
     spec: ColumnSpec,
@@ -228,7 +354,8 @@ def prepare_dicts(
     """Check and convert dicts ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}``
     (``positions``: their offsets in the write's input)."""
     reader = DictReader.from_spec(spec, namespace)
-    read = [reader.read_record(r) for r in rows]
+    read_row = reader.read_named if spec.named else reader.read_record
+    read = [read_row(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
     cols = columns_of(read, namespace)
     return prepare_columns(cols, rules, dim, namespace, refused, positions, op_key=spec.op_column)

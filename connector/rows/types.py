@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -18,14 +18,19 @@ __all__ = [
     "ID_NAMESPACE",
     "ColumnSpec",
     "Columns",
+    "DenseColumn",
     "DimensionState",
+    "MultiColumn",
+    "MultiVectors",
     "Prepared",
     "RowBatch",
     "RowRules",
+    "agreed_length",
     "as_mapping",
     "derive_id",
     "flatten",
     "offsets_of",
+    "ranges",
 ]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
@@ -55,13 +60,67 @@ class ColumnSpec:
     metadata_columns: tuple[str, ...] | None = None  # None: every column not used above
     namespace_column: str | None = None
     op_column: str | None = None  # each row's op (rows.ops): upsert or delete; None: every row upserts
+    # several vectors a row (options vector_columns, multi_vector_columns): (name, column) pairs; with
+    # either, vector_column is not read
+    vector_columns: tuple[tuple[str, str], ...] = ()
+    multi_vector_columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def named(self) -> bool:
+        """Rows carry named vectors (dense or multi) instead of the one unnamed vector."""
+        return bool(self.vector_columns or self.multi_vector_columns)
 
     def used(self) -> set[str]:
-        cols = (
-            {self.vector_column} if self.id_from else {self.id_column, self.vector_column}
-        )  # id_from columns stay metadata
+        cols = set() if self.id_from else {self.id_column}  # id_from columns stay metadata
+        if self.named:
+            cols.update(column for _, column in self.vector_columns + self.multi_vector_columns)
+        else:
+            cols.add(self.vector_column)
         cols.update(c for c in (self.sparse_column, self.namespace_column, self.op_column) if c)
         return cols
+
+
+@dataclass(frozen=True, slots=True)
+class MultiVectors:
+    """One name's multi-vectors for the rows of a batch: row ``i`` holds the ``(k_i, dim)`` float32 block
+    ``values[offsets[i]:offsets[i + 1]]`` (``k_i >= 1``, every vector ``dim`` long, finite).
+
+    Rows follow each other in ``values``, so rows ``a:b`` are the one contiguous block
+    ``values[offsets[a]:offsets[b]]``: encode from it (``row``, ``block``), never through Python lists.
+    ``values`` is a view of the input's buffer where it can be (Arrow float32 input whose rows all
+    passed), else one gathered copy; ``offsets[0]`` need not be 0 (a slice keeps the buffer)."""
+
+    values: np.ndarray  # (m, dim) float32, C-contiguous: every vector of the rows, in row order
+    offsets: np.ndarray  # int64, n + 1, indices into values' first axis (vectors, not floats)
+
+    @property
+    def dim(self) -> int:
+        return int(self.values.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def counts(self) -> np.ndarray:
+        """Vectors per row (int64, n)."""
+        return np.diff(self.offsets)
+
+    def row(self, i: int) -> np.ndarray:
+        """Row ``i``'s vectors, a ``(k_i, dim)`` view."""
+        return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+    def block(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop``'s vectors, one ``(k, dim)`` view (for a request's packed floats)."""
+        return self.values[self.offsets[start] : self.offsets[stop]]
+
+    def slice(self, start: int, stop: int) -> MultiVectors:
+        """Rows ``start:stop``, sharing ``values``."""
+        return MultiVectors(self.values, self.offsets[start : stop + 1])
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> MultiVectors:
+        """The rows at ``rows``, in that order: one gathered copy."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, counts = self.offsets[rows], self.offsets[rows + 1] - self.offsets[rows]
+        return MultiVectors(self.values[ranges(starts, counts)], offsets_of(counts))
 
 
 @dataclass(slots=True)
@@ -73,7 +132,13 @@ class RowBatch:
     input rows it is about. Default: ``0 .. n-1`` (the batch is the whole input).
 
     ``op`` is what every row of the batch is for (a batch holds one op): ``"upsert"``, or
-    ``"delete"``, whose rows are ids alone (no vectors, sparse vectors or metadata)."""
+    ``"delete"``, whose rows are ids alone (no vectors, sparse vectors or metadata).
+
+    With options ``vector_columns``/``multi_vector_columns`` the rows' vectors are named, and every
+    upsert row has every name (a row lacking one was refused): ``named_vectors`` maps each dense name
+    to an ``(n, dim)`` float32 matrix (a view of the input's buffer where it can be), and
+    ``multi_vectors`` each multi-vector name to ``MultiVectors``; ``vectors`` is then ``None``. Without
+    those options both are empty. Delete batches carry none."""
 
     ids: list[Any]  # str, or int where the backend keeps numeric ids
     vectors: np.ndarray | None  # (n, dim) float32, C-contiguous
@@ -82,6 +147,8 @@ class RowBatch:
     namespace: str | None = None
     positions: np.ndarray = None  # type: ignore[assignment]  # int64, n; set in __post_init__ if not given
     op: Op = UPSERT
+    named_vectors: dict[str, np.ndarray] = field(default_factory=dict)  # name -> (n, dim) float32
+    multi_vectors: dict[str, MultiVectors] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.positions is None:
@@ -104,6 +171,8 @@ class RowBatch:
             namespace=self.namespace,
             positions=self.positions[start:stop],
             op=self.op,
+            named_vectors={name: m[start:stop] for name, m in self.named_vectors.items()},
+            multi_vectors={name: m.slice(start, stop) for name, m in self.multi_vectors.items()},
         )
 
     def str_ids(self) -> tuple[str, ...]:
@@ -140,6 +209,8 @@ class RowBatch:
             namespace=self.namespace,
             positions=self.positions[list(rows)],
             op=self.op,
+            named_vectors={name: m[list(rows)] for name, m in self.named_vectors.items()},
+            multi_vectors={name: m.take(rows) for name, m in self.multi_vectors.items()},
         )
 
     def without(self, reasons: Mapping[int, str]) -> tuple[RowBatch | None, list[BatchFailure]]:
@@ -180,6 +251,29 @@ class Columns:
     sparse: list[Any] | None  # per row: None or a mapping {"indices", "values"}
     metadata: list[dict[str, Any] | None] | None  # None for a row: not a JSON object (refused)
     namespaces: list[Any] | None
+    named: dict[str, DenseColumn] = field(default_factory=dict)  # options vector_columns: name -> column
+    multi: dict[str, MultiColumn] = field(default_factory=dict)  # options multi_vector_columns
+
+
+class DenseColumn(NamedTuple):
+    """One name's dense vectors, as read: row ``i`` is ``flat[offsets[i]:offsets[i + 1]]``."""
+
+    flat: np.ndarray  # float32
+    offsets: np.ndarray  # int64, n + 1
+    nulls: np.ndarray  # bool, n
+
+
+class MultiColumn(NamedTuple):
+    """One name's multi-vectors, as read: row ``i`` holds inner vectors ``outer[i]:outer[i + 1]``, and
+    inner vector ``j`` is ``flat[starts[j]:starts[j] + lengths[j]]``. Unchecked: inner vectors may
+    differ in length or be null; the checks refuse those rows."""
+
+    flat: np.ndarray  # float32, 1-d: the input's values buffer where it is float32
+    starts: np.ndarray  # int64, m: where each inner vector starts in flat
+    lengths: np.ndarray  # int64, m (0 for a null inner vector)
+    inner_nulls: np.ndarray  # bool, m
+    outer: np.ndarray  # int64, n + 1: each row's inner vectors
+    nulls: np.ndarray  # bool, n
 
 
 class DimensionState:
@@ -188,21 +282,54 @@ class DimensionState:
     Never one row's: the agreed length is the most common among the first input chunk's vectors
     (the smaller on a tie). ``resolve``, set by the client, checks it against the target and
     returns the dimension the write must have (the target's, where one exists).
+
+    With named vectors (options ``vector_columns``, ``multi_vector_columns``) the same rule holds per
+    name: ``named`` holds every name of the write (``None``: not known yet; a multi-vector's is the
+    length of its vectors), from option ``vector_dimensions`` or the target; ``learn_named`` agrees on
+    the unknown ones from one chunk and hands them all to ``resolve_named`` at once (the client's
+    check of the target), which returns the dimensions the write must have.
     """
 
-    __slots__ = ("resolve", "value")
+    __slots__ = ("named", "resolve", "resolve_named", "value")
 
-    def __init__(self, value: int | None = None, resolve: Callable[[int], int] | None = None) -> None:
+    def __init__(
+        self,
+        value: int | None = None,
+        resolve: Callable[[int], int] | None = None,
+        named: Mapping[str, int | None] | None = None,
+        resolve_named: Callable[[dict[str, int | None]], Mapping[str, int]] | None = None,
+    ) -> None:
         self.value = value
         self.resolve = resolve
+        self.named: dict[str, int | None] = dict(named or {})
+        self.resolve_named = resolve_named
 
     def learn(self, lengths: np.ndarray) -> None:
         """Agree on a dimension from the lengths of one chunk's present vectors, once."""
         if self.value is not None or not lengths.size:
             return
-        values, counts = np.unique(lengths, return_counts=True)
-        agreed = int(values[int(np.argmax(counts))])
+        agreed = agreed_length(lengths)
         self.value = self.resolve(agreed) if self.resolve is not None else agreed
+
+    def learn_named(self, lengths: Mapping[str, np.ndarray]) -> None:
+        """Agree on each unknown name's dimension from the lengths of one chunk's vectors under it (a
+        multi-vector's: the length of its vectors, for rows whose vectors agree), then resolve them together."""
+        learnt = {
+            name: agreed_length(lengths[name])
+            for name, value in self.named.items()
+            if value is None and name in lengths and lengths[name].size
+        }
+        if not learnt:
+            return
+        self.named.update(learnt)
+        if self.resolve_named is not None:
+            self.named.update(self.resolve_named(dict(self.named)))
+
+
+def agreed_length(lengths: np.ndarray) -> int:
+    """The most common of ``lengths`` (the smaller on a tie): the dimension rule."""
+    values, counts = np.unique(lengths, return_counts=True)
+    return int(values[int(np.argmax(counts))])
 
 
 def derive_id(values: Sequence[Any]) -> str:
@@ -233,6 +360,18 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets
+
+
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices ``starts[k] .. starts[k] + counts[k] - 1`` for every ``k``, concatenated (int64)."""
+    total = int(counts.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    steps = np.ones(total, dtype=np.int64)
+    firsts = offsets_of(counts)[:-1]
+    nonempty = counts > 0
+    steps[firsts[nonempty]] = starts[nonempty] - np.concatenate(([0], (starts + counts - 1)[nonempty][:-1]))
+    return np.cumsum(steps)
 
 
 def flatten(vectors: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

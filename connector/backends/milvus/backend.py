@@ -55,6 +55,7 @@ class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
 
 class MilvusBackend(Backend[MilvusOptions]):
     name: ClassVar[str] = "milvus"
+    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
     options_type: ClassVar[type[BackendOptions]] = MilvusOptions
 
     # gRPC messages up to 64 MB are safe on every Milvus (proxy default maxRecvMsgSize is larger)

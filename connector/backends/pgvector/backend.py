@@ -35,6 +35,7 @@ TRUNCATE_REFUSED = {
 
 class PgvectorBackend(Backend[PgvectorOptions]):
     name: ClassVar[str] = "postgresql"
+    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
     options_type: ClassVar[type[BackendOptions]] = PgvectorOptions
 
     # No per-statement row limit in PostgreSQL; a request is bounded to keep memory and

@@ -60,6 +60,7 @@ class WeaviateTransport:
 
 class WeaviateBackend(Backend[WeaviateOptions]):
     name: ClassVar[str] = "weaviate"
+    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
     options_type: ClassVar[type[BackendOptions]] = WeaviateOptions
 
     # Weaviate takes gRPC messages up to GRPC_MAX_MESSAGE_SIZE (104,858,000 bytes by default) and
