@@ -7,7 +7,10 @@ wrong-size vector, NaN/Inf, bad sparse indices, oversize metadata) becomes a
 ``BatchFailure`` with the reason and is not sent; the others continue.
 
 Vectors never become Python floats: an Arrow ``list<float>`` column's values buffer is
-viewed as an (n, dim) matrix; other float types are converted once per batch.
+viewed as an (n, dim) matrix; other float types are converted once per batch. Several vectors a row
+(options ``vector_columns``, ``multi_vector_columns``) are read and checked per name the same way and
+reach ``RowBatch.named_vectors`` and ``RowBatch.multi_vectors`` (``MultiVectors``: a multi-vector column's
+values buffer and row offsets).
 
 Each row keeps its position in the write's input (``chunks``: the one reading of every input kind
 into chunks), on ``RowBatch.positions`` and on every ``BatchFailure``.
@@ -31,6 +34,7 @@ from .types import (
     Columns,
     ColumnSpec,
     DimensionState,
+    MultiVectors,
     Prepared,
     RowBatch,
     RowRules,
@@ -48,6 +52,7 @@ __all__ = [
     "ColumnSpec",
     "Columns",
     "DimensionState",
+    "MultiVectors",
     "Op",
     "Prepared",
     "RowBatch",
