@@ -11,11 +11,15 @@ in a Python worker and hands back that worker's error (the exception alone, or a
 text of its own exception, so the error is also looked for in the text (``connector_error_line``).
 Any other exception is a bug, and keeps its trace.
 
-Nothing here imports pyspark or apache_beam.
+The console scripts start here (``load_command``, ``beam_command``), so that a command whose extra
+is not installed says so in one line, with the ``pip install`` that fixes it, and exits with 2:
+importing ``vectordb.beam`` without Beam would end in an import traceback before any of the job's
+code runs. Nothing here imports pyspark or apache_beam.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 import traceback
@@ -24,11 +28,56 @@ from importlib import import_module
 
 from .errors import ConnectorError, WriteFailed
 
-__all__ = ["connector_error_line", "embedded_note", "run_command", "summary"]
+__all__ = [
+    "beam_command",
+    "connector_error_line",
+    "embedded_note",
+    "load_command",
+    "missing_extra",
+    "run_command",
+    "summary",
+]
+
+# each command: the module whose main() it runs, the extra it needs, the modules that extra installs
+COMMANDS = {
+    "vectordb-load": ("vectordb.spark.load", "spark", ("pyspark",)),
+    "vectordb-beam": ("vectordb.beam.load", "beam", ("apache_beam",)),
+}
 
 # the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …",
 # or the exception alone after Spark's own words, when the worker sent no frames (``PYTHON_DATA_SOURCE_ERROR``)
 _RAISED = re.compile(r"(?:^|\s)(vectordb\.[\w.]+)\.(\w+): (.*?)\s*$", re.M)
+
+
+def load_command() -> int:
+    """``vectordb-load``, the console script: the Spark job, or one line naming the extra it needs."""
+    return _installed_command("vectordb-load")
+
+
+def beam_command() -> int:
+    """``vectordb-beam``, the console script: the Beam job, or one line naming the extra it needs."""
+    return _installed_command("vectordb-beam")
+
+
+def missing_extra(prog: str) -> str | None:
+    """The line ``prog`` prints when its extra is not installed (looked up, not imported), else ``None``."""
+    _, extra, modules = COMMANDS[prog]
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    return (
+        f"{prog}: {' and '.join(missing)} not installed, which the [{extra}] extra brings: "
+        f"pip install 'vectordb-connector[{extra}]'"
+    )
+
+
+def _installed_command(prog: str) -> int:
+    line = missing_extra(prog)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
+        return 2
+    main: Callable[[], int] = import_module(COMMANDS[prog][0]).main
+    return main()
 
 
 def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> int:

@@ -29,7 +29,6 @@ refused) is one line and exit status 2; ``--debug`` shows its trace.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import pkgutil
@@ -42,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vectordb.connector.cli import embedded_note, run_command, summary
+from vectordb.connector.cli import embedded_note, missing_extra, run_command, summary
 
 __all__ = ["main"]
 
@@ -50,7 +49,6 @@ PROG = "vectordb-load"
 EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
 DEFAULT_URI = "./vectors.db"
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
-NEEDS = {"pyspark": "pyspark", "pyarrow": "pyarrow"}
 EMBED_ARGS = (  # argument -> writer option: the same name
     "text_column",
     "embed_url",
@@ -123,9 +121,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def check_environment() -> None:
     """Fail early, with the command that fixes it, when something the job needs is missing."""
-    missing = [package for module, package in NEEDS.items() if importlib.util.find_spec(module) is None]
-    if missing:
-        sys.exit(f"{PROG} needs {', '.join(missing)}: pip install 'vectordb-connector[spark,milvus]'")
+    line = missing_extra(PROG)  # what the console script checks, for python -m vectordb.spark.load
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
+        sys.exit(2)
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         sys.exit(
             f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)"
