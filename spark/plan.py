@@ -157,8 +157,12 @@ def _per_task_budget(options: BackendOptions, spark: SparkOptions) -> BackendOpt
 
 def arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark's Arrow writer hands a task for ``schema`` (UDTs as their SQL type)."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    if "timezone" not in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema)  # PySpark 4.0 has no timezone argument; its timestamps are UTC
     return to_arrow_schema(schema, timezone="UTC")
 
 
