@@ -68,6 +68,12 @@ class VectorDataSource(DataSource):
     - ``vector_column``: ``array<float>``, ``array<double>`` or an ML ``VectorUDT``. Default: ``values``.
       Example: ``embedding``.
     - ``sparse_column``: ``struct<indices: array<int>, values: array<float>>``. Default: none. Example: ``sparse``.
+    - ``vector_columns``: several named dense vectors a row, ``name:column`` (comma-separated); every vector
+      is then named (no ``vector_column`` or ``dimension``). Default: none. Example: ``title:title_vec,body:body_vec``.
+    - ``multi_vector_columns``: multi-vectors, ``name:column`` of ``array<array<float>>`` columns. Default: none.
+      Example: ``colbert:tokens``.
+    - ``vector_dimensions``: each name's dimension (a multi-vector's: its vectors' length). Default: the
+      target's. Example: ``title:768,colbert:128``.
     - ``metadata_columns``: columns sent as metadata; ``*`` = every other column; a column named
       ``metadata`` (struct, map or JSON string) is merged. Default: every other column. Example: ``title,url``.
     - ``dimension``: the vector dimension, checked against the target before any task starts.
