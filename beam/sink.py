@@ -10,11 +10,13 @@ The steps, each one ``ParDo`` the runner fuses:
 1. ``Read``: every element becomes a ``Row`` (column options applied, vector a float32 array);
    ``pyarrow`` batches skip this and go to the writer as they are. An element that cannot become
    a row is a dead letter (``on_error="fail"``: the bundle fails).
-2. ``Batch``: ``BatchElements`` (fixed size) for bounded input, ``GroupIntoBatches.WithShardedKey``
-   (size- and time-bounded) for unbounded input, chosen from the PCollection's ``is_bounded``
-   unless ``batching=`` says otherwise; each batch then becomes one ``VectorBatch`` (one float32
-   buffer), with its own coder, so vectors never travel as Python lists. The client takes its
-   rows as they are (``Columns``): no Arrow is built for it.
+2. ``Batch``: bounded input (chosen from the PCollection's ``is_bounded`` unless ``batching=`` says
+   otherwise) is read and batched in the same step, ``rows_per_batch`` rows at a time per window, as
+   ``BatchElements`` at a fixed size batches them: each element crosses one step of the runner, not
+   two. Unbounded input goes through ``GroupIntoBatches.WithShardedKey`` (size- and time-bounded).
+   Each batch then becomes one ``VectorBatch`` (one float32 buffer), with its own coder, so vectors
+   never travel as Python lists. The client takes its rows as they are (``Columns``): no Arrow is
+   built for it.
 3. ``Write``: a DoFn whose client lives from ``setup`` to ``teardown`` (the transport is shared by
    the process). Each batch is written on one sender thread while the bundle thread reads the
    next, so Beam's work overlaps the round trips; the client re-chunks a batch to the database's
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple
 
@@ -48,6 +50,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import PCollection, TaggedOutput
 from apache_beam.transforms.display import DisplayDataItem
+from apache_beam.transforms.window import GlobalWindows
 from apache_beam.utils.secret import Secret
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -71,6 +74,7 @@ COUNTERS = ("written", "failed", "deleted", "requests", "retries", "throttled", 
 MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
 DEAD_LETTER_PREFIX = "dead-letters"  # files in dead_letter_path: dead-letters-00000-of-00001.jsonl
 SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers
+MAX_LIVE_WINDOWS = 10  # batches being filled at once in windowed bounded input (BatchElements' limit)
 
 register()
 
@@ -87,7 +91,7 @@ class WriteToVectorDB(beam.PTransform):
 
     Args:
         uri: the target, ``SCHEME://host[:port][/collection]``, or a path for the embedded Milvus Lite.
-        batching: ``"auto"`` (from the input's boundedness), ``"bounded"`` (``BatchElements``) or
+        batching: ``"auto"`` (from the input's boundedness), ``"bounded"`` (fixed-size batches) or
             ``"unbounded"`` (``GroupIntoBatches.WithShardedKey``).
         rows_per_batch: rows per Beam batch (a batch is one client write, re-chunked into requests);
             default: enough for 4 rounds of ``max_concurrency`` requests, at least 1000.
@@ -180,22 +184,20 @@ class WriteToVectorDB(beam.PTransform):
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
                 'use on_error="report" and write result.failed yourself (examples/dataflow/README.md)'
             )
-        read = pcoll | "Read" >> beam.ParDo(
-            _ReadFn(self.reader, self.options.on_error, self.target, self.rows_per_batch)
-        ).with_output_types(Row, arrow=Any, refused=dict[str, Any]).with_outputs(
-            "arrow", "refused", main="rows"
-        )
-        # rows, not the elements themselves, go into the batching: a Row has a cheap coder, while
-        # a list of user elements would be sized by the runner element by element (ml.rag Chunks
-        # float by float), which costs more than reading them one step earlier
-        if bounded:
-            batches = (
-                read.rows
-                | "Batch"
-                >> beam.BatchElements(self.rows_per_batch, self.rows_per_batch, record_metrics=False)
-                | "Assemble" >> beam.Map(assemble).with_output_types(VectorBatch)
-            )
+        fn_args = (self.reader, self.options.on_error, self.target, self.rows_per_batch)
+        if bounded:  # elements read and batched in one step, which the runner's step between them cost
+            read_fn = _ReadAndBatchFn if pcoll.windowing.is_default() else _WindowedReadAndBatchFn
+            read = pcoll | "Read and batch" >> beam.ParDo(read_fn(*fn_args)).with_output_types(
+                VectorBatch, arrow=Any, refused=dict[str, Any]
+            ).with_outputs("arrow", "refused", main="batches")
+            batches = read.batches
         else:
+            # rows, not the elements themselves, go into the batching: a Row has a cheap coder, while
+            # a list of user elements would be sized by the runner element by element (ml.rag Chunks
+            # float by float), which costs more than reading them one step earlier
+            read = pcoll | "Read" >> beam.ParDo(_ReadFn(*fn_args)).with_output_types(
+                Row, arrow=Any, refused=dict[str, Any]
+            ).with_outputs("arrow", "refused", main="rows")
             batches = (
                 read.rows
                 | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, Row])
@@ -309,21 +311,79 @@ class _ReadFn(beam.DoFn):
         self._rows_per_batch = rows_per_batch
         self._failed = Metrics.counter(METRICS_NAMESPACE, "failed")
 
-    def process(self, element: Any) -> Iterator[Any]:
+    def process(self, element: Any) -> Iterable[Any]:
+        row = self._row(element)
+        return row if type(row) is list else (row,)
+
+    def _row(self, element: Any) -> Row | list[TaggedOutput]:
+        """The element's row, or what it gives instead: its Arrow slices, or its dead letter."""
         if type(element) is not dict and is_arrow(element):
-            for batch in arrow_batches(element):
-                for start in range(0, batch.num_rows, self._rows_per_batch):
-                    yield TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
-            return
+            return [
+                TaggedOutput("arrow", batch.slice(start, self._rows_per_batch))
+                for batch in arrow_batches(element)
+                for start in range(0, batch.num_rows, self._rows_per_batch)
+            ]
         row = self._reader.read(element)
         if isinstance(row, Refusal):
             self._failed.inc()
             letter = row.dead_letter
             failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
             enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
-            yield TaggedOutput("refused", letter)
-            return
-        yield row
+            return [TaggedOutput("refused", letter)]
+        return row
+
+
+class _ReadAndBatchFn(_ReadFn):
+    """Bounded input in the global window: reads as ``_ReadFn`` does and gathers the rows into batches of
+    ``rows_per_batch`` itself, as ``BatchElements`` at a fixed size does, so that each element takes
+    one step of the runner instead of two (the runner's step between them cost more CPU than reading
+    the element); each batch becomes one ``VectorBatch`` at once."""
+
+    def start_bundle(self) -> None:
+        self._rows: list[Row] = []
+
+    def process(self, element: Any) -> Iterable[Any]:
+        row = self._row(element)
+        if type(row) is list:
+            return row
+        rows = self._rows
+        rows.append(row)  # type: ignore[arg-type]
+        if len(rows) < self._rows_per_batch:
+            return ()
+        self._rows = []
+        return (GlobalWindows.windowed_value_at_end_of_window(assemble(rows)),)
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        rows, self._rows = self._rows, []
+        if rows:
+            yield GlobalWindows.windowed_value_at_end_of_window(assemble(rows))
+
+
+class _WindowedReadAndBatchFn(_ReadFn):
+    """``_ReadAndBatchFn`` for input in other windows: a batch per window, as ``BatchElements`` keeps
+    them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end."""
+
+    def start_bundle(self) -> None:
+        self._rows: dict[Any, list[Row]] = {}
+
+    def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
+        row = self._row(element)
+        if type(row) is list:
+            return row
+        rows = self._rows.setdefault(window, [])
+        rows.append(row)  # type: ignore[arg-type]
+        if len(rows) >= self._rows_per_batch:
+            return (self._batch(window),)
+        if len(self._rows) > MAX_LIVE_WINDOWS:
+            return (self._batch(max(self._rows, key=lambda w: len(self._rows[w]))),)
+        return ()
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        while self._rows:
+            yield self._batch(next(iter(self._rows)))
+
+    def _batch(self, window: Any) -> WindowedValue:
+        return WindowedValue(assemble(self._rows.pop(window)), window.max_timestamp(), (window,))
 
 
 class _Pending(NamedTuple):
@@ -390,6 +450,8 @@ class _WriteFn(beam.DoFn):
             self._abandon()
             raise
         yield pending.where.with_value(report)
+        if not report.failures:
+            return
         for letter in pending.batch.dead_letters(report, self._client.spec):
             yield TaggedOutput("failed", pending.where.with_value(letter))
 
