@@ -19,11 +19,12 @@ A backend is ``Backend[ItsOptions]`` and receives its own parsed options Struct.
 
 Several vectors a row (options ``vector_columns``, ``multi_vector_columns``) are a declared capability:
 ``named_vectors`` and ``multi_vectors`` say whether the database stores them (``"yes"``), could but
-this backend does not write them yet (``"not yet"``), or cannot (``"no"``, the default).
-``check_vector_support`` refuses a write that asks for more, naming the option and the database, where
-options meet the backend (``Client``), so Spark's driver and Beam's construction refuse it too. A
-backend that declares ``"yes"`` implements ``check_named_target`` (see there) and encodes
-``RowBatch.named_vectors`` and ``RowBatch.multi_vectors``.
+this backend does not write them yet (``"not yet"``), or cannot (``"no"``, the default; where the
+reason is not one vector a record, ``vectors_refused`` gives it). ``check_vector_support`` refuses a
+write that asks for more, naming the option and the database, where options meet the backend
+(``Client``), so Spark's driver and Beam's construction refuse it too. A backend that declares
+``"yes"`` implements ``check_named_target`` (see there) and encodes ``RowBatch.named_vectors`` and
+``RowBatch.multi_vectors``.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ class Backend(ABC, Generic[OptionsT]):
     # the backend say "no" for those options (check_vector_support reads these through the instance).
     named_vectors: ClassVar[Support] = "no"
     multi_vectors: ClassVar[Support] = "no"
+    # option -> why "no" where the reason is not one vector a record (a type the database lacks, or lacks
+    # in the version the connector runs): check_vector_support's ConfigError gives it
+    vectors_refused: ClassVar[Mapping[str, str]] = {}
     limits: RequestLimits
     rules: RowRules
 
@@ -226,6 +230,7 @@ class Backend(ABC, Generic[OptionsT]):
 
 _OPTION_OF = {"named_vectors": "vector_columns", "multi_vectors": "multi_vector_columns"}
 _WHAT = {"named_vectors": "named dense vectors", "multi_vectors": "multi-vectors"}
+_STORED_BY = {"named_vectors": "qdrant, weaviate, milvus, postgresql", "multi_vectors": "qdrant, weaviate"}
 
 
 def check_vector_support(backend: Backend[Any], options: BackendOptions) -> None:
@@ -240,8 +245,11 @@ def check_vector_support(backend: Backend[Any], options: BackendOptions) -> None
             continue
         what = _WHAT[capability]
         if support == "no":
+            reason = backend.vectors_refused.get(option)
+            if reason:
+                raise ConfigError(f"option {option}: {backend.name} does not store {what}: {reason}")
             raise ConfigError(
                 f"option {option}: {backend.name} stores one dense vector a record and no {what}; "
-                f"write them to a database that stores them (qdrant, weaviate, milvus, postgresql)"
+                f"write them to a database that stores them ({_STORED_BY[capability]})"
             )
         raise ConfigError(f"option {option}: writing {what} to {backend.name} is not supported yet")
