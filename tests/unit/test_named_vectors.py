@@ -153,9 +153,6 @@ def test_one_vector_databases_declare_no(database):
 @pytest.mark.parametrize(
     "uri",
     [
-        QDRANT,
-        "qdrant+grpc://127.0.0.1:6334/docs",
-        "weaviate://127.0.0.1:8080/Docs",
         "milvus://127.0.0.1:19530/docs",
         "postgresql://u@127.0.0.1:5432/db?table=docs",
     ],
@@ -182,6 +179,7 @@ def test_every_backend_declares_a_known_support():
 def test_check_vector_support_lets_yes_through(monkeypatch):
     qdrant = backend_class("qdrant")
     monkeypatch.setattr(qdrant, "named_vectors", "yes")
+    monkeypatch.setattr(qdrant, "multi_vectors", "not yet")
     options = resolve_options({"uri": QDRANT, "vector_columns": "title:title_vec"})
     check_vector_support(qdrant(options), options)  # no error
     both = resolve_options({"uri": QDRANT, "vector_columns": "t:a", "multi_vector_columns": "c:b"})

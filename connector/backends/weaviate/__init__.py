@@ -4,7 +4,11 @@ Data plane: ``/weaviate.v1.Weaviate/BatchObjects`` (port option ``grpc_port``, 5
 ``grpc_host``, the URI's host unless given) with a ``BatchObjectsRequest`` encoded by hand (field
 numbers in WIRE.md §2): each vector is its matrix row's float32 bytes, as the named vector
 ``vector_name`` (``BatchObject.vectors``; ``default`` when none is given) or, in a collection with
-one unnamed vector, as ``vector_bytes``. Metadata columns become properties: scalars in the
+one unnamed vector, as ``vector_bytes``. Several vectors a row (options ``vector_columns``,
+``multi_vector_columns``) go as one ``vectors`` entry per name: a dense one as its float32 bytes, a
+multi-vector (``VECTOR_TYPE_MULTI_FP32``) as its vectors' length in a little-endian uint16 followed by
+its block of the values buffer (the server's ``Fp32SliceOfSlicesFromBytes``), so at most 65,535 floats
+a vector. Metadata columns become properties: scalars in the
 Struct, lists in the typed array fields. The reply lists the objects Weaviate refused, by index and
 with its reason: those rows fail, the others are written; an index outside the request cannot be
 pinned on a row, and then none of the unnamed rows is counted as written.
@@ -20,6 +24,12 @@ collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema 
 numbers into ``number``. Weaviate keeps no dimension in its schema; ``check_target`` learns it
 from one stored object, so rows of another length fail before sending (in an empty index, the
 first vector sets the length, and Weaviate may refuse the right rows of the same batch instead).
+
+Named vectors: an existing collection must have each name in its ``vectorConfig``, with
+``multivector`` enabled exactly for the multi-vector names (else a ``ConfigError`` naming the name and
+its option); each name's dimension is learnt from one stored object, as above. ``create=true`` makes
+the collection with one HNSW index per name (no vectorizer, ``metric``; multi-vectors with
+``multivector`` on, compared by MaxSim), once every name's dimension is known.
 
 Deletes: ``DELETE /v1/batch/objects`` (REST, in the rows' tenant) matching ``id ContainsAny`` the
 rows' UUIDs (the same UUIDv5 rule as upserts), at most 10,000 a request (the server's default

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import quote
 
@@ -19,7 +19,7 @@ from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
-from .wire import encode_batch, kind_of, read_errors
+from .wire import MAX_MULTI_DIMENSION, encode_batch, kind_of, read_errors
 
 __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
@@ -27,6 +27,7 @@ REST_PORT, GRPC_PORT = 8080, 50051
 BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
 EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers would change
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
+_VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 
@@ -60,7 +61,7 @@ class WeaviateTransport:
 
 class WeaviateBackend(Backend[WeaviateOptions]):
     name: ClassVar[str] = "weaviate"
-    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
+    named_vectors = multi_vectors = "yes"  # BatchObject.vectors: one entry per name (check_named_target)
     options_type: ClassVar[type[BackendOptions]] = WeaviateOptions
 
     # Weaviate takes gRPC messages up to GRPC_MAX_MESSAGE_SIZE (104,858,000 bytes by default) and
@@ -94,6 +95,24 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
         if options.vector_name == "":
             raise ConfigError("option vector_name: give a name, or leave it out")
+        # several vectors a row: name -> is a multi-vector, dense names first (the order they are sent in)
+        self._named: dict[str, bool] = {
+            **dict.fromkeys(options.vector_columns or {}, False),
+            **dict.fromkeys(options.multi_vector_columns or {}, True),
+        }
+        if self._named:
+            if options.vector_name is not None:
+                raise ConfigError(
+                    "option vector_name: names the single vector; with vector_columns or "
+                    "multi_vector_columns every vector is written under its own name"
+                )
+            for name, multi in self._named.items():
+                if not _VECTOR_NAME.match(name):
+                    option = "multi_vector_columns" if multi else "vector_columns"
+                    raise ConfigError(
+                        f"option {option}: Weaviate takes vector names of letters, digits and "
+                        f"underscores, starting with a letter or underscore, up to 230 long (not {name!r})"
+                    )
         self.host, self.port = uri.host, uri.port or REST_PORT
         self.tls = uri.tls(options.tls)
         self.grpc_host = options.grpc_host or uri.host
@@ -167,28 +186,123 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Read the collection (with ``create=true``, make a missing one: no vectorizer, one vector index
         with ``metric``, multi-tenancy when rows carry a namespace), check the vector name, the tenancy and
-        the job's tenant against it, and learn its dimension from one stored object."""
-        self._transport = transport
+        the job's tenant against it, and learn its dimension from one stored object. With named vectors,
+        ``check_named_target`` with the dimensions option ``vector_dimensions`` states."""
+        if self._named:
+            stated = self.options.vector_dimensions or {}
+            self.check_named_target(transport, {name: stated.get(name) for name in self._named})
+            return
+        target = self._read_target(transport) or self._create_target(None)
+        self._send_name = self._vector_for(target)
+        self._check_tenancy(target)
+        stored = self._stored_vectors(self.options.namespace if target.multi_tenant else None)
+        stored_dimension = None if stored is None else _length(stored.get(self._send_name), multi=False)
+        if stored_dimension is not None:
+            self._learnt_dimension = stored_dimension
+            if dimension and dimension != stored_dimension:
+                raise DimensionMismatch(
+                    f"dimension mismatch: {self.describe()} holds vectors of dimension {stored_dimension}, "
+                    f"the data has {dimension}",
+                    target_dimension=stored_dimension,
+                )
+
+    def check_named_target(
+        self, transport: Transport, dimensions: Mapping[str, int | None]
+    ) -> dict[str, int]:
+        """``Backend.check_named_target``: every name must be one of the collection's named vectors
+        (``vectorConfig``), a multi-vector one (``multivector`` enabled) where the write's is, else a
+        ``ConfigError`` naming the name and its option; with ``create=true`` a missing collection is made
+        with every name (``class_body``) once every dimension is known. Weaviate's schema holds no
+        dimension (an index takes its first vector's length), so the dimensions returned are those of
+        one stored object's vectors; a dimension option ``vector_dimensions`` states that differs is a
+        ``ConfigError``, one the rows gave yields to the stored one (rows of another length fail alone)."""
         opts = self.options
-        tenants = opts.namespace is not None or opts.namespace_column is not None
+        for name, multi in self._named.items():
+            if multi and (dimensions.get(name) or 0) > MAX_MULTI_DIMENSION:
+                raise ConfigError(
+                    f"option multi_vector_columns: {name!r} has vectors of {dimensions[name]} floats; "
+                    f"Weaviate's multi-vectors hold at most {MAX_MULTI_DIMENSION:,}"
+                )
+        known = all(dimensions.get(name) is not None for name in self._named)
+        target = self._read_target(transport)
+        if target is None:
+            if not known:  # made once every name's dimension is known
+                return {}
+            target = self._create_target(self._named)
+        if not target.named_vectors:
+            raise ConfigError(
+                f"option {self._option_of(next(iter(self._named)))}: collection {self.collection!r} has one "
+                "unnamed vector and no named vectors (vectorConfig); write it with vector_column"
+            )
+        for name, multi in self._named.items():
+            option = self._option_of(name)
+            if name not in target.named_vectors:
+                raise ConfigError(
+                    f"option {option}: collection {self.collection!r} has no vector {name!r} "
+                    f"(it has {sorted(target.named_vectors)})"
+                )
+            if multi != (name in target.multi_vectors):
+                has = "a multi-vector index (multivector enabled)" if not multi else "a single-vector index"
+                wants = "multi_vector_columns" if not multi else "vector_columns"
+                raise ConfigError(
+                    f"option {option}: vector {name!r} of collection {self.collection!r} has {has}; "
+                    f"write it with option {wants}"
+                )
+        self._check_tenancy(target)
+        stored = self._stored_vectors(opts.namespace if target.multi_tenant else None) or {}
+        stated = opts.vector_dimensions or {}
+        fixed: dict[str, int] = {}
+        for name, multi in self._named.items():
+            length = _length(stored.get(name), multi=multi)
+            if length is None:
+                continue
+            fixed[name] = length
+            if name in stated and stated[name] != length:
+                raise ConfigError(
+                    f"option vector_dimensions: {self.describe()} holds {name!r} vectors of dimension "
+                    f"{length}, not {stated[name]}"
+                )
+        return fixed
+
+    def _option_of(self, name: str) -> str:
+        return "multi_vector_columns" if self._named.get(name) else "vector_columns"
+
+    def _read_target(self, transport: Transport) -> Collection | None:
+        """The collection; ``None`` when it is missing and option ``create`` would make it, else a
+        ``ConfigError``."""
+        self._transport = transport
         try:
-            target = collection_from(self._rest("GET", self._path))
+            return collection_from(self._rest("GET", self._path))
         except NotFound:
-            if not opts.create:
+            if not self.options.create:
                 raise ConfigError(
                     f"{self.describe()}: collection {self.collection!r} does not exist "
                     "(option create=true makes it)"
                 ) from None
-            body = class_body(
-                self.collection, vector_name=opts.vector_name, metric=opts.metric, multi_tenant=tenants
-            )
-            try:
-                self._rest("POST", "/v1/schema", body)
-            except Rejected as exc:  # made meanwhile by another task: use it
-                if "already exists" not in str(exc):
-                    raise
-            target = collection_from(self._rest("GET", self._path))
-        self._send_name = self._vector_for(target)
+        return None
+
+    def _create_target(self, vectors: Mapping[str, bool] | None) -> Collection:
+        """Make the collection: no vectorizer, an HNSW index per name of ``vectors`` (name → is a
+        multi-vector) or one for the single vector, multi-tenancy when rows carry a namespace."""
+        opts = self.options
+        body = class_body(
+            self.collection,
+            vector_name=opts.vector_name,
+            metric=opts.metric,
+            multi_tenant=opts.namespace is not None or opts.namespace_column is not None,
+            vectors=vectors,
+        )
+        try:
+            self._rest("POST", "/v1/schema", body)
+        except Rejected as exc:  # made meanwhile by another task: use it
+            if "already exists" not in str(exc):
+                raise
+        return collection_from(self._rest("GET", self._path))
+
+    def _check_tenancy(self, target: Collection) -> None:
+        """The write's namespaces against the collection's multi-tenancy; the job's tenant made sure of."""
+        opts = self.options
+        tenants = opts.namespace is not None or opts.namespace_column is not None
         if target.multi_tenant and not tenants:
             raise ConfigError(
                 f"option namespace: collection {self.collection!r} is multi-tenant; name the tenant "
@@ -202,15 +316,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._target = target
         if opts.namespace is not None:
             self._ensure_tenant(opts.namespace)
-        stored = self._stored_dimension(opts.namespace if target.multi_tenant else None)
-        if stored is not None:
-            self._learnt_dimension = stored
-            if dimension and dimension != stored:
-                raise DimensionMismatch(
-                    f"dimension mismatch: {self.describe()} holds vectors of dimension {stored}, "
-                    f"the data has {dimension}",
-                    target_dimension=stored,
-                )
 
     def _vector_for(self, target: Collection) -> str | None:
         """The vector name to send (``None``: the collection's one unnamed vector)."""
@@ -230,9 +335,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
         return name
 
-    def _stored_dimension(self, tenant: str | None) -> int | None:
-        """The length of one stored object's vector; ``None`` for an empty collection (Weaviate's schema
-        has no dimension: an index takes the length of its first vector) or one with tenants per row."""
+    def _stored_vectors(self, tenant: str | None) -> dict[str | None, Any] | None:
+        """One stored object's vectors by name (``None``: the unnamed one); ``None`` for an empty
+        collection (Weaviate's schema has no dimension: an index takes the length of its first vector)
+        or one with tenants per row."""
         target = self._target
         if target is None or (target.multi_tenant and tenant is None):
             return None
@@ -243,12 +349,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         if not objects:
             return None
         obj = objects[0]
-        vector = (
-            obj.get("vector") if self._send_name is None else (obj.get("vectors") or {}).get(self._send_name)
-        )
-        if not vector or isinstance(vector[0], list):  # none stored, or a multi-vector
-            return None
-        return len(vector)
+        return {None: obj.get("vector"), **(obj.get("vectors") or {})}
 
     def _ensure_tenant(self, tenant: str) -> None:
         """Make sure ``tenant`` exists: with ``create=true`` (or a collection that makes its tenants) a
@@ -414,7 +515,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             return np.full(n, 40, dtype=np.int64)  # a quoted UUID and a comma
         dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
         fixed = dense + 64 + len(self.collection) + len(batch.namespace or "") + len(self._send_name or "")
+        fixed += sum(m.shape[1] * 4 + len(name) + 16 for name, m in batch.named_vectors.items())
         sizes = np.full(n, fixed, dtype=np.int64)
+        for name, multi in batch.multi_vectors.items():  # each a uint16 length and its rows' floats
+            sizes += multi.counts() * (multi.dim * 4) + (len(name) + 18)
         if batch.metadata is not None:
             sizes += np.fromiter((2 * metadata_json_len(m) for m in batch.metadata), np.int64, n)
         sizes += np.fromiter((len(str(i)) for i in batch.ids), np.int64, n)  # an id kept as a property
@@ -530,6 +634,18 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
             return BatchOutcome(written=0, failures=failures)
         return BatchOutcome(written=n - len(by_row), failures=failures)
+
+
+def _length(stored: Any, *, multi: bool) -> int | None:
+    """The dimension of a vector as Weaviate's REST API hands it back: a dense vector's length, a
+    multi-vector's vectors' length; ``None`` where there is none (an object without it) or it has the
+    other shape."""
+    if not isinstance(stored, list) or not stored:
+        return None
+    nested = isinstance(stored[0], list)
+    if nested != multi:
+        return None
+    return len(stored[0]) if multi else len(stored)
 
 
 def _fails_rows(exc: ServerError | TransportError) -> bool:

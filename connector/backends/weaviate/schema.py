@@ -7,6 +7,7 @@ the connector looks up what the server will look up.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ class Collection:
     multi_tenant: bool
     auto_tenants: bool  # multiTenancyConfig.autoTenantCreation: the server makes tenants on first write
     properties: dict[str, str] = field(default_factory=dict)  # name → data type ("int", "text[]", …)
+    multi_vectors: set[str] = field(default_factory=set)  # named vectors whose index takes multi-vectors
 
 
 def collection_from(doc: dict[str, Any]) -> Collection:
@@ -45,21 +47,40 @@ def collection_from(doc: dict[str, Any]) -> Collection:
         properties={
             str(p["name"]): str((p.get("dataType") or ["?"])[0]) for p in doc.get("properties") or ()
         },
+        multi_vectors={
+            str(name)
+            for name, config in (doc.get("vectorConfig") or {}).items()
+            if ((config or {}).get("vectorIndexConfig") or {}).get("multivector", {}).get("enabled")
+        },
     )
 
 
-def class_body(name: str, *, vector_name: str | None, metric: str, multi_tenant: bool) -> dict[str, Any]:
+def class_body(
+    name: str,
+    *,
+    vector_name: str | None,
+    metric: str,
+    multi_tenant: bool,
+    vectors: Mapping[str, bool] | None = None,
+) -> dict[str, Any]:
     """A collection with no vectorizer (the vectors are ours), one HNSW vector index named
     ``vector_name`` (``default`` when none is given) with the metric, and, for tenants, multi-tenancy
-    that creates and activates tenants on their first write."""
+    that creates and activates tenants on their first write. ``vectors`` (name → is a multi-vector)
+    gives one HNSW index per name instead, with the metric; a multi-vector's compares by late
+    interaction (``multivector`` on: MaxSim, Weaviate's only aggregation)."""
+    wanted = dict(vectors) if vectors else {vector_name or DEFAULT_VECTOR: False}
     body: dict[str, Any] = {
         "class": name,
         "vectorConfig": {
-            vector_name or DEFAULT_VECTOR: {
+            vector: {
                 "vectorizer": {"none": {}},
                 "vectorIndexType": "hnsw",
-                "vectorIndexConfig": {"distance": DISTANCE[metric]},
+                "vectorIndexConfig": {
+                    "distance": DISTANCE[metric],
+                    **({"multivector": {"enabled": True}} if multi else {}),
+                },
             }
+            for vector, multi in wanted.items()
         },
         "properties": [],
     }

@@ -2,13 +2,15 @@
 
 Field numbers (WIRE.md §2, from weaviate-client's generated descriptors):
 ``BatchObjectsRequest{objects=1, consistency_level=2}``; ``BatchObject{uuid=1, properties=3,
-collection=4, tenant=5, vector_bytes=6, vectors=23 base.Vectors{name=1, vector_bytes=3, type=4}}``;
+collection=4, tenant=5, vector_bytes=6, vectors=23 base.Vectors{name=1, vector_bytes=3, type=4
+(SINGLE_FP32=1, MULTI_FP32=2)}}``;
 ``Properties{non_ref_properties=1 Struct, number_array_properties=4 {prop_name=2, values_bytes=3},
 int_array_properties=5 {values=1 packed int64, prop_name=2}, text_array_properties=6 {values=1,
 prop_name=2}, boolean_array_properties=7 {values=1 packed bool, prop_name=2}, empty_list_props=10}``;
 ``BatchObjectsReply{took=1, errors=2 {index=1 int32, error=2}}``.
 
-A vector is the matrix row's own float32 bytes; scalars go into the Struct (numbers as doubles,
+A vector is the matrix row's own float32 bytes, a multi-vector a little-endian uint16 (its vectors'
+length) and then its rows' block of ``MultiVectors.values``; scalars go into the Struct (numbers as doubles,
 dates as RFC 3339 text), lists into the typed array fields, as weaviate-client sends them. Fields
 are written in number order and Struct keys sorted, so our bytes equal the generated classes'
 deterministic serialisation (tests/unit/test_wire_weaviate.py).
@@ -17,6 +19,7 @@ deterministic serialisation (tests/unit/test_wire_weaviate.py).
 from __future__ import annotations
 
 import datetime as dt
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,10 +27,11 @@ import numpy as np
 
 from ... import protowire as pw
 from ...redaction import Secrets
-from ...rows import RowBatch
+from ...rows import MultiVectors, RowBatch
 
 __all__ = [
     "CONSISTENCY",
+    "MAX_MULTI_DIMENSION",
     "encode_batch",
     "encode_properties",
     "kind_of",
@@ -36,7 +40,9 @@ __all__ = [
 ]
 
 CONSISTENCY = {"one": 1, "quorum": 2, "all": 3}  # ConsistencyLevel enum
-SINGLE_FP32 = 1  # base.Vectors.VectorType
+SINGLE_FP32, MULTI_FP32 = 1, 2  # base.Vectors.VectorType
+MAX_MULTI_DIMENSION = 65_535  # a multi-vector's bytes start with its vectors' length as a uint16
+_MULTI_TAIL = pw.varint_field(4, MULTI_FP32)
 _PLAIN = frozenset((str, int, float, bool))  # exactly these types: no subclass, no numpy scalar
 
 
@@ -139,7 +145,9 @@ def encode_batch(
     consistency: str | None,
 ) -> bytes:
     """``BatchObjectsRequest``: one ``BatchObject`` per row; ``vector_name`` ``None`` sends the unnamed
-    vector (``vector_bytes``), else the named one (``vectors``)."""
+    vector (``vector_bytes``), else the named one (``vectors``). Rows with named vectors (options
+    ``vector_columns``, ``multi_vector_columns``) carry one ``vectors`` entry per name instead, dense
+    names first, in the options' order."""
     shared = pw.string_field(4, collection) + pw.string_field(5, batch.namespace or "")  # the same each row
     matrix = batch.vectors
     raw: memoryview | None = None
@@ -151,22 +159,77 @@ def encode_batch(
         if vector_name is None:
             head = pw.key(6, pw.LEN) + pw.varint(row_len)  # BatchObject.vector_bytes
         else:
-            name, tail = pw.string_field(1, vector_name), pw.varint_field(4, SINGLE_FP32)
-            framed = pw.key(3, pw.LEN) + pw.varint(row_len)  # base.Vectors.vector_bytes
-            inner = len(name) + len(framed) + row_len + len(tail)
-            head = pw.key(23, pw.LEN) + pw.varint(inner) + name + framed  # BatchObject.vectors
+            head, tail = _dense_framing(vector_name, row_len)
     fixed = len(shared) + (len(head) + row_len + len(tail) if raw is not None else 0)
+    dense = [_DenseName(name, m) for name, m in batch.named_vectors.items() if len(m) and m.shape[1]]
+    fixed += sum(d.size for d in dense)
+    multi = [_MultiName(name, m) for name, m in batch.multi_vectors.items() if len(m)]
     object_tag = pw.key(1, pw.LEN)  # BatchObjectsRequest.objects
     parts: list[Any] = []
     for i, uid in enumerate(uuids):
         id_field = pw.string_field(1, uid)
         props = pw.len_field(3, encode_properties(properties[i])) if properties[i] else b""
-        parts += (object_tag, pw.varint(len(id_field) + len(props) + fixed), id_field, props, shared)
+        size = len(id_field) + len(props) + fixed
+        framed = [m.framing(i) for m in multi]  # (head, values, tail) per multi-vector name
+        size += sum(len(h) + len(v) + len(t) for h, v, t in framed)
+        parts += (object_tag, pw.varint(size), id_field, props, shared)
         if raw is not None:
             parts += (head, raw[i * row_len : (i + 1) * row_len], tail)
+        for d in dense:
+            parts += (d.head, d.raw[i * d.row_len : (i + 1) * d.row_len], d.tail)
+        for h, v, t in framed:
+            parts += (h, v, t)
     if consistency is not None:
         parts.append(pw.varint_field(2, CONSISTENCY[consistency]))
     return b"".join(parts)
+
+
+def _dense_framing(name: str, row_len: int) -> tuple[bytes, bytes]:
+    """``BatchObject.vectors`` around one dense vector of ``row_len`` bytes: (before, after) its floats."""
+    name_field, tail = pw.string_field(1, name), pw.varint_field(4, SINGLE_FP32)
+    framed = pw.key(3, pw.LEN) + pw.varint(row_len)  # base.Vectors.vector_bytes
+    inner = len(name_field) + len(framed) + row_len + len(tail)
+    return pw.key(23, pw.LEN) + pw.varint(inner) + name_field + framed, tail
+
+
+class _DenseName:
+    """One dense name's matrix and its framing, the same for every row: built once a batch."""
+
+    __slots__ = ("head", "raw", "row_len", "size", "tail")
+
+    def __init__(self, name: str, matrix: np.ndarray) -> None:
+        self.row_len = 4 * matrix.shape[1]
+        self.raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
+        self.head, self.tail = _dense_framing(name, self.row_len)
+        self.size = len(self.head) + self.row_len + len(self.tail)
+
+
+class _MultiName:
+    """One multi-vector name: row ``i``'s ``base.Vectors.vector_bytes`` is its vectors' length as a
+    little-endian uint16, then the floats of its block of ``MultiVectors.values`` (as the server's
+    ``byteops.Fp32SliceOfSlicesFromBytes`` reads it), sent from the buffer itself."""
+
+    __slots__ = ("name_field", "offsets", "prefix", "raw", "vector_len")
+
+    def __init__(self, name: str, multi: MultiVectors) -> None:
+        dim = multi.dim
+        if not 0 < dim <= MAX_MULTI_DIMENSION:
+            raise ValueError(
+                f"multi-vector {name!r}: Weaviate takes vectors of 1 to 65,535 floats, not {dim}"
+            )
+        self.name_field = pw.string_field(1, name)
+        self.prefix = struct.pack("<H", dim)
+        self.vector_len = 4 * dim
+        self.raw = np.ascontiguousarray(multi.values, dtype="<f4").data.cast("B")
+        self.offsets: list[int] = multi.offsets.tolist()
+
+    def framing(self, i: int) -> tuple[bytes, memoryview, bytes]:
+        start, stop = self.offsets[i] * self.vector_len, self.offsets[i + 1] * self.vector_len
+        values = self.raw[start:stop]
+        body = len(self.prefix) + len(values)
+        vector_bytes = pw.key(3, pw.LEN) + pw.varint(body) + self.prefix
+        inner = len(self.name_field) + len(vector_bytes) + len(values) + len(_MULTI_TAIL)
+        return pw.key(23, pw.LEN) + pw.varint(inner) + self.name_field + vector_bytes, values, _MULTI_TAIL
 
 
 def read_errors(body: bytes, secrets: Secrets) -> list[tuple[int, str]]:
