@@ -8,7 +8,12 @@ servers, each its own process:
 - ``lite``: Milvus Lite, started by ``vectordb.connector.backends.milvus.lite.ensure_server`` (the embedded
   default users get). Its engine is pure Python, so this measures the server.
 - ``noop``: Milvus Lite's own servicer with ``Upsert`` replaced by "count the rows and say OK"
-  (control-plane calls stay real, so both clients run unchanged). This measures the clients.
+  (control-plane calls stay real, so both clients run unchanged). This measures the clients. Its
+  ``Delete`` of ``key in [...]`` (what pymilvus ``delete(ids=...)`` and this connector send) counts the
+  keys and answers ``MutationResult{delete_cnt}`` in the collection Milvus Lite knows (an unknown one
+  fails as there), storing nothing, like its ``Upsert``; any other expression goes to Milvus Lite's own
+  ``Delete``. ``/BenchSink/Stats`` on the same port answers the keys deleted so far (JSON,
+  ``{"delete_requests", "deleted"}``; ``noop_deleted(address)`` reads it).
 
 Contenders, same batch size: ``connector`` (``connect("milvus://…", batch_size, max_concurrency)``
 and ``client.upsert(table)`` of a ``pyarrow.Table``, at concurrency 1 and 4); ``pymilvus-lists``
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -93,18 +99,60 @@ def noop_server(data_dir: str) -> Iterator[str]:
             proc.stdout.close()
 
 
+# the keys of ``key in [...]``: double- or single-quoted strings (escapes included) or integers
+_IN_LIST = re.compile(r"^\s*(\w+)\s+in\s*\[(.*)\]\s*$", re.DOTALL)
+_KEY = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+""")
+
+
+def expr_keys(expr: str) -> tuple[str, int] | None:
+    """``(field, keys)`` of a ``field in [k1, k2, ...]`` expression; None for any other."""
+    found = _IN_LIST.match(expr)
+    if found is None:
+        return None
+    return found.group(1), len(_KEY.findall(found.group(2)))
+
+
+def noop_deleted(address: str) -> int:
+    """The keys the no-op servicer at ``address`` has deleted (counted) so far."""
+    import grpc
+
+    with grpc.insecure_channel(address) as channel:
+        return int(json.loads(channel.unary_unary("/BenchSink/Stats")(b"", timeout=10))["deleted"])
+
+
 def serve_noop(data_dir: str) -> None:
-    """Milvus Lite's servicer, but ``Upsert`` only counts rows: real control plane, free data plane."""
+    """Milvus Lite's servicer, but ``Upsert`` and ``Delete`` by keys only count: real control plane, free
+    data plane."""
     from concurrent import futures
 
     import grpc
+    from milvus_lite.adapter.grpc.errors import success_status_kwargs, to_status_kwargs
     from milvus_lite.adapter.grpc.servicer import MilvusServicer
     from milvus_lite.db import MilvusLite
+    from milvus_lite.exceptions import MilvusLiteError
     from pymilvus.grpc_gen import common_pb2, milvus_pb2, milvus_pb2_grpc
+
+    lock = threading.Lock()
+    deletes = {"delete_requests": 0, "deleted": 0}
 
     class NoopServicer(MilvusServicer):
         def Upsert(self, request: Any, context: Any) -> Any:
             return milvus_pb2.MutationResult(status=common_pb2.Status(), upsert_cnt=request.num_rows)
+
+        def Delete(self, request: Any, context: Any) -> Any:
+            keys = expr_keys(request.expr)
+            if keys is None:
+                return super().Delete(request, context)
+            try:
+                self._get_collection(request, context)  # an unknown collection fails as in Milvus Lite
+            except MilvusLiteError as exc:
+                return milvus_pb2.MutationResult(status=common_pb2.Status(**to_status_kwargs(exc)))
+            with lock:
+                deletes["delete_requests"] += 1
+                deletes["deleted"] += keys[1]
+            return milvus_pb2.MutationResult(
+                status=common_pb2.Status(**success_status_kwargs()), delete_cnt=keys[1]
+            )
 
     db = MilvusLite(data_dir)
     server = grpc.server(
@@ -112,6 +160,18 @@ def serve_noop(data_dir: str) -> None:
         options=[("grpc.max_receive_message_length", 256 << 20), ("grpc.max_send_message_length", 256 << 20)],
     )
     milvus_pb2_grpc.add_MilvusServiceServicer_to_server(NoopServicer(db), server)
+
+    def stats(body: bytes, context: Any) -> bytes:
+        with lock:
+            return json.dumps(deletes).encode()
+
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "BenchSink", {"Stats": grpc.unary_unary_rpc_method_handler(stats)}
+            ),
+        )
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     stopping = threading.Event()

@@ -4,7 +4,9 @@
 random float32 vectors (fixed seed, integer ids, no payload) into a no-op Qdrant-protocol sink that runs
 in its own process (``python -m jobs.bench.qdrant_vs_official sink``: gRPC ``/qdrant.Points/Upsert`` and
 REST ``PUT /collections/{c}/points``, counting points by framing only, so its CPU never competes with
-the client's GIL). Contenders, each on both transports:
+the client's GIL; deletes too, ``/qdrant.Points/Delete`` and ``POST /collections/{c}/points/delete``, their ids
+counted and answered as Qdrant answers an applied operation, for ``jobs.bench.deletes``). Contenders,
+each on both transports:
 
 - ``connector``: ``connect("qdrant+grpc://…" or "qdrant://…", batch_size, max_concurrency)`` and
   ``client.upsert(table)`` of a ``pyarrow.Table`` (``id`` int64, ``values`` list<float32>), at
@@ -35,14 +37,16 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
+from vectordb.connector.protowire import read_fields as _read_fields
 from vectordb.connector.protowire import read_varint as _varint
 
 from ..processes import stop_process
@@ -66,12 +70,18 @@ class _Counts:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.requests = self.points = self.bytes = 0
+        self.delete_requests = self.deleted = 0
 
     def add(self, points: int, nbytes: int) -> None:
         with self.lock:
             self.requests += 1
             self.points += points
             self.bytes += nbytes
+
+    def delete(self, ids: int) -> None:
+        with self.lock:
+            self.delete_requests += 1
+            self.deleted += ids
 
 
 def _grpc_points(body: bytes) -> int:
@@ -92,6 +102,36 @@ def _grpc_points(body: bytes) -> int:
             pos += 4
         count += key >> 3 == 3
     return count
+
+
+def _grpc_delete_ids(body: bytes) -> int:
+    """Point ids a ``DeletePoints`` names: ``points=3 PointsSelector{points=1 PointsIdsList{ids=1}}``, or
+    its ``filter=2 Filter{must=2 Condition{has_id=3 HasIdCondition{has_id=1}}}`` (the ids in a
+    namespace); 0 for a filter without ids (every point it matches, which the sink cannot count)."""
+
+    def fields(buf: memoryview, wanted: int) -> Iterator[memoryview]:
+        for number, kind, value in _read_fields(buf):
+            if number == wanted and kind == 2:
+                yield value
+
+    count = 0
+    for selector in fields(memoryview(body), 3):
+        for listed in fields(selector, 1):
+            count += sum(1 for _ in fields(listed, 1))
+        for where in fields(selector, 2):
+            for condition in fields(where, 2):
+                for has_id in fields(condition, 3):
+                    count += sum(1 for _ in fields(has_id, 1))
+    return count
+
+
+def _rest_delete_ids(body: bytes) -> int:
+    """Point ids a ``POST …/points/delete`` names: ``{"points": [...]}``, or ``has_id`` in its filter."""
+    doc = orjson.loads(body or b"{}")
+    if isinstance(doc.get("points"), list):
+        return len(doc["points"])
+    must = (doc.get("filter") or {}).get("must") or []
+    return sum(len(c["has_id"]) for c in must if isinstance(c, dict) and "has_id" in c)
 
 
 def _rest_points(body: bytes) -> int:
@@ -135,11 +175,14 @@ class _RestSink(asyncio.Protocol):
             if verb == "PUT" and path.split("?")[0].endswith("/points"):
                 self.counts.add(_rest_points(body), len(body))
                 self._reply(REST_REPLY)
+            elif verb == "POST" and path.split("?")[0].endswith("/points/delete"):
+                self.counts.delete(_rest_delete_ids(body))
+                self._reply(REST_REPLY)
             elif path == "/_stats":
                 c = self.counts
-                self._reply(
-                    json.dumps({"requests": c.requests, "points": c.points, "bytes": c.bytes}).encode()
-                )
+                found = {"requests": c.requests, "points": c.points, "bytes": c.bytes}
+                found |= {"delete_requests": c.delete_requests, "deleted": c.deleted}
+                self._reply(json.dumps(found).encode())
             elif path.startswith("/collections/"):
                 self._reply(self.collection)
             else:
@@ -184,11 +227,19 @@ def serve_sink(dim: int) -> None:
         counts.add(_grpc_points(body), len(body))
         return GRPC_REPLY
 
+    def delete(body: bytes, context: Any) -> bytes:
+        counts.delete(_grpc_delete_ids(body))
+        return GRPC_REPLY  # PointsOperationResponse, as for an upsert
+
     server = grpc.server(
         ThreadPoolExecutor(max_workers=16),
         handlers=[
             grpc.method_handlers_generic_handler(
-                "qdrant.Points", {"Upsert": grpc.unary_unary_rpc_method_handler(upsert)}
+                "qdrant.Points",
+                {
+                    "Upsert": grpc.unary_unary_rpc_method_handler(upsert),
+                    "Delete": grpc.unary_unary_rpc_method_handler(delete),
+                },
             ),
             grpc.method_handlers_generic_handler(
                 "qdrant.Collections",
@@ -230,13 +281,22 @@ class Sink:
         self.rest_port, self.grpc_port = ports["REST"], ports["GRPC"]
 
     def points(self) -> int:
+        return int(self.stats()["points"])
+
+    def deleted(self) -> int:
+        """Point ids named by the deletes answered so far."""
+        return int(self.stats()["deleted"])
+
+    def stats(self) -> dict[str, int]:
         import urllib.request
 
         with urllib.request.urlopen(f"http://127.0.0.1:{self.rest_port}/_stats", timeout=10) as reply:
-            return int(json.loads(reply.read())["points"])
+            return dict(json.loads(reply.read()))
 
     def close(self) -> None:
         stop_process(self.process)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 def _official(sink: Sink, grpc: bool) -> Any:

@@ -1,4 +1,4 @@
-"""No-op Pinecone sinks for benchmarks: gRPC ``/VectorService/Upsert`` and REST ``POST /vectors/upsert``.
+"""No-op Pinecone sinks for benchmarks: gRPC ``/VectorService/Upsert`` and REST ``POST /vectors/upsert``, and deletes.
 
 A sink runs in its own process (``python -m jobs.bench.sinks --kind grpc|rest --port 0
 [--delay-ms N]``, which prints ``PORT <n>`` and serves on 127.0.0.1 until SIGTERM), so its
@@ -6,6 +6,12 @@ CPU never competes for the GIL of the client being measured. It stores nothing: 
 requests, body bytes and vectors, and replies with the count (``UpsertResponse{upserted_count}``
 or ``{"upsertedCount": n}``). ``--delay-ms`` holds every reply for a fixed time without
 holding up other requests, as a cross-region round trip does.
+
+Deletes by id (gRPC ``/VectorService/Delete``, REST ``POST /vectors/delete``) are counted and answered
+as Pinecone answers a delete in a namespace that holds vectors: ``DeleteResponse{}`` or ``{}``. As
+Pinecone, a request of more than 1,000 ids, or of none without ``delete_all``, is refused
+(``INVALID_ARGUMENT``, or 400 with ``{"code": 3, ...}``). The ids are counted, not looked up: the
+sink stores nothing, so a benchmark deletes ids it takes as written.
 
 Per request the work is kept small so the sink is never the bottleneck: the gRPC sink
 skips over the top-level ``vectors`` fields without decoding them; the REST sink is a bare
@@ -37,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
+
+from vectordb.connector.protowire import read_varint as _varint
 
 from ..processes import stop_process
 
@@ -48,6 +57,7 @@ STATS_METHOD = "/BenchSink/Stats"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 INITIAL_BUFFER_BYTES = 4 * 1024 * 1024  # REST: a whole request body fits, so it is counted in place
 READ_BYTES = 256 * 1024
+MAX_DELETE_IDS = 1000  # Pinecone's DeleteRequest.ids: "maxLength": 1000
 GRPC_WORKERS = 128  # a sleeping handler holds a worker: enough for any concurrency a benchmark uses
 
 
@@ -61,6 +71,8 @@ class SinkStats:
     peak_in_flight: int = 0
     cpu_s: float = 0.0  # CPU seconds of the sink process
     per_second: dict[str, int] = field(default_factory=dict)  # vectors arrived per wall-clock second
+    delete_requests: int = 0  # delete requests answered OK
+    deleted: int = 0  # ids those requests named
 
     def __sub__(self, before: SinkStats) -> SinkStats:
         return SinkStats(
@@ -74,6 +86,8 @@ class SinkStats:
                 for k, n in self.per_second.items()
                 if n != before.per_second.get(k, 0)
             },
+            delete_requests=self.delete_requests - before.delete_requests,
+            deleted=self.deleted - before.deleted,
         )
 
 
@@ -85,6 +99,7 @@ class _Counters:
         self.requests = self.bytes = self.vectors = 0
         self.in_flight = self.peak = 0
         self.per_second: dict[str, int] = {}  # arrival second (Unix time) → vectors
+        self.delete_requests = self.deleted = 0
 
     def start(self, nbytes: int, vectors: int) -> None:
         second = str(int(time.time()))
@@ -96,6 +111,11 @@ class _Counters:
             self.peak = max(self.peak, self.in_flight)
             self.per_second[second] = self.per_second.get(second, 0) + vectors
 
+    def delete(self, ids: int) -> None:
+        with self._lock:
+            self.delete_requests += 1
+            self.deleted += ids
+
     def finish(self) -> None:
         with self._lock:
             self.in_flight -= 1
@@ -103,7 +123,14 @@ class _Counters:
     def read(self) -> bytes:
         with self._lock:
             stats = SinkStats(
-                self.requests, self.bytes, self.vectors, self.peak, time.process_time(), dict(self.per_second)
+                self.requests,
+                self.bytes,
+                self.vectors,
+                self.peak,
+                time.process_time(),
+                dict(self.per_second),
+                self.delete_requests,
+                self.deleted,
             )
             self.peak = self.in_flight
         return json.dumps(asdict(stats)).encode()
@@ -133,6 +160,32 @@ def count_upsert_vectors(body: bytes) -> int:
     return count
 
 
+def read_delete(body: bytes) -> tuple[int, bool]:
+    """``DeleteRequest{ids=1, delete_all=2, namespace=3, filter=4}``: how many ids, and ``delete_all``."""
+    ids = pos = 0
+    delete_all = False
+    end = len(body)
+    while pos < end:
+        key, pos = _varint(body, pos)
+        if key & 7 == 0:
+            value, pos = _varint(body, pos)
+            delete_all = delete_all or (key >> 3 == 2 and value != 0)
+        elif key & 7 == 2:
+            size, pos = _varint(body, pos)
+            pos += size
+            ids += key >> 3 == 1
+        else:
+            raise ValueError(f"DeleteRequest: wire type {key & 7} at byte {pos}")
+    return ids, delete_all
+
+
+def delete_refusal(ids: int, delete_all: bool) -> str | None:
+    """Pinecone's refusal of a delete request (its ``DeleteRequest.ids`` hold at most 1,000), or None."""
+    if ids > MAX_DELETE_IDS or (ids == 0) != delete_all:
+        return f"Invalid request: ids must hold 1 to {MAX_DELETE_IDS} ids (or delete_all alone)"
+    return None
+
+
 def upsert_reply(count: int) -> bytes:
     """``UpsertResponse{upserted_count=1: count}``."""
     out = bytearray(b"\x08")
@@ -158,6 +211,14 @@ def serve_grpc(port: int, delay_s: float, stop: threading.Event) -> None:
         finally:
             counters.finish()
 
+    def delete(body: bytes, context: Any) -> bytes:
+        ids, delete_all = read_delete(body)
+        refusal = delete_refusal(ids, delete_all)
+        if refusal is not None:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, refusal)
+        counters.delete(ids)
+        return b""  # DeleteResponse{}
+
     def stats(body: bytes, context: Any) -> bytes:
         return counters.read()
 
@@ -175,6 +236,7 @@ def serve_grpc(port: int, delay_s: float, stop: threading.Event) -> None:
                     "VectorService",
                     {
                         "Upsert": grpc.unary_unary_rpc_method_handler(upsert),
+                        "Delete": grpc.unary_unary_rpc_method_handler(delete),
                         # an index of unknown dimension: the client's pre-write check passes
                         "DescribeIndexStats": grpc.unary_unary_rpc_method_handler(lambda body, context: b""),
                     },
@@ -299,6 +361,8 @@ class _HttpSink(asyncio.BufferedProtocol):
                 self._loop.call_later(self._delay_s, self._send_upsert_reply, reply)
             else:
                 self._send_upsert_reply(reply)
+        elif self._target == b"POST /vectors/delete":
+            self._delete(memoryview(self._buf)[start:end])
         elif self._target == b"POST /describe_index_stats":  # the client's pre-write check
             self._send(
                 _response(b"200 OK", b'{"namespaces":{},"dimension":0,"totalVectorCount":0}', self._close)
@@ -310,6 +374,26 @@ class _HttpSink(asyncio.BufferedProtocol):
             self._send(_response(b"411 Length Required", b'{"message": "send Content-Length"}', close=True))
         else:
             self._send(_response(b"404 Not Found", b'{"message": "no such path"}', self._close))
+
+    def _delete(self, body: memoryview) -> None:
+        try:
+            doc = orjson.loads(body)
+            ids = doc.get("ids") or []
+            delete_all = bool(doc.get("deleteAll"))
+        except (orjson.JSONDecodeError, AttributeError):
+            ids, delete_all = None, False
+        listed = len(ids) if isinstance(ids, list) else -1
+        refusal = (
+            "Invalid request: the body is not a JSON object"
+            if listed < 0
+            else delete_refusal(listed, delete_all)
+        )
+        if refusal is not None:
+            body_out = orjson.dumps({"code": 3, "message": refusal, "details": []})
+            self._send(_response(b"400 Bad Request", body_out, self._close))
+            return
+        self._counters.delete(listed)
+        self._send(_response(b"200 OK", b"{}", self._close))
 
     def _send_upsert_reply(self, reply: bytes) -> None:
         self._counters.finish()

@@ -10,6 +10,14 @@ for to connect and write:
   ``BatchObjectsRequest`` are counted by their framing, never decoded, and the reply is an empty
   ``BatchObjectsReply`` (no errors: every object "written"); ``/grpc.health.v1.Health/Check``
   answers SERVING.
+- Deletes by id, counted and answered as weaviate-server answers when every object named is there
+  (the sink stores nothing; a benchmark deletes ids it takes as written), at most
+  ``QUERY_MAXIMUM_RESULTS`` (10,000) objects a request, as the server: gRPC
+  ``/weaviate.v1.Weaviate/BatchDelete`` (weaviate-client's ``data.delete_many``) with a filter
+  ``ContainsAny`` on the id, its ``BatchDeleteReply{took, failed, matches, successful}``; REST
+  ``DELETE /v1/batch/objects`` (this connector) with ``where`` ``{"path": ["id"], "operator":
+  "ContainsAny", "valueTextArray": [...]}``, its ``BatchDeleteResponse`` (``match``, ``output``,
+  ``dryRun``, ``results``). A filter of another shape matches nothing.
 - REST ``/v1/meta`` (version 1.35.2, the server the other benchmarks run), ``/v1/.well-known/ready``
   and ``live``, ``/v1/nodes``, and the schema: ``POST /v1/schema`` keeps the class, ``GET`` and
   ``DELETE /v1/schema/{Class}``, ``POST /v1/schema/{Class}/properties``. A class is answered in the
@@ -19,8 +27,8 @@ for to connect and write:
   answers 501 and is named on stderr, so a client needing more fails loudly instead of being
   misled.
 
-Counters (``GET /_stats``, JSON): gRPC batch requests, objects, body bytes, and the sink's own CPU
-seconds. ``start_sink()`` starts the process and yields a ``WeaviateSink`` with the same fields a
+Counters (``GET /_stats``, JSON): gRPC batch requests, objects, body bytes, delete requests and the
+objects they deleted, and the sink's own CPU seconds. ``start_sink()`` starts the process and yields a ``WeaviateSink`` with the same fields a
 benchmark uses of a real server (``uri``, ``grpc_port``, ``client()``, ``rest()``, ``pid``).
 """
 
@@ -31,6 +39,7 @@ import contextlib
 import copy
 import json
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -44,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from vectordb.connector.protowire import read_fields as _read_fields
 from vectordb.connector.protowire import read_varint as _varint
 
 from ..processes import stop_process
@@ -55,6 +65,8 @@ ROOT = Path(__file__).resolve().parents[2]  # `python -m jobs.bench.weaviate_sin
 VERSION = "1.35.2"
 MAX_MESSAGE_BYTES = 104_858_000  # weaviate-server's GRPC_MAX_MESSAGE_SIZE default
 HEALTH_SERVING = b"\x08\x01"  # grpc.health.v1.HealthCheckResponse{status=SERVING}
+QUERY_MAXIMUM_RESULTS = 10_000  # weaviate-server's default: the most objects one batch delete removes
+CONTAINS_ANY = 12  # weaviate.v1.Filters.Operator.OPERATOR_CONTAINS_ANY
 
 # What weaviate-server 1.35.2 answers for a class beyond what was asked (GET /v1/schema/{Class}).
 CLASS_DEFAULTS: dict[str, Any] = {
@@ -139,10 +151,50 @@ def count_objects(body: bytes) -> int:
     return count
 
 
+def delete_filter_ids(body: bytes) -> int:
+    """The ids a ``BatchDeleteRequest{filters=2}`` names: ``Filters{operator=1 ContainsAny, value_text_array=9
+    TextArray{values=1}, target=20 {property=1 "_id"}}`` (or ``on=2 ["_id"]``, the older form); 0 for any
+    other filter."""
+    for number, kind, value in _read_fields(body):
+        if number == 2 and kind == 2:
+            operator, on_id, ids = 0, False, 0
+            for field, wire, inner in _read_fields(value):
+                if field == 1 and wire == 0:
+                    operator = inner
+                elif field == 2 and wire == 2:
+                    on_id = on_id or bytes(inner) in (b"_id", b"id")
+                elif field == 20 and wire == 2:
+                    on_id = on_id or any(
+                        f == 1 and w == 2 and bytes(v) in (b"_id", b"id") for f, w, v in _read_fields(inner)
+                    )
+                elif field == 9 and wire == 2:
+                    ids += sum(1 for f, w, _ in _read_fields(inner) if f == 1 and w == 2)
+            return ids if operator == CONTAINS_ANY and on_id else 0
+    return 0
+
+
+def batch_delete_reply(matches: int, took_s: float) -> bytes:
+    """``BatchDeleteReply{took=1 float, failed=2, matches=3, successful=4}``: every match deleted."""
+    reply = b"\x0d" + struct.pack("<f", took_s)
+    if matches:
+        reply += b"\x18" + _encode_varint(matches) + b"\x20" + _encode_varint(matches)
+    return reply
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 class _Counters:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.requests = self.objects = self.bytes = 0
+        self.delete_requests = self.deleted = 0
 
     def add(self, objects: int, nbytes: int) -> None:
         with self.lock:
@@ -150,9 +202,15 @@ class _Counters:
             self.objects += objects
             self.bytes += nbytes
 
+    def delete(self, objects: int) -> None:
+        with self.lock:
+            self.delete_requests += 1
+            self.deleted += objects
+
     def read(self) -> dict[str, Any]:
         with self.lock:
             found = {"requests": self.requests, "objects": self.objects, "bytes": self.bytes}
+            found |= {"delete_requests": self.delete_requests, "deleted": self.deleted}
         return {**found, "cpu_s": time.process_time()}
 
 
@@ -300,7 +358,9 @@ def _handler(counters: _Counters, schema: _Schema) -> type[BaseHTTPRequestHandle
 
         def do_DELETE(self) -> None:
             parts = self._parts()
-            if parts[:2] == ["v1", "schema"] and len(parts) == 3:
+            if parts == ["v1", "batch", "objects"]:
+                self._batch_delete(self._body() or {})
+            elif parts[:2] == ["v1", "schema"] and len(parts) == 3:
                 with schema.lock:
                     schema.classes.pop(_class_name(parts[2]), None)
                 self._answer(200)
@@ -309,6 +369,36 @@ def _handler(counters: _Counters, schema: _Schema) -> type[BaseHTTPRequestHandle
 
         def do_PUT(self) -> None:
             self._unknown()
+
+        def _batch_delete(self, asked: dict[str, Any]) -> None:
+            """``DELETE /v1/batch/objects``: the objects whose id is among ``valueTextArray``."""
+            match = asked.get("match") or {}
+            with schema.lock:
+                known = _class_name(str(match.get("class") or "")) in schema.classes
+            if not known:
+                return self._error(422, f"validate: class {match.get('class')!r} not found in schema")
+            where = match.get("where") or {}
+            ids = where.get("valueTextArray") if where.get("path") in (["id"], ["_id"]) else None
+            found = (
+                min(len(ids), QUERY_MAXIMUM_RESULTS) if where.get("operator") == "ContainsAny" and ids else 0
+            )
+            counters.delete(found)
+            results: dict[str, Any] = {
+                "matches": found,
+                "limit": QUERY_MAXIMUM_RESULTS,
+                "successful": found,
+                "failed": 0,
+            }
+            output = asked.get("output") or "minimal"
+            reply = {
+                "match": match,
+                "output": output,
+                "dryRun": bool(asked.get("dryRun")),
+                "results": results,
+            }
+            if output == "verbose":
+                results["objects"] = [{"id": i, "status": "SUCCESS"} for i in ids[:found]] if ids else []
+            self._answer(200, reply)
 
     return Handler
 
@@ -323,11 +413,21 @@ def serve() -> None:
         counters.add(count_objects(body), len(body))
         return b""  # BatchObjectsReply{}: no errors
 
+    def batch_delete(body: bytes, context: Any) -> bytes:
+        started = time.perf_counter()
+        found = min(delete_filter_ids(body), QUERY_MAXIMUM_RESULTS)
+        counters.delete(found)
+        return batch_delete_reply(found, time.perf_counter() - started)
+
     server = grpc.server(
         ThreadPoolExecutor(max_workers=16),
         handlers=[
             grpc.method_handlers_generic_handler(
-                "weaviate.v1.Weaviate", {"BatchObjects": grpc.unary_unary_rpc_method_handler(batch_objects)}
+                "weaviate.v1.Weaviate",
+                {
+                    "BatchObjects": grpc.unary_unary_rpc_method_handler(batch_objects),
+                    "BatchDelete": grpc.unary_unary_rpc_method_handler(batch_delete),
+                },
             ),
             grpc.method_handlers_generic_handler(
                 "grpc.health.v1.Health",
@@ -357,6 +457,8 @@ class SinkStats:
     objects: int
     bytes: int
     cpu_s: float  # the sink process's CPU seconds
+    delete_requests: int = 0
+    deleted: int = 0  # objects the deletes removed
 
 
 @dataclass(frozen=True)
@@ -397,7 +499,12 @@ class WeaviateSink:
     def stats(self) -> SinkStats:
         found = self.rest("GET", "/_stats")
         return SinkStats(
-            int(found["requests"]), int(found["objects"]), int(found["bytes"]), float(found["cpu_s"])
+            int(found["requests"]),
+            int(found["objects"]),
+            int(found["bytes"]),
+            float(found["cpu_s"]),
+            int(found["delete_requests"]),
+            int(found["deleted"]),
         )
 
 
