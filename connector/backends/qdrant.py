@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
 
@@ -33,10 +34,11 @@ from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
-from ..rows import DELETE, RowBatch, RowRules
+from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
+from .sizing import json_bytes_per_float
 
 __all__ = [
     "QdrantBackend",
@@ -73,18 +75,26 @@ class QdrantOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
 class _Target:
     """What ``check_target`` learnt: the collection's dense size, sparse names and sharding."""
 
-    __slots__ = ("dimension", "named", "sharded", "sparse_names")
+    __slots__ = ("dimension", "multi", "named", "sharded", "sparse_names")
 
-    def __init__(self, dimension: int | None, named: dict[str, int], sparse_names: set[str], sharded: bool):
+    def __init__(
+        self,
+        dimension: int | None,
+        named: dict[str, int],
+        sparse_names: set[str],
+        sharded: bool,
+        multi: set[str] | None = None,
+    ):
         self.dimension = dimension  # the unnamed vector's size, if the collection has one
-        self.named = named  # named dense vectors and their sizes
+        self.named = named  # named dense vectors (multi-vectors included) and their sizes
         self.sparse_names = sparse_names
         self.sharded = sharded  # sharding_method = custom
+        self.multi = multi or set()  # the named vectors with a multivector_config (max_sim)
 
 
 class QdrantBackend(Backend[QdrantOptions]):
     name: ClassVar[str] = "qdrant"
-    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
+    named_vectors = multi_vectors = "yes"
     options_type: ClassVar[type[BackendOptions]] = QdrantOptions
 
     # Qdrant takes 32 MB per request by default (service.max_request_size_mb, REST and gRPC) and
@@ -170,14 +180,74 @@ class QdrantBackend(Backend[QdrantOptions]):
                 target_dimension=size,
             )
 
+    @property
+    def _named_mode(self) -> bool:
+        return bool(self.options.vector_columns or self.options.multi_vector_columns)
+
+    def check_named_target(
+        self, transport: Transport, dimensions: Mapping[str, int | None]
+    ) -> dict[str, int]:
+        """Check every name of the write against the collection's vectors config (``Backend``): present,
+        dense or multi-vector (``multivector_config``) as asked, and a stated size (option
+        ``vector_dimensions``) its size; with ``create=true``, make a missing collection with every name
+        once every dimension is known. Returns each name's size in the collection."""
+        opts = self.options
+        multi = set(opts.multi_vector_columns or {})
+        try:
+            target = self._describe_collection(transport)
+        except NotFound:
+            if not opts.create:
+                raise ConfigError(
+                    f"{self.describe()}: collection {self.collection!r} does not exist "
+                    "(option create=true makes it)"
+                ) from None
+            if any(size is None for size in dimensions.values()):
+                return {}  # made once every name's dimension is known
+            self._create_collection(transport, None, {n: int(d) for n, d in dimensions.items() if d})
+            target = self._describe_collection(transport)
+        if opts.create and opts.namespace_mode == "shard_key" and opts.namespace:
+            self._create_shard_key(transport, opts.namespace)
+        self._target = target
+        self._check_names(target)
+        stated = opts.vector_dimensions or {}
+        fixed: dict[str, int] = {}
+        for name in dimensions:
+            option = "multi_vector_columns" if name in multi else "vector_columns"
+            if name not in target.named:
+                raise ConfigError(
+                    f"option {option}: collection {self.collection!r} has no vector {name!r} "
+                    f"(it has {sorted(target.named) or 'only an unnamed vector'})"
+                )
+            if (name in multi) != (name in target.multi):
+                kind, other = (
+                    ("a multi-vector (multivector_config max_sim)", "multi_vector_columns")
+                    if name in target.multi
+                    else ("a dense vector (no multivector_config)", "vector_columns")
+                )
+                raise ConfigError(
+                    f"option {option}: vector {name!r} of collection {self.collection!r} is {kind}; "
+                    f"write it with option {other}"
+                )
+            have = target.named[name]
+            if name in stated and stated[name] != have:
+                what = "its vectors' length" if name in multi else "dimension"
+                raise ConfigError(
+                    f"option vector_dimensions: vector {name!r} of {self.describe()} has {what} {have}, "
+                    f"not {stated[name]}"
+                )
+            fixed[name] = have  # rows whose vectors have another length fail alone
+        return fixed
+
     def _check_names(self, target: _Target) -> None:
         opts = self.options
-        if opts.vector_name is not None and opts.vector_name not in target.named:
+        if self._named_mode:
+            pass  # every name is checked by check_named_target
+        elif opts.vector_name is not None and opts.vector_name not in target.named:
             raise ConfigError(
                 f"option vector_name: collection {self.collection!r} has no dense vector {opts.vector_name!r} "
                 f"(it has {sorted(target.named) or 'only an unnamed vector'})"
             )
-        if opts.vector_name is None and target.dimension is None and target.named:
+        elif opts.vector_name is None and target.dimension is None and target.named:
             raise ConfigError(
                 f"option vector_name: collection {self.collection!r} has named vectors only "
                 f"({sorted(target.named)}); say which one to write"
@@ -200,15 +270,18 @@ class QdrantBackend(Backend[QdrantOptions]):
                 "params"
             ) or {}
             vectors = params.get("vectors") or {}
+            multi: set[str] = set()
             if "size" in vectors:
                 dimension, named = int(vectors["size"]), {}
             else:
                 dimension, named = None, {k: int(v["size"]) for k, v in vectors.items()}
+                multi = {k for k, v in vectors.items() if v.get("multivector_config")}
             return _Target(
                 dimension,
                 named,
                 set(params.get("sparse_vectors") or {}),
                 params.get("sharding_method") == "custom",
+                multi,
             )
         body = pw.string_field(1, self.collection)  # GetCollectionInfoRequest{collection_name=1}
         reply = self.control(transport, WireRequest(GRPC_GET_COLLECTION, body))
@@ -218,30 +291,48 @@ class QdrantBackend(Backend[QdrantOptions]):
         if params is None:
             return _Target(None, {}, set(), False)
         vectors = params.message(5)  # CollectionParams.vectors_config
-        dimension, named = None, {}
+        dimension, named, multi = None, {}, set()
         if vectors is not None and vectors.message(1) is not None:  # VectorsConfig.params
             dimension = vectors.message(1).int(1)  # type: ignore[union-attr]
         elif vectors is not None and vectors.message(2) is not None:  # VectorsConfig.params_map
             for entry in vectors.message(2).fields.get(1, []):  # type: ignore[union-attr]
                 item = pw.FieldReader(entry)
-                named[item.str(1)] = (item.message(2) or pw.FieldReader(b"")).int(1)
+                vector_params = item.message(2) or pw.FieldReader(b"")
+                named[item.str(1)] = vector_params.int(1)
+                if (
+                    7 in vector_params.fields
+                ):  # VectorParams.multivector_config (MaxSim is 0: an empty message)
+                    multi.add(item.str(1))
         sparse = params.message(10)  # sparse_vectors_config: map = 1
         sparse_names = {pw.FieldReader(e).str(1) for e in (sparse.fields.get(1, []) if sparse else [])}
-        return _Target(dimension, named, sparse_names, params.int(9) == 1)
+        return _Target(dimension, named, sparse_names, params.int(9) == 1, multi)
 
-    def _create_collection(self, transport: Transport, dimension: int | None) -> None:
+    def _create_collection(
+        self, transport: Transport, dimension: int | None, named: dict[str, int] | None = None
+    ) -> None:
+        """Make the collection: one unnamed (or ``vector_name``) vector of ``dimension``, or with ``named``
+        every named vector of a write with several (multi-vector names with ``multivector_config``)."""
         opts = self.options
         distance = DISTANCE[opts.metric]
         sparse = [opts.sparse_vector_name] if opts.sparse_column else []
-        if dimension is None and not sparse:
+        if dimension is None and not sparse and not named:
             raise ConfigError(
                 f"{self.describe()}: cannot create collection {self.collection!r} without a dimension "
                 "(option dimension, or rows with vectors)"
             )
+        multi = set(opts.multi_vector_columns or {})
         custom = opts.namespace_mode == "shard_key"
         if self.grpc:
             body = pw.string_field(1, self.collection)
-            if dimension is not None:
+            if named:
+                entries = b""
+                for name, size in sorted(named.items()):
+                    params = pw.varint_field(1, size) + pw.varint_field(2, _GRPC_DISTANCE[distance])
+                    if name in multi:  # multivector_config=7 {comparator=1 MaxSim=0}: present, empty
+                        params += pw.len_field(7, b"")
+                    entries += pw.len_field(1, _map_entry(name, params))
+                body += pw.len_field(10, pw.len_field(2, entries))  # VectorsConfig.params_map
+            elif dimension is not None:
                 params = pw.varint_field(1, dimension) + pw.varint_field(2, _GRPC_DISTANCE[distance])
                 if opts.vector_name is None:
                     vectors = pw.len_field(1, params)
@@ -255,7 +346,13 @@ class QdrantBackend(Backend[QdrantOptions]):
             request = WireRequest(GRPC_CREATE_COLLECTION, body)
         else:
             doc: dict[str, Any] = {}
-            if dimension is not None:
+            if named:
+                doc["vectors"] = {
+                    name: {"size": size, "distance": distance}
+                    | ({"multivector_config": {"comparator": "max_sim"}} if name in multi else {})
+                    for name, size in named.items()
+                }
+            elif dimension is not None:
                 params_json = {"size": dimension, "distance": distance}
                 doc["vectors"] = params_json if opts.vector_name is None else {opts.vector_name: params_json}
             if sparse:
@@ -334,7 +431,16 @@ class QdrantBackend(Backend[QdrantOptions]):
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample."""
         if batch.op == DELETE:
             return np.full(len(batch), 48, dtype=np.int64)  # a UUID or an integer, and its framing
-        return sizing.row_bytes(batch, grpc=self.grpc, fixed=64)  # id (a UUID), framing, names
+        sizes = sizing.row_bytes(batch, grpc=self.grpc, fixed=64)  # id (a UUID), framing, names
+        for name, matrix in batch.named_vectors.items():
+            per_float = 4 if self.grpc else json_bytes_per_float(matrix)
+            sizes += int(matrix.shape[1] * per_float) + len(name) + 16
+        for name, multi in batch.multi_vectors.items():
+            block = multi.values[int(multi.offsets[0]) : int(multi.offsets[-1])]
+            # gRPC: each vector's two headers (at most 6 bytes); JSON: its brackets and comma
+            per_vector = multi.dim * 4 + 6 if self.grpc else multi.dim * json_bytes_per_float(block) + 3
+            sizes += (multi.counts() * per_vector).astype(np.int64) + len(name) + 16
+        return sizes
 
     # -- encoding ---------------------------------------------------------------------------------
 
@@ -394,12 +500,13 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     ids = [point_id(i) for i in batch.ids]
     payloads = _payloads(batch, ids, options)
     body: dict[str, Any]
+    named = _json_named(batch)
     if batch.sparse is not None and any(s is not None for s in batch.sparse):
         dense_name = options.vector_name or ""
         rows = None if batch.vectors is None else json_rows(batch.vectors)
         points: list[dict[str, Any]] = []
         for i, pid in enumerate(ids):
-            vector: dict[str, Any] = {}
+            vector: dict[str, Any] = {name: column[i] for name, column in named.items()}
             if rows is not None:
                 vector[dense_name] = rows[i]
             sparse = batch.sparse[i]
@@ -411,11 +518,15 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
             points.append(point)
         body = {"points": points}
     else:
-        vectors: Any = json_rows(
-            batch.vectors if batch.vectors is not None else np.zeros((len(ids), 0), np.float32)
-        )
-        if options.vector_name is not None:
-            vectors = {options.vector_name: vectors}
+        vectors: Any
+        if named:
+            vectors = named
+        else:
+            vectors = json_rows(
+                batch.vectors if batch.vectors is not None else np.zeros((len(ids), 0), np.float32)
+            )
+            if options.vector_name is not None:
+                vectors = {options.vector_name: vectors}
         columns: dict[str, Any] = {"ids": ids, "vectors": vectors}
         if payloads is not None:
             columns["payloads"] = payloads
@@ -423,6 +534,18 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     if options.namespace_mode == "shard_key" and batch.namespace:
         body["shard_key"] = batch.namespace
     return orjson.dumps(body, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _json_named(batch: RowBatch) -> dict[str, Any]:
+    """Each named vector's column of a REST body: a dense name's rows (``json_rows``), a multi-vector's
+    rows each the list of its vectors (slices of one ``json_rows`` of the batch's block of values)."""
+    out: dict[str, Any] = {name: json_rows(matrix) for name, matrix in batch.named_vectors.items()}
+    for name, multi in batch.multi_vectors.items():
+        start = int(multi.offsets[0])
+        rows = json_rows(multi.values[start : int(multi.offsets[-1])])
+        bounds = (multi.offsets - start).tolist()
+        out[name] = [rows[bounds[i] : bounds[i + 1]] for i in range(len(multi))]
+    return out
 
 
 def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
@@ -474,12 +597,26 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
         dense_head = b"\xaa\x06" + pw.varint(len(inner) + row_len) + inner
     dense_name = options.vector_name
     sparse_name = options.sparse_vector_name
+    several = _NamedGrpc(batch, sparse_name) if batch.named_vectors or batch.multi_vectors else None
     parts: list[Any] = [pw.string_field(1, collection)]
     parts.append(b"\x10\x01" if options.wait else b"\x10\x00")  # optional bool: sent either way
     for i, pid in enumerate(ids):
         id_body = pw.varint_field(1, pid) if isinstance(pid, int) else pw.string_field(2, pid)
         if isinstance(pid, int) and pid == 0:
             id_body = b"\x08\x00"  # num=0 is a set oneof member: it must be on the wire
+        payload = b""
+        if payloads is not None and payloads[i]:
+            payload = b"".join(
+                pw.len_field(3, _map_entry(k, _value(v))) for k, v in sorted(payloads[i].items())
+            )
+        if several is not None:  # the vectors go as slices of the batch's buffers, copied once, by the join
+            row_entries, size = several.row(i)
+            head = b"\x12" + pw.varint(size)  # Vectors.vectors=2 NamedVectors
+            id_field = pw.len_field(1, id_body)
+            vectors_head = b"\x22" + pw.varint(len(head) + size)  # PointStruct.vectors=4
+            point_size = len(id_field) + len(payload) + len(vectors_head) + len(head) + size
+            parts += (b"\x1a", pw.varint(point_size), id_field, payload, vectors_head, head, *row_entries)
+            continue
         sparse = batch.sparse[i] if batch.sparse is not None else None
         dense = raw[i * row_len : (i + 1) * row_len] if raw is not None else None
         vectors = b""
@@ -502,11 +639,6 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
                 entries.append(pw.len_field(1, _map_entry(name, vector)))
             if entries:
                 vectors = pw.len_field(2, b"".join(entries))  # Vectors.vectors=2 NamedVectors{vectors=1 map}
-        payload = b""
-        if payloads is not None and payloads[i]:
-            payload = b"".join(
-                pw.len_field(3, _map_entry(k, _value(v))) for k, v in sorted(payloads[i].items())
-            )
         point_parts = (pw.len_field(1, id_body), payload, pw.len_field(4, vectors) if vectors else b"")
         size = sum(len(p) for p in point_parts)
         parts += (b"\x1a", pw.varint(size), *point_parts)
@@ -515,6 +647,92 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
     if options.namespace_mode == "shard_key" and batch.namespace:
         parts.append(pw.len_field(5, _shard_selector(batch.namespace)))
     return b"".join(parts)
+
+
+class _NamedGrpc:
+    """The ``NamedVectors`` map entries of each row of a batch with named vectors, in key order, as parts
+    that slice the batch's buffers: the request's join is their one copy.
+
+    A dense name's entry is ``{key=1 name, value=2 Vector{dense=101 DenseVector{data=1}}}``, one header
+    for every row and the row's slice of the matrix. A multi-vector's is ``Vector{multi_dense=103
+    MultiDenseVector{vectors=1 DenseVector{data=1}}}``: every vector of the batch gets its two headers (the
+    same for all) in one numpy copy of the values block, and a row is then one slice of that frame.
+    A sparse vector (option ``sparse_column``) joins them under its name where the row has one.
+    """
+
+    __slots__ = ("_sparse", "_sparse_name", "entries")
+
+    def __init__(self, batch: RowBatch, sparse_name: str) -> None:
+        self._sparse = batch.sparse
+        self._sparse_name = sparse_name
+        names = {*batch.named_vectors, *batch.multi_vectors}
+        if batch.sparse is not None:
+            names.add(sparse_name)
+        self.entries: list[tuple[str, Any]] = []
+        for name in sorted(names):
+            key = pw.len_field(1, name.encode())  # MapEntry.key=1 (an empty name too: Qdrant's default)
+            if name in batch.named_vectors:
+                self.entries.append(("dense", _dense_entry(key, batch.named_vectors[name])))
+            elif name in batch.multi_vectors:
+                self.entries.append(("multi", _multi_frames(key, batch.multi_vectors[name])))
+            else:
+                self.entries.append(("sparse", name))
+
+    def row(self, i: int) -> tuple[list[Any], int]:
+        """Row ``i``'s map entries (parts to join) and their size in bytes."""
+        parts: list[Any] = []
+        size = 0
+        for kind, entry in self.entries:
+            if kind == "dense":
+                prefix, raw, row_len = entry
+                parts += (prefix, raw[i * row_len : (i + 1) * row_len])
+                size += len(prefix) + row_len
+            elif kind == "multi":
+                key, frames, frame, bounds = entry
+                body = (bounds[i + 1] - bounds[i]) * frame
+                vector = b"\xba\x06" + pw.varint(body)  # Vector.multi_dense=103
+                vector_len = len(vector) + body
+                value = b"\x12" + pw.varint(vector_len)  # MapEntry.value=2
+                prefix = b"\x0a" + pw.varint(len(key) + len(value) + vector_len) + key + value + vector
+                parts += (prefix, frames[bounds[i] * frame : bounds[i + 1] * frame])
+                size += len(prefix) + body
+            else:
+                sparse = self._sparse[i] if self._sparse is not None else None
+                if sparse is None:
+                    continue
+                indices, values = sparse
+                vector = pw.len_field(102, pw.packed_floats(1, values) + pw.packed_uint32(2, indices))
+                item = pw.len_field(1, _map_entry(self._sparse_name, vector))
+                parts.append(item)
+                size += len(item)
+        return parts, size
+
+
+def _dense_entry(key: bytes, matrix: np.ndarray) -> tuple[bytes, memoryview, int]:
+    """A dense name's map entry up to its floats (the same for every row), the matrix's bytes, a row's length."""
+    row_len = 4 * matrix.shape[1]
+    raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
+    inner = b"\x0a" + pw.varint(row_len)  # DenseVector.data=1
+    vector = b"\xaa\x06" + pw.varint(len(inner) + row_len) + inner  # Vector.dense=101
+    vector_len = len(vector) + row_len
+    value = b"\x12" + pw.varint(vector_len)  # MapEntry.value=2
+    prefix = b"\x0a" + pw.varint(len(key) + len(value) + vector_len) + key + value + vector
+    return prefix, raw, row_len
+
+
+def _multi_frames(key: bytes, multi: MultiVectors) -> tuple[bytes, memoryview, int, list[int]]:
+    """Every vector of the batch's rows framed as ``MultiDenseVector.vectors=1 DenseVector{data=1}``, one
+    after another (one copy of the values block), the length of one frame, and each row's first vector."""
+    start, stop = int(multi.offsets[0]), int(multi.offsets[-1])
+    block = np.ascontiguousarray(multi.values[start:stop], dtype="<f4")
+    data_len = 4 * multi.dim
+    data = b"\x0a" + pw.varint(data_len)  # DenseVector.data=1
+    head = np.frombuffer(b"\x0a" + pw.varint(len(data) + data_len) + data, np.uint8)  # vectors=1
+    frame = len(head) + data_len
+    frames = np.empty((len(block), frame), np.uint8)
+    frames[:, : len(head)] = head
+    frames[:, len(head) :] = block.view(np.uint8).reshape(len(block), data_len)
+    return key, frames.reshape(-1).data.cast("B"), frame, (multi.offsets - start).tolist()
 
 
 def _point_id(pid: int | str) -> bytes:

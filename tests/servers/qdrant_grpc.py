@@ -38,6 +38,7 @@ from .qdrant_rest import (
     QdrantRestServer,
     QdrantStore,
     UpsertLog,
+    check_multi_vector,
     collection_info,
     fault_error,
     record_json,
@@ -61,13 +62,17 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 def decode_upsert(request: Any) -> list[Incoming]:
-    """The points of an ``UpsertPoints`` as the store takes them (float32 values are exact as doubles)."""
+    """The points of an ``UpsertPoints`` as the store takes them (float32 values are exact as doubles).
+
+    A multi-vector comes as ``multi_dense`` (``MultiDenseVector``, what qdrant-client sends) or in the
+    deprecated form, ``data`` with ``vectors_count``; Qdrant validates both before anything else."""
     out = []
-    for point in request.points:
+    for index, point in enumerate(request.points):
         which = point.id.WhichOneof("point_id_options")
         point_id: Any = point.id.num if which == "num" else point.id.uuid
         dense: dict[str, np.ndarray] = {}
         sparse: dict[str, tuple[list[int], np.ndarray]] = {}
+        multi: dict[str, list[np.ndarray]] = {}
         vectors = point.vectors
         named = (
             {"": vectors.vector}
@@ -82,13 +87,36 @@ def decode_upsert(request: Any) -> list[Incoming]:
                 dense[name] = np.asarray(vector.dense.data, dtype=np.float32)
             elif kind == "sparse":
                 sparse[name] = (list(vector.sparse.indices), np.asarray(vector.sparse.values, np.float32))
+            elif kind == "multi_dense":
+                inner = [np.asarray(v.data, dtype=np.float32) for v in vector.multi_dense.vectors]
+                check_multi_vector([len(v) for v in inner], f"points[{index}].vectors.?", _LABEL)
+                multi[name] = inner
+            elif vector.HasField("vectors_count"):  # the legacy multi-vector form: data, flattened
+                count, data = vector.vectors_count, np.asarray(vector.data, dtype=np.float32)
+                if count == 0 or not len(data):
+                    what = (
+                        "vectors count must be greater than 0"
+                        if count == 0
+                        else "multi vector must not be empty"
+                    )
+                    raise QdrantError("bad_input", f"{_LABEL}: [points[{index}].vectors.?.data: {what}]")
+                if len(data) % count:
+                    raise QdrantError(
+                        "bad_input",
+                        f"Wrong input: Validation failed: Invalid multi-vector length: {len(data)}, "
+                        f"expected multiple of {len(data) // count}",
+                    )
+                multi[name] = list(data.reshape(count, -1))
             elif vector.HasField("indices"):  # the legacy sparse form
                 sparse[name] = (list(vector.indices.data), np.asarray(vector.data, np.float32))
             else:  # the legacy dense form, data = 1
                 dense[name] = np.asarray(vector.data, dtype=np.float32)
         payload = GrpcToRest.convert_payload(point.payload) if point.payload else None
-        out.append(Incoming(point_id, dense, sparse, payload))
+        out.append(Incoming(point_id, dense, sparse, payload, multi))
     return out
+
+
+_LABEL = "Validation error in body"  # Qdrant's gRPC validation errors
 
 
 def _shard_key(selector: Any) -> Any:
@@ -300,15 +328,17 @@ class QdrantGrpcServer:
         request = qg.CreateCollection.FromString(body)
         vectors: dict[str, tuple[int, str]] = {}
         config = request.vectors_config
+        multi: set[str] = set()
         if config.HasField("params"):
             vectors[""] = (config.params.size, qg.Distance.Name(config.params.distance))
         elif config.HasField("params_map"):
             vectors = {n: (p.size, qg.Distance.Name(p.distance)) for n, p in config.params_map.map.items()}
+            multi = {n for n, p in config.params_map.map.items() if p.HasField("multivector_config")}
         sparse = (
             set(request.sparse_vectors_config.map) if request.HasField("sparse_vectors_config") else set()
         )
         custom = request.HasField("sharding_method") and request.sharding_method == qg.ShardingMethod.Custom
-        self.store.create_collection(request.collection_name, vectors, sparse, custom)
+        self.store.create_collection(request.collection_name, vectors, sparse, custom, multi)
         return qg.CollectionOperationResponse(result=True, time=0.0).SerializeToString()
 
     def _delete_collection(self, body: bytes) -> bytes:

@@ -33,6 +33,7 @@ class _Created(msgspec.Struct, tag="create"):
     vectors: dict[str, tuple[int, str]]
     sparse: list[str]
     custom_sharding: bool
+    multi: list[str] = []
 
 
 class _Dropped(msgspec.Struct, tag="drop"):
@@ -49,6 +50,7 @@ class _Point(msgspec.Struct, array_like=True):
     dense: dict[str, bytes]  # little-endian float32
     sparse: dict[str, tuple[list[int], bytes]]
     payload: dict[str, Any] | None
+    multi: dict[str, list[bytes]] = {}  # each vector's little-endian float32
 
 
 class _Upserted(msgspec.Struct, tag="upsert"):
@@ -78,9 +80,14 @@ class JournaledStore(QdrantStore):
             self._apply(entry)
 
     def create_collection(
-        self, name: str, vectors: dict[str, tuple[int, str]], sparse: set[str], custom_sharding: bool
+        self,
+        name: str,
+        vectors: dict[str, tuple[int, str]],
+        sparse: set[str],
+        custom_sharding: bool,
+        multi: set[str] | frozenset[str] = frozenset(),
     ) -> None:
-        self._change(_Created(name, vectors, sorted(sparse), custom_sharding))
+        self._change(_Created(name, vectors, sorted(sparse), custom_sharding, sorted(multi)))
 
     def delete_collection(self, name: str) -> bool:
         return bool(self._change(_Dropped(name)))
@@ -97,6 +104,7 @@ class JournaledStore(QdrantStore):
                 {name: v.astype("<f4").tobytes() for name, v in p.dense.items()},
                 {name: (idx, vals.astype("<f4").tobytes()) for name, (idx, vals) in p.sparse.items()},
                 p.payload,
+                {name: [v.astype("<f4").tobytes() for v in vs] for name, vs in p.multi.items()},
             )
             for p in points
         ]
@@ -117,7 +125,9 @@ class JournaledStore(QdrantStore):
     def _apply(self, entry: _Entry) -> object:
         """Apply ``entry`` as the store's own method does; its result (whether a dropped collection existed)."""
         if isinstance(entry, _Created):
-            super().create_collection(entry.name, entry.vectors, set(entry.sparse), entry.custom_sharding)
+            super().create_collection(
+                entry.name, entry.vectors, set(entry.sparse), entry.custom_sharding, set(entry.multi)
+            )
         elif isinstance(entry, _Dropped):
             return super().delete_collection(entry.name)
         elif isinstance(entry, _ShardKey):
@@ -129,6 +139,7 @@ class JournaledStore(QdrantStore):
                     {name: np.frombuffer(v, "<f4") for name, v in p.dense.items()},
                     {name: (idx, np.frombuffer(vals, "<f4")) for name, (idx, vals) in p.sparse.items()},
                     p.payload,
+                    {name: [np.frombuffer(v, "<f4") for v in vs] for name, vs in p.multi.items()},
                 )
                 for p in entry.points
             ]

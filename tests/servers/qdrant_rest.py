@@ -1,13 +1,24 @@
 """A Qdrant-protocol REST test server, and the store it shares with the gRPC one (``qdrant_grpc``).
 
-``QdrantStore`` holds collections (an unnamed or named dense vectors config, named sparse vectors,
-auto or custom sharding with shard keys) and their points (id, float32 vectors, sparse vectors,
-payload, shard key), and answers as Qdrant does, with Qdrant's wording (read in the qdrant/qdrant
-sources: ``StorageError`` and its HTTP and gRPC statuses):
+``QdrantStore`` holds collections (an unnamed or named dense vectors config, named multi-vectors with
+``multivector_config {comparator: max_sim}``, named sparse vectors, auto or custom sharding with shard
+keys) and their points (id, float32 vectors and multi-vectors, sparse vectors, payload, shard key), and
+answers as Qdrant does, with Qdrant's wording (read in the qdrant/qdrant sources: ``StorageError`` and
+its HTTP and gRPC statuses, ``OperationError``, ``segment::common::check_vector_against_config``,
+``common::validation::validate_multi_vector_by_length``):
 
 - a vector of another size: 400 / INVALID_ARGUMENT ``Wrong input: Vector dimension error: expected
-  dim: 3, got 4`` (``... for vector 'name'`` for a named vector): the whole request is refused and
+  dim: 3, got 4`` (each vector of a multi-vector checked so): the whole request is refused and
   the message names no point;
+- a multi-vector under a dense name: ``Wrong input: Conversion between multi and regular vectors
+  failed`` (after the size check of its vectors); a dense vector under a multi-vector name is kept as a
+  multi-vector of one vector, as Qdrant keeps it (its size checked); a dense or multi-vector under a
+  sparse name: ``... between sparse and regular vectors failed`` / ``... between multi and regular ...``;
+- an empty multi-vector: over gRPC ``Validation error in body: [...: multi vector must not be empty]``
+  (an empty vector inside one: ``all vectors must be non-empty``; vectors of different lengths: ``all
+  vectors must have the same dimension, found vector with dimension 3``); over REST ``[]`` reads as an
+  empty dense vector, ``Validation error in JSON body: [...: dense vector must not be empty]``, as in
+  Qdrant (the field paths in these messages are the server's best rendering of Qdrant's);
 - an id that is neither an unsigned integer nor a UUID: 400 ``Format error in JSON body: value x is
   not a valid point ID, valid values are either an unsigned integer or a UUID`` / INVALID_ARGUMENT
   ``Unable to parse UUID: x``;
@@ -112,8 +123,15 @@ class Point:
     payload: dict[str, Any] = field(default_factory=dict)
     shard_key: str | int | None = None
 
+    multi: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # name -> (dim, float32 bytes)
+
     def vector(self, name: str = "") -> np.ndarray:
         return np.frombuffer(self.vectors[name], dtype="<f4")
+
+    def multi_vector(self, name: str) -> np.ndarray:
+        """A multi-vector as its ``(k, dim)`` float32 matrix."""
+        dim, data = self.multi[name]
+        return np.frombuffer(data, dtype="<f4").reshape(-1, dim)
 
 
 @dataclass(slots=True)
@@ -124,6 +142,7 @@ class Incoming:
     dense: dict[str, np.ndarray]
     sparse: dict[str, tuple[list[int], np.ndarray]]
     payload: dict[str, Any] | None
+    multi: dict[str, list[np.ndarray]] = field(default_factory=dict)  # its vectors, as sent
 
 
 @dataclass(slots=True)
@@ -134,6 +153,7 @@ class StoredCollection:
     custom_sharding: bool = False
     shard_keys: set[str | int] = field(default_factory=set)
     points: dict[int | str, Point] = field(default_factory=dict)
+    multi: set[str] = field(default_factory=set)  # named vectors with multivector_config (max_sim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,11 +228,14 @@ class QdrantStore:
         vectors: dict[str, tuple[int, str]],
         sparse: set[str],
         custom_sharding: bool,
+        multi: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         with self._lock:
             if name in self.collections:
                 raise QdrantError("already_exists", f"Wrong input: Collection `{name}` already exists!")
-            self.collections[name] = StoredCollection(name, vectors, sparse, custom_sharding)
+            self.collections[name] = StoredCollection(
+                name, vectors, sparse, custom_sharding, multi=set(multi)
+            )
 
     def delete_collection(self, name: str) -> bool:
         with self._lock:
@@ -255,8 +278,7 @@ class QdrantStore:
             if bad:
                 text = f"point(s) {', '.join(bad)}" if script.reject_named else "a point"
                 raise QdrantError("bad_input", f"Wrong input: {text} refused (fault script)")
-            for p in points:
-                _check_vectors(coll, p)
+            stored = [_check_vectors(coll, p) for p in points]
             if coll.custom_sharding:
                 if shard_key is None:
                     raise QdrantError(
@@ -269,15 +291,16 @@ class QdrantStore:
                 raise QdrantError(
                     "bad_request", "Bad request: Shard key selector is not allowed for auto sharding"
                 )
-            for pid, p in zip(ids, points, strict=True):
+            for pid, p, (dense, multi) in zip(ids, points, stored, strict=True):
                 coll.points[pid] = Point(
                     id=pid,
-                    vectors={name: v.astype("<f4").tobytes() for name, v in p.dense.items()},
+                    vectors={name: v.astype("<f4").tobytes() for name, v in dense.items()},
                     sparse={
                         name: (idx, vals.astype("<f4").tobytes()) for name, (idx, vals) in p.sparse.items()
                     },
                     payload=dict(p.payload or {}),
                     shard_key=shard_key,
+                    multi={name: (m.shape[1], m.astype("<f4").tobytes()) for name, m in multi.items()},
                 )
 
     def retrieve(self, collection: str, ids: list[Any], id_error: Literal["rest", "grpc"]) -> list[Point]:
@@ -343,17 +366,54 @@ def _point_id(value: Any, id_error: Literal["rest", "grpc"]) -> int | str:
     )
 
 
-def _check_vectors(coll: StoredCollection, p: Incoming) -> None:
-    for name, vector in p.dense.items():
+_WRONG_MULTI = "Wrong input: Conversion between multi and regular vectors failed"
+_WRONG_SPARSE = "Wrong input: Conversion between sparse and regular vectors failed"
+
+
+def _dimension_error(expected: int, got: int) -> QdrantError:
+    return QdrantError(
+        "bad_input", f"Wrong input: Vector dimension error: expected dim: {expected}, got {got}"
+    )
+
+
+def _check_vectors(
+    coll: StoredCollection, p: Incoming
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Qdrant's checks of one point's vectors against the collection's config (name, then size, then
+    kind: ``check_vector_against_config`` and the storage's conversion); its dense vectors and
+    multi-vectors (``(k, dim)``) as they are kept: a dense vector under a multi-vector name becomes a
+    multi-vector of one vector, as in Qdrant."""
+    dense: dict[str, np.ndarray] = {}
+    multi: dict[str, np.ndarray] = {}
+    for name in sorted({*p.dense, *p.multi, *p.sparse}):
         config = coll.vectors.get(name)
-        if config is None:
+        if config is None and name not in coll.sparse:
             raise QdrantError("bad_input", f"Wrong input: Not existing vector name error: {name}")
-        if len(vector) != config[0]:
-            suffix = f" for vector '{name}'" if name else ""
-            raise QdrantError(
-                "bad_input",
-                f"Wrong input: Vector dimension error: expected dim: {config[0]}, got {len(vector)}{suffix}",
-            )
+        if config is None:  # a sparse name
+            if name in p.multi:
+                raise QdrantError("bad_input", _WRONG_MULTI)
+            if name in p.dense:
+                raise QdrantError("bad_input", _WRONG_SPARSE)
+            continue
+        if name in p.sparse:
+            raise QdrantError("bad_input", _WRONG_SPARSE)
+        size = config[0]
+        if name in p.dense:
+            vector = p.dense[name]
+            if len(vector) != size:
+                raise _dimension_error(size, len(vector))
+            if name in coll.multi:
+                multi[name] = vector.reshape(1, -1)
+            else:
+                dense[name] = vector
+            continue
+        vectors = p.multi[name]
+        for vector in vectors:
+            if len(vector) != size:
+                raise _dimension_error(size, len(vector))
+        if name not in coll.multi:
+            raise QdrantError("bad_input", _WRONG_MULTI)
+        multi[name] = np.stack(vectors)
     for name, (indices, values) in p.sparse.items():
         if name not in coll.sparse:
             raise QdrantError("bad_input", f"Wrong input: Not existing vector name error: {name}")
@@ -363,6 +423,22 @@ def _check_vectors(coll: StoredCollection, p: Incoming) -> None:
             )
         if len(set(indices)) != len(indices):
             raise QdrantError("bad_input", "Wrong input: Sparse vector must have unique indices")
+    return dense, multi
+
+
+def check_multi_vector(lengths: list[int], path: str, label: str) -> None:
+    """Qdrant's ``validate_multi_vector_by_length``, worded as its validation errors are (``label``:
+    ``Validation error in JSON body`` over REST, ``Validation error in body`` over gRPC)."""
+    message = None
+    if not lengths:
+        message = "multi vector must not be empty"
+    elif 0 in lengths:
+        message = "all vectors must be non-empty"
+    elif any(n != lengths[0] for n in lengths):
+        other = next(n for n in lengths if n != lengths[0])
+        message = f"all vectors must have the same dimension, found vector with dimension {other}"
+    if message is not None:
+        raise QdrantError("bad_input", f"{label}: [{path}.data: {message}]")
 
 
 def fault_error(fault: str, script: FaultScript) -> QdrantError:
@@ -392,8 +468,13 @@ def collection_info(coll: StoredCollection) -> Any:
         size, distance = coll.vectors[""]
         vectors: Any = m.VectorParams(size=size, distance=m.Distance(distance))
     else:
+        max_sim = m.MultiVectorConfig(comparator=m.MultiVectorComparator.MAX_SIM)
         vectors = {
-            name: m.VectorParams(size=size, distance=m.Distance(distance))
+            name: m.VectorParams(
+                size=size,
+                distance=m.Distance(distance),
+                multivector_config=max_sim if name in coll.multi else None,
+            )
             for name, (size, distance) in coll.vectors.items()
         }
     params = m.CollectionParams(
@@ -422,18 +503,21 @@ def collection_info(coll: StoredCollection) -> Any:
     )
 
 
-def parse_create(doc: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], set[str], bool]:
-    """A ``CreateCollection`` body (validated by qdrant-client's own model) as the store takes it."""
+def parse_create(doc: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], set[str], bool, set[str]]:
+    """A ``CreateCollection`` body (validated by qdrant-client's own model) as the store takes it: vectors,
+    sparse names, custom sharding, and the named vectors with a ``multivector_config``."""
     from qdrant_client.http import models as m
 
     create = m.CreateCollection.model_validate(doc)
     vectors: dict[str, tuple[int, str]] = {}
+    multi: set[str] = set()
     if isinstance(create.vectors, m.VectorParams):
         vectors[""] = (create.vectors.size, create.vectors.distance.value)
     elif create.vectors:
         vectors = {name: (p.size, p.distance.value) for name, p in create.vectors.items()}
+        multi = {name for name, p in create.vectors.items() if p.multivector_config is not None}
     sparse = set(create.sparse_vectors or {})
-    return vectors, sparse, create.sharding_method == m.ShardingMethod.CUSTOM
+    return vectors, sparse, create.sharding_method == m.ShardingMethod.CUSTOM, multi
 
 
 # -- REST decoding -----------------------------------------------------------------------------------
@@ -444,7 +528,10 @@ def decode_points(doc: Any) -> list[Incoming]:
     if not isinstance(doc, dict):
         raise QdrantError("format", "Format error in JSON body: expected an object")
     if isinstance(doc.get("points"), list):
-        return [_incoming(p.get("id"), p.get("vector"), p.get("payload")) for p in doc["points"]]
+        return [
+            _incoming(p.get("id"), p.get("vector"), p.get("payload"), f"points[{i}].vector")
+            for i, p in enumerate(doc["points"])
+        ]
     batch = doc.get("batch")
     if not isinstance(batch, dict) or not isinstance(batch.get("ids"), list):
         raise QdrantError("format", "Format error in JSON body: data did not match any variant")
@@ -459,12 +546,13 @@ def decode_points(doc: Any) -> list[Incoming]:
         raise QdrantError("format", "Format error in JSON body: batch.vectors is missing")
     if len(rows) != len(ids) or len(payloads) != len(ids):
         raise QdrantError("bad_input", "Wrong input: number of ids and vectors must be equal")
-    return [_incoming(i, v, p) for i, v, p in zip(ids, rows, payloads, strict=True)]
+    return [_incoming(i, v, p, "batch.vectors") for i, v, p in zip(ids, rows, payloads, strict=True)]
 
 
-def _incoming(point_id: Any, vector: Any, payload: Any) -> Incoming:
+def _incoming(point_id: Any, vector: Any, payload: Any, path: str) -> Incoming:
     dense: dict[str, np.ndarray] = {}
     sparse: dict[str, tuple[list[int], np.ndarray]] = {}
+    multi: dict[str, list[np.ndarray]] = {}
     if isinstance(vector, list):
         dense[""] = np.asarray(vector, dtype=np.float64).astype(np.float32)
     elif isinstance(vector, dict):
@@ -474,11 +562,19 @@ def _incoming(point_id: Any, vector: Any, payload: Any) -> Incoming:
                     [int(i) for i in value["indices"]],
                     np.asarray(value["values"], dtype=np.float32),
                 )
+            elif isinstance(value, list) and value and isinstance(value[0], list):  # a multi-vector
+                check_multi_vector([len(v) for v in value], f"{path}.?", "Validation error in JSON body")
+                multi[name] = [np.asarray(v, dtype=np.float64).astype(np.float32) for v in value]
             elif value is not None:
+                if not value:  # Qdrant's untagged Vector reads [] as a dense vector, and refuses it
+                    raise QdrantError(
+                        "bad_input",
+                        f"Validation error in JSON body: [{path}.?.vector: dense vector must not be empty]",
+                    )
                 dense[name] = np.asarray(value, dtype=np.float64).astype(np.float32)
     if payload is not None and not isinstance(payload, dict):
         raise QdrantError("format", "Format error in JSON body: payload must be an object")
-    return Incoming(point_id, dense, sparse, payload)
+    return Incoming(point_id, dense, sparse, payload, multi)
 
 
 def record_json(point: Point, with_payload: bool, with_vector: bool) -> dict[str, Any]:
@@ -486,6 +582,8 @@ def record_json(point: Point, with_payload: bool, with_vector: bool) -> dict[str
     out: dict[str, Any] = {"id": point.id, "payload": point.payload if with_payload else None}
     if with_vector:
         named: dict[str, Any] = {name: point.vector(name) for name in point.vectors}
+        for name in point.multi:
+            named[name] = point.multi_vector(name)
         for name, (indices, values) in point.sparse.items():
             named[name] = {"indices": indices, "values": np.frombuffer(values, "<f4")}
         out["vector"] = named[""] if set(named) == {""} else named
@@ -551,7 +649,8 @@ class _Handler(JsonHandler):
             if verb == "GET":
                 return collection_info(store.describe(name)).model_dump(mode="json", exclude_none=True)
             if verb == "PUT":
-                store.create_collection(name, *parse_create(orjson.loads(body or b"{}")))
+                vectors, sparse, custom, multi = parse_create(orjson.loads(body or b"{}"))
+                store.create_collection(name, vectors, sparse, custom, multi)
                 return True
             if verb == "DELETE":
                 return store.delete_collection(name)
