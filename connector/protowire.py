@@ -5,6 +5,13 @@ float32 values, so a vector goes from its numpy buffer to the request in one cop
 Messages are written in field-number order and map entries sorted by key, which is what
 ``SerializeToString(deterministic=True)`` of the generated classes produces; tests compare
 our bytes with theirs.
+
+``frame_rows`` writes the repeated row messages of a request around the rows of a float32 matrix
+(each row message: a head, the vector, a tail). The native speedups, where installed, make the
+request one bytes object written once, with Python's lock released: built in Python it is two fresh
+buffers of the request's size, and at 100 rows of 1536 floats (616 KB) freeing them hands the memory
+back to the system, so every request faults it in again (about 3 µs a row here, ten times the copy).
+Both paths give the same bytes.
 """
 
 from __future__ import annotations
@@ -12,15 +19,19 @@ from __future__ import annotations
 import builtins
 import datetime
 import struct
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from . import speedups
 
 __all__ = [
     "FieldReader",
     "encode_struct",
     "encode_value",
+    "frame_rows",
     "key",
     "len_field",
     "packed_floats",
@@ -90,6 +101,42 @@ def packed_uint32(field: int, values: np.ndarray) -> bytes:
     if not len(values):
         return b""
     return len_field(field, b"".join(varint(int(v)) for v in values))
+
+
+_native_frame_rows: Callable[..., bytes] | None = (
+    speedups.native("frame_rows") if sys.byteorder == "little" else None
+)
+
+
+def frame_rows(
+    field: int,
+    heads: Sequence[bytes],
+    vector_head: bytes,
+    matrix: np.ndarray,
+    tails: Sequence[bytes] | None = None,
+    prefix: bytes = b"",
+    suffix: bytes = b"",
+) -> bytes:
+    """``prefix``, one length-delimited field ``field`` a row of ``matrix``, ``suffix``: row ``i``'s message
+    is ``heads[i] + vector_head + `` its float32 bytes (little-endian) ``+ tails[i]``."""
+    matrix = np.ascontiguousarray(matrix, dtype="<f4")
+    if matrix.ndim != 2 or len(heads) != len(matrix) or (tails is not None and len(tails) != len(matrix)):
+        raise ValueError(f"one head (and tail) a row of an (n, d) matrix: {len(heads)} for {matrix.shape}")
+    if _native_frame_rows is not None:
+        return _native_frame_rows(
+            field, list(heads), vector_head, matrix, None if tails is None else list(tails), prefix, suffix
+        )
+    raw = matrix.reshape(-1).view(np.uint8).data  # a flat view: a memoryview of no rows cannot be cast
+    row_len = 4 * matrix.shape[1]
+    tag = _LEN_TAGS[field] if field < 128 else key(field, LEN)
+    fixed = len(vector_head) + row_len
+    parts: list[Any] = [prefix]
+    for i, head in enumerate(heads):
+        tail = b"" if tails is None else tails[i]
+        row = raw[i * row_len : (i + 1) * row_len]
+        parts += (tag, varint(len(head) + fixed + len(tail)), head, vector_head, row, tail)
+    parts.append(suffix)
+    return b"".join(parts)
 
 
 _DOUBLE = struct.Struct("<d")

@@ -281,23 +281,14 @@ def encode_grpc(batch: RowBatch) -> bytes:
 
 
 def _encode_uniform(ids: list[bytes], matrix: np.ndarray, tail: bytes) -> bytes:
-    """Dense rows with equal-length ids: every Vector has the same layout, so numpy writes them all at once."""
-    n, dim = matrix.shape
-    id_len = len(ids[0])
-    values_head = b"\x12" + pw.varint(4 * dim)
-    inner = 2 + id_len + len(values_head) + 4 * dim
-    head = b"\x0a" + pw.varint(inner) + b"\x0a" + bytes([id_len])
-    width = len(head) + id_len + len(values_head) + 4 * dim
-    out = np.empty(n * width + len(tail), dtype=np.uint8)
-    rows = out[: n * width].reshape(n, width)
-    rows[:, : len(head)] = np.frombuffer(head, np.uint8)
-    pos = len(head)
-    rows[:, pos : pos + id_len] = np.frombuffer(b"".join(ids), np.uint8).reshape(n, id_len)
-    pos += id_len
-    rows[:, pos : pos + len(values_head)] = np.frombuffer(values_head, np.uint8)
-    rows[:, pos + len(values_head) :] = matrix.astype("<f4", copy=False).view(np.uint8).reshape(n, 4 * dim)
-    out[n * width :] = np.frombuffer(tail, np.uint8)
-    return out.tobytes()
+    """Dense rows with short ids: every ``Vector{id=1, values=2}`` framed around the matrix in one pass."""
+    return pw.frame_rows(
+        1,
+        [b"\x0a" + pw.varint(len(i)) + i for i in ids],
+        b"\x12" + pw.varint(4 * matrix.shape[1]),
+        matrix,
+        suffix=tail,
+    )
 
 
 def _encode_rows(ids: list[bytes], batch: RowBatch, tail: bytes) -> bytes:

@@ -15,3 +15,17 @@ def float32_from_numbers(values: object) -> bytes | None:
     double ``PyFloat_AsDouble`` makes of it (``struct.pack("=f")``'s rule); ``None`` for anything else, an
     item that is no number, or a finite number beyond float32 (the caller's numpy path decides those).
     Holds Python's lock."""
+
+def frame_rows(
+    field: int,
+    heads: list[bytes],
+    vector_head: bytes,
+    matrix: np.ndarray,
+    tails: list[bytes] | None = None,
+    prefix: bytes = b"",
+    suffix: bytes = b"",
+) -> bytes:
+    """``prefix``, then for each row ``i`` of a C-contiguous ``(n, d)`` float32 matrix one length-delimited
+    field ``field`` holding ``heads[i] + vector_head + `` the row's little-endian bytes ``+ tails[i]``, then
+    ``suffix``: one bytes object, written with Python's lock released. ``ValueError`` for a head or tail
+    count that is not one a row, a field number out of range, or a matrix of another shape or layout."""

@@ -6,16 +6,20 @@
 //! - `encode_float32_rows`: the rows of a float32 matrix as the JSON arrays a REST body carries.
 //! - `float32_from_numbers`: a list or tuple of Python numbers as float32 bytes (this one holds the
 //!   lock: it reads Python objects).
+//! - `frame_rows`: the repeated row messages of a gRPC request around a float32 matrix, in one bytes
+//!   object written once.
 
 use pyo3::prelude::*;
 
 mod embeddings;
 mod json_floats;
+mod proto_rows;
 mod py_floats;
 
 #[pymodule]
 fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embeddings::decode_base64_reply, m)?)?;
     m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(py_floats::float32_from_numbers, m)?)
+    m.add_function(wrap_pyfunction!(py_floats::float32_from_numbers, m)?)?;
+    m.add_function(wrap_pyfunction!(proto_rows::frame_rows, m)?)
 }
