@@ -9,23 +9,24 @@ Each backend extends ``BackendOptions`` with its own fields. Credentials are mas
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 
 from .errors import ConfigError
+from .keys import key_from
+
+if TYPE_CHECKING:
+    from .embedding.options import EmbedOptions
 
 __all__ = [
     "BackendOptions",
     "ParsedUri",
     "convert_options",
     "is_loopback_host",
-    "key_from",
     "parse_options",
     "parse_uri",
     "tls_for",
@@ -88,9 +89,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
         _check_vector_names(self)
         if any(getattr(self, name) is not None for name in _EMBED_FIELDS):
-            from .embedding.stage import check_writer_options  # numpy and threads: only when embedding
-
-            check_writer_options(self)
+            self._check_embedding()
             if self.dimension is None:
                 self.dimension = self.embed_dimensions  # the write's dimension is the model's
 
@@ -102,6 +101,41 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         which the runner stores), never the key.
         """
         return key_from(self.api_key, self.api_key_env)
+
+    def embed_options(self) -> EmbedOptions | None:
+        """The embedding client's options of the ``embed_*`` options, ``None`` without ``embed_url``;
+        a ``ConfigError`` names the writer's option at fault."""
+        if self.embed_url is None:
+            return None
+        from .embedding.options import WRITER_OPTIONS, parse_embed_options  # numpy, threads: when embedding
+
+        raw = {field: getattr(self, option) for option, field in WRITER_OPTIONS.items()}
+        return parse_embed_options(raw, prefix="embed_")
+
+    def _check_embedding(self) -> None:
+        """The embedding options' rules across fields."""
+        from .embedding.options import WRITER_OPTIONS
+
+        given = [name for name in (*WRITER_OPTIONS, "text_column") if getattr(self, name) is not None]
+        if self.embed_url is None:
+            raise ConfigError(
+                f"option {given[0]} needs option embed_url (and embed_model, text_column): the embedding "
+                "endpoint that turns text into vectors"
+            )
+        for required in ("embed_model", "text_column"):
+            if getattr(self, required) is None:
+                raise ConfigError(f"option embed_url needs option {required}")
+        text = self.text_column
+        taken = {"vector_column": self.vector_column, "id_column": None if self.id_from else self.id_column}
+        for option, column in taken.items():
+            if column == text:
+                raise ConfigError(f"option text_column: {text!r} is also option {option}")
+        if self.embed_dimensions is not None and self.dimension not in (None, self.embed_dimensions):
+            raise ConfigError(
+                f"options embed_dimensions ({self.embed_dimensions}) and dimension ({self.dimension}) "
+                "differ: the model's vectors are what is written"
+            )
+        self.embed_options()
 
     def with_credential(self) -> Self:
         """A copy holding the key itself, for workers that should not need the variable."""
@@ -296,21 +330,6 @@ class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
 
     def tls(self, option: bool | None) -> bool:
         return tls_for(self.host, option)
-
-
-def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
-    """``api_key``, else this process's environment variable ``api_key_env``; unset is a ConfigError
-    that names the option, the variable and the host, since it is read on the worker where a
-    connection opens."""
-    if api_key is not None or not api_key_env:
-        return api_key
-    key = os.environ.get(api_key_env)
-    if key is None:
-        raise ConfigError(
-            f"option {option}: environment variable {api_key_env!r} is not set "
-            f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
-        )
-    return key
 
 
 def tls_for(host: str, option: bool | None) -> bool:

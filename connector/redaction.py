@@ -59,7 +59,8 @@ class Secrets:
     def of(cls, options: BackendOptions | EmbedOptions) -> Secrets:
         """The credentials a client with ``options`` sends: api key, embedding key, URI passwords (an
         embeddings client's own options: its key, and a password in its URL)."""
-        from .options import BackendOptions, key_from
+        from .keys import key_from
+        from .options import BackendOptions
 
         if not isinstance(options, BackendOptions):
             return cls(_readable(options.credential), *uri_passwords(options.url))

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
 
-    from vectordb.connector.client import Client, TargetPrepared
+    from vectordb.connector.client import Client
     from vectordb.connector.options import BackendOptions
 
 __all__ = ["WritePlan", "arrow_schema", "plan_write"]
@@ -66,71 +66,46 @@ def plan_write(
     raw: Mapping[str, str], schema: StructType, overwrite: bool, *, streaming: bool = False
 ) -> WritePlan:
     """Validate everything knowable on the driver; raise ``ConfigError`` (or a fatal server error)."""
-    from vectordb.connector.client import Client, resolve_options
+    from vectordb.connector.client import resolve_options
+    from vectordb.connector.planner import DriverPlan
 
     connector_raw, adapter_raw = split_options(raw)
     spark_options = parse_spark_options(adapter_raw)
     options = resolve_options(connector_raw)
     _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
-    client = Client(options)  # checks what the backend knows: hosts, keys, request limits
-    _check_columns(client, schema)
-    if client.embedding is not None:  # the model's dimension is the write's, from here on
-        connector_raw = _probe_embedding(client, connector_raw)
-        options = resolve_options(connector_raw)
-        client = Client(options)
-    if client.bulk is not None:  # the database's bulk path: its own driver checks
-        client.bulk.check(client, streaming=streaming, overwrite=overwrite)
-    if overwrite:
-        _check_overwrite(client, spark_options, streaming)
-    dead_letters = reports = None
-    if options.on_error == "dead_letter":
-        dead_letters = Folder.parse(options.dead_letter_path or "", "dead_letter_path").check_writable()
-    if spark_options.report_path:
-        reports = Folder.parse(spark_options.report_path, "report_path").check_writable()
-    prepared = _prepare_target(client, overwrite, dense=client.spec.vector_column in schema.fieldNames())
-    if prepared.cleared is not None:
-        log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
-    # what the driver learnt (a collection id, "already verified") spares every task the same calls
-    options = resolve_options({**connector_raw, **prepared.resolved})
-    return WritePlan(
-        # api_key_env is read here, once: executors of a spark-submit job need not have the variable
-        options=_embed_credential(_per_task_budget(options, spark_options).with_credential()),
-        spark=spark_options,
-        token=uuid.uuid4().hex[:12],
-        target=client.backend.describe(),
-        dead_letters=dead_letters,
-        reports=reports,
-    )
-
-
-def _probe_embedding(client: Client, raw: dict[str, str]) -> dict[str, str]:
-    """One request to the embedding endpoint: a bad key, an unknown model or a model whose vectors do
-    not have the write's dimension stops the job here; ``raw`` with the model's dimension."""
-    from vectordb.connector.embedding.stage import probe_dimension
-
-    assert client.embedding is not None
-    dim = probe_dimension(client)
-    where = f"{client.embedding.options.model!r} at {client.embedding.options.endpoint}"
-    log_line(logging.INFO, f"embedding with {where}: {dim}-dimensional vectors")
-    return {**raw, "dimension": str(dim)}
-
-
-def _prepare_target(client: Client, overwrite: bool, *, dense: bool) -> TargetPrepared:
-    """``client.prepare_target``; with embedding, a target of another dimension names the model."""
-    if client.embedding is None:
-        return client.prepare_target(clear=overwrite, dense=dense)
-    from vectordb.connector.embedding.stage import prepare_target
-
-    return prepare_target(client, clear=overwrite)
+    with DriverPlan(options) as plan:  # the client checks what the backend knows: hosts, keys, limits
+        _check_columns(plan.client, schema)
+        plan.learn_model_dimension(lambda line: log_line(logging.INFO, line))
+        client = plan.client
+        if client.bulk is not None:  # the database's bulk path: its own driver checks
+            client.bulk.check(client, streaming=streaming, overwrite=overwrite)
+        if overwrite:
+            _check_overwrite(client, spark_options, streaming)
+        dead_letters = reports = None
+        if options.on_error == "dead_letter":
+            dead_letters = Folder.parse(options.dead_letter_path or "", "dead_letter_path").check_writable()
+        if spark_options.report_path:
+            reports = Folder.parse(spark_options.report_path, "report_path").check_writable()
+        prepared = plan.ask_target(clear=overwrite, dense=client.spec.vector_column in schema.fieldNames())
+        if prepared.cleared is not None:
+            log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
+        # what the driver learnt (a collection id, "already verified") spares every task the same calls
+        return WritePlan(
+            # api_key_env is read here, once: executors of a spark-submit job need not have the variable
+            options=_embed_credential(_per_task_budget(plan.options, spark_options).with_credential()),
+            spark=spark_options,
+            token=uuid.uuid4().hex[:12],
+            target=plan.target,
+            dead_letters=dead_letters,
+            reports=reports,
+        )
 
 
 def _embed_credential(options: BackendOptions) -> BackendOptions:
     """``embed_api_key_env`` read here, once, as ``api_key_env`` is: executors need not have the variable."""
     if options.embed_api_key_env is None:
         return options
-    from vectordb.connector.embedding.stage import embed_options_of
-
-    embed = embed_options_of(options)
+    embed = options.embed_options()
     assert embed is not None
     return msgspec.structs.replace(options, embed_api_key=embed.credential(), embed_api_key_env=None)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from ..errors import ConfigError
-from ..options import key_from
+from ..keys import key_from
 
 __all__ = ["WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 

@@ -33,7 +33,7 @@ from ..report import BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
 from .client import WINDOW_PER_SLOT, EmbeddingClient
-from .options import WRITER_OPTIONS, EmbedOptions, parse_embed_options
+from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PIECE_ROWS",
     "EmbeddingStage",
-    "check_writer_options",
-    "embed_options_of",
     "prepare_target",
     "probe_dimension",
     "stage_for",
@@ -56,49 +54,13 @@ PIECE_ROWS = 1024  # rows per piece: the unit that waits for its texts' vectors
 PROBE_TEXT = "vectordb-connector probe"
 
 
-def embed_options_of(options: BackendOptions) -> EmbedOptions | None:
-    """The ``EmbedOptions`` of a writer's ``embed_*`` options, ``None`` without ``embed_url``; a
-    ``ConfigError`` names the writer's option at fault."""
-    if options.embed_url is None:
-        return None
-    raw = {field: getattr(options, option) for option, field in WRITER_OPTIONS.items()}
-    return parse_embed_options(raw, prefix="embed_")
-
-
-def check_writer_options(options: BackendOptions) -> None:
-    """The embedding options' rules across fields, for ``BackendOptions.__post_init__``."""
-    given = [name for name in (*WRITER_OPTIONS, "text_column") if getattr(options, name) is not None]
-    if options.embed_url is None:
-        raise ConfigError(
-            f"option {given[0]} needs option embed_url (and embed_model, text_column): the embedding "
-            "endpoint that turns text into vectors"
-        )
-    for required in ("embed_model", "text_column"):
-        if getattr(options, required) is None:
-            raise ConfigError(f"option embed_url needs option {required}")
-    text = options.text_column
-    taken = {
-        "vector_column": options.vector_column,
-        "id_column": None if options.id_from else options.id_column,
-    }
-    for option, column in taken.items():
-        if column == text:
-            raise ConfigError(f"option text_column: {text!r} is also option {option}")
-    if options.embed_dimensions is not None and options.dimension not in (None, options.embed_dimensions):
-        raise ConfigError(
-            f"options embed_dimensions ({options.embed_dimensions}) and dimension ({options.dimension}) "
-            "differ: the model's vectors are what is written"
-        )
-    embed_options_of(options)
-
-
 def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -> EmbeddingStage | None:
     """The stage a client with ``options`` runs (``upsert_rows``: its rows per upsert request), or
     ``None`` when it embeds nothing."""
-    embed = embed_options_of(options)
+    embed = options.embed_options()
     if embed is None:
         return None
-    assert options.text_column is not None  # check_writer_options saw to it
+    assert options.text_column is not None  # BackendOptions saw to it
     return EmbeddingStage(embed, spec, options.text_column, upsert_rows)
 
 

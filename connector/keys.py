@@ -1,0 +1,30 @@
+"""Where a key comes from: the option itself, or an environment variable read where the connection opens.
+
+Options built from ``api_key_env`` (or ``embed_api_key_env``) carry the variable's name to remote
+workers (a pickled Beam pipeline, which the runner stores), never the key; the variable is read in
+the process that connects.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from .errors import ConfigError
+
+__all__ = ["key_from"]
+
+
+def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
+    """``api_key``, else this process's environment variable ``api_key_env``; unset is a ConfigError
+    that names the option, the variable and the host, since it is read on the worker where a
+    connection opens."""
+    if api_key is not None or not api_key_env:
+        return api_key
+    key = os.environ.get(api_key_env)
+    if key is None:
+        raise ConfigError(
+            f"option {option}: environment variable {api_key_env!r} is not set "
+            f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
+        )
+    return key
