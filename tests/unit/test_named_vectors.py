@@ -153,7 +153,6 @@ def test_one_vector_databases_declare_no(database):
 @pytest.mark.parametrize(
     "uri",
     [
-        "milvus://127.0.0.1:19530/docs",
         "postgresql://u@127.0.0.1:5432/db?table=docs",
     ],
 )

@@ -17,6 +17,15 @@ names work. ``create=true`` makes a missing collection the way pymilvus's quick 
 The key type follows the data (integer ids → INT64, else VarChar(512)) unless option ``id_type``
 fixes it, so a missing collection is created with the first batch, when ids and dimension are known.
 
+Named vectors (option ``vector_columns``): each name is a FloatVector field of that name, each encoded
+from its name's float32 matrix as the single vector is. ``check_named_target`` checks each name's field
+and dimension (a missing name, another type, a wrong dimension, or a required FloatVector field no name
+fills: ``ConfigError`` naming it); ``create=true`` makes the quick-setup collection with a FloatVector
+field per name instead of ``vector``, each with its own index (``index_type``, ``metric``). Option
+``vector_field`` names the single vector's field and is refused beside them. Multi-vectors are refused
+(``ConfigError`` before any row): Milvus 2.6 keeps them as ArrayOfVector fields of a struct array, which
+Milvus Lite 3.2, the embedded server, does not store (it drops struct array fields from a schema).
+
 Namespaces: if the collection has a partition-key field, the namespace is written into it;
 otherwise it names a partition, created the first time it is seen (Milvus allows 1024 partitions
 per collection by default: for many tenants give the collection a partition key). Creating the

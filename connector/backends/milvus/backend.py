@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -21,6 +23,7 @@ from .schema import (
 )
 from .status import error_for, status_of
 from .wire import (
+    DYNAMIC_FIELD,
     Encoded,
     all_rows_expr,
     delete_keys,
@@ -44,6 +47,7 @@ METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
 CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
 # a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
 CLEAR_TIMEOUT_S = 600.0
+FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
 
 
 class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -55,7 +59,15 @@ class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
 
 class MilvusBackend(Backend[MilvusOptions]):
     name: ClassVar[str] = "milvus"
-    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
+    named_vectors = "yes"  # several FloatVector fields, one per name
+    multi_vectors = "no"
+    vectors_refused: ClassVar[Mapping[str, str]] = {
+        "multi_vector_columns": (
+            "Milvus 2.6 keeps them as ArrayOfVector fields of a struct array (EmbeddingList, MAX_SIM), which "
+            "Milvus Lite 3.2 (the embedded server the connector runs and tests against) lacks: it drops "
+            "struct array fields from a schema and refuses ArrayOfVector data; write them to qdrant or weaviate"
+        )
+    }
     options_type: ClassVar[type[BackendOptions]] = MilvusOptions
 
     # gRPC messages up to 64 MB are safe on every Milvus (proxy default maxRecvMsgSize is larger)
@@ -82,6 +94,14 @@ class MilvusBackend(Backend[MilvusOptions]):
             raise ConfigError(
                 "option uri: milvus needs a collection: milvus://host:19530/COLLECTION or option collection"
             )
+        # named vectors (option vector_columns): each name is a FloatVector field of that name
+        self._names = tuple(options.vector_columns or {})
+        if self._names and options.vector_field is not None:
+            raise ConfigError(
+                "option vector_field: names the field of the single vector; with option vector_columns each "
+                "name is its own field"
+            )
+        self._named_dims: dict[str, int] = {}  # create=true: the fields the collection is made with
         self._layout: Layout | None = None
         self._transport: Transport | None = None
         self._create_pending = False
@@ -164,6 +184,61 @@ class MilvusBackend(Backend[MilvusOptions]):
     def fixed_dimension(self) -> int | None:
         return None if self._layout is None else self._layout.dim
 
+    def check_named_target(
+        self, transport: Transport, dimensions: Mapping[str, int | None]
+    ) -> dict[str, int]:
+        """Named vectors (option ``vector_columns``): each name a FloatVector field of that name and
+        dimension; with ``create=true`` a missing collection gets one per name, each indexed as the single
+        vector is (``index_type``, ``metric``), once every dimension is known (with ``id_type=auto``, with
+        the first batch, whose ids give the key's type)."""
+        self._transport = transport
+        layout = self._describe()
+        if layout is None:
+            if not self.options.create:
+                raise ConfigError(
+                    f"milvus collection {self.collection!r} does not exist at {self.describe()}; "
+                    "set create=true to create it"
+                )
+            known = {name: dim for name, dim in dimensions.items() if dim is not None}
+            if len(known) < len(dimensions):
+                return {}  # nothing is made while a name's dimension is unknown
+            self._named_dims = {name: known[name] for name in self._names}
+            self._check_field_names()
+            self._create_pending = True
+            if self.options.id_type == "auto":
+                return dict(self._named_dims)
+            sparse = self.options.sparse_column is not None
+            layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=sparse)
+        self._check_named_layout(layout, dimensions)
+        self._layout = layout
+        if self.lite_path:
+            self._load_if_released()
+        return {name: dim for name, dim in layout.named if dim is not None}
+
+    def _check_field_names(self) -> None:
+        taken = {"id", "sparse", DYNAMIC_FIELD}  # the key, the sparse vector, the dynamic field
+        for name in self._names:
+            if not FIELD_NAME.fullmatch(name) or name in taken:
+                why = (
+                    "is the key's, the sparse vector's or the dynamic field's"
+                    if name in taken
+                    else (
+                        "is not a Milvus field name (a letter or _, then letters, digits or _; at most 255)"
+                    )
+                )
+                raise ConfigError(
+                    f"option vector_columns: name {name!r} {why}: create=true makes a field of each name"
+                )
+
+    def _check_named_layout(self, layout: Layout, dimensions: Mapping[str, int | None]) -> None:
+        for name, dim in layout.named:
+            wanted = dimensions.get(name)
+            if wanted is not None and dim is not None and wanted != dim:
+                raise ConfigError(
+                    f"option vector_columns: name {name!r}: field {name!r} of milvus collection "
+                    f"{self.collection!r} has dim {dim}, the write's vectors have {wanted}"
+                )
+
     def _call(self, method: str, body: bytes, *, timeout_s: float | None = None) -> pw.FieldReader:
         if self._transport is None:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
@@ -190,7 +265,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         schema = reply.message(2)
         if schema is None:
             raise ConfigError(f"milvus DescribeCollection {self.collection!r} returned no schema")
-        return layout_from_schema(self.collection, schema, self.options.vector_field)
+        return layout_from_schema(self.collection, schema, self.options.vector_field, self._names)
 
     def _check_layout(self, layout: Layout, dimension: int | None) -> None:
         if dimension is not None and layout.dim is not None and layout.dim != dimension:
@@ -199,14 +274,16 @@ class MilvusBackend(Backend[MilvusOptions]):
                 target_dimension=layout.dim,
             )
 
-    def _create(self, dimension: int, *, key_int64: bool, sparse: bool) -> Layout:
-        """Create the collection, its indexes, and load it; a concurrent creator's collection is reused."""
-        schema = encode_schema(self.collection, dimension, key_int64=key_int64, sparse=sparse)
+    def _create(self, dimension: int | None, *, key_int64: bool, sparse: bool) -> Layout:
+        """Create the collection, its indexes, and load it; a concurrent creator's collection is reused.
+        Named vectors: a FloatVector field per name (``_named_dims``) instead of ``vector``, each indexed."""
+        named = self._named_dims if self._names else None
+        schema = encode_schema(self.collection, dimension, key_int64=key_int64, sparse=sparse, named=named)
         status = self._call("CreateCollection", pw.string_field(3, self.collection) + pw.len_field(4, schema))
         self._expect_ok("CreateCollection", status, allow=("exist",))
         metric = METRICS[self.options.metric]
         index_type = self.options.index_type
-        indexes = [("vector", index_type, metric)] + (
+        indexes = [(name, index_type, metric) for name in (named or ["vector"])] + (
             [("sparse", "SPARSE_INVERTED_INDEX", "IP")] if sparse else []
         )
         for field_name, kind, metric_type in indexes:
@@ -241,15 +318,18 @@ class MilvusBackend(Backend[MilvusOptions]):
     def _layout_for(self, batch: RowBatch) -> Layout:
         if self._layout is not None:
             return self._layout
-        if not self._create_pending or batch.vectors is None:
+        if not self._create_pending or (batch.vectors is None and not self._named_dims):
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
         id_type = self.options.id_type
         key_int64 = id_type == "int64" or (
             id_type == "auto" and bool(batch.ids) and isinstance(batch.ids[0], int)
         )
         sparse = batch.sparse is not None and any(s is not None for s in batch.sparse)
-        layout = self._create(batch.vectors.shape[1], key_int64=key_int64, sparse=sparse)
-        self._check_layout(layout, batch.dimension)
+        layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
+        if self._names:
+            self._check_named_layout(layout, self._named_dims)
+        else:
+            self._check_layout(layout, batch.dimension)
         self._layout = layout
         return layout
 
@@ -339,6 +419,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         """Encoded size per row: exact for vectors and ids, JSON length for metadata."""
         n = len(batch)
         dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
+        dense += sum(matrix.shape[1] * 4 for matrix in batch.named_vectors.values())
         sizes = np.full(n, dense + 8, dtype=np.int64)
         sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
         if batch.op == DELETE:

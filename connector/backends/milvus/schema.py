@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ... import protowire as pw
@@ -41,10 +42,22 @@ class Layout:
     dynamic: bool = True
     scalars: tuple[ScalarField, ...] = ()
     partition_key: str | None = None  # a scalar field (also in ``scalars``) that takes the namespace
+    # named vectors (option vector_columns): each name's FloatVector field and its dimension, in the
+    # write's order; ``vector`` and ``dim`` are then unused
+    named: tuple[tuple[str, int | None], ...] = ()
 
 
-def layout_from_schema(collection: str, schema: pw.FieldReader, vector_field: str | None = None) -> Layout:
-    """Read ``schema.CollectionSchema`` (name 1, autoID 3, fields 4, enable_dynamic_field 5)."""
+def layout_from_schema(
+    collection: str,
+    schema: pw.FieldReader,
+    vector_field: str | None = None,
+    names: tuple[str, ...] = (),
+) -> Layout:
+    """Read ``schema.CollectionSchema`` (name 1, autoID 3, fields 4, enable_dynamic_field 5).
+
+    ``names``: a write of named vectors (option ``vector_columns``), each name a FloatVector field of
+    that name; a name that is missing, or a field of another type, is a ``ConfigError`` naming it, and so
+    is a required FloatVector field the names leave out (an upsert must fill it)."""
     key: tuple[str, int] | None = None
     dense: list[tuple[str, int | None, bool]] = []
     sparse: list[str] = []
@@ -81,7 +94,12 @@ def layout_from_schema(collection: str, schema: pw.FieldReader, vector_field: st
             )
     if key is None or key[1] not in (INT64, VARCHAR):
         raise ConfigError(f"milvus collection {collection!r} has no INT64 or VarChar primary key")
-    vector = _pick_vector(collection, dense, vector_field)
+    named: tuple[tuple[str, int | None], ...] = ()
+    if names:
+        named = _named_fields(collection, schema, dense, names)
+        vector: tuple[str, int | None] = ("", None)
+    else:
+        vector = _pick_vector(collection, dense, vector_field)
     return Layout(
         collection=collection,
         dim=vector[1],
@@ -92,7 +110,33 @@ def layout_from_schema(collection: str, schema: pw.FieldReader, vector_field: st
         dynamic=bool(schema.int(5)),
         scalars=tuple(scalars),
         partition_key=partition_key,
+        named=named,
     )
+
+
+def _named_fields(
+    collection: str, schema: pw.FieldReader, dense: list[tuple[str, int | None, bool]], names: tuple[str, ...]
+) -> tuple[tuple[str, int | None], ...]:
+    """Each name's FloatVector field and dimension; ``ConfigError`` naming a name the collection lacks."""
+    types = {pw.FieldReader(raw).str(2): pw.FieldReader(raw).int(5) for raw in schema.fields.get(4, [])}
+    by_name = {name: dim for name, dim, _ in dense}
+    out = []
+    for name in names:
+        if name not in by_name:
+            listed = ", ".join(by_name) or "none"
+            found = f"a field of data type {types[name]}" if name in types else "no field"
+            raise ConfigError(
+                f"option vector_columns: name {name!r}: milvus collection {collection!r} has {found} "
+                f"{name!r}, where a FloatVector field is needed (its FloatVector fields: {listed})"
+            )
+        out.append((name, by_name[name]))
+    required = [name for name, _, optional in dense if name not in names and not optional]
+    if required:
+        raise ConfigError(
+            f"option vector_columns: milvus collection {collection!r} also requires FloatVector field "
+            f"{required[0]!r}, which no name fills"
+        )
+    return tuple(out)
 
 
 def _dim_of(f: pw.FieldReader) -> int | None:
@@ -136,19 +180,30 @@ def kv_pair(key: str, value: str) -> bytes:
     return pw.string_field(1, key) + pw.string_field(2, value)
 
 
-def encode_schema(collection: str, dimension: int, *, key_int64: bool, sparse: bool) -> bytes:
-    """``CollectionSchema`` of a quick-setup collection: key ``id``, ``vector`` (and ``sparse``), dynamic field on."""
+def encode_schema(
+    collection: str,
+    dimension: int | None,
+    *,
+    key_int64: bool,
+    sparse: bool,
+    named: Mapping[str, int] | None = None,
+) -> bytes:
+    """``CollectionSchema`` of a quick-setup collection: key ``id``, FloatVector ``vector`` of ``dimension``
+    (a write of named vectors: a FloatVector field per name of ``named``, name -> dimension, instead), and
+    ``sparse``; dynamic field on."""
+    vectors = dict(named) if named else {"vector": dimension}
     key_field = (
         pw.string_field(2, "id") + pw.varint_field(3, 1) + pw.varint_field(5, INT64 if key_int64 else VARCHAR)
     )
     if not key_int64:
         key_field += pw.len_field(6, kv_pair("max_length", str(KEY_MAX_LENGTH)))
-    vector_field = (
-        pw.string_field(2, "vector")
-        + pw.varint_field(5, FLOAT_VECTOR)
-        + pw.len_field(6, kv_pair("dim", str(dimension)))
-    )
-    fields = [key_field, vector_field]
+    fields = [key_field]
+    for name, dim in vectors.items():
+        fields.append(
+            pw.string_field(2, name)
+            + pw.varint_field(5, FLOAT_VECTOR)
+            + pw.len_field(6, kv_pair("dim", str(dim)))
+        )
     if sparse:
         fields.append(pw.string_field(2, "sparse") + pw.varint_field(5, SPARSE_FLOAT_VECTOR))
     return (

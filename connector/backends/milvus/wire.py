@@ -331,15 +331,42 @@ def encode_delete_rows(
     return Encoded(body=body, sent=rows, sent_rows=sent_rows, refused=refused)
 
 
+def _dense_matrices(batch: RowBatch, layout: Layout) -> list[tuple[str, np.ndarray]]:
+    """Each FloatVector field the upsert fills and its ``(n, dim)`` float32 matrix: ``vector`` with the
+    batch's one vector, or each name's field with its named vector (option ``vector_columns``)."""
+    if not layout.named:
+        if batch.vectors is None:
+            raise ConfigError(f"milvus collection {layout.collection} needs a dense vector in every row")
+        return [(layout.vector, batch.vectors)]
+    out = []
+    for name, dim in layout.named:
+        matrix = batch.named_vectors.get(name)
+        # the client's checks give every upsert row every name, of the dimension the collection fixes
+        if matrix is None or (dim is not None and matrix.shape[1] != dim):
+            got = "none" if matrix is None else f"{matrix.shape[1]} dimensions"
+            raise ConfigError(
+                f"option vector_columns: name {name!r}: field {name!r} of milvus collection "
+                f"{layout.collection} takes {dim} dimensions; the batch has {got}"
+            )
+        out.append((name, matrix))
+    return out
+
+
+def _float_vector(name: str, matrix: np.ndarray) -> list[Any]:
+    """``FieldData`` of FloatVector field ``name``: ``VectorField{dim 1, float_vector 2: FloatArray{data
+    1}}``, the packed floats copied once, from the matrix's buffer, when the request is joined."""
+    raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B")  # type: ignore[arg-type]
+    payload = [pw.varint_field(1, matrix.shape[1]), *_message(2, [b"\x0a", pw.varint(len(raw)), raw])]
+    return _field_data(FLOAT_VECTOR, name, 4, payload)
+
+
 def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = None) -> Encoded:
     """``UpsertRequest{collection_name 3, partition_name 4, fields_data 5, num_rows 7}`` for the rows it can hold."""
     reasons: dict[int, str] = {}
     keys = _key_values(batch, layout, reasons)
     columns, meta = _split_metadata(batch, layout, reasons)
     sparse = _sparse_rows(batch, layout, reasons)
-    matrix = batch.vectors
-    if matrix is None:
-        raise ConfigError(f"milvus collection {layout.collection} needs a dense vector in every row")
+    matrices = _dense_matrices(batch, layout)
     refused: list[BatchFailure] = []
     sent_rows: list[int] | None = None
     if reasons:
@@ -350,7 +377,7 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
         columns = {name: [col[i] for i in keep] for name, col in columns.items()}
         meta = [meta[i] for i in keep] if meta else meta
         sparse = [sparse[i] for i in keep] if sparse else sparse
-        matrix = matrix[keep]
+        matrices = [(name, matrix[keep]) for name, matrix in matrices]
         sent_rows = keep
     n = len(keys)
     parts: list[Any] = [pw.string_field(3, layout.collection)]
@@ -361,14 +388,8 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
         parts += _field_data(INT64, layout.key, 3, key_payload)
     else:
         parts += _field_data(VARCHAR, layout.key, 3, _message(6, _strings(keys)))
-    raw = memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B")  # type: ignore[arg-type]
-    dim = matrix.shape[1]
-    parts += _field_data(
-        FLOAT_VECTOR,
-        layout.vector,
-        4,
-        [pw.varint_field(1, dim), *_message(2, [b"\x0a", pw.varint(len(raw)), raw])],
-    )
+    for name, matrix in matrices:
+        parts += _float_vector(name, matrix)
     if layout.sparse:
         # as pymilvus's row upsert: contents only; the server reads each row's pairs (no dim fields)
         parts += _field_data(SPARSE_FLOAT_VECTOR, layout.sparse, 4, _message(6, _blobs(sparse)))
