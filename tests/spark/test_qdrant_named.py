@@ -1,0 +1,93 @@
+"""Several vectors a point through Spark into Qdrant (the Qdrant-protocol test server, REST and gRPC): named
+dense vectors (``array<float>``) and a multi-vector (``array<array<float>>``) written by the executors and
+read back per name with qdrant-client exactly; an existing collection lacking a name is a ConfigError on the
+driver, before any task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from qdrant_client import models
+
+from tests.servers import qdrant_grpc
+from tests.servers.qdrant_grpc import QdrantServer
+
+qdrant_session_server = qdrant_grpc.qdrant_session_server  # the fixture
+
+MAX_SIM = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)
+
+
+def _table(n: int, seed: int) -> tuple[pa.Table, np.ndarray, list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    title = rng.standard_normal((n, 6)).astype(np.float32)
+    tokens = [rng.standard_normal((int(k), 3)).astype(np.float32) for k in rng.integers(1, 5, n)]
+    table = pa.table(
+        {
+            "id": list(range(n)),
+            "title_vec": pa.array([list(v) for v in title], pa.list_(pa.float32())),
+            "tokens": pa.array([[list(v) for v in m] for m in tokens], pa.list_(pa.list_(pa.float32()))),
+            "n": list(range(n)),
+        }
+    )
+    return table, title, tokens
+
+
+@pytest.mark.parametrize("transport", ["grpc", "rest"])
+def test_spark_writes_named_and_multi_vectors_to_qdrant_exactly(
+    spark: Any, qdrant_session_server: QdrantServer, transport: str
+) -> None:
+    collection = f"spark_named_{transport}"
+    table, title, tokens = _table(300, seed=11)
+    (
+        spark.createDataFrame(table)
+        .repartition(3)
+        .write.format("vectordb")
+        .option("uri", qdrant_session_server.uri(transport, collection))
+        .option("create", "true")
+        .option("vector_columns", "title:title_vec")
+        .option("multi_vector_columns", "colbert:tokens")
+        .option("vector_dimensions", "title:6,colbert:3")
+        .mode("append")
+        .save()
+    )
+    client = qdrant_session_server.client(prefer_grpc=transport == "grpc")
+    params = client.get_collection(collection).config.params
+    assert params.vectors["colbert"].multivector_config == MAX_SIM  # type: ignore[index]
+    records = {r.id: r for r in client.retrieve(collection, list(range(300)), with_vectors=True)}
+    client.close()
+    assert len(records) == 300
+    for i in range(300):
+        vector = records[i].vector
+        assert isinstance(vector, dict)
+        assert np.asarray(vector["title"], np.float32).tobytes() == title[i].tobytes()
+        assert np.asarray(vector["colbert"], np.float32).tobytes() == tokens[i].tobytes()
+        assert records[i].payload == {"n": i}
+
+
+def test_spark_refuses_a_collection_without_the_name_on_the_driver(
+    spark: Any, qdrant_session_server: QdrantServer
+) -> None:
+    collection = "spark_named_missing"
+    official = qdrant_session_server.client()
+    official.create_collection(
+        collection, vectors_config={"title": models.VectorParams(size=6, distance=models.Distance.COSINE)}
+    )
+    official.close()
+    before = len(qdrant_session_server.store.log)
+    table, _, _ = _table(20, seed=12)
+    with pytest.raises(
+        Exception, match="option multi_vector_columns: collection 'spark_named_missing' has no"
+    ):
+        (
+            spark.createDataFrame(table)
+            .write.format("vectordb")
+            .option("uri", qdrant_session_server.uri("grpc", collection))
+            .option("vector_columns", "title:title_vec")
+            .option("multi_vector_columns", "colbert:tokens")
+            .mode("append")
+            .save()
+        )
+    assert len(qdrant_session_server.store.log) == before  # no task sent anything
