@@ -27,6 +27,9 @@ an instance role, Google or Azure default credentials). An ``s3://`` URI may nam
 endpoint in its query (``?endpoint_override=host:port&scheme=http&region=...``); the query is never
 sent to Pinecone and never logged. The import calls go to the index host over REST, as Pinecone
 serves them (also for ``pinecone+grpc://`` URIs, on the same host and port).
+
+Here: the options, the task's stager and the driver's steps. The folder and its commit protocol are
+``staging.Folder``'s (Spark's dead letters use the same); the import API is ``pinecone_import_api``'s.
 """
 
 from __future__ import annotations
@@ -45,22 +48,19 @@ from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
 from ..staging import STAGING, Folder, refuse_credentials, staged_name
+from .pinecone_import_api import ImportHost, ImportStatus, PineconeImports
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..client import Client
     from ..rows import ColumnSpec, RowBatch
-    from ..transports.base import Transport
-    from .pinecone import PineconeBackend
 
 __all__ = [
     "DEFAULT_NAMESPACE_DIR",
     "ImportOptions",
     "ImportStager",
-    "ImportStatus",
     "PineconeBulk",
-    "PineconeImports",
     "abort_import",
     "check_import",
     "finish_import",
@@ -289,79 +289,6 @@ class ImportStager:
                 stream.close()
 
 
-# --------------------------------------------------------------------------------------------------
-# the import API (on the index host, over REST)
-
-
-class ImportStatus(msgspec.Struct, kw_only=True, rename="camel"):
-    """``describe_import``'s answer."""
-
-    id: str
-    uri: str = ""
-    status: str = "Pending"
-    created_at: str | None = None
-    finished_at: str | None = None
-    percent_complete: float | None = None
-    records_imported: int | None = None
-    error: str | None = None
-
-
-class _Started(msgspec.Struct):
-    id: str
-
-
-class PineconeImports:
-    """``start_import``, ``describe_import``, ``cancel_import`` and the index's namespaces, on the index host."""
-
-    def __init__(self, backend: PineconeBackend) -> None:
-        from ..transports.http import HttpTransport
-
-        self.backend = backend
-        key = backend.options.credential() or ""
-        scheme = "https" if backend.tls else "http"
-        self.label = f"pinecone import {backend.host}:{backend.port}"
-        self.transport: Transport = HttpTransport(
-            f"{scheme}://{backend.host}:{backend.port}",
-            secrets=backend.secrets,
-            headers=(
-                ("Api-Key", key),
-                ("X-Pinecone-API-Version", backend.options.api_version),
-                ("Content-Type", "application/json"),
-            ),
-            label=self.label,
-        )
-
-    def _call(self, method: str, body: Any = None) -> bytes:
-        from ..transports.base import WireRequest
-
-        payload = b"" if body is None else orjson.dumps(body)
-        return self.backend.control(self.transport, WireRequest(method, payload)).body
-
-    def namespaces(self) -> dict[str, int]:
-        """Vectors per namespace (``""``: the default one), from ``describe_index_stats``."""
-        stats = orjson.loads(self._call("POST /describe_index_stats", {}) or b"{}")
-        return {
-            ns: int((v or {}).get("vectorCount") or 0) for ns, v in (stats.get("namespaces") or {}).items()
-        }
-
-    def start(self, uri: str, error_mode: str, integration_id: str | None) -> str:
-        body: dict[str, Any] = {"uri": uri, "errorMode": {"onError": error_mode}}
-        if integration_id:
-            body["integrationId"] = integration_id
-        return msgspec.json.decode(self._call("POST /bulk/imports", body), type=_Started).id
-
-    def describe(self, import_id: str) -> ImportStatus:
-        """The import's status; its words (logged, and quoted in the report) with the key blanked out."""
-        status = msgspec.json.decode(self._call(f"GET /bulk/imports/{import_id}"), type=ImportStatus)
-        blank = self.backend.secrets.blank
-        return msgspec.structs.replace(
-            status, status=blank(status.status), error=None if status.error is None else blank(status.error)
-        )
-
-    def cancel(self, import_id: str) -> None:
-        self._call(f"DELETE /bulk/imports/{import_id}")
-
-
 def _refuse_existing(existing: Mapping[str, int], namespaces: Iterable[str], target: str) -> None:
     taken = sorted(ns for ns in namespaces if ns in existing)
     if taken:
@@ -398,7 +325,7 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
     source_uri(folder, options, "job")  # an Azure folder needs import_source_uri: say so now
     folder.check_writable()
     if options.namespace_column is None:
-        imports = PineconeImports(cast("PineconeBackend", client.backend))
+        imports = PineconeImports(cast(ImportHost, client.backend))
         _refuse_existing(imports.namespaces(), [options.namespace or ""], client.backend.describe())
 
 
@@ -436,7 +363,7 @@ def finish_import(
     if not published or staged.written == 0:
         say(f"{job} into {target}: no rows to import")
         return staged
-    imports = PineconeImports(cast("PineconeBackend", client.backend))
+    imports = PineconeImports(cast(ImportHost, client.backend))
     namespaces = [_namespace_name(d) for d in published]
     _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
     uri = source_uri(folder, options, job)
