@@ -10,7 +10,9 @@ The two versions alternate, round after round, so the machine's load falls on bo
 reports its best round. A measurement checks which code it ran (the module's file) and that every
 row was written (the report says so) or embedded (the vectors are the server's).
 
-Targets: the no-op sinks of ``cpu_per_row`` (``pinecone+grpc``, ``pinecone``, ``qdrant+grpc``,
+Targets: ``spark`` (``df.write.format("vectordb")`` on ``local[2]``) and ``beam`` (``WriteToVectorDB``
+on the in-memory runner), both into the no-op Pinecone gRPC sink, with the CPU of every process of
+the engine; the no-op sinks of ``cpu_per_row`` (``pinecone+grpc``, ``pinecone``, ``qdrant+grpc``,
 ``qdrant``, ``weaviate``, ``milvus``: ``client.upsert`` of an Arrow table) and ``embed``
 (``vectordb.connector.embed`` of ROWS short texts against the project's embeddings server, with
 ``--embed-delay-ms`` added to each reply, so requests in flight matter).
@@ -42,12 +44,17 @@ DEFAULT_BASE = "4865d94^"  # before "One dispatcher for anything sent in batches
 
 
 def export(rev: str, into: Path) -> Path:
-    """``connector/`` of ``rev`` as ``into/vectordb/connector``; ``into`` goes first on ``PYTHONPATH``."""
-    archive = subprocess.run(["git", "archive", rev, "connector"], cwd=ROOT, capture_output=True, check=True)
+    """The client of ``rev`` (``connector/``, ``spark/``, ``beam/``) as ``into/vectordb/...`` (and
+    ``into/pyspark_vectordb``); ``into`` goes first on ``PYTHONPATH``. The path of its ``connector``."""
+    archive = subprocess.run(
+        ["git", "archive", rev, "connector", "spark", "beam"], cwd=ROOT, capture_output=True, check=True
+    )
     package = into / "vectordb"
     package.mkdir(parents=True)
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
         tar.extractall(package, filter="data")
+    if (package / "spark" / "pyspark_vectordb").is_dir():
+        (package / "spark" / "pyspark_vectordb").rename(into / "pyspark_vectordb")
     return package / "connector"
 
 
@@ -83,6 +90,10 @@ def measure(target: str, args: argparse.Namespace) -> dict[str, Any]:
     )  # the link tree of an editable install: its files
     if target == "embed":
         return {"code": code, **measure_embed(args)}
+    if target == "beam":
+        return {"code": code, **measure_beam(args)}
+    if target == "spark":
+        return measure_spark(args)
     from .cpu_per_row import table_of, target_uri
 
     table = table_of(args.rows, args.dim)
@@ -116,6 +127,64 @@ def measure_embed(args: argparse.Namespace) -> dict[str, Any]:
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     check(vectors, texts, "connector")
     return {"cpu_us_per_row": 1e6 * cpu / len(texts), "rows_per_s": len(texts) / wall}
+
+
+def measure_beam(args: argparse.Namespace) -> dict[str, Any]:
+    """``WriteToVectorDB`` of numpy rows on the in-memory runner into the no-op Pinecone gRPC sink
+    (``beam_write``'s connector cell); this process's CPU is the runner's and the sink's client's."""
+    from .beam_write import PER_SHARD, Cell, Settings, run_once
+    from .sinks import start_sink
+
+    rows = max(PER_SHARD, args.rows // PER_SHARD * PER_SHARD)
+    batch = args.batch or 500
+    settings = Settings(
+        rows,
+        args.dim,
+        1,
+        batch,
+        args.concurrency,
+        None,
+        (("noop", 0.0),),
+        ("numpy",),
+        ("connector",),
+        "fnapi",
+    )
+    cell = Cell("noop", "numpy", "connector")
+    with start_sink("grpc", 0.0) as sink:
+        run_once(cell, settings, sink)  # warm-up: the runner's and the client's first imports
+        run_once(cell, settings, sink)
+    return {"cpu_us_per_row": 1e6 * cell.cpus_s[-1] / rows, "rows_per_s": rows / cell.walls_s[-1]}
+
+
+def measure_spark(args: argparse.Namespace) -> dict[str, Any]:
+    """``df.write.format("vectordb")`` on ``local[2]`` into the no-op Pinecone gRPC sink
+    (``spark_write``'s cell); CPU of the driver's JVM and every Python worker. The client that ran is
+    the executors' (checked: a task reports the file of its ``vectordb.connector``)."""
+    from .sinks import start_sink
+    from .spark_write import SinkTarget, cached_input, run_cell, start_session
+
+    spark = start_session(2)
+    try:
+        code = spark.sparkContext.parallelize([0], 1).map(lambda _: _connector_dir()).collect()[0]
+        df = cached_input(spark, args.rows, args.dim, 2)
+        with start_sink("grpc", 0.0) as sink:
+            target = SinkTarget("noop", sink)
+            extra = {"max_concurrency": str(args.concurrency)}
+            run_cell(spark, target, "vectordb", df, args.rows, args.dim, extra)  # warm-up: workers, imports
+            cell = run_cell(spark, target, "vectordb", df, args.rows, args.dim, extra)
+    finally:
+        spark.stop()
+    return {
+        "code": code,
+        "cpu_us_per_row": 1e6 * cell.cpu_s / args.rows,
+        "rows_per_s": args.rows / cell.wall_s,
+    }
+
+
+def _connector_dir() -> str:
+    import vectordb.connector
+
+    return str(Path(vectordb.connector.__file__).resolve().parent)
 
 
 def main(argv: list[str] | None = None) -> None:
