@@ -747,7 +747,24 @@ def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions)
     ``PointsSelector`` is ``points=1 PointsIdsList{ids=1}``, or in a payload namespace ``filter=2
     Filter{must=2 [Condition{has_id=3 HasIdCondition{has_id=1}}, Condition{field=1 FieldCondition{key=1,
     match=2 Match{keyword=1}}}]}``."""
-    ids = b"".join(pw.len_field(1, _point_id(point_id(i))) for i in batch.ids)
+    points = [point_id(i) for i in batch.ids]
+    if points and all(type(p) is int for p in points):
+        # every PointId{num=1} framed at once, {0x0a, size, 0x08, varint}: Python varints of ids from
+        # 16,384 on cost more than the rest of the request
+        nums = np.array(points, dtype=np.uint64)
+        width = np.ones(len(nums), dtype=np.int64)  # the varint's bytes
+        for k in range(1, 10):
+            width += nums >= np.uint64(1 << (7 * k))
+        starts = np.concatenate(([0], np.cumsum(3 + width[:-1])))
+        out = np.empty(int(starts[-1] + 3 + width[-1]), dtype=np.uint8)
+        out[starts], out[starts + 1], out[starts + 2] = 0x0A, width + 1, 0x08
+        for j in range(int(width.max())):
+            more = width > j
+            low = ((nums[more] >> np.uint64(7 * j)) & np.uint64(0x7F)).astype(np.uint8)
+            out[starts[more] + 3 + j] = low | np.where(width[more] > j + 1, 0x80, 0).astype(np.uint8)
+        ids = out.tobytes()
+    else:
+        ids = b"".join(pw.len_field(1, _point_id(p)) for p in points)
     if batch.namespace is not None and options.namespace_mode == "payload":
         field = pw.string_field(1, options.namespace_key) + pw.len_field(
             2, pw.len_field(1, batch.namespace.encode())
