@@ -151,17 +151,18 @@ def test_one_vector_databases_declare_no(database):
 
 
 @pytest.mark.parametrize(
-    "uri",
+    ("uri", "database"),
     [
-        "postgresql://u@127.0.0.1:5432/db?table=docs",
+        ("milvus://127.0.0.1:19530/docs", "milvus"),
+        ("postgresql://u@127.0.0.1:5432/db?table=docs", "postgresql"),
     ],
 )
-def test_databases_that_store_them_say_not_yet(uri):
+def test_databases_without_a_multi_vector_type_say_why(uri, database):
     with pytest.raises(
-        ConfigError, match=r"option multi_vector_columns: writing multi-vectors to .* not supported yet"
+        ConfigError, match=f"option multi_vector_columns: {database} does not store multi-vectors: "
     ):
         connect(uri, multi_vector_columns="colbert:tokens")
-    connect(uri).close()  # a single vector still goes
+    connect(uri, vector_columns="title:t").close()  # named dense vectors still go
 
 
 def test_every_backend_declares_a_known_support():

@@ -28,6 +28,14 @@ made as::
 and no ANN index is built: an index slows every insert of a bulk load several-fold. Build
 it after the load, e.g. ``CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)``.
 
+Named vectors (option ``vector_columns``): a ``vector`` (or ``halfvec``) column per name, the column
+named as the name (a quoted identifier: case and characters kept), each a fixed-size field of the COPY
+row built from its name's matrix with the others in the same vectorised step. ``check_named_target``
+checks each name's column on an existing table (missing, another type, another ``vector(N)``:
+``ConfigError`` naming it); ``create=true`` makes ``"title" vector(768)`` and so on instead of
+``embedding``, once every name's dimension is known, and no ANN index (build one per column after the
+load). Multi-vectors are refused (``ConfigError`` before any row): pgvector has no multi-vector type.
+
 A batch of deletes is one transaction too: ``DELETE … WHERE id = ANY(CAST(%s AS <id type>[]))``
 with the ids as one array parameter, and ``AND namespace = %s`` in the rows' namespace (see
 ``table.delete_ids_sql`` for rows without one). An id that is not there deletes nothing, and is no error.

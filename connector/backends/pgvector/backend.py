@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +28,7 @@ from .target import PgTarget
 __all__ = ["PgvectorBackend"]
 
 # SQLSTATEs of a TRUNCATE that a DELETE may still do, and why (for the log line)
+MAX_IDENTIFIER_BYTES = 63  # PostgreSQL cuts longer names (NAMEDATALEN - 1)
 TRUNCATE_REFUSED = {
     "42501": "no TRUNCATE privilege",
     "0A000": "a foreign key references the table",
@@ -35,7 +37,14 @@ TRUNCATE_REFUSED = {
 
 class PgvectorBackend(Backend[PgvectorOptions]):
     name: ClassVar[str] = "postgresql"
-    named_vectors = multi_vectors = "not yet"  # stores both; the writer is to come (Backend)
+    named_vectors = "yes"  # a vector (or halfvec) column per name
+    multi_vectors = "no"
+    vectors_refused: ClassVar[Mapping[str, str]] = {
+        "multi_vector_columns": (
+            "pgvector has no multi-vector type: a vector[] column holds a list of vectors, but no operator or "
+            "index compares them by late interaction (MaxSim); write them to qdrant or weaviate"
+        )
+    }
     options_type: ClassVar[type[BackendOptions]] = PgvectorOptions
 
     # No per-statement row limit in PostgreSQL; a request is bounded to keep memory and
@@ -49,7 +58,11 @@ class PgvectorBackend(Backend[PgvectorOptions]):
     def __init__(self, options: PgvectorOptions) -> None:
         super().__init__(options)
         self.target = PgTarget.parse(options.uri, options.collection, options.tls)
-        self.layout = default_layout(self.target.table, options, options.dimension)
+        # named vectors (option vector_columns): each name is a column of that name
+        self._names = tuple(options.vector_columns or {})
+        stated = options.vector_dimensions or {}
+        named = {name: stated.get(name) for name in self._names} if self._names else None
+        self.layout = default_layout(self.target.table, options, options.dimension, named)
         self._statements = self._compile()
 
     def describe(self) -> str:
@@ -87,6 +100,33 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def fixed_dimension(self) -> int | None:
         return self.layout.dimension
+
+    def check_named_target(
+        self, transport: Transport, dimensions: Mapping[str, int | None]
+    ) -> dict[str, int]:
+        """Named vectors (option ``vector_columns``): each name a vector or halfvec column of that name and
+        dimension (``vector(768)``; a column without one takes any); with ``create=true`` a missing table
+        gets a ``vector_type(N)`` column per name (no ANN index: build them after the load), made once every
+        dimension is known."""
+        if not isinstance(transport, SqlTransport):
+            return {name: dim for name, dim in dimensions.items() if dim is not None}
+        db = transport
+        timeout_s = self.options.timeout_s
+        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
+        if "vector" not in types:
+            types = self._install_pgvector(db)
+        regclass = self.target.table.sql
+        columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        if not columns:
+            if self.options.create and any(dim is None for dim in dimensions.values()):
+                return {}  # nothing is made while a name's dimension is unknown
+            self._create(db, None, named={name: dimensions[name] for name in self._names})
+            columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
+        keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
+        named = {name: dimensions.get(name) for name in self._names}
+        self.layout = learn_layout(self.target.table, columns, keys, types, self.options, None, named)
+        self._statements = self._compile()
+        return {column.name: column.dimension for column in self.layout.named if column.dimension is not None}
 
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """Delete the rows of ``namespace`` (``None``: every row); the table, its indexes and grants stay.
@@ -150,7 +190,11 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             ) from None
         return dict(self._query(db, TYPES_SQL, timeout_s=self.options.timeout_s))
 
-    def _create(self, db: SqlTransport, dimension: int | None) -> None:
+    def _create(
+        self, db: SqlTransport, dimension: int | None, *, named: Mapping[str, int | None] | None = None
+    ) -> None:
+        """Create the table: ``embedding`` of ``dimension``, or with named vectors a column per name of
+        ``named`` (name -> dimension, each known) instead."""
         table = self.target.table
         if not self.options.create:
             raise ConfigError(
@@ -161,24 +205,43 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             raise ConfigError(
                 f"option sparse_dimension is needed to create table {table} with a sparsevec(N) column"
             )
-        if dimension is None:
+        if named:
+            self._check_column_names(named)
+        elif dimension is None:
             raise ConfigError(
                 f"option dimension is needed to create table {table}: no dense vector to learn it from"
             )
-        if dimension > MAX_DIMENSION:
-            raise ConfigError(
-                f"pgvector stores at most {MAX_DIMENSION} dimensions in {self.options.vector_type}; got {dimension}"
-            )
+        for name, dim in (named or {"": dimension}).items():
+            if dim is not None and dim > MAX_DIMENSION:
+                which = f"option vector_columns: name {name!r}: " if name else ""
+                raise ConfigError(
+                    f"{which}pgvector stores at most {MAX_DIMENSION} dimensions in {self.options.vector_type}; "
+                    f"got {dim}"
+                )
         try:
             self._query(
                 db,
-                create_table_sql(default_layout(table, self.options, dimension)),
+                create_table_sql(default_layout(table, self.options, dimension, named)),
                 timeout_s=self.options.timeout_s,
             )
         except ServerError:
             # another task may have created it at the same moment (CREATE … IF NOT EXISTS races on pg_type)
             if not self._query(db, COLUMNS_SQL, (table.sql,), timeout_s=self.options.timeout_s):
                 raise
+
+    def _check_column_names(self, named: Mapping[str, int | None]) -> None:
+        """Names a created table can have as columns beside its own (id, metadata, namespace, sparse)."""
+        own = {"id", "metadata", "namespace", "sparse_embedding"}
+        for name in named:
+            if name in own or len(name.encode()) > MAX_IDENTIFIER_BYTES:
+                why = (
+                    "is a column of the table"
+                    if name in own
+                    else f"is longer than {MAX_IDENTIFIER_BYTES} bytes"
+                )
+                raise ConfigError(
+                    f"option vector_columns: name {name!r} {why}: create=true makes a column of each name"
+                )
 
     def _compile(self) -> tuple[str, str, str]:
         layout = self.layout
@@ -192,6 +255,8 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         if batch.op == DELETE:  # ids in one text[] parameter
             return np.fromiter((len(str(i).encode()) + 8 for i in batch.ids), dtype=np.int64, count=n)
         dense = 4 if batch.vectors is None else 8 + 4 * batch.vectors.shape[1]
+        if batch.named_vectors:
+            dense = sum(8 + 4 * matrix.shape[1] for matrix in batch.named_vectors.values())
         namespace = 4 + len((batch.namespace or "").encode())
         # field count, vector, id size, metadata size + jsonb version byte, namespace
         sizes = np.full(n, 2 + dense + 4 + 5 + namespace, dtype=np.int64)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ...errors import ConfigError
 from ...rows import RowBatch
 from .table import TableLayout
 
@@ -37,12 +38,13 @@ def json_bytes(metadata: dict[str, Any]) -> bytes:
 def encode_copy(batch: RowBatch, layout: TableLayout) -> bytes:
     """The binary COPY stream of ``batch`` in ``layout.stage_columns()`` order.
 
-    The vector field has a fixed size, so the row's field count and the whole vector field
-    are built for every row at once as a packed numpy record; the rest is joined per row.
+    The vector fields have a fixed size, so the row's field count and every vector field (the one
+    vector, or each name's in ``layout.named`` order) are built for every row at once as a packed
+    numpy record; the rest is joined per row.
     """
     n = len(batch)
     nfields = len(layout.stage_columns())
-    heads = _dense_fields(batch.vectors, nfields, n)
+    heads = _dense_fields(_matrices(batch, layout), nfields, n)
     width = len(heads) // n if n else 0
     ids = [_text_field(str(i)) for i in batch.ids]
     metadata: list[bytes] | None = None
@@ -71,20 +73,46 @@ def encode_copy(batch: RowBatch, layout: TableLayout) -> bytes:
     return b"".join(parts)
 
 
-def _dense_fields(matrix: np.ndarray | None, nfields: int, n: int) -> memoryview:
-    """Per row: int16 field count, then the vector field (int32 size, int16 dim, int16 unused, >f4 values)."""
-    if matrix is None:  # rows with only a sparse vector
+def _matrices(batch: RowBatch, layout: TableLayout) -> list[np.ndarray] | None:
+    """The ``(n, dim)`` float32 matrix of each vector column, in COPY order (``None``: rows with only a
+    sparse vector)."""
+    if not layout.named:
+        return None if batch.vectors is None else [batch.vectors]
+    out = []
+    for column in layout.named:
+        matrix = batch.named_vectors.get(column.name)
+        # the client's checks give every upsert row every name, of the dimension the table fixes
+        if matrix is None or (column.dimension is not None and matrix.shape[1] != column.dimension):
+            got = "none" if matrix is None else f"{matrix.shape[1]} dimensions"
+            raise ConfigError(
+                f"option vector_columns: name {column.name!r}: table {layout.table} column {column.name!r} is "
+                f"{column.sql_type}; the batch has {got}"
+            )
+        out.append(matrix)
+    return out
+
+
+def _dense_fields(matrices: list[np.ndarray] | None, nfields: int, n: int) -> memoryview:
+    """Per row: int16 field count, then each vector field (int32 size, int16 dim, int16 unused, >f4 values)."""
+    if matrices is None:  # rows with only a sparse vector
         return memoryview((struct.pack(">h", nfields) + NULL) * n)
-    dim = matrix.shape[1]
-    record = np.dtype(
-        [("fields", ">i2"), ("size", ">i4"), ("dim", ">i2"), ("unused", ">i2"), ("values", ">f4", (dim,))]
-    )
-    out = np.empty(n, dtype=record)
+    fields: list[tuple[Any, ...]] = [("fields", ">i2")]
+    for k, matrix in enumerate(matrices):
+        dim = matrix.shape[1]
+        fields += [
+            (f"size{k}", ">i4"),
+            (f"dim{k}", ">i2"),
+            (f"unused{k}", ">i2"),
+            (f"values{k}", ">f4", (dim,)),
+        ]
+    out = np.empty(n, dtype=np.dtype(fields))
     out["fields"] = nfields
-    out["size"] = 4 + 4 * dim
-    out["dim"] = dim
-    out["unused"] = 0
-    out["values"] = matrix  # one pass: float32 to big-endian
+    for k, matrix in enumerate(matrices):
+        dim = matrix.shape[1]
+        out[f"size{k}"] = 4 + 4 * dim
+        out[f"dim{k}"] = dim
+        out[f"unused{k}"] = 0
+        out[f"values{k}"] = matrix  # one pass: float32 to big-endian
     return memoryview(out.view(np.uint8).reshape(-1).data)
 
 

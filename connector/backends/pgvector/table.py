@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...errors import ConfigError, DimensionMismatch
@@ -25,6 +26,7 @@ __all__ = [
 class Column:
     name: str
     sql_type: str  # format_type(): "vector(768)", "text", "bigint", "jsonb"
+    dimension: int | None = None  # a vector column's typmod, when it has one
 
     @property
     def ident(self) -> str:
@@ -37,7 +39,7 @@ class TableLayout:
 
     table: TableName
     id: Column
-    vector: Column
+    vector: Column | None  # None: named vectors (option vector_columns) fill ``named`` instead
     metadata: Column | None = None
     namespace: Column | None = None
     sparse: Column | None = None
@@ -46,14 +48,27 @@ class TableLayout:
     sparse_dimension: int | None = None
     stage_vector_type: str = "vector"
     stage_sparse_type: str = "sparsevec"
+    named: tuple[
+        Column, ...
+    ] = ()  # named vectors: a vector (or halfvec) column per name, in the write's order
 
     @property
     def namespace_in_key(self) -> bool:
         return self.namespace is not None and self.namespace.name in self.key
 
+    @property
+    def vectors(self) -> tuple[Column, ...]:
+        """The dense vector columns a row fills: the one vector, or each name's column."""
+        return self.named if self.vector is None else (self.vector,)
+
+    def stage_vectors(self) -> list[str]:
+        """The staging table's vector columns, in COPY order: ``v``, or ``v0, v1, ...`` (one per name)."""
+        return ["v"] if self.vector is not None else [f"v{k}" for k in range(len(self.named))]
+
     def stage_columns(self) -> list[tuple[str, str]]:
-        """(name, type) in COPY order: the fixed-size vector first, so its field heads the row."""
-        cols = [("v", self.stage_vector_type), ("id", "text")]
+        """(name, type) in COPY order: the fixed-size vectors first, so their fields head the row."""
+        cols = [(name, self.stage_vector_type) for name in self.stage_vectors()]
+        cols.append(("id", "text"))
         if self.metadata is not None:
             cols.append(("m", "jsonb"))
         if self.namespace is not None:
@@ -75,8 +90,11 @@ class TableLayout:
         return f"COPY pg_temp.{self.stage_name()} ({names}) FROM STDIN (FORMAT BINARY)"
 
     def upsert_sql(self) -> str:
-        targets = [self.id, self.vector]
-        values = [f"CAST(s.id AS {self.id.sql_type})", f"CAST(s.v AS {self.vector.sql_type})"]
+        targets = [self.id, *self.vectors]
+        values = [f"CAST(s.id AS {self.id.sql_type})"]
+        values += [
+            f"CAST(s.{v} AS {c.sql_type})" for v, c in zip(self.stage_vectors(), self.vectors, strict=True)
+        ]
         if self.metadata is not None:
             targets.append(self.metadata)
             values.append(f"CAST(s.m AS {self.metadata.sql_type})")
@@ -96,8 +114,15 @@ class TableLayout:
         )
 
 
-def default_layout(table: TableName, options: PgvectorOptions, dimension: int | None) -> TableLayout:
-    """The layout ``create=true`` makes, also used when no catalog can be read (scripted transports)."""
+def default_layout(
+    table: TableName,
+    options: PgvectorOptions,
+    dimension: int | None,
+    named: Mapping[str, int | None] | None = None,
+) -> TableLayout:
+    """The layout ``create=true`` makes, also used when no catalog can be read (scripted transports).
+    ``named``: a write of named vectors (option ``vector_columns``), a column per name (name -> its
+    dimension) instead of ``embedding``."""
     namespaced = options.namespace is not None or options.namespace_column is not None
     vector_type = options.vector_type + (f"({dimension})" if dimension else "")
     sparse = None
@@ -107,13 +132,17 @@ def default_layout(table: TableName, options: PgvectorOptions, dimension: int | 
     return TableLayout(
         table=table,
         id=Column("id", options.id_type),
-        vector=Column("embedding", vector_type),
+        vector=None if named else Column("embedding", vector_type, dimension),
         metadata=Column("metadata", "jsonb"),
         namespace=Column("namespace", "text") if namespaced else None,
         sparse=sparse,
         key=("namespace", "id") if namespaced else ("id",),
-        dimension=dimension,
+        dimension=None if named else dimension,
         sparse_dimension=options.sparse_dimension,
+        named=tuple(
+            Column(name, options.vector_type + (f"({dim})" if dim else ""), dim)
+            for name, dim in (named or {}).items()
+        ),
     )
 
 
@@ -122,7 +151,8 @@ def create_table_sql(layout: TableLayout) -> str:
     if layout.namespace is not None:
         cols.append(f"{layout.namespace.ident} text NOT NULL DEFAULT ''")
     cols.append(f"{layout.id.ident} {layout.id.sql_type} NOT NULL")
-    cols.append(f"{layout.vector.ident} {layout.vector.sql_type}")  # NULL for rows with only a sparse vector
+    # NULL allowed: rows with only a sparse vector
+    cols.extend(f"{column.ident} {column.sql_type}" for column in layout.vectors)
     if layout.metadata is not None:
         cols.append(f"{layout.metadata.ident} jsonb")
     if layout.sparse is not None:
@@ -210,23 +240,30 @@ def learn_layout(
     types: dict[str, str],
     options: PgvectorOptions,
     dimension: int | None,
+    named: Mapping[str, int | None] | None = None,
 ) -> TableLayout:
-    """The layout of an existing table from its catalog rows; ``ConfigError`` says what does not fit."""
+    """The layout of an existing table from its catalog rows; ``ConfigError`` says what does not fit.
+    ``named``: a write of named vectors (name -> the write's dimension, ``None`` if not known yet), each
+    name a vector or halfvec column of that name instead of the one vector column."""
     by_name = {name: (typname, sql_type, typmod) for name, typname, sql_type, typmod in columns}
     listing = ", ".join(f"{name} {sql_type}" for name, _, sql_type, _ in columns)
     if "id" not in by_name:
         raise ConfigError(f"table {table} has no column id (columns: {listing})")
-    vector_name = _pick(table, by_name, ("vector", "halfvec"), "embedding")
-    if vector_name is None:
-        raise ConfigError(f"table {table} has no vector or halfvec column (columns: {listing})")
-    _, vector_sql, typmod = by_name[vector_name]
-    table_dim = typmod if typmod > 0 else None
-    if dimension is not None and table_dim is not None and dimension != table_dim:
-        raise DimensionMismatch(
-            f"dimension mismatch: table {table} column {vector_name} is {vector_sql}, "
-            f"the data has {dimension} dimensions",
-            target_dimension=table_dim,
-        )
+    vector = None
+    table_dim = None
+    if not named:
+        vector_name = _pick(table, by_name, ("vector", "halfvec"), "embedding")
+        if vector_name is None:
+            raise ConfigError(f"table {table} has no vector or halfvec column (columns: {listing})")
+        _, vector_sql, typmod = by_name[vector_name]
+        table_dim = typmod if typmod > 0 else None
+        if dimension is not None and table_dim is not None and dimension != table_dim:
+            raise DimensionMismatch(
+                f"dimension mismatch: table {table} column {vector_name} is {vector_sql}, "
+                f"the data has {dimension} dimensions",
+                target_dimension=table_dim,
+            )
+        vector = Column(vector_name, vector_sql, table_dim)
     metadata_name = _pick(table, by_name, ("jsonb", "json"), "metadata")
     namespace = Column("namespace", by_name["namespace"][1]) if "namespace" in by_name else None
     if namespace is None and (options.namespace is not None or options.namespace_column is not None):
@@ -256,7 +293,7 @@ def learn_layout(
     return TableLayout(
         table=table,
         id=Column("id", by_name["id"][1]),
-        vector=Column(vector_name, vector_sql),
+        vector=vector,
         metadata=None if metadata_name is None else Column(metadata_name, by_name[metadata_name][1]),
         namespace=namespace,
         sparse=sparse,
@@ -265,7 +302,30 @@ def learn_layout(
         sparse_dimension=sparse_dim,
         stage_vector_type=types.get("vector", "vector"),
         stage_sparse_type=types.get("sparsevec", "sparsevec"),
+        named=_named_columns(table, by_name, named or {}, listing),
     )
+
+
+def _named_columns(
+    table: TableName, by_name: dict[str, tuple[str, str, int]], named: Mapping[str, int | None], listing: str
+) -> tuple[Column, ...]:
+    """Each name's column: present, vector or halfvec, and of the write's dimension where both are known
+    (the dimension is the column's typmod, ``vector(768)``); else ``ConfigError`` naming the name."""
+    out = []
+    for name, wanted in named.items():
+        where = f"option vector_columns: name {name!r}: table {table}"
+        if name not in by_name:
+            raise ConfigError(f"{where} has no column {name!r} (columns: {listing})")
+        typname, sql_type, typmod = by_name[name]
+        if typname not in ("vector", "halfvec"):
+            raise ConfigError(f"{where} column {name!r} is {sql_type}, not vector or halfvec")
+        dim = typmod if typmod > 0 else None
+        if wanted is not None and dim is not None and wanted != dim:
+            raise ConfigError(
+                f"{where} column {name!r} is {sql_type}, the write's vectors have {wanted} dimensions"
+            )
+        out.append(Column(name, sql_type, dim))
+    return tuple(out)
 
 
 def _pick(
