@@ -242,6 +242,16 @@ def _check_dimension_is_not_the_rows(options: BackendOptions, check_target: bool
     """Each worker sees only its own bundles: none may decide the dimension of a collection the
     pipeline creates. The dimension comes from the option, the model (``embed_url``), or the target
     itself, asked while the pipeline is built (``check_target``, which refuses a target that has none)."""
+    names = [*(options.vector_columns or {}), *(options.multi_vector_columns or {})]
+    if names:  # several vectors a row: every name's dimension, from option vector_dimensions
+        unstated = [name for name in names if name not in (options.vector_dimensions or {})]
+        if options.create and unstated and not check_target:
+            raise ConfigError(
+                f"option vector_dimensions: with create=true, state the length of {', '.join(map(repr, unstated))} "
+                "(e.g. vector_dimensions='title:768'), or pass check_target=True to learn them from the existing "
+                "target; otherwise the rows of whichever worker writes first would decide them for the whole pipeline"
+            )
+        return
     if options.create and options.dimension is None and options.embed_url is None and not check_target:
         raise ConfigError(
             "option dimension: with create=true, state the vectors' length (dimension=N), or pass "
