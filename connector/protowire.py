@@ -11,7 +11,8 @@ our bytes with theirs.
 request one bytes object written once, with Python's lock released: built in Python it is two fresh
 buffers of the request's size, and at 100 rows of 1536 floats (616 KB) freeing them hands the memory
 back to the system, so every request faults it in again (about 3 µs a row here, ten times the copy).
-Both paths give the same bytes.
+Both paths give the same bytes. ``encode_struct`` (metadata as a ``google.protobuf.Struct``) is native
+too where installed: about 0.4 µs for three fields against 4 µs in Python.
 """
 
 from __future__ import annotations
@@ -162,12 +163,23 @@ def encode_value(value: Any) -> bytes:
 
 
 def encode_struct(fields: Mapping[str, Any]) -> bytes:
-    """A ``google.protobuf.Struct``: map<string, Value> fields = 1, entries sorted by key."""
+    """A ``google.protobuf.Struct``: map<string, Value> fields = 1, entries sorted by key; written by the
+    native speedups where installed (the same bytes: they hand any value but plain None, bool, int,
+    float, str, dict, list and tuple back to ``encode_value``)."""
+    if _native_struct is not None and type(fields) is dict:
+        return _native_struct(fields, encode_value, _encode_struct)
+    return _encode_struct(fields)
+
+
+def _encode_struct(fields: Mapping[str, Any]) -> bytes:
     parts = []
     for name in sorted(fields):
         entry = len_field(1, name.encode()) + len_field(2, encode_value(fields[name]))
         parts.append(len_field(1, entry))
     return b"".join(parts)
+
+
+_native_struct: Callable[..., bytes] | None = speedups.native("encode_struct")
 
 
 def read_fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 import numpy as np
 
 def decode_base64_reply(body: bytes, count: int) -> bytes | None:
@@ -29,3 +31,13 @@ def frame_rows(
     field ``field`` holding ``heads[i] + vector_head + `` the row's little-endian bytes ``+ tails[i]``, then
     ``suffix``: one bytes object, written with Python's lock released. ``ValueError`` for a head or tail
     count that is not one a row, a field number out of range, or a matrix of another shape or layout."""
+
+def encode_struct(
+    fields: dict[str, object],
+    fallback: Callable[[object], bytes],
+    fallback_struct: Callable[[dict[object, object]], bytes],
+) -> bytes:
+    """A dict as the fields of a ``google.protobuf.Struct``, entries sorted by key: exact ``None``, ``bool``,
+    ``int`` (within int64), ``float``, ``str``, ``dict``, ``list`` and ``tuple`` written natively, any other
+    value as ``fallback(value)`` writes its ``Value``, a dict with a key that is no ``str`` as
+    ``fallback_struct(dict)`` writes it. Holds Python's lock; raises what the fallbacks raise."""

@@ -8,12 +8,14 @@
 //!   lock: it reads Python objects).
 //! - `frame_rows`: the repeated row messages of a gRPC request around a float32 matrix, in one bytes
 //!   object written once.
+//! - `encode_struct`: a metadata dict as a `google.protobuf.Struct` (holds the lock: Python objects).
 
 use pyo3::prelude::*;
 
 mod embeddings;
 mod json_floats;
 mod proto_rows;
+mod proto_struct;
 mod py_floats;
 
 #[pymodule]
@@ -21,5 +23,6 @@ fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embeddings::decode_base64_reply, m)?)?;
     m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)?;
     m.add_function(wrap_pyfunction!(py_floats::float32_from_numbers, m)?)?;
-    m.add_function(wrap_pyfunction!(proto_rows::frame_rows, m)?)
+    m.add_function(wrap_pyfunction!(proto_rows::frame_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(proto_struct::encode_struct, m)?)
 }
