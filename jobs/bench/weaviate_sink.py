@@ -243,17 +243,28 @@ def class_document(asked: dict[str, Any]) -> dict[str, Any]:
     if named:
         doc["vectorConfig"] = {
             name: {
-                "vectorIndexConfig": {**HNSW_DEFAULTS, **(config.get("vectorIndexConfig") or {})},
+                "vectorIndexConfig": _hnsw(config.get("vectorIndexConfig")),
                 "vectorIndexType": config.get("vectorIndexType") or "hnsw",
                 "vectorizer": config.get("vectorizer") or {"none": {}},
             }
             for name, config in named.items()
         }
     else:  # one unnamed vector, configured at the top level
-        doc["vectorIndexConfig"] = {**HNSW_DEFAULTS, **(asked.get("vectorIndexConfig") or {})}
+        doc["vectorIndexConfig"] = _hnsw(asked.get("vectorIndexConfig"))
         doc["vectorIndexType"] = asked.get("vectorIndexType") or "hnsw"
         doc["vectorizer"] = asked.get("vectorizer") or "none"
     return doc
+
+
+def _hnsw(asked: dict[str, Any] | None) -> dict[str, Any]:
+    """An index's configuration as the server shows it: its defaults, what was asked, and ``multivector``
+    filled in key by key (``{"enabled": true}`` alone comes back with the default ``aggregation``, which
+    weaviate-client's ``config.get`` reads)."""
+    asked = asked or {}
+    config = {**copy.deepcopy(HNSW_DEFAULTS), **asked}
+    if isinstance(asked.get("multivector"), dict):
+        config["multivector"] = {**HNSW_DEFAULTS["multivector"], **asked["multivector"]}
+    return config
 
 
 class _Schema:
