@@ -6,6 +6,7 @@ row gets the same reason either way; beyond float32 is an infinity, as numpy's c
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +37,19 @@ def path(name: str) -> Iterator[None]:
         yield
     finally:
         floats._native_pack = saved
+
+
+def test_the_native_readers_are_built_wherever_rust_is() -> None:
+    if shutil.which("cargo") is None:
+        pytest.skip("no Rust toolchain (cargo) here: the native speedups are optional")
+    from vectordb.connector import protowire
+
+    assert floats.native_floats(), (
+        "cargo is here but lists of floats are not read natively: install ./connector/native"
+    )
+    assert protowire._native_frame_rows is not None and protowire._native_struct is not None, (
+        "cargo is here but gRPC framing is not native: install ./connector/native"
+    )
 
 
 def converted(name: str, value: Any) -> np.ndarray | None:
