@@ -450,6 +450,9 @@ def main(argv: list[str] | None = None) -> None:
         "httpx",
     )
     env["code"] = code_version("connector")
+    # where vectordb.connector was imported from: the checkout, or a snapshot of a commit put first on
+    # PYTHONPATH (then "code" describes the checkout, not what ran)
+    env["connector_from"] = os.path.dirname(os.path.realpath(connect.__code__.co_filename))
     results: list[tuple[Target, list[Cell], float]] = []
     for name in args.targets.split(","):
         rows = args.chroma_rows if name == "chroma" else args.rows
