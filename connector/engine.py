@@ -71,7 +71,6 @@ class Engine:
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
         self._cond = self.dispatch.cond
-        self._reached_server = False
         self._held: dict[str | None, set[object]] = {}  # ids in flight, per namespace
         self.counts = WriteReport()  # the report of the write under way
 
@@ -165,8 +164,8 @@ class Engine:
 
     @property
     def answered(self) -> bool:
-        """The host has answered once: a request of this write, or the target's check."""
-        return self._reached_server or self.backend.answered
+        """The host has answered once, in this process: a request of any write, or a target's check."""
+        return self.transport.host.answered
 
     def send(self, unit: _Sending) -> object:
         if unit.request is None:  # a half being isolated; a retry sends the bytes encoded before
@@ -179,7 +178,6 @@ class Engine:
         return self.backend.outcome_of(unit.batch, request, reply)
 
     def accepted(self, unit: _Sending, outcome: Any) -> tuple[bool, ConnectorError | None]:
-        self._reached_server = True
         report = self.counts
         report.written += outcome.written
         for failure in outcome.failures:

@@ -29,6 +29,7 @@ write that asks for more, naming the option and the database, where options meet
 
 from __future__ import annotations
 
+import functools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -46,7 +47,7 @@ from ..report import BatchFailure
 if TYPE_CHECKING:
     from ..bulk import BulkPath
     from ..rows import RowBatch, RowRules
-    from ..transports.base import Transport, WireReply, WireRequest
+    from ..transports.base import Host, Transport, WireReply, WireRequest
 
 __all__ = ["Backend", "BatchOutcome", "RequestLimits", "Support", "check_vector_support"]
 
@@ -97,7 +98,6 @@ class Backend(ABC, Generic[OptionsT]):
     limits: RequestLimits
     rules: RowRules
 
-    answered: bool = False  # set when a control-plane call got its reply: the host is there, if slow
     _secrets: Secrets | None = None
 
     def __init__(self, options: OptionsT) -> None:
@@ -208,11 +208,16 @@ class Backend(ABC, Generic[OptionsT]):
         self, transport: Transport, request: WireRequest, *, timeout_s: float | None = None
     ) -> WireReply:
         """A control-plane request (describe, create, load, clear), retried as the data plane is."""
-        return self.retried(lambda: transport.send(request, timeout_s=timeout_s or self.options.timeout_s))
+        return self.retried(
+            functools.partial(transport.send, request, timeout_s=timeout_s or self.options.timeout_s),
+            transport.host,
+        )
 
-    def retried(self, call: Callable[[], T]) -> T:
-        """``call()``, with retryable failures retried up to ``max_retries`` times under backoff and
-        ``Retry-After``: the one retry rule for every control-plane call of every backend."""
+    def retried(self, call: Callable[[], T], host: Host) -> T:
+        """``call()`` to ``host``, with retryable failures retried up to ``max_retries`` times under
+        backoff and ``Retry-After``: the one retry rule for every control-plane call of every backend.
+        A host that has answered before (``Host``, shared with the rows' requests) and now cannot be
+        reached is given time to restart."""
         backoff = Backoff()
         attempt = 0
         while True:
@@ -222,9 +227,8 @@ class Backend(ABC, Generic[OptionsT]):
             except (ServerError, TransportError) as exc:
                 if not exc.retryable or exc.fatal or attempt > self.options.max_retries:
                     raise
-                time.sleep(backoff.delay_after(attempt, exc, answered=self.answered))
+                time.sleep(backoff.delay_after(attempt, exc, answered=host.answered))
                 continue
-            self.answered = True
             return result
 
 

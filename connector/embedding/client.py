@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..dispatch import Dispatcher
-from ..errors import ConnectorError, Rejected, ServerError, SystemicRejection
+from ..errors import ConnectorError, Rejected, SystemicRejection
 from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
@@ -176,7 +176,6 @@ class EmbeddingClient:
         # threads queued on this lock sleep, where threads queued on the GIL force a switch every 5 ms
         # (40 % less CPU a row; jobs/bench/embed_throughput)
         self._decoding = threading.Lock()
-        self._reached_server = False
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
@@ -241,18 +240,13 @@ class EmbeddingClient:
 
     @property
     def answered(self) -> bool:
-        return self._reached_server
+        """The endpoint has answered once, in this process (its transport's ``Host``)."""
+        return self._transport.host.answered
 
     def send(self, unit: _Unit) -> np.ndarray:
-        try:
-            return self._send(unit.part.texts)
-        except ServerError:  # an HTTP status: the server is there, if not well
-            with self._cond:
-                self._reached_server = True
-            raise
+        return self._send(unit.part.texts)
 
     def accepted(self, unit: _Unit, matrix: np.ndarray) -> tuple[bool, ConnectorError | None]:
-        self._reached_server = True
         if self._dim is None:
             self._dim = matrix.shape[1]
         if matrix.shape[1] != self._dim:

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConnectError, DeadlineExceeded, TransportError
 from ..redaction import Secrets
+from ..transports.base import host_of
 from ..transports.http import error_for_status
 
 __all__ = ["EmbeddingTransport"]
@@ -50,6 +51,7 @@ class EmbeddingTransport:
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
         self._port = parts.port or (443 if self._https else 80)
+        self.host = host_of(f"{self._host}:{self._port}")
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.where = f"POST {parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
         self.secrets = secrets
@@ -91,6 +93,7 @@ class EmbeddingTransport:
                     f"{self.where}: the server closed the connection without a reply"
                 ) from None
         held.last_used = time.monotonic()
+        self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300:
             raise error_for_status(status, data, self.where, retry_after, secrets=self.secrets)
         return data

@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["SqlTransport", "Transport", "WireReply", "WireRequest", "shared"]
+__all__ = ["Host", "SqlTransport", "Transport", "WireReply", "WireRequest", "host_of", "shared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,46 @@ class WireReply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+class Host:
+    """One server address as this process knows it: whether it has ever answered, shared by every
+    transport to that address, control and data calls alike (``host_of``).
+
+    A host that answered once and now cannot be reached is most likely restarting: worth waiting
+    for. One that never answered is a wrong address or a server that is not there: a write stops at
+    once instead of retrying into the void. Any reply counts (an error status too: a server sent it);
+    a refused or timed-out connection does not. A transport marks it when a reply arrives.
+    """
+
+    __slots__ = ("address", "answered")
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.answered = False
+
+    def __repr__(self) -> str:
+        return f"Host({self.address}, answered={self.answered})"
+
+
+_HOSTS: dict[str, Host] = {}
+_HOSTS_LOCK = threading.Lock()
+
+
+def host_of(address: str) -> Host:
+    """The process-wide ``Host`` of ``address`` (``host:port``)."""
+    key = address.lower()
+    with _HOSTS_LOCK:
+        found = _HOSTS.get(key)
+        if found is None:
+            found = _HOSTS[key] = Host(key)
+        return found
+
+
 class Transport(Protocol):
+    @property
+    def host(self) -> Host:
+        """The server it talks to: has it answered (``Host``)."""
+        ...
+
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply: ...
 
     def close(self) -> None: ...

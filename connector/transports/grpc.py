@@ -24,7 +24,7 @@ from ..errors import (
     Unavailable,
 )
 from ..redaction import Secrets
-from .base import WireReply, WireRequest, shared
+from .base import WireReply, WireRequest, host_of, shared
 
 __all__ = ["GrpcTransport", "error_for_status"]
 
@@ -75,6 +75,7 @@ class GrpcTransport:
     ) -> None:
         self.target = target
         self.label = label or target
+        self.host = host_of(target)
         self._metadata = metadata
         self._secrets = secrets
         self._channel = shared(("grpc", target, tls), lambda: _open_channel(target, tls))
@@ -99,7 +100,10 @@ class GrpcTransport:
         except grpc.RpcError as exc:
             error = error_of(exc, f"{self.label} {request.method}", self._secrets)
         else:
+            self.host.answered = True
             return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
+        if isinstance(error, ServerError) and not isinstance(error, Unavailable):
+            self.host.answered = True  # a status the server sent (UNAVAILABLE may be the channel's own)
         if isinstance(error, ServerError) and error.status in request.answers:  # the backend reads it
             return WireReply(
                 body=str(error).encode(), status=error.status

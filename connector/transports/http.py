@@ -24,7 +24,7 @@ from ..errors import (
     Unavailable,
 )
 from ..redaction import Secrets, blank_logs
-from .base import WireReply, WireRequest, shared
+from .base import WireReply, WireRequest, host_of, shared
 
 __all__ = ["HttpTransport", "error_for_status", "parse_retry_after", "reason_of"]
 
@@ -115,6 +115,7 @@ class HttpTransport:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.label = label or self.base_url
+        self.host = host_of(_address(self.base_url))
         self._headers = dict(headers)
         self._secrets = secrets
         blank_logs(secrets, *TRACE_LOGGERS)
@@ -145,6 +146,7 @@ class HttpTransport:
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
         except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
             raise TransportError(f"{where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}") from None
+        self.host.answered = True  # a status came back: a server is there, if not well
         if reply.status_code >= 300 and reply.status_code not in request.answers:
             retry_after = reply.headers.get("retry-after")
             raise error_for_status(
@@ -154,6 +156,14 @@ class HttpTransport:
 
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
+
+
+def _address(url: str) -> str:
+    """``host:port`` of a URL (the scheme's port when it names none)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.hostname or ''}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
 
 def _open_client(max_connections: int) -> Any:

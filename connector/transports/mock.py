@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .base import WireReply, WireRequest
+from .base import Host, WireReply, WireRequest
 
 __all__ = ["MockTransport"]
 
@@ -18,6 +18,7 @@ __all__ = ["MockTransport"]
 class MockTransport:
     def __init__(self, handler: Callable[[WireRequest], WireReply]) -> None:
         self.handler = handler
+        self.host = Host("mock")  # its own: answers whatever a test's handler says
         self.requests: list[WireRequest] = []
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -29,7 +30,9 @@ class MockTransport:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            return self.handler(request)
+            reply = self.handler(request)
+            self.host.answered = True
+            return reply
         finally:
             with self._lock:
                 self.in_flight -= 1

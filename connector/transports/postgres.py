@@ -53,7 +53,7 @@ from ..errors import (
     Unavailable,
 )
 from ..redaction import Secrets, blank_logs
-from .base import WireReply, WireRequest, shared
+from .base import WireReply, WireRequest, host_of, shared
 
 __all__ = ["CopyRequest", "PostgresTransport", "StatementRequest", "error_for"]
 
@@ -377,6 +377,7 @@ class PostgresTransport:
         max_connections: int = 4,
     ) -> None:
         self.label = label or "postgresql"
+        self.host = host_of(self.label)  # the target as logs show it: its host, port and database
         self._secrets = secrets
         blank_logs(secrets, "psycopg")  # its debug log quotes a failed connection's message whole
         kwargs: dict[str, Any] = {}
@@ -437,6 +438,7 @@ class PostgresTransport:
     def _session(self, where: str, timeout_s: float) -> Iterator[_Session]:
         with pg_errors(where, self._secrets, connecting=True):
             session = self._pool.take(timeout_s)
+        self.host.answered = True  # a session: the server took the connection and the credentials
         with self._pool.lease(session):
             with pg_errors(where, self._secrets):
                 session.limit_lock_waits(timeout_s)

@@ -564,6 +564,7 @@ class _NoTruncate:
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
+        self.host = inner.host
         self.methods: list[str] = []
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:

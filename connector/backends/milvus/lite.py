@@ -43,7 +43,7 @@ from typing import Any
 
 from ...errors import ConfigError, ConnectError, MissingExtra
 from ...redaction import Secrets
-from ...transports.base import Transport, WireReply, WireRequest
+from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..registry import PATH_SCHEME, canonical_uri
 
 __all__ = ["LiteTransport", "ensure_server", "lite_path", "running", "stop"]
@@ -336,6 +336,11 @@ class LiteTransport:
         return GrpcTransport(
             address, tls=False, secrets=self._secrets, metadata=self._metadata, label=self._label
         )
+
+    @property
+    def host(self) -> Host:
+        """The embedded server now serving the path (a fresh one after an idle timeout)."""
+        return self._inner.host
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
         try:

@@ -158,7 +158,9 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         self, db: SqlTransport, sql: str, params: tuple[Any, ...] = (), *, timeout_s: float | None = None
     ) -> list[tuple[Any, ...]]:
         """One control-plane statement, retried under the backends' one rule (``Backend.retried``)."""
-        return self.retried(lambda: db.query(sql, params, timeout_s=timeout_s or self.options.timeout_s))
+        return self.retried(
+            lambda: db.query(sql, params, timeout_s=timeout_s or self.options.timeout_s), db.host
+        )
 
     def _delete(self, db: SqlTransport, namespace: str | None) -> int:
         params = () if namespace is None else (namespace,)

@@ -16,7 +16,7 @@ from ...ids import ORIGINAL_ID_KEY, as_uuid
 from ...options import BackendOptions, parse_uri, tls_for
 from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
-from ...transports.base import Transport, WireReply, WireRequest
+from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
 from .wire import MAX_MULTI_DIMENSION, encode_batch, kind_of, read_errors
@@ -46,6 +46,14 @@ class WeaviateTransport:
 
     def __init__(self, rest: Transport, grpc: Transport) -> None:
         self.rest, self.grpc = rest, grpc
+
+    # The engine stops a write whose host never answered, and waits for one that answered and went
+    # away (restarting). The schema's REST port answering says nothing of the gRPC port the rows go to
+    # (another port, often another host): the rows' host is the gRPC one. Schema calls (``control``)
+    # go to the REST transport and wait on its own host's answers.
+    @property
+    def host(self) -> Host:
+        return self.grpc.host
 
     def __repr__(self) -> str:
         return f"WeaviateTransport({self.rest!r}, {self.grpc!r})"
@@ -125,20 +133,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._tenants: set[str] = set()  # tenants known to exist
         # what BatchObject carries the vector in: a name (vectors = 23), None: the unnamed one (vector_bytes)
         self._send_name: str | None = options.vector_name
-        self._rows_answered = False  # a batch got its reply (``answered``)
-
-    # The engine stops a write whose host never answered, and waits longer for one that answered and
-    # went away (restarting). The schema's REST port answering says nothing of the gRPC port the rows
-    # go to (another port, often another host), so only a reply to a batch counts; once one came,
-    # schema calls in the middle of a write (a property or tenant a later chunk brings) wait for a
-    # restarting server as the rows do, instead of failing in about 1.5 s while the rows ride it out.
-    @property
-    def answered(self) -> bool:
-        return self._rows_answered
-
-    @answered.setter
-    def answered(self, value: bool) -> None:
-        pass  # the control plane's REST replies: not the rows' port
 
     def describe(self) -> str:
         where = f"weaviate://{self.host}:{self.port}/{self.collection}"
@@ -180,7 +174,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         if transport is None:
             raise RuntimeError("WeaviateBackend: check_target() must run before the first request")
         payload = b"" if body is None else orjson.dumps(body)
-        reply = self.control(transport, WireRequest(f"{verb} {path}", payload))
+        rest = transport.rest if isinstance(transport, WeaviateTransport) else transport  # its host answers
+        reply = self.control(rest, WireRequest(f"{verb} {path}", payload))
         return orjson.loads(reply.body) if reply.body.strip() else None
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
@@ -607,7 +602,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         counted as written either (they fail saying why; writing them again is safe, upserts are by id)."""
         if batch.op == DELETE:
             return self._delete_outcome(batch, reply)
-        self._rows_answered = True
         n = len(batch)
         by_row: dict[int, list[str]] = {}
         stray: list[tuple[int, str]] = []
