@@ -268,3 +268,19 @@ def test_copy_row_holds_each_names_vector_field_in_order() -> None:
     backend = PgvectorBackend(options)  # type: ignore[arg-type]
     assert (backend.row_bytes(batch) >= 16 + 4 * (8 + 5)).all()
     assert '"Title"' in layout.upsert_sql() and '"body text"' in layout.upsert_sql()
+
+
+def test_halfvec_columns_per_name(pg_server: PgServer, pg_table: str) -> None:
+    """``vector_type=halfvec``: each name's column is halfvec(n); values half precision holds come back exact."""
+    vectors = {name: (np.arange(4 * dim, dtype=np.float32).reshape(4, dim) / 4) for name, dim in DIMS.items()}
+    with connect(pg_server.uri(pg_table), create=True, vector_columns=NAMES, vector_type="halfvec") as client:
+        assert client.upsert(arrow_rows([f"h{i}" for i in range(4)], vectors)).ok
+    columns = columns_of(pg_server, pg_table)
+    assert columns["Title"] == "halfvec(8)" and columns["body text"] == "halfvec(5)"
+    rows = sql(
+        pg_server, f'SELECT id, "Title"::vector::real[], "body text"::vector::real[] FROM "{pg_table}"'
+    )
+    for row_id, title, body in rows:
+        i = int(row_id[1:])
+        assert np.asarray(title, np.float32).tobytes() == vectors["Title"][i].tobytes()
+        assert np.asarray(body, np.float32).tobytes() == vectors["body text"][i].tobytes()
