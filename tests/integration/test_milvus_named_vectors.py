@@ -295,3 +295,31 @@ def test_create_schema_has_a_float_vector_field_per_name() -> None:
     }
     assert vectors == {"title": {"dim": "8"}, "body": {"dim": "5"}}
     assert [f.name for f in schema.fields if f.is_primary_key] == ["id"]
+
+
+def test_a_job_driver_makes_the_collection_when_the_key_type_is_stated(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """With ``id_type`` and every dimension stated the driver makes the collection; its workers then write."""
+    raw = {
+        "uri": milvus_lite.uri,
+        "collection": collection_name,
+        "create": "true",
+        "id_type": "int64",
+        "vector_columns": NAMES,
+        "vector_dimensions": DIMS,
+    }
+    resolved = Client(resolve_options(raw)).prepare_target().resolved
+    assert resolved["vector_dimensions"] == DIMS
+    fields = {f["name"]: f for f in milvus_lite.client.describe_collection(collection_name)["fields"]}
+    assert int(fields["id"]["type"]) == 5 and {fields[n]["params"]["dim"] for n in DIMS} == {8, 5}
+    vectors = matrices(3, seed=8)
+    worker = Client(resolve_options({**raw, **resolved}))
+    with worker:
+        table = arrow_rows(["1", "2", "3"], vectors).set_column(0, "id", pa.array([1, 2, 3]))
+        assert worker.upsert(table).ok
+    milvus_lite.client.load_collection(collection_name)
+    rows = milvus_lite.client.query(collection_name, filter="id > 0", output_fields=["*"])
+    assert {row["id"]: as_f32(row["body"]) for row in rows} == {
+        i + 1: vectors["body"][i].tobytes() for i in range(3)
+    }
