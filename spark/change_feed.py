@@ -20,6 +20,16 @@ change of an id is in one task: two tasks never race on one id. Rows whose id is
 The module is ``change_feed``, not ``changes``: a submodule named like the function would replace
 ``vectordb.spark.changes`` with the module as soon as anything imported it.
 
+A micro-batch can end inside a commit: Delta's change-feed source admits files up to
+``maxFilesPerTrigger`` (1,000 unless set) or ``maxBytesPerTrigger``, and a commit that deletes and
+inserts the same id (an overwrite) lists its new files first, so its inserts can land in one
+micro-batch and its deletes in the next, which would then delete rows the table still holds. With
+``table`` (the Delta table's path or name, or a function from a version to the table as of it),
+``changes`` reads the table as of the batch's last version for the ids the batch deletes, and an id
+the table still holds is upserted with that row instead: exact at the end of every micro-batch,
+wherever the batches cut the commits, at the cost of a read of the table when a batch deletes.
+Without it, the result is exact as long as no micro-batch cuts such a commit.
+
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
 Ids must be unique in the table: two rows of one id in one version have no order.
@@ -27,7 +37,7 @@ Ids must be unique in the table: two rows of one id in one version have no order
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from vectordb.connector.errors import ConfigError
@@ -49,6 +59,7 @@ def changes(
     df: DataFrame,
     id_column: str | Sequence[str] = "id",
     *,
+    table: str | Callable[[int], DataFrame] | None = None,
     op_column: str = CHANGE_TYPE,
     num_partitions: int | None = None,
 ) -> DataFrame:
@@ -67,6 +78,9 @@ def changes(
             and ``_commit_version`` (``_commit_timestamp`` is dropped when present).
         id_column: the id column, as the sink's option ``id_column`` (default ``id``); or the columns
             the sink derives ids from (``id_from``), which together identify a row.
+        table: the Delta table the feed comes from (a path, or a name ``spark.sql`` knows), or a
+            function from a version to the table as of that version: ids the batch deletes that the
+            table still holds at the batch's last version are upserted with that row (see above).
         op_column: the name the change type leaves under (the sink's ``op_column``).
         num_partitions: partitions of the result (default: ``spark.sql.shuffle.partitions``).
 
@@ -84,6 +98,8 @@ def changes(
 
     change = F.lower(F.col(CHANGE_TYPE))
     kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE))
+    if table is not None:
+        kept = _with_rows_still_there(kept, keys, table)
     by_id = [F.col(k) for k in keys]
     spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
     # within one version a delete comes before the insert or post-image of the same id
@@ -98,6 +114,37 @@ def changes(
     dropped = [c for c in (_LATEST, COMMIT_VERSION, COMMIT_TIMESTAMP) if c in latest.columns]
     out = latest.drop(*dropped)
     return out if op_column == CHANGE_TYPE else out.withColumnRenamed(CHANGE_TYPE, op_column)
+
+
+def _with_rows_still_there(
+    kept: DataFrame, keys: list[str], table: str | Callable[[int], DataFrame]
+) -> DataFrame:
+    """``kept`` and, for each id it deletes that the table holds as of its last version, that row as a
+    post-image of that version: later than the delete, so the window keeps it."""
+    from pyspark.sql import functions as F
+
+    last = kept.agg(F.max(COMMIT_VERSION)).first()
+    if last is None or last[0] is None:
+        return kept
+    version = int(last[0])
+    if callable(table):
+        snapshot = table(version)
+    else:
+        ref = f"delta.`{table.replace('`', '``')}`" if "/" in table or ":" in table else table
+        snapshot = kept.sparkSession.sql(f"SELECT * FROM {ref} VERSION AS OF {version}")
+    deleted = kept.filter(F.lower(F.col(CHANGE_TYPE)) == DELETE).select(*keys).distinct()
+    back = snapshot.join(deleted, keys, "left_semi").withColumns(
+        {CHANGE_TYPE: F.lit("update_postimage"), COMMIT_VERSION: F.lit(version).cast("long")}
+    )
+    if COMMIT_TIMESTAMP in kept.columns:
+        back = back.withColumn(COMMIT_TIMESTAMP, F.lit(None).cast(kept.schema[COMMIT_TIMESTAMP].dataType))
+    missing = [c for c in kept.columns if c not in back.columns]
+    if missing:
+        raise ConfigError(
+            f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "
+            "apply changes() to the feed's own columns and derive others after it"
+        )
+    return kept.unionByName(back.select(*kept.columns))
 
 
 def _check(df: DataFrame, keys: list[str], op_column: str, num_partitions: int | None) -> None:

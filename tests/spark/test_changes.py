@@ -237,3 +237,97 @@ def test_a_stream_is_refused_with_where_to_call_it(spark: Any) -> None:
     )
     with pytest.raises(ConfigError, match=r"call it inside writeStream\.foreachBatch"):
         changes(stream)
+
+
+def delta_order(draw: st.DrawFn) -> tuple[list[Change], list[dict[str, int]]]:
+    """A whole history in the order Delta's change-feed source hands it out (a rewrite's new files
+    first, its removed ones after), and the table after each version."""
+    table: dict[str, int] = {}
+    rows: list[Change] = []
+    states: list[dict[str, int]] = []
+    serial = 0
+    for version in range(draw(st.integers(1, 5))):
+        inserted: list[Change] = []
+        removed: list[Change] = []
+        for key in draw(st.lists(st.sampled_from([f"k{i}" for i in range(5)]), unique=True, max_size=4)):
+            serial += 1
+            if key not in table:
+                inserted.append((key, serial, "insert", version))
+                table[key] = serial
+                continue
+            kind = draw(st.sampled_from(["update", "delete", "rewrite"]))
+            if kind == "update":
+                inserted += [
+                    (key, table[key], "update_preimage", version),
+                    (key, serial, "update_postimage", version),
+                ]
+                table[key] = serial
+            elif kind == "delete":
+                removed.append((key, table.pop(key), "delete", version))
+            else:
+                removed.append((key, table[key], "delete", version))
+                inserted.append((key, serial, "insert", version))
+                table[key] = serial
+        rows += inserted + removed
+        states.append(dict(table))
+    return rows, states
+
+
+@st.composite
+def cut_histories(draw: st.DrawFn) -> tuple[list[Change], list[dict[str, int]], list[int]]:
+    rows, states = delta_order(draw)
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, len(rows) - 1)), unique=True, max_size=3)))
+    return rows, states, [c for c in cuts if 0 < c < len(rows)]
+
+
+def apply(index: dict[str, int], result: Any) -> None:
+    for key, (op, value) in resolved(result).items():
+        if op == "delete":
+            index.pop(key, None)  # type: ignore[arg-type]
+        else:
+            index[key] = value  # type: ignore[index]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut_histories())
+def test_with_the_table_micro_batches_that_cut_a_commit_end_exact(
+    spark: Any, case: tuple[list[Change], list[dict[str, int]], list[int]]
+) -> None:
+    rows, states, cuts = case
+
+    def as_of(version: int) -> Any:
+        return spark.createDataFrame(sorted(states[version].items()), "id string, value long")
+
+    index: dict[str, int] = {}
+    for start, end in zip([0, *cuts], [*cuts, len(rows)], strict=True):
+        batch = rows[start:end]
+        if not batch:
+            continue
+        apply(index, changes(feed(spark, batch), table=as_of))
+        last = batch[-1][3]
+        if end == len(rows) or rows[end][3] != last:  # the batch ends where a version ends
+            assert index == states[last], (batch, states[last])
+    assert index == (states[-1] if states else {})
+
+
+def test_a_commit_cut_between_its_inserts_and_its_deletes(spark: Any) -> None:
+    """An overwrite at v1 (``a`` rewritten, ``b`` dropped), cut after its new files: without the table
+    the second batch deletes ``a``, which the table holds; with it, ``a`` stays."""
+    first: list[Change] = [("a", 1, "insert", 0), ("b", 2, "insert", 0), ("a", 3, "insert", 1)]
+    second: list[Change] = [("a", 1, "delete", 1), ("b", 2, "delete", 1)]
+    tables = {0: [("a", 1), ("b", 2)], 1: [("a", 3)]}
+
+    def as_of(version: int) -> Any:
+        return spark.createDataFrame(tables[version], "id string, value long")
+
+    for table, expected in ((None, {}), (as_of, {"a": 3})):
+        index: dict[str, int] = {}
+        apply(index, changes(feed(spark, first), table=table))
+        apply(index, changes(feed(spark, second), table=table))
+        assert index == expected
+
+
+def test_a_table_without_the_feeds_columns_is_a_config_error(spark: Any) -> None:
+    rows: list[Change] = [("a", 1, "delete", 0)]
+    with pytest.raises(ConfigError, match="the table has no column 'value'"):
+        changes(feed(spark, rows), table=lambda v: spark.createDataFrame([("a",)], "id string")).collect()
