@@ -149,3 +149,18 @@ def test_what_python_refuses_is_refused_alike(name: str) -> None:
     assert encoded(name, {"x": {1: "a"}}) == "AttributeError"  # an int key has no .encode()
     assert encoded(name, {"x": 10**400}) == "OverflowError"
     assert encoded(name, {"x": "\ud800"}) == "UnicodeEncodeError"
+
+
+def nested_dicts(depth: int) -> dict[str, Any]:
+    value: Any = 1.5
+    for _ in range(depth):
+        value = {"k": [value]}
+    return value
+
+
+@pytest.mark.parametrize("name", PATHS)
+def test_deep_metadata_is_written_alike_and_too_deep_fails_alike(name: str) -> None:
+    with path("python"):
+        want = pw.encode_struct(nested_dicts(100))
+    assert encoded(name, nested_dicts(100)) == want  # past the native depth: Python writes the rest
+    assert encoded(name, nested_dicts(5000)) == "RecursionError"  # an error, never a crash

@@ -18,6 +18,10 @@ struct Fallbacks<'a, 'py> {
     structure: &'a Bound<'py, PyAny>,
 }
 
+/// Nesting written here at most; deeper values go to `fallback`, whose recursion Python bounds (a
+/// recursion of ours without bound could overflow a thread's stack on hostile metadata).
+const MAX_DEPTH: usize = 64;
+
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value > 0x7f {
         out.push((value as u8 & 0x7f) | 0x80);
@@ -37,8 +41,10 @@ fn called(fallback: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<Vec
 }
 
 /// A `Value` (its fields, not a length-delimited wrapper) into `out`.
-fn put_value(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, fall: &Fallbacks) -> PyResult<()> {
-    if value.is_none() {
+fn put_value(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, fall: &Fallbacks, depth: usize) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        out.extend(called(fall.value, value)?);
+    } else if value.is_none() {
         out.extend_from_slice(b"\x08\x00");
     } else if value.is_exact_instance_of::<PyBool>() {
         out.extend_from_slice(if value.is_truthy()? { b"\x20\x01" } else { b"\x20\x00" });
@@ -61,14 +67,14 @@ fn put_value(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, fall: &Fallbacks) -> P
         }
     } else if let Ok(dict) = value.downcast_exact::<PyDict>() {
         let mut fields = Vec::new();
-        put_struct(&mut fields, dict, fall)?;
+        put_struct(&mut fields, dict, fall, depth + 1)?;
         put_len_field(out, 0x2a, &fields);
     } else if value.is_exact_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
         let mut items = Vec::new();
         let mut item_bytes = Vec::new();
         for item in value.try_iter()? {
             item_bytes.clear();
-            put_value(&mut item_bytes, &item?, fall)?;
+            put_value(&mut item_bytes, &item?, fall, depth + 1)?;
             put_len_field(&mut items, 0x0a, &item_bytes); // ListValue.values = 1
         }
         put_len_field(out, 0x32, &items);
@@ -79,7 +85,7 @@ fn put_value(out: &mut Vec<u8>, value: &Bound<'_, PyAny>, fall: &Fallbacks) -> P
 }
 
 /// A `Struct`'s fields into `out`: one `fields=1` map entry a key, sorted.
-fn put_struct(out: &mut Vec<u8>, dict: &Bound<'_, PyDict>, fall: &Fallbacks) -> PyResult<()> {
+fn put_struct(out: &mut Vec<u8>, dict: &Bound<'_, PyDict>, fall: &Fallbacks, depth: usize) -> PyResult<()> {
     let mut entries: Vec<(String, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
     for (name, value) in dict.iter() {
         let text = match name.downcast_exact::<PyString>().ok().map(|s| s.to_str()) {
@@ -99,7 +105,7 @@ fn put_struct(out: &mut Vec<u8>, dict: &Bound<'_, PyDict>, fall: &Fallbacks) -> 
         entry.clear();
         value_bytes.clear();
         put_len_field(&mut entry, 0x0a, name.as_bytes());
-        put_value(&mut value_bytes, value, fall)?;
+        put_value(&mut value_bytes, value, fall, depth)?;
         put_len_field(&mut entry, 0x12, &value_bytes);
         put_len_field(out, 0x0a, &entry);
     }
@@ -115,6 +121,6 @@ pub fn encode_struct<'py>(
     fallback_struct: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
-    put_struct(&mut out, fields, &Fallbacks { value: fallback, structure: fallback_struct })?;
+    put_struct(&mut out, fields, &Fallbacks { value: fallback, structure: fallback_struct }, 0)?;
     Ok(PyBytes::new(py, &out))
 }
