@@ -33,19 +33,17 @@ def split_rows(
         for start in range(0, n, step):
             yield (start, min(n, start + step))
         return
+    # the greedy walk, one request at a time: the last row that fits the byte budget by a search in the
+    # running sizes, then the row count's cap (a row over the budget alone is yielded by itself)
+    ends = np.cumsum(row_bytes, dtype=np.int64)
     start = 0
-    size = 0
-    for i in range(n):
-        b = int(row_bytes[i])
-        if b > budget:
-            if i > start:
-                yield (start, i)
-            yield i
-            start, size = i + 1, 0
+    while start < n:
+        if int(row_bytes[start]) > budget:
+            yield start
+            start += 1
             continue
-        if i - start >= max_rows or size + b > budget:
-            yield (start, i)
-            start, size = i, 0
-        size += b
-    if start < n:
-        yield (start, n)
+        before = int(ends[start - 1]) if start else 0
+        stop = int(np.searchsorted(ends, before + budget, side="right"))
+        stop = min(stop, start + max_rows, n)
+        yield (start, stop)
+        start = stop

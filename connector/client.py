@@ -42,7 +42,7 @@ from .rows import (
     prepare_columns,
     prepare_dicts,
 )
-from .rows.ops import without_delete_texts
+from .rows.ops import CODES, without_delete_texts
 
 if TYPE_CHECKING:
     from .bulk import BulkPath
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 __all__ = ["Client", "TargetPrepared", "connect", "load_backend", "resolve_options"]
+
+DELETE_ROWS = 1000  # ids per delete request by default (a database that takes fewer: its limit)
 
 
 def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
@@ -116,6 +118,10 @@ class Client:
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
         self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)
+        # a delete row is its id: requests of DELETE_ROWS ids (or batch_size's), as many as the database takes
+        self.max_delete_rows = min(
+            options.batch_size or max(limits.default_rows, DELETE_ROWS), limits.max_delete_rows
+        )
         if options.batch_size and options.batch_size > limits.max_rows:
             raise ConfigError(
                 f"option batch_size: {self.backend.name} takes at most {limits.max_rows} rows per request"
@@ -258,7 +264,7 @@ class Client:
         """
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             raise ConfigError("delete() takes an iterable of ids, not a single id: wrap it in a list")
-        rows = delete_rows(list(ids), self.spec.op_column or DEFAULT_OP_KEY)
+        rows = delete_rows(list(ids))
         return enforce(self.write(rows, namespace), self.options.on_error, self.backend.describe())
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
@@ -404,7 +410,7 @@ class Client:
     def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
         sizes = self.backend.row_bytes(batch)
         limits = self.backend.limits
-        max_rows = self.max_rows if batch.op != DELETE else min(self.max_rows, limits.max_delete_rows)
+        max_rows = self.max_rows if batch.op != DELETE else self.max_delete_rows
         for piece in split_rows(sizes, max_rows, self.max_bytes, limits.overhead_bytes):
             if isinstance(piece, int):
                 refused.append(
@@ -418,10 +424,9 @@ class Client:
                 yield batch.slice(*piece)
 
 
-def delete_rows(ids: list[Any], op_key: str) -> Columns:
-    """Rows that delete ``ids``, as ``Columns`` (whose metadata key ``op_key`` carries a row's op)."""
+def delete_rows(ids: list[Any]) -> Columns:
+    """Rows that delete ``ids``, as ``Columns`` that say their op themselves (no metadata to read it from)."""
     n = len(ids)
-    marked = [{op_key: DELETE}] * n  # one dict for every row: read, never changed
     return Columns(
         n=n,
         ids=ids,
@@ -429,8 +434,9 @@ def delete_rows(ids: list[Any], op_key: str) -> Columns:
         offsets=np.zeros(n + 1, dtype=np.int64),
         null_vector=np.ones(n, dtype=bool),
         sparse=None,
-        metadata=marked,  # type: ignore[arg-type]
+        metadata=None,
         namespaces=None,
+        ops=np.full(n, CODES[DELETE], dtype=np.int8),
     )
 
 

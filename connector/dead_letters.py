@@ -38,6 +38,7 @@ import numpy as np
 from .report import BatchFailure, WriteReport
 from .rows import DEFAULT_OP_KEY, Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas
+from .rows.ops import OPS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -236,7 +237,9 @@ def _columns_record(cols: Columns, i: int, namespace: str | None, op_key: str) -
             "values": np.asarray(values).tolist(),
         }
     metadata = cols.metadata[i] if cols.metadata is not None else None
-    if metadata and op_key in metadata:
+    if cols.ops is not None:
+        record["op"] = OPS[int(cols.ops[i])]
+    elif metadata and op_key in metadata:
         record["op"] = metadata[op_key]
         metadata = {k: v for k, v in metadata.items() if k != op_key}
     if metadata:

@@ -205,7 +205,7 @@ class PineconeBackend(Backend[PineconeOptions]):
 
     def row_bytes(self, batch: RowBatch) -> np.ndarray:
         """Estimated encoded size per row: exact for gRPC vectors; for JSON, measured on a sample of rows."""
-        ids = np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=len(batch))
+        ids = np.fromiter(map(len, map(str, batch.ids)), dtype=np.int64, count=len(batch))
         if batch.op == DELETE:
             return ids + 4  # a quoted string and a comma, or a field's tag and length
         return sizing.row_bytes(batch, grpc=self.grpc, fixed=16) + ids
@@ -260,7 +260,7 @@ def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
     comes back as a reply."""
     ids = [str(i) for i in batch.ids]
     if grpc:
-        body = b"".join(pw.string_field(1, i) for i in ids)
+        body = pw.string_fields(1, ids)
         if batch.namespace:
             body += pw.string_field(3, batch.namespace)
         return WireRequest(GRPC_DELETE, body, answers=frozenset({"NOT_FOUND"}))

@@ -375,11 +375,11 @@ def prepare_columns(
     takes numbers). ``refused``: rows already refused, and why; ``positions``: the rows' offsets in
     the write's input; ``op_key``: the metadata key holding a row's op (``ops``), taken out of the
     metadata (``None``: every row upserts)."""
-    if not all(type(i) is str for i in cols.ids):
+    if set(map(type, cols.ids)) - {str}:  # one pass in C, not a Python test per id
         cols.ids = [_dict_id(i, rules) for i in cols.ids]
     reasons = dict(refused or {})
-    ops = None
-    if op_key is not None and cols.metadata is not None:
+    ops = cols.ops
+    if ops is None and op_key is not None and cols.metadata is not None:
         ops, metadata, bad_ops = _metadata_ops(cols.metadata, op_key)
         if ops is not None:  # a new Columns: the caller's (read again for dead letters) keeps its ops
             cols = dataclasses.replace(cols, metadata=metadata)

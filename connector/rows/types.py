@@ -253,6 +253,9 @@ class Columns:
     namespaces: list[Any] | None
     named: dict[str, DenseColumn] = field(default_factory=dict)  # options vector_columns: name -> column
     multi: dict[str, MultiColumn] = field(default_factory=dict)  # options multi_vector_columns
+    # each row's op code (``ops.CODES``) when the rows say it themselves (``Client.delete``'s); ``None``:
+    # read from the metadata's op key, if any
+    ops: np.ndarray | None = None
 
 
 class DenseColumn(NamedTuple):

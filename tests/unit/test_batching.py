@@ -59,3 +59,39 @@ def test_every_row_once_in_order_and_within_limits(sizes: list[int], max_rows: i
             assert arr[start:stop].sum() <= max_bytes
             covered.extend(range(start, stop))
     assert covered == list(range(len(sizes)))
+
+
+def walked(sizes: list[int], max_rows: int, budget: int) -> list[tuple[int, int] | int]:
+    """The greedy split, row by row: a request ends when the next row would pass a limit."""
+    out: list[tuple[int, int] | int] = []
+    start = size = 0
+    for i, b in enumerate(sizes):
+        if b > budget:
+            if i > start:
+                out.append((start, i))
+            out.append(i)
+            start, size = i + 1, 0
+            continue
+        if i - start >= max_rows or size + b > budget:
+            out.append((start, i))
+            start, size = i, 0
+        size += b
+    if start < len(sizes):
+        out.append((start, len(sizes)))
+    return out
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=300), max_size=300),
+    st.integers(min_value=1, max_value=20),
+    st.integers(min_value=1, max_value=1000),
+    st.integers(min_value=0, max_value=40),
+)
+def test_requests_are_as_full_as_the_limits_allow(
+    sizes: list[int], max_rows: int, max_bytes: int, overhead: int
+) -> None:
+    # the fewest requests: each ends only where the next row would pass the row count or the bytes
+    arr = np.asarray(sizes, dtype=np.int64)
+    assert list(split_rows(arr, max_rows, max_bytes, overhead)) == walked(
+        sizes, max_rows, max_bytes - overhead
+    )

@@ -3,6 +3,7 @@ and the batches of one op each that keep an id's rows in input order."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -189,11 +190,13 @@ def test_the_same_id_in_two_namespaces_is_two_rows() -> None:
 # -- Columns: the Beam sink's rows and Client.delete's carry the op in their metadata -------------
 
 
-def test_columns_carry_ops_in_their_metadata() -> None:
-    cols = delete_rows(["a", 7], "op")
+def test_columns_carry_ops_of_their_own_or_in_their_metadata() -> None:
+    cols = delete_rows(["a", 7])  # Client.delete's rows: their op is theirs, no metadata to read it from
     prepared = prepare_columns(cols, RowRules(), DimensionState(), op_key="op")
     assert shape(prepared) == [("delete", ["a", "7"])]
-    assert cols.metadata == [{"op": "delete"}, {"op": "delete"}]  # the caller's rows are not changed
+    assert cols.metadata is None and cols.ops is not None and cols.ops.tolist() == [1, 1]
+    own = dataclasses.replace(cols, metadata=[{"op": "upsert"}, {"op": "upsert"}])  # the ops they carry win
+    assert shape(prepare_columns(own, RowRules(), DimensionState(), op_key="op")) == [("delete", ["a", "7"])]
 
     flat = np.asarray(V * 2, dtype=np.float32)
     mixed = Columns(
@@ -212,7 +215,7 @@ def test_columns_carry_ops_in_their_metadata() -> None:
 
 
 def test_dead_letters_of_columns_say_the_op() -> None:
-    cols = delete_rows(["a", "b"], "op")
+    cols = delete_rows(["a", "b"])
     failure = BatchFailure(ids=("b",), positions=(1,), error="nope", op="delete")
     (letter,) = dead_letters(cols, WriteReport(failed=1, failures=[failure]), ColumnSpec())
     assert letter["id"] == "b" and letter["op"] == "delete" and "metadata" not in letter
