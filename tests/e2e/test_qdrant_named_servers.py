@@ -5,6 +5,8 @@ under a name, a multi-vector under a dense name, an empty multi-vector or one wh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 import numpy as np
 import orjson
@@ -15,6 +17,7 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 
 from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
+from tests.servers.qdrant_process import RestartableQdrant
 
 qdrant_server = qdrant_grpc.qdrant_server  # the fixture
 
@@ -188,3 +191,32 @@ def test_grpc_takes_the_deprecated_flat_multi_vector(qdrant_server: QdrantServer
     kept = client.retrieve("docs", [4], with_vectors=True)[0].vector
     assert isinstance(kept, dict) and kept["colbert"] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
     client.close()
+
+
+def test_the_journaled_server_keeps_multi_vectors_across_a_kill(tmp_path: Path) -> None:
+    """``RestartableQdrant`` (fault tests SIGKILL it) holds a multi-vector collection and its points after a restart."""
+    rng = np.random.default_rng(9)
+    tokens = [rng.standard_normal((k, 2)).astype(np.float32) for k in (1, 3)]
+    title = rng.standard_normal((2, 4)).astype(np.float32)
+    with RestartableQdrant(tmp_path / "journal.bin") as server:
+        client = server.client(prefer_grpc=True)
+        _create(client)
+        client.upsert(
+            "docs",
+            points=[
+                models.PointStruct(id=i, vector={"title": title[i].tolist(), "colbert": tokens[i].tolist()})
+                for i in range(2)
+            ],
+        )
+        client.close()
+        server.kill()
+        server.start()
+        client = server.client()
+        assert client.get_collection("docs").config.params.vectors["colbert"].multivector_config == MAX_SIM  # type: ignore[index]
+        records = {r.id: r.vector for r in client.retrieve("docs", [0, 1], with_vectors=True)}
+        client.close()
+    for i in range(2):
+        vector = records[i]
+        assert isinstance(vector, dict)
+        assert np.asarray(vector["colbert"], np.float32).tobytes() == tokens[i].tobytes()
+        assert np.asarray(vector["title"], np.float32).tobytes() == title[i].tobytes()
