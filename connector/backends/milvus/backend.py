@@ -216,16 +216,15 @@ class MilvusBackend(Backend[MilvusOptions]):
         return {name: dim for name, dim in layout.named if dim is not None}
 
     def _check_field_names(self) -> None:
+        """Names create=true can make a field of: Milvus's rule, and not a field the collection has anyway."""
         taken = {"id", "sparse", DYNAMIC_FIELD}  # the key, the sparse vector, the dynamic field
         for name in self._names:
-            if not FIELD_NAME.fullmatch(name) or name in taken:
-                why = (
-                    "is the key's, the sparse vector's or the dynamic field's"
-                    if name in taken
-                    else (
-                        "is not a Milvus field name (a letter or _, then letters, digits or _; at most 255)"
-                    )
-                )
+            why = None
+            if name in taken:
+                why = "is the key's, the sparse vector's or the dynamic field's"
+            elif not FIELD_NAME.fullmatch(name):
+                why = "is not a Milvus field name (a letter or _, then letters, digits or _; at most 255)"
+            if why:
                 raise ConfigError(
                     f"option vector_columns: name {name!r} {why}: create=true makes a field of each name"
                 )
