@@ -119,6 +119,11 @@ class QdrantBackend(Backend[QdrantOptions]):
             )
         if options.vector_name == "":
             raise ConfigError('option vector_name: give a name, or leave it out for the unnamed vector ""')
+        if options.vector_name is not None and (options.vector_columns or options.multi_vector_columns):
+            raise ConfigError(
+                "option vector_name: names the one dense vector; with vector_columns or multi_vector_columns "
+                f"each vector is written under its own name (e.g. vector_columns='{options.vector_name}:COLUMN')"
+            )
         self.grpc = uri.transport == "grpc"
         self.host = uri.host
         self.port = uri.port or (GRPC_PORT if self.grpc else REST_PORT)

@@ -287,6 +287,11 @@ def test_an_existing_collection_is_checked_per_name_before_any_request(
     assert server.store.log == []  # no upsert request was sent
 
 
+def test_vector_name_beside_named_vectors_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="option vector_name: names the one dense vector"):
+        connect("qdrant://127.0.0.1:6333/docs", vector_name="dense", **NAMED)
+
+
 def test_a_missing_collection_without_create_is_a_config_error(server: QdrantServer) -> None:
     client = connect(server.uri("grpc", "nope"), **NAMED)
     with pytest.raises(ConfigError, match="collection 'nope' does not exist"):
