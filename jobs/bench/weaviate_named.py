@@ -39,9 +39,9 @@ sessions' work on it (load average 12-16), defaults, best of 3, a whole run abou
   connector-c1 23,925 and 15.7 µs; weaviate-client ``fixed_size`` (4 in flight) 1,960 and 286 µs,
   ``dynamic`` 2,678 and 278 µs: 18.7× the fixed-size batcher's rows/s (13.7× the dynamic one's) for 0.05×
   its CPU a row.
-- multi (5,000 × 100 × 128-d, batch 100): connector-c4 7,845 rows/s and 57.5 µs a row (51 KB a row:
-  the sink's framing and the copy into the request are most of it), connector-c1 6,155 and 51.9 µs;
-  ``fixed_size`` 178 and 2,452 µs, ``dynamic`` 156 and 2,836 µs: 44× for 0.02× the CPU.
+- multi (5,000 × 100 × 128-d, batch 100; 51 KB a row): connector-c4 7,845 rows/s and 57.5 µs a row,
+  connector-c1 6,155 and 51.9 µs; ``fixed_size`` 178 and 2,452 µs, ``dynamic`` 156 and 2,836 µs: 44× for
+  0.02× the CPU.
 
 The single-vector ratio (4-7×) grows with the floats a row: weaviate-client turns every float into a
 Python object and back (``tolist``, then ``struct.pack``; a multi-vector is flattened by a list
