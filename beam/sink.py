@@ -58,6 +58,7 @@ from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions
+from vectordb.connector.planner import DriverPlan
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows import arrow_batches, is_arrow
@@ -128,24 +129,21 @@ class WriteToVectorDB(beam.PTransform):
         secret = options.pop("api_key") if isinstance(options.get("api_key"), Secret) else None
         if options.get("embed_url") is not None and options.get("text_column") is None:
             options["text_column"] = content_key  # an ml.rag Chunk's text: the reader puts it there
-        raw = {"uri": uri, **options}
-        self.options = resolve_options(raw)
-        _check_text_is_read(self.options)
-        _check_dimension_is_not_the_rows(self.options, check_target)
+        parsed = resolve_options({"uri": uri, **options})
+        _check_text_is_read(parsed)
         self.secret: Secret | None = secret
-        # fetched here only to ask the database now; otherwise "" stands for "a key will come"
-        at_build = _with_secret(self.options, secret, fetch=check_target)
-        with Client(at_build) as client:  # the backend's own checks: hosts, keys, request limits
-            self.target = client.backend.describe()
-            rows_per_request = client.max_rows
-            if check_target and client.embedding is not None:  # a probe: the model's dimension is the write's
-                from vectordb.connector.embedding.stage import prepare_target, probe_dimension
-
-                raw = {**raw, "dimension": str(probe_dimension(client))}
-                with Client(_with_secret(resolve_options(raw), secret)) as checked:
-                    self.options = resolve_options({**raw, **prepare_target(checked).resolved})
-            elif check_target:
-                self.options = resolve_options({**raw, **client.prepare_target().resolved})
+        # the driver's plan (connector.planner); the secret is fetched only to ask the database now,
+        # otherwise "" stands for "a key will come"
+        with DriverPlan(_with_secret(parsed, secret, fetch=check_target)) as plan:
+            if check_target:  # a probe: the model's dimension is the write's; then the target, once
+                plan.learn_model_dimension()
+                plan.ask_target()
+            else:  # no worker's rows may decide the dimension of a collection the pipeline creates
+                plan.require_dimension("pass check_target=True")
+            self.target = plan.target
+            rows_per_request = plan.client.max_rows
+        # what the plan learnt, without the key it fetched: the pipeline is pickled, and stored
+        self.options = msgspec.structs.replace(plan.options, api_key=parsed.api_key)
         if batching not in ("auto", "bounded", "unbounded"):
             raise ConfigError(f"batching={batching!r}: expected 'auto', 'bounded' or 'unbounded'")
         if rows_per_batch is not None and rows_per_batch < 1:
@@ -235,28 +233,6 @@ class WriteToVectorDB(beam.PTransform):
             beam.ParDo(_WriteFn(self.options, self.target, self.secret))
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
-        )
-
-
-def _check_dimension_is_not_the_rows(options: BackendOptions, check_target: bool) -> None:
-    """Each worker sees only its own bundles: none may decide the dimension of a collection the
-    pipeline creates. The dimension comes from the option, the model (``embed_url``), or the target
-    itself, asked while the pipeline is built (``check_target``, which refuses a target that has none)."""
-    names = [*(options.vector_columns or {}), *(options.multi_vector_columns or {})]
-    if names:  # several vectors a row: every name's dimension, from option vector_dimensions
-        unstated = [name for name in names if name not in (options.vector_dimensions or {})]
-        if options.create and unstated and not check_target:
-            raise ConfigError(
-                f"option vector_dimensions: with create=true, state the length of {', '.join(map(repr, unstated))} "
-                "(e.g. vector_dimensions='title:768'), or pass check_target=True to learn them from the existing "
-                "target; otherwise the rows of whichever worker writes first would decide them for the whole pipeline"
-            )
-        return
-    if options.create and options.dimension is None and options.embed_url is None and not check_target:
-        raise ConfigError(
-            "option dimension: with create=true, state the vectors' length (dimension=N), or pass "
-            "check_target=True to learn it from the existing target; otherwise the rows of whichever "
-            "worker writes first would decide the collection's dimension for the whole pipeline"
         )
 
 

@@ -104,9 +104,9 @@ class DriverPlan:
             missing = [name for name in names if name not in (options.vector_dimensions or {})]
             if missing:
                 raise ConfigError(
-                    f"option vector_dimensions: with create=true, state each name's length (missing: "
-                    f"{', '.join(map(repr, missing))}), or {how_to_ask} to learn them from the existing target; "
-                    "otherwise the rows of whichever worker writes first would decide them for the whole job"
+                    f"option vector_dimensions: with create=true, state the length of {', '.join(map(repr, missing))} "
+                    f"(e.g. vector_dimensions='{missing[0]}:768'), or {how_to_ask} to learn them from the existing "
+                    "target; otherwise the rows of whichever worker writes first would decide them for the whole job"
                 )
         elif options.dimension is None and options.embed_url is None:
             raise ConfigError(

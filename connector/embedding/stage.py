@@ -39,14 +39,11 @@ from .result import EmbeddedChunk, InputFailure
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..client import Client, TargetPrepared
     from ..options import BackendOptions
 
 __all__ = [
     "PIECE_ROWS",
     "EmbeddingStage",
-    "prepare_target",
-    "probe_dimension",
     "stage_for",
 ]
 
@@ -62,37 +59,6 @@ def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -
         return None
     assert options.text_column is not None  # BackendOptions saw to it
     return EmbeddingStage(embed, spec, options.text_column, upsert_rows)
-
-
-def probe_dimension(client: Client) -> int:
-    """A job's driver side: one probe request through ``client``'s stage (a bad key, an unknown model
-    fail here), the model's dimension, checked against the write's (option ``dimension`` or
-    ``embed_dimensions``). The stage's connections are closed after it."""
-    stage = client.embedding
-    if stage is None:
-        raise ValueError("the client has no embedding stage")
-    try:
-        dim = stage.probe()
-    finally:
-        stage.close()
-    stated = client.options.dimension
-    if stated is not None and stated != dim:
-        given = "embed_dimensions" if client.options.embed_dimensions is not None else "dimension"
-        raise ConfigError(
-            f"option embed_model: {stage.options.model!r} answers {dim}-dimensional vectors, "
-            f"not {stated} (option {given})"
-        )
-    return dim
-
-
-def prepare_target(client: Client, *, clear: bool = False) -> TargetPrepared:
-    """``client.prepare_target``; a target of another dimension than the model's names the model."""
-    try:
-        return client.prepare_target(clear=clear)
-    except DimensionMismatch as exc:
-        if client.embedding is None:
-            raise
-        raise client.embedding.mismatch(exc, client.options.dimension) from None
 
 
 @dataclass(slots=True, eq=False)
