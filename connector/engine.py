@@ -2,7 +2,9 @@
 
 The caller's thread pulls a batch only when a send slot is free (so memory stays bounded
 whatever the input size), encodes it while earlier requests are on the wire, and hands it
-to a sender thread. At most ``limit`` requests are in flight, where ``limit`` adapts
+to a sender thread. With ``ENCODE_AHEAD`` set, JSON bodies whose floats the native writer
+formats with Python's lock released are the exception: that many batches are pulled ahead and
+encoded on the process's encoder threads, several at once (still bounded: that many batches more). At most ``limit`` requests are in flight, where ``limit`` adapts
 (AIMD) below ``max_concurrency``. Retries, isolation of refused rows, the isolation budget
 and the systemic stop are the dispatcher's (``dispatch.py``), shared with the embedding client;
 this module says how a batch of rows is sent (``backend.request_for``, ``transport.send``,
@@ -18,10 +20,12 @@ pulling, lets the requests in flight finish, and is raised: nothing later could 
 
 from __future__ import annotations
 
+import collections
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +39,29 @@ from .report import BatchFailure, WriteReport
 from .rows import RowBatch
 from .transports.base import Transport, WireRequest
 
-__all__ = ["Engine"]
+__all__ = ["ENCODE_AHEAD", "Engine"]
+
+# JSON bodies encoded at once ahead of the sends, on encoder threads (0: every body on the caller's thread).
+# Off: it pays only where a core is free for it (jobs.bench.rest_encoding, side by side); on a machine whose
+# cores are busy it measured no gain for about 5 % more CPU a vector.
+ENCODE_AHEAD = 0
+_encoders: ThreadPoolExecutor | None = None
+_encoders_lock = threading.Lock()
+
+
+def _encoder_pool() -> ThreadPoolExecutor:
+    """The process's encoder threads, shared by every engine (made on first use)."""
+    global _encoders
+    with _encoders_lock:
+        if _encoders is None:
+            _encoders = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vectordb-encode")
+        return _encoders
+
+
+def _native_json() -> bool:
+    from . import jsonvec  # numpy and orjson: not at import
+
+    return jsonvec.native_encoder()
 
 
 @dataclass(slots=True)
@@ -114,21 +140,68 @@ class Engine:
             raise self.dispatch.fatal
 
     def _encoded(self, batches: Iterable[RowBatch]) -> Iterator[_Sending]:
-        """Each batch with its request, encoded on the caller's thread while earlier ones are on the
-        wire. A body over the database's request limit (the size estimate came out small: JSON floats
-        longer than its sample showed) is split in halves and encoded again, in input order, so no
-        request is refused for its size."""
+        """Each batch with its request, in input order, encoded while earlier ones are on the wire. A
+        body over the database's request limit (the size estimate came out small: JSON floats longer
+        than its sample showed) is split in halves and encoded again, in input order, so no request is
+        refused for its size."""
         limit = self.backend.limits.max_bytes
-        for batch in batches:
-            pending = [batch]
+        for batch, request in self._requests(batches):
+            pending: list[tuple[RowBatch, WireRequest | None]] = [(batch, request)]
             while pending:
-                part = pending.pop()
-                request = self.backend.request_for(part)
-                if len(request.body) > limit and len(part) > 1:
+                part, encoded = pending.pop()
+                if encoded is None:
+                    encoded = self.backend.request_for(part)
+                if len(encoded.body) > limit and len(part) > 1:
                     middle = len(part) // 2
-                    pending += [part.slice(middle, len(part)), part.slice(0, middle)]  # the left first
+                    pending += [
+                        (part.slice(middle, len(part)), None),
+                        (part.slice(0, middle), None),
+                    ]  # left first
                     continue
-                yield _Sending(part, request)
+                yield _Sending(part, encoded)
+
+    def _requests(self, batches: Iterable[RowBatch]) -> Iterator[tuple[RowBatch, WireRequest]]:
+        """Each batch and its request, in input order. On the caller's thread, except JSON bodies whose
+        floats the native writer formats with Python's lock released: those are encoded ``ENCODE_AHEAD``
+        batches ahead on the process's encoder threads, so several bodies are formatted at once, on as
+        many cores, while the caller waits for a send slot (one thread formatting floats at about 25 ns
+        each is otherwise the ceiling of a REST write). An error of the input or of an encoding is raised
+        where it stands in the input, once the batches before it have been handed on."""
+        source = iter(batches)
+        first = next(source, None)
+        if first is None:
+            return
+        request = self.backend.request_for(first)
+        yield first, request
+        if not (ENCODE_AHEAD and request.body[:1] == b"{" and _native_json()):
+            for batch in source:
+                yield batch, self.backend.request_for(batch)
+            return
+        pool = _encoder_pool()
+        window: collections.deque[tuple[RowBatch | None, Any]] = collections.deque()
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(window) < ENCODE_AHEAD:
+                    try:
+                        pulled = next(source)
+                    except StopIteration:
+                        exhausted = True
+                    except Exception as exc:  # the input's own error: raised in its place, below
+                        window.append((None, exc))
+                        exhausted = True
+                    else:
+                        window.append((pulled, pool.submit(self.backend.request_for, pulled)))
+                if not window:
+                    return
+                ready, item = window.popleft()
+                if ready is None:
+                    raise item
+                yield ready, item.result()
+        finally:
+            for _, item in window:  # a write that stopped early: bodies not started are not wanted
+                if isinstance(item, Future):
+                    item.cancel()
 
     # -- order per id, pace -----------------------------------------------------------------------
 
