@@ -1,6 +1,6 @@
-//! vectordb-connector's native speedups, where Python is the floor: each function does with Python's
-//! lock released what the connector's Python path does holding it, and gives the same result (the
-//! tests run both against the same rules).
+//! vectordb-connector's native speedups, where Python is the floor: each function does what the
+//! connector's Python path does, with Python's lock released where it reads no Python objects, and
+//! gives the same result (the tests run both against the same rules).
 //!
 //! - `decode_base64_reply`: an OpenAI embeddings reply with base64 vectors into float32 rows.
 //! - `encode_float32_rows`: the rows of a float32 matrix as the JSON arrays a REST body carries.
