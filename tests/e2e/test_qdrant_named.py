@@ -13,10 +13,13 @@ import numpy as np
 import orjson
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from qdrant_client import grpc as qg
 from qdrant_client import models
 from qdrant_client.http import models as rest
 
+from tests.float32_cases import encoder, matrices
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import ConfigError, connect
 from vectordb.connector.backends.qdrant import QdrantBackend, QdrantOptions, encode_grpc, encode_json
@@ -159,6 +162,31 @@ def test_json_encoding_reads_as_qdrants_points() -> None:
     # shortest float32 text, not doubles
     text = encode_json(batch, _options("rest")).decode()
     assert str(np.float32(batch.named_vectors["title"][0][0])) in text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=matrices(min_rows=1, max_rows=12, min_dim=1, max_dim=9), data=st.data())
+@pytest.mark.parametrize("writer", ["native", "python"])
+def test_json_multi_vectors_read_back_to_the_same_float32_bits(
+    writer: str, values: np.ndarray, data: Any
+) -> None:
+    """Any float32 (subnormals, -0.0, the one whose shortest text rounds through a double) reads back exactly,
+    from the native writer and from orjson alike; each row holds its own vectors."""
+    cuts = sorted(
+        data.draw(st.sets(st.integers(1, len(values) - 1), max_size=4)) if len(values) > 1 else set()
+    )
+    offsets = np.array([0, *cuts, len(values)], np.int64)
+    batch = RowBatch(
+        ids=list(range(len(offsets) - 1)),
+        vectors=None,
+        multi_vectors={"colbert": MultiVectors(values, offsets)},
+    )
+    with encoder(writer):
+        doc = orjson.loads(encode_json(batch, _options("rest")))
+    rows = doc["batch"]["vectors"]["colbert"]
+    for i, row in enumerate(rows):
+        want = values[offsets[i] : offsets[i + 1]]
+        assert np.asarray(row, np.float32).view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
 def test_row_bytes_count_every_name() -> None:
