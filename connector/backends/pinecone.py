@@ -63,7 +63,7 @@ class PineconeBackend(Backend[PineconeOptions]):
     limits = RequestLimits(
         max_rows=1000, max_bytes=2 << 20, default_rows=500, default_bytes=2 << 20, max_delete_rows=1000
     )
-    rules = RowRules(max_id_length=512, max_metadata_bytes=40_960, allow_sparse_only=True)
+    rules = RowRules(max_id_length=512, max_id_bytes=512, max_metadata_bytes=40_960, allow_sparse_only=True)
 
     def __init__(self, options: PineconeOptions) -> None:
         super().__init__(options)

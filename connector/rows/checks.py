@@ -257,7 +257,10 @@ def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
         return False
     types = set(map(type, ids))  # one pass in C, not a Python test per id
     if types == {str}:
-        return min(map(len, ids)) > 0 and max(map(len, ids)) <= rules.max_id_length
+        longest = max(map(len, ids))
+        if rules.max_id_bytes is not None and 4 * longest > rules.max_id_bytes:
+            return False  # one may be over the limit in bytes: the walk measures each
+        return min(map(len, ids)) > 0 and longest <= rules.max_id_length
     return types == {int}
 
 
@@ -284,6 +287,11 @@ def _check_ids(
                 refuse([i], "empty id")
             elif len(key) > rules.max_id_length:
                 refuse([i], f"id is {len(key)} characters long; the limit is {rules.max_id_length}")
+            elif rules.max_id_bytes is not None and len(key.encode()) > rules.max_id_bytes:
+                refuse(
+                    [i],
+                    f"id is {len(key.encode())} bytes long in UTF-8; the limit is {rules.max_id_bytes} bytes",
+                )
         elif not isinstance(key, int):
             refuse([i], f"id {key!r} is neither a string nor an integer")
         if i not in reasons:

@@ -43,7 +43,8 @@ MAX_SPARSE_INDEX = 2**32 - 1
 class RowRules:
     """What a backend can store; rows outside these rules fail before sending."""
 
-    max_id_length: int = 512
+    max_id_length: int = 512  # characters
+    max_id_bytes: int | None = None  # UTF-8 bytes, where the database counts those (Pinecone)
     max_metadata_bytes: int | None = None  # JSON bytes per row
     allow_sparse_only: bool = True  # a row may have a sparse vector and no dense one
     numeric_ids: bool = False  # ids may stay integers (Milvus INT64 keys)

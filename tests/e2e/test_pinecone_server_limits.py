@@ -199,3 +199,25 @@ def test_the_official_sdk_sees_each_refusal_as_a_400(server: ServerHandle) -> No
         index.close()
     assert server.arrived().ids() == {"first"}
     assert [r.outcome for r in server.arrived().requests] == ["ok"] + ["rejected"] * len(wrong)
+
+
+def test_the_client_holds_back_an_id_over_512_bytes_that_is_under_512_characters(
+    server: ServerHandle,
+) -> None:
+    # Pinecone counts an id's UTF-8 bytes: 171 "€" are 171 characters and 513 bytes. The row fails
+    # alone before sending, saying so, and the good rows go in one request (no isolation walk)
+    from vectordb.connector import connect
+    from vectordb.connector.transports.base import forget_shared
+
+    rows = [vector("good-1"), vector("€" * 171), vector("€" * 170 + "ab"), vector("good-2")]
+    try:
+        with connect(server.uri, api_key="k", on_error="report", verify=False) as client:
+            report = client.write(rows)
+    finally:
+        forget_shared()
+    assert report.written == 3 and report.failed == 1
+    (failure,) = report.failures
+    assert failure.positions == (1,) and "513 bytes long in UTF-8; the limit is 512 bytes" in failure.error
+    arrived = server.arrived()
+    assert [r.outcome for r in arrived.requests] == ["ok"]
+    assert arrived.ids() == {"good-1", "€" * 170 + "ab", "good-2"}
