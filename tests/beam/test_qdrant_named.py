@@ -1,6 +1,7 @@
 """Several vectors a point through ``WriteToVectorDB`` into Qdrant (the Qdrant-protocol servers, REST and gRPC):
 Arrow RecordBatch elements with named dense vectors and a multi-vector, read back per name with qdrant-client
-exactly; a bad row under one name comes out of ``.failed`` alone, naming it."""
+exactly; a bad row under one name comes out of ``.failed`` alone, naming it; with ``create=true`` the pipeline
+makes the collection with every name (the multi-vector with max_sim)."""
 
 from __future__ import annotations
 
@@ -79,4 +80,35 @@ def test_beam_writes_arrow_batches_with_named_and_multi_vectors(server: QdrantSe
         assert isinstance(vector, dict)
         assert np.asarray(vector["title"], np.float32).tobytes() == title[i].tobytes()
         assert np.asarray(vector["body"], np.float32).tobytes() == body[i].tobytes()
+        assert np.asarray(vector["colbert"], np.float32).tobytes() == tokens[i].tobytes()
+
+
+def test_beam_creates_the_collection_with_every_name(server: QdrantServer) -> None:
+    batches, _, _, tokens = _batches(seed=22)
+    with beam.Pipeline(runner="DirectRunner") as pipeline:
+        _ = (
+            pipeline
+            | beam.Create(batches, reshuffle=False)
+            | WriteToVectorDB(
+                server.grpc_uri("beam_created"),
+                create=True,
+                metric="dotproduct",
+                vector_columns="title:title_vec,body:body_vec",
+                multi_vector_columns="colbert:tokens",
+                vector_dimensions="title:4,body:5,colbert:2",
+                on_error="report",
+            )
+        )
+    official = server.client()
+    params = official.get_collection("beam_created").config.params
+    records = {r.id: r.vector for r in official.retrieve("beam_created", list(range(90)), with_vectors=True)}
+    official.close()
+    assert params.vectors == {
+        "title": models.VectorParams(size=4, distance=models.Distance.DOT),
+        "body": models.VectorParams(size=5, distance=models.Distance.DOT),
+        "colbert": models.VectorParams(size=2, distance=models.Distance.DOT, multivector_config=MAX_SIM),
+    }
+    assert sorted(records) == [i for i in range(90) if i != 40]
+    for i, vector in records.items():
+        assert isinstance(vector, dict)
         assert np.asarray(vector["colbert"], np.float32).tobytes() == tokens[i].tobytes()
