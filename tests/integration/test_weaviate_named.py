@@ -321,3 +321,17 @@ def test_weaviates_own_refusal_of_a_tenants_vectors_fails_those_rows(
         )
     assert set(stored(weaviate_server, weaviate_collection, "b")) == {"x0", "x2", "x4"}
     assert stored(weaviate_server, weaviate_collection, "a") == first.expected()
+
+
+def test_deletes_and_clear_with_named_vectors(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """A write with named vectors deletes by id (no vectors needed) and clears the collection it checks per name."""
+    rows = Rows([f"d{i}" for i in range(6)], seed=13)
+    assert write(weaviate_server, weaviate_collection, rows.table(), create=True).written == 6
+    with connect(weaviate_server.uri(weaviate_collection), **weaviate_server.options(), **OPTIONS) as client:
+        report = client.delete(["d1", "d4", "missing"])
+        assert report.ok and report.deleted == 3, report
+        assert set(stored(weaviate_server, weaviate_collection)) == {"d0", "d2", "d3", "d5"}
+        assert client.clear().startswith("4 objects in weaviate://")
+    assert count(weaviate_server, weaviate_collection) == 0
