@@ -9,6 +9,7 @@ a batch's write, whole, for the sink's ``failed`` output: the core's dead letter
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,9 @@ import numpy as np
 from vectordb.connector.dead_letters import dead_letters
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows import Columns, ColumnSpec, flatten
+from vectordb.connector.rows.dicts import columns_of
 
-from .elements import Row, Sparse, jsonable
+from .elements import NamedRow, Row, Sparse, jsonable
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -40,8 +42,13 @@ class VectorBatch:
     namespace: str | None = None  # shared by every row ...
     namespaces: list[str | None] | None = None  # ... unless they differ
     arrow: pa.RecordBatch | None = None  # set: a user's Arrow batch, read with the user's options
+    # set: rows with named vectors (``NamedRow``), already the client's ``Columns`` (each name's
+    # vectors one float32 buffer, ``rows.dicts.columns_of``)
+    columns: Columns | None = None
 
     def __len__(self) -> int:
+        if self.columns is not None:
+            return self.columns.n
         return self.arrow.num_rows if self.arrow is not None else len(self.ids)
 
     def __repr__(self) -> str:
@@ -60,6 +67,8 @@ class VectorBatch:
         (the flat buffer as it is: no Arrow to build here and read back in the client)."""
         if self.arrow is not None:
             return self.arrow
+        if self.columns is not None:
+            return dataclasses.replace(self.columns)  # the client may give it other ids; this one stays
         n = len(self.ids)
         sparse = None
         if self.sparse is not None:
@@ -96,6 +105,8 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
     n = len(rows)
     if not n:
         return VectorBatch(ids=[], flat=_NO_FLOATS, offsets=_NO_OFFSETS)
+    if any(type(row) is NamedRow for row in rows):
+        return _named(rows)
     ids, vectors, sparse, metadata, namespaces = (list(column) for column in zip(*rows, strict=True))
     flat, offsets, nulls = _joined(vectors)
     shared = namespaces[0]
@@ -109,6 +120,22 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         metadata=metadata if any(metadata) else None,
         namespace=shared if same_namespace else None,
         namespaces=None if same_namespace else namespaces,
+    )
+
+
+def _named(rows: Sequence[Row | NamedRow]) -> VectorBatch:
+    """A batch of rows with named vectors (a delete among them is a plain ``Row``): as the client's
+    ``Columns``, every name's vectors copied once into a buffer of its own."""
+    namespaces = [row[4] for row in rows]
+    shared = namespaces[0]
+    same_namespace = namespaces.count(shared) == len(rows)
+    columns = columns_of(rows, shared if same_namespace else None)
+    return VectorBatch(
+        ids=columns.ids,
+        flat=_NO_FLOATS,
+        offsets=_NO_OFFSETS,
+        namespace=shared if same_namespace else None,
+        columns=columns,
     )
 
 

@@ -5,12 +5,15 @@ about 3× its float32 bytes; these coders write every vector buffer as it is in 
 decode it back with ``np.frombuffer`` (no copy). They are registered for their types when
 ``vectordb.beam`` is imported, and matter wherever a runner does not fuse the steps: rows
 buffered in ``GroupIntoBatches`` state, batches shuffled between workers. A user's Arrow batch
-travels as Arrow IPC. Metadata values msgpack cannot hold are written as numpy lists/numbers
+travels as Arrow IPC. A ``NamedRow`` (named vectors) travels in ``RowCoder`` with each name's vector
+and each multi-vector's floats, lengths and null marks as raw buffers; a batch of them is the client's
+``Columns``, which travel pickled (protocol 5: their numpy buffers as raw bytes). Metadata values msgpack cannot hold are written as numpy lists/numbers
 or, failing that, as ``str(value)``, which is what the JSON sent to the database holds anyway.
 """
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import msgspec
@@ -18,7 +21,7 @@ import numpy as np
 from apache_beam.coders import Coder, registry
 
 from .batch import VectorBatch
-from .elements import Row
+from .elements import NamedRow, Row
 
 __all__ = ["RowCoder", "VectorBatchCoder", "register"]
 
@@ -31,12 +34,20 @@ class _WireSparse(msgspec.Struct, array_like=True):
     values: memoryview  # float32
 
 
+class _WireMulti(msgspec.Struct, array_like=True):
+    flat: memoryview  # float32
+    lengths: memoryview  # int64, one per vector
+    nulls: memoryview  # bool, one per vector
+
+
 class _WireRow(msgspec.Struct, array_like=True):
     id: Any
     vector: memoryview | None
     sparse: _WireSparse | None
     metadata: dict[str, Any]
     namespace: str | None
+    named: dict[str, memoryview | None] | None = None  # a NamedRow's vectors
+    multi: dict[str, _WireMulti | None] | None = None  # a NamedRow's multi-vectors
 
 
 class _WireBatch(msgspec.Struct, array_like=True):
@@ -49,6 +60,7 @@ class _WireBatch(msgspec.Struct, array_like=True):
     namespace: str | None = None
     namespaces: list[str | None] | None = None
     arrow: bytes | None = None  # Arrow IPC stream of a user's batch
+    columns: bytes | None = None  # rows with named vectors: the client's Columns, pickled
 
 
 def _enc_hook(value: Any) -> Any:
@@ -60,6 +72,8 @@ def _enc_hook(value: Any) -> Any:
 
 
 _ENCODER = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
+_NO_FLOATS = np.zeros(0, dtype=np.float32)
+_NO_OFFSETS = np.zeros(1, dtype=np.int64)
 _ROW_DECODER = msgspec.msgpack.Decoder(_WireRow)
 _BATCH_DECODER = msgspec.msgpack.Decoder(_WireBatch)
 
@@ -83,15 +97,38 @@ def _sparse_of(wire: _WireSparse | None) -> tuple[np.ndarray, np.ndarray] | None
 class RowCoder(Coder):
     """``Row`` ↔ bytes; the vector as raw float32."""
 
-    def encode(self, value: Row) -> bytes:
+    def encode(self, value: Row | NamedRow) -> bytes:
         vector = None if value.vector is None else _buffer(value.vector)
         wire = _WireRow(value.id, vector, _wire_sparse(value.sparse), value.metadata, value.namespace)
+        if type(value) is NamedRow:
+            wire.named = {name: None if v is None else _buffer(v) for name, v in value.vectors.items()}
+            wire.multi = {
+                name: None if m is None else _WireMulti(_buffer(m[0]), _buffer(m[1]), _buffer(m[2]))
+                for name, m in value.multi_vectors.items()
+            }
         return _ENCODER.encode(wire)
 
-    def decode(self, encoded: bytes) -> Row:
+    def decode(self, encoded: bytes) -> Row | NamedRow:
         wire = _ROW_DECODER.decode(encoded)
         vector = None if wire.vector is None else np.frombuffer(wire.vector, dtype=np.float32)
-        return Row(wire.id, vector, _sparse_of(wire.sparse), wire.metadata, wire.namespace)
+        sparse = _sparse_of(wire.sparse)
+        if wire.named is None and wire.multi is None:
+            return Row(wire.id, vector, sparse, wire.metadata, wire.namespace)
+        vectors = {
+            name: None if v is None else np.frombuffer(v, dtype=np.float32)
+            for name, v in (wire.named or {}).items()
+        }
+        multi = {
+            name: None
+            if m is None
+            else (
+                np.frombuffer(m.flat, dtype=np.float32),
+                np.frombuffer(m.lengths, dtype=np.int64),
+                np.frombuffer(m.nulls, dtype=bool),
+            )
+            for name, m in (wire.multi or {}).items()
+        }
+        return NamedRow(wire.id, None, sparse, wire.metadata, wire.namespace, vectors, multi)
 
     def estimate_size(self, value: Row) -> int:
         # runners sample sizes of many elements: guess, rather than encode the vector again
@@ -116,6 +153,9 @@ class VectorBatchCoder(Coder):
     def encode(self, value: VectorBatch) -> bytes:
         if value.arrow is not None:
             return _ENCODER.encode(_WireBatch(arrow=_arrow_bytes(value.arrow)))
+        if value.columns is not None:
+            columns = pickle.dumps(value.columns, protocol=5)
+            return _ENCODER.encode(_WireBatch(columns=columns, namespace=value.namespace))
         wire = _WireBatch(
             ids=value.ids,
             flat=_buffer(value.flat),
@@ -132,6 +172,15 @@ class VectorBatchCoder(Coder):
         wire = _BATCH_DECODER.decode(encoded)
         if wire.arrow is not None:
             return VectorBatch.of_arrow(_arrow_batch(wire.arrow))
+        if wire.columns is not None:
+            columns = pickle.loads(wire.columns)  # written by encode above, in this pipeline
+            return VectorBatch(
+                ids=columns.ids,
+                flat=_NO_FLOATS,
+                offsets=_NO_OFFSETS,
+                namespace=wire.namespace,
+                columns=columns,
+            )
         return VectorBatch(
             ids=wire.ids,
             flat=np.frombuffer(wire.flat, dtype=np.float32),
@@ -146,6 +195,9 @@ class VectorBatchCoder(Coder):
     def estimate_size(self, value: VectorBatch) -> int:
         if value.arrow is not None:
             return int(value.arrow.nbytes)
+        if value.columns is not None:
+            named = sum(c.flat.nbytes for c in value.columns.named.values())
+            return int(named + sum(c.flat.nbytes for c in value.columns.multi.values())) + 32 * len(value)
         return int(value.flat.nbytes) + 32 * len(value.ids)
 
     def is_deterministic(self) -> bool:

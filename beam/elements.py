@@ -5,7 +5,9 @@ tuples, or ``apache_beam.ml.rag`` ``Chunk``/``EmbeddableItem``s; ``pyarrow`` bat
 this module (the client reads them as they are). Each is seen as a mapping and read by the
 client's own ``DictReader`` (the same column options, the same ids as the client and Spark
 derive); a ``Row`` is ``(id, vector, sparse, metadata, namespace)``, the vector a 1-d float32
-array, so a row is encoded as one buffer (``RowCoder``), never as a list of Python floats. Checks
+array, so a row is encoded as one buffer (``RowCoder``), never as a list of Python floats. With
+options ``vector_columns``/``multi_vector_columns`` an element is read into a ``NamedRow``: each
+name's vector a float32 array, each multi-vector its floats and its vectors' lengths. Checks
 that need the whole batch (dimension, duplicates, NaN, sparse order, metadata size) stay in the
 client; an element that cannot become a row at all becomes a dead letter here.
 
@@ -24,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from vectordb.connector.options import BackendOptions
-from vectordb.connector.rows.dicts import DictReader, Refused, Row, Sparse
+from vectordb.connector.rows.dicts import DictReader, NamedRow, Refused, Row, Sparse
 from vectordb.connector.rows.ops import DEFAULT_OP_KEY
 
-__all__ = ["ElementReader", "Refusal", "Row", "Sparse", "jsonable"]
+__all__ = ["ElementReader", "NamedRow", "Refusal", "Row", "Sparse", "jsonable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +56,18 @@ class ElementReader(DictReader):
             metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
             namespace=options.namespace,
             op_key=options.op_column or DEFAULT_OP_KEY,
+            vector_columns=tuple((options.vector_columns or {}).items()),
+            multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
             content_key=content_key,
         )
 
-    def read(self, element: Any) -> Row | Refusal:
+    def read(self, element: Any) -> Row | NamedRow | Refusal:
         """The row of one element; ``TypeError`` for an element type the sink does not take."""
         return self.read_mapping(element if type(element) is dict else as_mapping(element, self))
 
-    def read_mapping(self, record: Mapping[str, Any]) -> Row | Refusal:
-        row = self.read_record(record)
+    def read_mapping(self, record: Mapping[str, Any]) -> Row | NamedRow | Refusal:
+        named = self.vector_columns or self.multi_vector_columns
+        row = self.read_named(record) if named else self.read_record(record)
         if isinstance(row, Refused):
             return self.refuse(record, row.id, row.reason)
         return row

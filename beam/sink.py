@@ -65,7 +65,7 @@ from vectordb.connector.rows import arrow_batches, is_arrow
 
 from .batch import VectorBatch, assemble
 from .coders import register
-from .elements import ElementReader, Refusal, Row
+from .elements import ElementReader, NamedRow, Refusal, Row
 
 __all__ = ["WriteResult", "WriteToVectorDB"]
 
@@ -301,7 +301,7 @@ class _ReadFn(beam.DoFn):
         row = self._row(element)
         return row if type(row) is list else (row,)
 
-    def _row(self, element: Any) -> Row | list[TaggedOutput]:
+    def _row(self, element: Any) -> Row | NamedRow | list[TaggedOutput]:
         """The element's row, or what it gives instead: its Arrow slices, or its dead letter."""
         if type(element) is not dict and is_arrow(element):
             return [
