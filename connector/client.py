@@ -181,8 +181,12 @@ class Client:
         write: a reader in between sees the target empty."""
         if not self.backend.supports_clear:
             raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
-        self.backend.check_target(self.engine.transport, self.options.dimension)
-        return self.backend.clear_target(self.engine.transport, namespace)
+        transport = self.engine.transport
+        if self.spec.named:  # the target as the write's names have it (each name checked)
+            self.backend.check_named_target(transport, self._stated_dimensions())
+        else:
+            self.backend.check_target(transport, self.options.dimension)
+        return self.backend.clear_target(transport, namespace)
 
     def prepare_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:
         """A job's driver side, before any worker writes: check (with ``create=true`` make) the target,

@@ -407,3 +407,24 @@ def test_requests_split_under_max_batch_bytes_with_every_vector_counted(
     sizes = [entry.size for entry in server.store.log]
     assert len(sizes) > 3 and max(sizes) <= limit, sizes
     _assert_exact(_read_back(server, transport, "big", list(range(60))), list(range(60)), rows)
+
+
+def test_clear_checks_the_target_by_its_names_then_empties_it(server: QdrantServer) -> None:
+    official = server.client()
+    official.create_collection(
+        "cleared", vectors_config={"title": models.VectorParams(size=4, distance=models.Distance.COSINE)}
+    )
+    table = pa.table(
+        {"id": [1, 2], "title_vec": pa.array([[1.0, 2, 3, 4], [1.0, 0, 0, 1]], pa.list_(pa.float32()))}
+    )
+    with connect(server.grpc_uri("cleared"), vector_columns="title:title_vec") as client:
+        assert client.upsert(table).written == 2
+        assert "every point" in client.clear()
+    assert official.count("cleared").count == 0
+    # a write whose names the collection lacks clears nothing: the names are checked first
+    with (
+        connect(server.grpc_uri("cleared"), vector_columns="body:title_vec") as client,
+        pytest.raises(ConfigError, match="body"),
+    ):
+        client.clear()
+    official.close()
