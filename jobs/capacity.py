@@ -13,7 +13,11 @@ whatever the database accepts (``--server-rows-per-s``, or the budget you set wi
 ``max_rows_per_second``). CPU per row is the client's (``jobs.bench.cpu_per_row``, measured per
 database and transport at 384/768/1536 dimensions, interpolated by dimension) plus Spark's own
 per-row work in the executor (reading the partition, Arrow conversion: ``SPARK_US_PER_ROW_768``,
-from ``jobs.bench.spark_scaling``, scaled by dimension). Give ``--cpu-us-per-row`` to use your own
+from ``jobs.bench.spark_scaling``, scaled by the row's floats). Several vectors a row: ``--vectors N``
+named dense vectors of ``--dim`` each are costed as one vector of their floats together; a
+multi-vector (``--multi-vector 100x128``: vectors a row × their dimension) adds its floats at the
+measured cost a float of each database's multi-vector writer (``MULTI_NS_PER_FLOAT``, from
+``jobs.bench.qdrant_named`` and ``jobs.bench.weaviate_named``). Give ``--cpu-us-per-row`` to use your own
 measurement instead. The constants were measured on one 2-core machine (README, "Capacity");
 slower or faster cores scale them.
 """
@@ -36,6 +40,13 @@ CLIENT_US_PER_ROW: dict[str, dict[int, float]] = {
     "qdrant+grpc": {384: 7.1, 768: 7.6, 1536: 8.9},  # string ids: a UUIDv5 each
     "qdrant": {384: 12.3, 768: 20.1, 1536: 37.2},
     "weaviate": {384: 7.3, 768: 7.6, 1536: 8.6},  # gRPC; string ids: a UUIDv5 each, kept as a property
+}
+# Client CPU ns per float of a multi-vector, on top of the row's own cost: 5,000 rows x 100 x 128-d
+# (jobs.bench.qdrant_named, jobs.bench.weaviate_named; best connector run, machine loaded).
+MULTI_NS_PER_FLOAT: dict[str, float] = {
+    "qdrant+grpc": 4.3,  # 55 µs a row of 12,800 floats
+    "qdrant": 42.9,  # JSON: the floats' text is the floor (549 µs a row)
+    "weaviate": 4.1,  # 52 µs a row
 }
 # The executor's own work per row (JVM read of the partition, Arrow to the Python worker), 768-d.
 SPARK_US_PER_ROW_768 = 9.0  # executors 12-17 µs a row in jobs.bench.spark_scaling, less the client's 5.2
@@ -79,6 +90,26 @@ def client_us_per_row(database: str, dim: int) -> float:
     return table[low] + share * (table[high] - table[low])
 
 
+def row_cpu_us(
+    database: str, dim: int, vectors: int = 1, multi_vector: tuple[int, int] | None = None
+) -> float:
+    """Client + Spark CPU µs a row of ``vectors`` dense vectors of ``dim`` (0: none) and a multi-vector
+    of ``multi_vector`` = (vectors, their dimension)."""
+    dense = dim * vectors
+    # a row without dense floats still pays its id, checks and framing: the smallest measured row's cost
+    client = client_us_per_row(database, dense or min(CLIENT_US_PER_ROW.get(database, {384: 0})))
+    floats = dense
+    if multi_vector is not None:
+        if database not in MULTI_NS_PER_FLOAT:
+            raise SystemExit(
+                f"--multi-vector: {database} stores no multi-vectors (those that do: {', '.join(MULTI_NS_PER_FLOAT)})"
+            )
+        count, size = multi_vector
+        client += count * size * MULTI_NS_PER_FLOAT[database] / 1000
+        floats += count * size
+    return client + SPARK_US_PER_ROW_768 * floats / 768
+
+
 def default_batch(database: str) -> int:
     """The backend's own default rows per request (``batch_size``), as a write would use it."""
     from vectordb.connector.backends.registry import backend_class
@@ -99,9 +130,11 @@ def plan(
     tasks_per_core: int = 1,
     cpu_us_per_row: float | None = None,
     server_rows_per_s: float | None = None,
+    vectors: int = 1,
+    multi_vector: tuple[int, int] | None = None,
 ) -> Plan:
     batch = batch or default_batch(database)
-    cpu = cpu_us_per_row or client_us_per_row(database, dim) + SPARK_US_PER_ROW_768 * dim / 768
+    cpu = cpu_us_per_row or row_cpu_us(database, dim, vectors, multi_vector)
     tasks = executors * cores * tasks_per_core
     by_round_trip = concurrency * batch / (round_trip_ms / 1000.0)
     by_cpu = 1e6 / cpu
@@ -129,7 +162,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks-per-core", type=int, default=1)
     parser.add_argument("--cpu-us-per-row", type=float, help="your own measurement, client + Spark")
     parser.add_argument("--server-rows-per-s", type=float, help="what the database accepts (or your budget)")
+    parser.add_argument("--vectors", type=int, default=1, help="dense vectors a row, each of --dim (0: none)")
+    parser.add_argument("--multi-vector", help="a multi-vector a row: VECTORSxDIM, e.g. 100x128")
     args = parser.parse_args(argv)
+    multi = None
+    if args.multi_vector:
+        try:
+            count, size = (int(part) for part in args.multi_vector.lower().split("x"))
+        except ValueError:
+            raise SystemExit(
+                f"--multi-vector: {args.multi_vector!r} is not VECTORSxDIM, e.g. 100x128"
+            ) from None
+        multi = (count, size)
     result = plan(
         args.rows,
         args.dim,
@@ -142,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         tasks_per_core=args.tasks_per_core,
         cpu_us_per_row=args.cpu_us_per_row,
         server_rows_per_s=args.server_rows_per_s,
+        vectors=args.vectors,
+        multi_vector=multi,
     )
     for line in result.lines():
         print(line)

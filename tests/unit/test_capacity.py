@@ -59,3 +59,18 @@ def test_the_readme_shows_the_measured_constants() -> None:
     table = readme[readme.index("| target | 384-d | 768-d | 1536-d |") :].split("\n\n", 1)[0]
     shown = [tuple(float(x) for x in re.findall(r"\| ([\d.]+)", line)) for line in table.splitlines()[2:]]
     assert shown == [(t[384], t[768], t[1536]) for t in CLIENT_US_PER_ROW.values()]
+
+
+def test_several_vectors_a_row_cost_their_floats_and_a_multi_vector_its_measured_cost_a_float() -> None:
+    from jobs.capacity import MULTI_NS_PER_FLOAT, row_cpu_us
+
+    two_named = row_cpu_us("qdrant+grpc", 768, vectors=2)
+    assert two_named == pytest.approx(client_us_per_row("qdrant+grpc", 1536) + 2 * SPARK_US_PER_ROW_768)
+    colbert = row_cpu_us("weaviate", 0, vectors=0, multi_vector=(100, 128))
+    floats = 100 * 128
+    expected = CLIENT_US_PER_ROW["weaviate"][384] + floats * MULTI_NS_PER_FLOAT["weaviate"] / 1000
+    assert colbert == pytest.approx(expected + SPARK_US_PER_ROW_768 * floats / 768)
+    result = plan(1e6, 0, "weaviate", 1, executors=1, cores=1, vectors=0, multi_vector=(100, 128))
+    assert result.cpu_us_per_row == pytest.approx(colbert) and result.bound_by == "one core's CPU"
+    with pytest.raises(SystemExit, match="--multi-vector: pinecone stores no multi-vectors"):
+        row_cpu_us("pinecone", 768, multi_vector=(10, 128))
