@@ -164,13 +164,8 @@ class MilvusBackend(Backend[MilvusOptions]):
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Learn the collection's fields and check its dimension; with ``create=true`` make it if missing."""
         self._transport = transport
-        layout = self._describe()
+        layout = self._describe_or_create()
         if layout is None:
-            if not self.options.create:
-                raise ConfigError(
-                    f"milvus collection {self.collection!r} does not exist at {self.describe()}; "
-                    "set create=true to create it"
-                )
             self._create_pending = True
             id_type = self.options.id_type
             if dimension is None or id_type == "auto":
@@ -184,6 +179,16 @@ class MilvusBackend(Backend[MilvusOptions]):
     def fixed_dimension(self) -> int | None:
         return None if self._layout is None else self._layout.dim
 
+    def _describe_or_create(self) -> Layout | None:
+        """The collection's layout; ``None``: it does not exist and ``create=true`` will make it."""
+        layout = self._describe()
+        if layout is None and not self.options.create:
+            raise ConfigError(
+                f"milvus collection {self.collection!r} does not exist at {self.describe()}; "
+                "set create=true to create it"
+            )
+        return layout
+
     def check_named_target(
         self, transport: Transport, dimensions: Mapping[str, int | None]
     ) -> dict[str, int]:
@@ -192,13 +197,8 @@ class MilvusBackend(Backend[MilvusOptions]):
         vector is (``index_type``, ``metric``), once every dimension is known (with ``id_type=auto``, with
         the first batch, whose ids give the key's type)."""
         self._transport = transport
-        layout = self._describe()
+        layout = self._describe_or_create()
         if layout is None:
-            if not self.options.create:
-                raise ConfigError(
-                    f"milvus collection {self.collection!r} does not exist at {self.describe()}; "
-                    "set create=true to create it"
-                )
             known = {name: dim for name, dim in dimensions.items() if dim is not None}
             if len(known) < len(dimensions):
                 return {}  # nothing is made while a name's dimension is unknown

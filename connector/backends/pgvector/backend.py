@@ -86,11 +86,8 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         db = transport
         dimension = dimension or self.options.dimension
         timeout_s = self.options.timeout_s
-        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
-        if "vector" not in types:
-            types = self._install_pgvector(db)
+        types, columns = self._catalog(db)
         regclass = self.target.table.sql
-        columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         if not columns:
             self._create(db, dimension)
             columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
@@ -100,6 +97,15 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def fixed_dimension(self) -> int | None:
         return self.layout.dimension
+
+    def _catalog(self, db: SqlTransport) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+        """The vector types the database knows (pgvector installed if it is missing) and the table's
+        columns (none: no table yet)."""
+        timeout_s = self.options.timeout_s
+        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
+        if "vector" not in types:
+            types = self._install_pgvector(db)
+        return types, self._query(db, COLUMNS_SQL, (self.target.table.sql,), timeout_s=timeout_s)
 
     def check_named_target(
         self, transport: Transport, dimensions: Mapping[str, int | None]
@@ -112,11 +118,8 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             return {name: dim for name, dim in dimensions.items() if dim is not None}
         db = transport
         timeout_s = self.options.timeout_s
-        types = dict(self._query(db, TYPES_SQL, timeout_s=timeout_s))
-        if "vector" not in types:
-            types = self._install_pgvector(db)
+        types, columns = self._catalog(db)
         regclass = self.target.table.sql
-        columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         if not columns:
             if self.options.create and any(dim is None for dim in dimensions.values()):
                 return {}  # nothing is made while a name's dimension is unknown
