@@ -87,7 +87,9 @@ def test_a_folder_that_cannot_be_written_names_the_option_before_and_during_the_
         folder.open_output(staged_name("j", 2, 7))
     with pytest.raises(StagingFailed, match=r"option report_path: cannot write .*a-file/j\.json"):
         Folder.parse(str(tmp_path), "report_path").write_bytes("a-file/j.json", b"{}")
-    with pytest.raises(StagingFailed, match=r"option dead_letter_path: cannot publish .*/_temporary-j: .*Not a directory"):
+    with pytest.raises(
+        StagingFailed, match=r"option dead_letter_path: cannot publish .*/_temporary-j: .*Not a directory"
+    ):
         folder.publish("j", [(2, 7)], lambda _, p: f"part-{p}.parquet")
 
 
