@@ -603,17 +603,28 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
     dense_name = options.vector_name
     sparse_name = options.sparse_vector_name
     several = _NamedGrpc(batch, sparse_name) if batch.named_vectors or batch.multi_vectors else None
-    parts: list[Any] = [pw.string_field(1, collection)]
-    parts.append(b"\x10\x01" if options.wait else b"\x10\x00")  # optional bool: sent either way
+    head = pw.string_field(1, collection) + (
+        b"\x10\x01" if options.wait else b"\x10\x00"
+    )  # wait: sent either way
+    tail = b""
+    if options.ordering:
+        tail += pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering]))
+    if options.namespace_mode == "shard_key" and batch.namespace:
+        tail += pw.len_field(5, _shard_selector(batch.namespace))
+    if raw is not None and several is None and dense_name is None and batch.sparse is None:
+        # one unnamed dense vector a point: every point is its id and payload, then the same Vectors header
+        # and its row of the matrix, framed around the matrix in one pass (protowire.frame_rows)
+        vector = b"\x0a" + pw.varint(len(dense_head) + row_len) + dense_head  # Vectors.vector=1
+        vectors_head = b"\x22" + pw.varint(len(vector) + row_len) + vector  # PointStruct.vectors=4
+        heads = [
+            pw.len_field(1, _id_body(pid)) + _payload_fields(payloads[i] if payloads is not None else None)
+            for i, pid in enumerate(ids)
+        ]
+        return pw.frame_rows(3, heads, vectors_head, matrix, prefix=head, suffix=tail)  # type: ignore[arg-type]
+    parts: list[Any] = [head]
     for i, pid in enumerate(ids):
-        id_body = pw.varint_field(1, pid) if isinstance(pid, int) else pw.string_field(2, pid)
-        if isinstance(pid, int) and pid == 0:
-            id_body = b"\x08\x00"  # num=0 is a set oneof member: it must be on the wire
-        payload = b""
-        if payloads is not None and payloads[i]:
-            payload = b"".join(
-                pw.len_field(3, _map_entry(k, _value(v))) for k, v in sorted(payloads[i].items())
-            )
+        id_body = _id_body(pid)
+        payload = _payload_fields(payloads[i] if payloads is not None else None)
         if several is not None:  # the vectors go as slices of the batch's buffers, copied once, by the join
             row_entries, size = several.row(i)
             head = b"\x12" + pw.varint(size)  # Vectors.vectors=2 NamedVectors
@@ -647,11 +658,22 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
         point_parts = (pw.len_field(1, id_body), payload, pw.len_field(4, vectors) if vectors else b"")
         size = sum(len(p) for p in point_parts)
         parts += (b"\x1a", pw.varint(size), *point_parts)
-    if options.ordering:
-        parts.append(pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering])))
-    if options.namespace_mode == "shard_key" and batch.namespace:
-        parts.append(pw.len_field(5, _shard_selector(batch.namespace)))
+    parts.append(tail)
     return b"".join(parts)
+
+
+def _id_body(pid: int | str) -> bytes:
+    """``PointId{num=1 | uuid=2}``."""
+    if isinstance(pid, int):
+        return pw.varint_field(1, pid) if pid else b"\x08\x00"  # num=0 is a set oneof member: on the wire
+    return pw.string_field(2, pid)
+
+
+def _payload_fields(payload: Mapping[str, Any] | None) -> bytes:
+    """``PointStruct.payload=3``: a map entry a key, in key order."""
+    if not payload:
+        return b""
+    return b"".join(pw.len_field(3, _map_entry(k, _value(v))) for k, v in sorted(payload.items()))
 
 
 class _NamedGrpc:

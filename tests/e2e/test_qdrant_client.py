@@ -330,3 +330,43 @@ def test_namespace_as_shard_key(server: QdrantServer, transport: str) -> None:
         server.store.create_collection("flat", {"": (4, "Dot")}, set(), False)
         with connect(server.uri(transport, "flat"), namespace_mode="shard_key", namespace="x") as client:
             client.upsert([{"id": 1, "values": [1.0] * 4}])
+
+
+@pytest.mark.parametrize("namespace_mode", ["payload", "shard_key"])
+def test_grpc_points_of_one_unnamed_vector_framed_in_one_pass_are_the_official_bytes(
+    namespace_mode: str,
+) -> None:
+    # the common case (one unnamed dense vector, no sparse) is framed around the matrix at once
+    # (protowire.frame_rows): the bytes protobuf itself writes, ids 0 and UUIDs, payloads, ordering, shard key
+    from qdrant_client.conversions.conversion import RestToGrpc
+
+    batch = _batch()
+    batch.sparse = None
+    options = QdrantOptions(uri="qdrant+grpc://h/c", ordering="strong", namespace_mode=namespace_mode)
+    body = encode_grpc(batch, "c", options)
+    points = []
+    for i, raw_id in enumerate(batch.ids):
+        pid = point_id(raw_id)
+        payload = dict(batch.metadata[i])  # type: ignore[index]
+        if namespace_mode == "payload":
+            payload["namespace"] = "ns"
+        if pid != raw_id:
+            payload[ORIGINAL_ID_KEY] = raw_id
+        dense = qg.Vector(dense=qg.DenseVector(data=batch.vectors[i].tolist()))  # type: ignore[index]
+        points.append(
+            qg.PointStruct(
+                id=qg.PointId(num=pid) if isinstance(pid, int) else qg.PointId(uuid=pid),
+                vectors=qg.Vectors(vector=dense),
+                payload=RestToGrpc.convert_payload(payload),
+            )
+        )
+    want = qg.UpsertPoints(
+        collection_name="c",
+        wait=True,
+        points=points,
+        ordering=qg.WriteOrdering(type=qg.WriteOrderingType.Strong),
+    )
+    if namespace_mode == "shard_key":
+        want.shard_key_selector.shard_keys.add().keyword = "ns"
+    assert qg.UpsertPoints.FromString(body) == want
+    assert body == want.SerializeToString(deterministic=True)
