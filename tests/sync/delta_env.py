@@ -8,10 +8,10 @@ PostgreSQL extras, under the project's other pins (``.ci/constraints.txt`` witho
 Delta's jars come from Maven Central on first use (``configure_spark_with_delta_pip``) into the
 environment's own Ivy cache.
 
-It lives in ``$VECTORDB_DELTA_ENV`` or ``~/.cache/vectordb-connector/delta-spark-4.0.1`` and is made
-once: ``.ci/run`` makes it (``python -m tests.sync.delta_env``), and a test makes it if it is missing
-(about 30 s from uv's cache). A marker file records the pins and the checkout; another checkout, or
-other pins, make it again.
+It lives in ``$VECTORDB_DELTA_ENV`` or ``~/.cache/vectordb-connector/delta-spark-4.0.1-CHECKOUT``
+(one for each checkout, named by a hash of its path) and is made once: ``.ci/run`` makes it
+(``python -m tests.sync.delta_env``), and a test makes it if it is missing (about 30 s from uv's
+cache). A marker file records the pins and the checkout; other pins make it again.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ def delta_env() -> Path:
     given = os.environ.get("VECTORDB_DELTA_ENV")
     if given:
         return Path(given)
-    return Path.home() / ".cache" / "vectordb-connector" / f"delta-spark-{DELTA_SPARK}"
+    # one a checkout: the connector is installed editable from it, and a checkout that made the one
+    # environment again for itself would pull it from under another checkout's running tests
+    checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    return Path.home() / ".cache" / "vectordb-connector" / f"delta-spark-{DELTA_SPARK}-{checkout}"
 
 
 def ivy_dir(env: Path) -> Path:
