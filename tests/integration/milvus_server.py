@@ -7,6 +7,7 @@ Each test gets a fresh collection name, dropped afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,6 +32,7 @@ from vectordb.connector.transports.base import forget_shared
 __all__ = ["LiteProcess", "LiteServer", "collection_name", "kill_embedded", "milvus_lite"]
 
 START_TIMEOUT_S = 60.0
+IDLE_TIMEOUT_S = 600.0  # the session server's, as the connector's embedded servers have one
 
 
 @dataclass
@@ -48,12 +51,25 @@ def milvus_lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiteServer
     pymilvus = pytest.importorskip("pymilvus")
     pytest.importorskip("milvus_lite")
     path = str(tmp_path_factory.mktemp("milvus") / "vectors.db")
-    # an idle timeout, not "never": a test run killed before teardown must not leave a server behind
-    address = embedded.ensure_server(path, idle_timeout_s=600)
+    # an idle timeout, not "never": a test run killed before teardown must not leave a server behind;
+    # while the session lives, a call a minute keeps it up however long the tests between its uses take
+    # (a loaded machine's run: the server stopped after 600 s idle, and the client stayed on its old port)
+    address = embedded.ensure_server(path, idle_timeout_s=IDLE_TIMEOUT_S)
     client = pymilvus.MilvusClient(uri=f"http://{address}")
+    done = threading.Event()
+
+    def keep_alive() -> None:
+        while not done.wait(IDLE_TIMEOUT_S / 10):
+            with contextlib.suppress(Exception):  # a test may be restarting it: the next call counts
+                client.has_collection("keep_alive")
+
+    beat = threading.Thread(target=keep_alive, name="milvus-lite-keep-alive", daemon=True)
+    beat.start()
     try:
         yield LiteServer(path=path, address=address, client=client)
     finally:
+        done.set()
+        beat.join()
         client.close()
         assert embedded.stop(path), "the session's Milvus Lite server was not running at teardown"
         forget_shared()  # the channels to the stopped server
