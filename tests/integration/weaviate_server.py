@@ -1,7 +1,8 @@
 """Fixtures for a real Weaviate: ``weaviate-server`` (built from its Go module) on 127.0.0.1, one per session.
 
 The binary is what ``go install github.com/weaviate/weaviate/cmd/weaviate-server@v1.35.2`` leaves in
-``$(go env GOPATH)/bin`` (``.ci/run`` builds it once), or one on PATH; without it the tests skip and
+``$(go env GOPATH)/bin`` (``.ci/run`` builds it once; where Go is present and it is not there, the first
+Weaviate test builds it), or one on PATH; without Go the tests skip and
 say why. Each server gets free ports and its own data directory, a single-node Raft with short
 timeouts (ready in about 2 s instead of 10), no modules, no telemetry and no profiling listener;
 it is ready when ``/v1/.well-known/ready`` answers 200 and is stopped with SIGTERM when the session
@@ -18,11 +19,14 @@ on the same ports and ``PERSISTENCE_DATA_PATH``; a restart of a small data set i
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -114,15 +118,39 @@ def weaviate_binary() -> str | None:
 
 
 def _skip_without_binary() -> str:
+    """The binary; where Go is present and it is not built yet, built here once (``go install``, as
+    ``.ci/run`` does: about 7 minutes on one core the first time, then kept in GOPATH/bin), so the
+    README's test command alone runs the Weaviate tests too; without Go, a skip that says so."""
     binary = weaviate_binary()
+    if binary is None and shutil.which("go"):
+        binary = _go_install()
     if binary is None:
         how = (
-            f"build it with `go install {MODULE}` (.ci/run does)"
+            f"`go install {MODULE}` did not build it"
             if shutil.which("go")
             else f"Go is missing, so it cannot be built (`go install {MODULE}`)"
         )
         pytest.skip(f"no weaviate-server binary in $(go env GOPATH)/bin or on PATH: {how}")
     return binary
+
+
+def _go_install() -> str | None:
+    """``go install MODULE`` once for every test process on this machine (a lock: parallel runs wait for
+    the one build); the binary, or ``None`` if the build failed (its last lines go to stderr)."""
+    lock_path = Path(tempfile.gettempdir()) / "vectordb-connector-weaviate-build.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building it: its binary will do
+        built = weaviate_binary()
+        if built is not None:
+            return built
+        print(f"building weaviate-server for the Weaviate tests: go install {MODULE}", file=sys.stderr)
+        done = subprocess.run(
+            ["go", "install", MODULE], capture_output=True, text=True, timeout=3600, check=False
+        )
+        if done.returncode != 0:
+            print(done.stderr[-2000:], file=sys.stderr)
+            return None
+    return weaviate_binary()
 
 
 def _free_ports(n: int) -> list[int]:
