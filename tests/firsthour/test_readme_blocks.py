@@ -75,6 +75,8 @@ def stop_embedded_servers(work: Path) -> None:
         subprocess.run([sys.executable, "-c", code, *paths], cwd=work, timeout=120, check=False)
 
 
+# the README's jobs, one after another, each a Spark job with its own bound (900 s)
+@pytest.mark.timeout(1800)
 def test_the_runnable_blocks_run_in_order_as_written(tmp_path: Path) -> None:
     if shutil.which("java") is None:
         pytest.skip("the README's jobs run Spark, which needs Java 17")
