@@ -22,6 +22,7 @@ import socket
 import ssl
 import threading
 import time
+import weakref
 from urllib.parse import urlsplit
 
 from ..errors import ConnectError, DeadlineExceeded, TransportError
@@ -65,6 +66,9 @@ class EmbeddingTransport:
         self._local = threading.local()
         self._all: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
+        # a transport dropped without close() (a client nobody closed) still closes its connections, when
+        # it is collected, instead of leaving their sockets to the collector (a ResourceWarning each)
+        weakref.finalize(self, _close_all, self._all)
         self._ssl = ssl.create_default_context() if self._https else None
 
     def __repr__(self) -> str:
@@ -160,6 +164,11 @@ class EmbeddingTransport:
             conns, self._all = self._all, []
         for conn in conns:
             conn.close()
+
+
+def _close_all(conns: list[http.client.HTTPConnection]) -> None:
+    for conn in list(conns):
+        conn.close()
 
 
 def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
