@@ -109,8 +109,7 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         return _named(rows)
     ids, vectors, sparse, metadata, namespaces = (list(column) for column in zip(*rows, strict=True))
     flat, offsets, nulls = _joined(vectors)
-    shared = namespaces[0]
-    same_namespace = namespaces.count(shared) == n  # str or None: == is identity or text
+    shared = _shared_namespace(namespaces)
     return VectorBatch(
         ids=ids,
         flat=flat,
@@ -118,25 +117,29 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         nulls=nulls if nulls is not None and nulls.any() else None,
         sparse=sparse if sparse.count(None) != n else None,  # (indices, values) tuples never equal None
         metadata=metadata if any(metadata) else None,
-        namespace=shared if same_namespace else None,
-        namespaces=None if same_namespace else namespaces,
+        namespace=shared,
+        namespaces=None if shared is not None or namespaces.count(None) == n else namespaces,
     )
 
 
 def _named(rows: Sequence[Row | NamedRow]) -> VectorBatch:
     """A batch of rows with named vectors (a delete among them is a plain ``Row``): as the client's
     ``Columns``, every name's vectors copied once into a buffer of its own."""
-    namespaces = [row[4] for row in rows]
-    shared = namespaces[0]
-    same_namespace = namespaces.count(shared) == len(rows)
-    columns = columns_of(rows, shared if same_namespace else None)
+    namespace = _shared_namespace([row[4] for row in rows])
+    columns = columns_of(rows, namespace)
     return VectorBatch(
         ids=columns.ids,
         flat=_NO_FLOATS,
         offsets=_NO_OFFSETS,
-        namespace=shared if same_namespace else None,
+        namespace=namespace,
         columns=columns,
     )
+
+
+def _shared_namespace(namespaces: list[str | None]) -> str | None:
+    """The namespace every row has, or ``None`` (none, or they differ: then each row says its own)."""
+    first = namespaces[0]
+    return first if namespaces.count(first) == len(namespaces) else None  # == is identity or text
 
 
 def _joined(vectors: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
