@@ -17,6 +17,7 @@ credentials come from the environment, never from the URI (options are logged an
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import uuid
@@ -86,7 +87,13 @@ class Folder:
         return self.uri.split("://", 1)[0].lower() if "://" in self.uri else "file"
 
     def filesystem(self) -> tuple[pafs.FileSystem, str]:
-        """(the filesystem, the folder's path on it); ``ConfigError`` for a URI it cannot open."""
+        """(the filesystem, the folder's path on it); ``ConfigError`` for a URI it cannot open.
+
+        Made once per process and folder: a task writes several files, and an ``S3FileSystem`` costs a
+        client's set-up; the process id is in the key so a forked worker makes its own."""
+        return _opened(self, os.getpid())
+
+    def _open(self) -> tuple[pafs.FileSystem, str]:
         import pyarrow.fs as pafs
 
         if self.scheme == "file":
@@ -217,6 +224,12 @@ class Folder:
         with self.failing_as("delete", staging_dir(job)):
             if fs.get_file_info(path).type != pafs.FileType.NotFound:
                 fs.delete_dir(path)
+
+
+@functools.lru_cache(maxsize=32)
+def _opened(folder: Folder, pid: int) -> tuple[pafs.FileSystem, str]:
+    """``folder``'s filesystem, made once in process ``pid`` (a failure is not kept: it raises again)."""
+    return folder._open()
 
 
 def refuse_credentials(uri: str, option: str) -> None:

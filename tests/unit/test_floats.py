@@ -41,7 +41,10 @@ def path(name: str) -> Iterator[None]:
 
 def test_the_native_readers_are_built_wherever_rust_is() -> None:
     if shutil.which("cargo") is None:
-        pytest.skip("no Rust toolchain (cargo) here: the native speedups are optional")
+        pytest.skip(
+            "no Rust toolchain (cargo) here: the native speedups are optional; with Rust installed, "
+            "`python3 -m uv pip install ./connector/native` builds them"
+        )
     from vectordb.connector import protowire
 
     assert floats.native_floats(), (

@@ -31,7 +31,10 @@ def parsed_bits(text: bytes, parse: str, shape: tuple[int, ...]) -> np.ndarray:
 
 def test_the_native_speedups_are_built_wherever_rust_is() -> None:
     if shutil.which("cargo") is None:
-        pytest.skip("no Rust toolchain (cargo) here: the native speedups are optional")
+        pytest.skip(
+            "no Rust toolchain (cargo) here: the native speedups are optional; with Rust installed, "
+            "`python3 -m uv pip install ./connector/native` builds them"
+        )
     assert speedups.installed(), (
         f"cargo is here but {speedups.MODULE} is not importable: was ./connector/native installed?"
     )

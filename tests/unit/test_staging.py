@@ -98,3 +98,15 @@ def test_a_uri_no_filesystem_knows_is_a_config_error_naming_the_option() -> None
         Folder.parse("nosuchscheme://b/p", "import_uri").filesystem()
     with pytest.raises(ConfigError, match=r"option import_uri: unknown query parameter.*access"):
         Folder.parse("s3://bucket/p?access=1", "import_uri").filesystem()
+
+
+def test_a_folder_opens_its_filesystem_once_per_process(tmp_path: Path) -> None:
+    folder = Folder.parse(str(tmp_path), "dead_letter_path")
+    first, root = folder.filesystem()
+    again, _ = Folder.parse(str(tmp_path), "dead_letter_path").filesystem()  # an equal folder, unpickled
+    assert again is first and root == str(tmp_path)
+    assert Folder.parse(str(tmp_path / "other"), "dead_letter_path").filesystem()[1] == str(
+        tmp_path / "other"
+    )
+    s3 = Folder.parse("s3://bucket/p?endpoint_override=127.0.0.1:9", "import_uri")
+    assert s3.filesystem()[0] is s3.filesystem()[0]  # an S3 client's set-up, paid once
