@@ -67,6 +67,7 @@ from ..jsonvec import json_rows
 from ..options import BackendOptions, ParsedUri, parse_uri
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules, metadata_json_len
+from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
 
@@ -304,11 +305,11 @@ class ChromaBackend(Backend[ChromaOptions]):
         """Estimated encoded size per row: exact for base64 vectors, an upper bound for JSON ones."""
         n = len(batch)
         if batch.op == DELETE:  # ids alone
-            return np.fromiter((len(str(i)) + 4 for i in batch.ids), dtype=np.int64, count=n)
+            return id_sizes(batch.ids) + 4
         dim = batch.dimension or 0
         vector = 4 * math.ceil(4 * dim / 3) + 3 if self._base64 else 15 * dim + 2
         sizes = np.full(n, vector + 8, dtype=np.int64)
-        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        sizes += id_sizes(batch.ids)
         if batch.namespace:
             sizes += len(self.namespace_key) + len(batch.namespace) + 8
         if batch.metadata is not None:
@@ -321,7 +322,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         if self._target is None:
             raise ConnectorError(f"{self.describe()}: check_target must run before the first request")
         if batch.op == DELETE:
-            body = orjson.dumps({"ids": [str(i) for i in batch.ids]})
+            body = orjson.dumps({"ids": text_ids(batch.ids)})
             return WireRequest(f"POST {self._prefix}/{self._target.id}/delete", body)
         refused = self.refusals(batch)
         keep = [i for i in range(len(batch)) if i not in refused]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -130,23 +130,36 @@ def assemble(
                 if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
                     refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
 
-    # namespaces
+    # namespaces: one test when every row has the write's (no walk over the rows)
     ns_values: list[Any] = [namespace] * n if cols.namespaces is None else cols.namespaces
-    for i, ns in enumerate(ns_values):
-        if ns is not None and not isinstance(ns, str):
-            refuse([i], f"namespace {ns!r} is not a string")
+    if cols.namespaces is None:
+        if namespace is not None and not isinstance(namespace, str):
+            refuse(range(n), f"namespace {namespace!r} is not a string")
+    else:
+        for i, ns in enumerate(ns_values):
+            if ns is not None and not isinstance(ns, str):
+                refuse([i], f"namespace {ns!r} is not a string")
 
     return _group(
         cols,
         reasons,
-        (upserts if dim.named else dense_ok) & ~np.isin(np.arange(n), list(reasons)),
+        (upserts if dim.named else dense_ok) & _unrefused(n, reasons),
         sparse_rows,
         ns_values,
         dim,
         positions,
         generations,
         deletes,
+        one_namespace=cols.namespaces is None,
     )
+
+
+def _unrefused(n: int, reasons: Mapping[int, str]) -> np.ndarray:
+    """Per row: not in ``reasons``."""
+    out = np.ones(n, dtype=bool)
+    if reasons:
+        out[np.fromiter(reasons, dtype=np.int64, count=len(reasons))] = False
+    return out
 
 
 def _check_named(
@@ -257,10 +270,11 @@ def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
         return False
     types = set(map(type, ids))  # one pass in C, not a Python test per id
     if types == {str}:
-        longest = max(map(len, ids))
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))  # one pass for both bounds
+        longest = int(lengths.max())
         if rules.max_id_bytes is not None and 4 * longest > rules.max_id_bytes:
             return False  # one may be over the limit in bytes: the walk measures each
-        return min(map(len, ids)) > 0 and longest <= rules.max_id_length
+        return int(lengths.min()) > 0 and longest <= rules.max_id_length
     return types == {int}
 
 
@@ -369,44 +383,50 @@ def _group(
     positions: np.ndarray,
     generations: np.ndarray | None = None,
     deletes: np.ndarray | None = None,
+    *,
+    one_namespace: bool = False,
 ) -> Prepared:
     """Failures for refused rows (one per reason and op); one RowBatch per namespace, op (and generation
-    of a repeated id) for the rest."""
+    of a repeated id) for the rest (``one_namespace``: every row has ``ns_values[0]``)."""
     out = Prepared()
     if deletes is None:
         deletes = np.zeros(cols.n, dtype=bool)
     by_reason: dict[tuple[str, bool], list[int]] = {}
     for i, reason in sorted(reasons.items()):
         by_reason.setdefault((reason, bool(deletes[i])), []).append(i)
-    for (reason, delete), rows in by_reason.items():
-        ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in rows)
-        at = tuple(int(positions[i]) for i in rows)
+    for (reason, delete), failed in by_reason.items():
+        ids = tuple(None if cols.ids[i] is None else str(cols.ids[i]) for i in failed)
+        at = tuple(int(positions[i]) for i in failed)
         out.failures.append(
             BatchFailure(
                 ids=ids, positions=at, error=reason, error_type="Invalid", op=DELETE if delete else UPSERT
             )
         )
 
-    keep = np.ones(cols.n, dtype=bool)
-    keep[list(reasons)] = False
+    keep = _unrefused(cols.n, reasons)
     if not keep.any():
         return out
     matrix = _matrix(cols, dense_ok, dim.value)
     # one batch per (generation, namespace, op, has a dense vector): a batch's rows are all deletes, or
     # all dense upserts, or all sparse-only ones, and hold an id once; generations go out in order, so a
     # repeated id's last row wins, whether it upserts or deletes
-    groups: dict[tuple[int, Any, bool, bool], list[int]] = {}
-    if len(set(ns_values)) == 1 and generations is None:  # the usual case: no walk over the rows
+    groups: dict[tuple[int, Any, bool, bool], Sequence[int]] = {}
+    if generations is None and (one_namespace or len(set(ns_values)) == 1):  # no walk over the rows
         for delete, dense in ((False, True), (False, False), (True, False)):
             chosen = keep & (deletes == delete) & (dense_ok == dense)
-            rows = np.flatnonzero(chosen).tolist()
-            if rows:
-                groups[(0, ns_values[0], delete, dense)] = rows
+            if chosen.all():  # every row (all deletes, say): no list of row numbers to build
+                groups[(0, ns_values[0], delete, dense)] = range(cols.n)
+                break
+            picked = np.flatnonzero(chosen).tolist()
+            if picked:
+                groups[(0, ns_values[0], delete, dense)] = picked
     else:
+        walked: dict[tuple[int, Any, bool, bool], list[int]] = {}
         for row in np.flatnonzero(keep):
             generation = 0 if generations is None else int(generations[row])
             key = (generation, ns_values[row], bool(deletes[row]), bool(dense_ok[row]))
-            groups.setdefault(key, []).append(int(row))
+            walked.setdefault(key, []).append(int(row))
+        groups.update(walked)
     for (_, ns, delete, dense), rows in sorted(groups.items(), key=lambda group: group[0][0]):
         every = len(rows) == cols.n
         positions_kept = positions if every else positions[rows]
@@ -442,7 +462,7 @@ def _group(
     return out
 
 
-def _named_matrix(column: DenseColumn, rows: list[int], every: bool, dim: int | None) -> np.ndarray:
+def _named_matrix(column: DenseColumn, rows: Sequence[int], every: bool, dim: int | None) -> np.ndarray:
     """The kept rows' vectors under one name, ``(k, dim)`` float32: a view of the input's buffer when
     every row was kept, else one gathered copy."""
     assert dim is not None  # the rows kept all had one, so the name's dimension is known
@@ -453,7 +473,7 @@ def _named_matrix(column: DenseColumn, rows: list[int], every: bool, dim: int | 
     return column.flat[ranges(starts, np.full(len(rows), dim, dtype=np.int64))].reshape(len(rows), dim)
 
 
-def _multi_vectors(column: MultiColumn, rows: list[int], every: bool, dim: int | None) -> MultiVectors:
+def _multi_vectors(column: MultiColumn, rows: Sequence[int], every: bool, dim: int | None) -> MultiVectors:
     """The kept rows' multi-vectors under one name: the input's values buffer itself when every row was
     kept and its vectors lie back to back (Arrow float32 input), else one gathered copy."""
     assert dim is not None
@@ -472,7 +492,7 @@ def _multi_vectors(column: MultiColumn, rows: list[int], every: bool, dim: int |
 
 
 def _kept_metadata(
-    metadata: list[dict[str, Any] | None] | None, rows: list[int], every: bool
+    metadata: list[dict[str, Any] | None] | None, rows: Sequence[int], every: bool
 ) -> list[dict[str, Any]] | None:
     """Metadata of kept rows (rows whose metadata was unreadable were refused, so none is None here)."""
     if metadata is None:

@@ -5,8 +5,9 @@ again the same way, so a position in a ``BatchFailure`` is the same row for both
 the input, counted across every chunk (a Table's rows in order; an iterable's items in order, an Arrow
 batch among them counting all its rows).
 
-Chunks are Arrow record batches and ``Columns`` as they are, and dicts (``VectorRecord``s as dicts) in
-lists of ``DICT_CHUNK_ROWS``; a pandas DataFrame is read as Arrow.
+Chunks are Arrow record batches and ``Columns`` as they are (an iterable may hold either among its
+items), and dicts (``VectorRecord``s as dicts) in lists of ``DICT_CHUNK_ROWS``; a pandas DataFrame is
+read as Arrow.
 """
 
 from __future__ import annotations
@@ -89,11 +90,14 @@ def _chunks(data: Any) -> Iterator[Any]:
         )
     rows: list[Mapping[str, Any]] = []
     for item in data:
-        if is_arrow(item):
+        if is_arrow(item) or isinstance(item, Columns):
             if rows:
                 yield rows
                 rows = []
-            yield from arrow_batches(item)
+            if isinstance(item, Columns):
+                yield item
+            else:
+                yield from arrow_batches(item)
             continue
         if isinstance(item, VectorRecord):
             item = item.to_dict()

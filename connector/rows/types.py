@@ -29,8 +29,10 @@ __all__ = [
     "as_mapping",
     "derive_id",
     "flatten",
+    "id_sizes",
     "offsets_of",
     "ranges",
+    "text_ids",
 ]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
@@ -177,7 +179,7 @@ class RowBatch:
         )
 
     def str_ids(self) -> tuple[str, ...]:
-        return tuple(str(i) for i in self.ids)
+        return tuple(text_ids(self.ids))
 
     def failure(
         self,
@@ -356,6 +358,23 @@ def as_mapping(value: Any, is_map: bool) -> dict[str, Any] | None:
             return BAD_JSON
         return parsed if isinstance(parsed, dict) else BAD_JSON
     return value if isinstance(value, dict) else BAD_JSON
+
+
+def text_ids(ids: list[Any]) -> list[str]:
+    """``ids`` as text: the list itself when every id is a ``str`` already (the usual case, told by one
+    pass in C rather than a ``str()`` call an id), else a new list of each id's ``str``. Not to be changed
+    by the caller: it may be the batch's own list."""
+    if set(map(type, ids)) <= {str}:
+        return ids
+    return [str(i) for i in ids]
+
+
+def id_sizes(ids: list[Any], *, utf8: bool = False) -> np.ndarray:
+    """Each id's length as text, int64; ``utf8``: in UTF-8 bytes (the characters, when all are ASCII)."""
+    text = text_ids(ids)
+    if utf8 and not "".join(text).isascii():
+        return np.fromiter((len(i.encode()) for i in text), dtype=np.int64, count=len(text))
+    return np.fromiter(map(len, text), dtype=np.int64, count=len(text))
 
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
 from ...options import BackendOptions, did_you_mean, parse_uri
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
+from ...rows.types import id_sizes
 from ...transports.base import Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .schema import (
@@ -420,7 +421,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         dense = 0 if batch.vectors is None else batch.vectors.shape[1] * 4
         dense += sum(matrix.shape[1] * 4 for matrix in batch.named_vectors.values())
         sizes = np.full(n, dense + 8, dtype=np.int64)
-        sizes += np.fromiter((len(str(i)) for i in batch.ids), dtype=np.int64, count=n)
+        sizes += id_sizes(batch.ids)
         if batch.op == DELETE:
             return sizes  # a key in the expression, quoted and escaped, and a separator
         if batch.sparse is not None:

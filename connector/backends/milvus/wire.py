@@ -18,6 +18,7 @@ from ... import protowire as pw
 from ...errors import ConfigError
 from ...report import BatchFailure
 from ...rows import RowBatch
+from ...rows.types import text_ids
 from .schema import (
     BOOL,
     DOUBLE,
@@ -204,7 +205,7 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
 def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> list[Any]:
     ids = batch.ids
     if not layout.key_int64:
-        return [i if isinstance(i, str) else str(i) for i in ids]
+        return list(text_ids(ids))
     out: list[Any] = []
     for row, value in enumerate(ids):
         if isinstance(value, str):
@@ -308,6 +309,10 @@ def delete_keys(batch: RowBatch, layout: Layout) -> tuple[list[Any], list[int] |
 
 
 def keys_expr(layout: Layout, keys: list[Any]) -> str:
+    """``key in [...]`` of ``keys``, all text or all integers (``_key_values``): the list as one JSON array,
+    each key the literal ``expr_literal`` writes, with no dump a key."""
+    if set(map(type, keys)) <= ({int} if layout.key_int64 else {str}):
+        return f"{layout.key} in {orjson.dumps(keys).decode()}"
     return f"{layout.key} in [{', '.join(expr_literal(k) for k in keys)}]"
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from ...errors import AuthError, ConfigError, Rejected, ServerError
 from ...options import BackendOptions
 from ...rows import DELETE, RowBatch, RowRules
+from ...rows.types import id_sizes, text_ids
 from ...transports.base import SqlTransport, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits
 from .copy import encode_copy, json_bytes
@@ -258,14 +259,14 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         """Encoded size per row: exact for vectors, ids and JSON metadata."""
         n = len(batch)
         if batch.op == DELETE:  # ids in one text[] parameter
-            return np.fromiter((len(str(i).encode()) + 8 for i in batch.ids), dtype=np.int64, count=n)
+            return id_sizes(batch.ids, utf8=True) + 8
         dense = 4 if batch.vectors is None else 8 + 4 * batch.vectors.shape[1]
         if batch.named_vectors:
             dense = sum(8 + 4 * matrix.shape[1] for matrix in batch.named_vectors.values())
         namespace = 4 + len((batch.namespace or "").encode())
         # field count, vector, id size, metadata size + jsonb version byte, namespace
         sizes = np.full(n, 2 + dense + 4 + 5 + namespace, dtype=np.int64)
-        sizes += np.fromiter((len(str(i).encode()) for i in batch.ids), dtype=np.int64, count=n)
+        sizes += id_sizes(batch.ids, utf8=True)
         if batch.metadata is None:
             sizes += 2  # "{}"
         else:
@@ -280,7 +281,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         layout = self.layout
         if batch.op == DELETE:  # DELETE … WHERE id = ANY(…) in the rows' namespace, one transaction
             sql, with_namespace = delete_ids_sql(layout, batch.namespace)
-            ids = [str(i) for i in batch.ids]
+            ids = text_ids(batch.ids)
             params = (ids, batch.namespace or "") if with_namespace else (ids,)
             return _statement_request(f"DELETE {layout.table}", sql, params)
         if batch.namespace is not None and layout.namespace is None:

@@ -32,6 +32,24 @@ CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) 
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 
 
+# canonical UUID text, a byte at a time, as bytes.translate classes it: hex digit "h", hyphen, newline
+_UUID_CLASSES = bytes(
+    ord("h") if chr(b) in "0123456789abcdef" else b if b in b"-\n" else ord("?") for b in range(256)
+)
+_UUID_LINE = b"hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh\n"
+
+
+def uuids_of(ids: list[Any]) -> list[str]:
+    """Each id's UUID (``as_uuid``). Ids that are all canonical UUID text already (the usual case when
+    the caller's ids are UUIDs) come back as the list itself, told by one ``translate`` of their joined
+    bytes rather than a match an id; any other list is mapped an id at a time."""
+    if ids and set(map(type, ids)) == {str}:
+        text = "\n".join(ids) + "\n"
+        if text.isascii() and text.encode("ascii").translate(_UUID_CLASSES) == _UUID_LINE * len(ids):
+            return ids
+    return [as_uuid(i) for i in ids]
+
+
 class WeaviateOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     vector_name: str | None = None  # a named vector; None: "default", or a collection's unnamed vector
     grpc_host: str | None = None  # None: the URI's host (Weaviate Cloud serves gRPC on grpc-HOST:443)
@@ -539,7 +557,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def request_for(self, batch: RowBatch) -> WireRequest:
         if batch.op == DELETE:
             return self._delete_request(batch)
-        uuids = [as_uuid(i) for i in batch.ids]  # once a row: _properties compares them with the ids
+        uuids = uuids_of(batch.ids)  # once a batch: _properties compares them with the ids
         body = encode_batch(
             batch,
             uuids,
@@ -558,7 +576,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         if self.options.consistency_level:
             query.append(f"consistency_level={self.options.consistency_level.upper()}")
         path = "/v1/batch/objects" + ("?" + "&".join(query) if query else "")
-        where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": [as_uuid(i) for i in batch.ids]}
+        where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": uuids_of(batch.ids)}
         body = {"match": {"class": self.collection, "where": where}, "output": "minimal"}
         return WireRequest(f"DELETE {path}", orjson.dumps(body), answers=frozenset({422}))
 
