@@ -3,9 +3,10 @@
 Each of its functions does what a Python path of the connector does, faster, and gives the same
 result: the decoder of base64 embeddings replies (``embedding.wire``), the writer of float32 rows as JSON
 arrays (``jsonvec``) and the framing of gRPC rows (``protowire.frame_rows``), these three with Python's
-lock released; the reader of lists of Python numbers into float32 (``rows.floats``) and the writer of
-metadata as a ``google.protobuf.Struct`` (``protowire.encode_struct``), which read Python objects and so
-hold it. The package is optional (where there is
+lock released; the reader of lists of Python numbers into float32 (``rows.floats``), the writer of
+metadata as a ``google.protobuf.Struct`` (``protowire.encode_struct``), the mapping of Qdrant point ids
+(``ids.point_id``, UUIDv5 included) and the writer of each Qdrant point's id and payload
+(``backends.qdrant``), which read Python objects and so hold it. The package is optional (where there is
 no Rust to build it, the Python paths run); the module that uses a function looks it up here once, at
 import, and keeps ``None`` where it is missing.
 """

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
 
@@ -30,6 +31,7 @@ import numpy as np
 import orjson
 
 from .. import protowire as pw
+from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
@@ -479,15 +481,34 @@ class QdrantBackend(Backend[QdrantOptions]):
         return BatchOutcome(written=len(batch))
 
 
-def _payloads(batch: RowBatch, ids: list[int | str], options: QdrantOptions) -> list[dict[str, Any]] | None:
-    """Each row's payload: its metadata, the namespace (payload mode) and the original of a converted id."""
-    namespace = batch.namespace if options.namespace_mode == "payload" else None
-    converted = [pid != raw or type(pid) is not type(raw) for pid, raw in zip(ids, batch.ids, strict=True)]
-    if batch.metadata is None and namespace is None and not any(converted):
+_native_ids: Callable[..., list[int | str]] | None = speedups.native("point_ids")
+_native_heads: Callable[..., list[bytes]] | None = speedups.native("qdrant_point_heads")
+
+
+def _point_ids(ids: list[Any]) -> list[int | str]:
+    """``[point_id(i) for i in ids]``: natively where the speedups are built (the UUIDv5 of a text id is
+    about a microsecond in Python), which hand any id but an exact ``int`` or ``str`` back to ``point_id``."""
+    if _native_ids is not None and type(ids) is list:
+        return _native_ids(ids, point_id)
+    return [point_id(i) for i in ids]
+
+
+def _payloads(
+    raw_ids: list[Any],
+    ids: list[int | str],
+    metadata: list[dict[str, Any]] | None,
+    namespace: str | None,
+    options: QdrantOptions,
+) -> list[dict[str, Any]] | None:
+    """Each row's payload: its metadata, the namespace (payload mode, else ``None``) and the original of an
+    id that ``point_id`` changed (``raw_ids`` the rows' ids, ``ids`` what Qdrant gets); ``None`` where no
+    row has any."""
+    converted = [pid != raw or type(pid) is not type(raw) for pid, raw in zip(ids, raw_ids, strict=True)]
+    if metadata is None and namespace is None and not any(converted):
         return None
     out: list[dict[str, Any]] = []
-    for i, raw in enumerate(batch.ids):
-        payload = dict(batch.metadata[i]) if batch.metadata is not None and batch.metadata[i] else {}
+    for i, raw in enumerate(raw_ids):
+        payload = dict(metadata[i]) if metadata is not None and metadata[i] else {}
         if namespace is not None:
             payload[options.namespace_key] = namespace
         if converted[i]:
@@ -502,8 +523,9 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
     ``{"points": [{"id", "vector": {name: ...}, "payload"?}]}`` when rows carry sparse vectors, which
     some rows may lack (a batch cannot say "none" for one row).
     """
-    ids = [point_id(i) for i in batch.ids]
-    payloads = _payloads(batch, ids, options)
+    ids = _point_ids(batch.ids)
+    namespace = batch.namespace if options.namespace_mode == "payload" else None
+    payloads = _payloads(batch.ids, ids, batch.metadata, namespace, options)
     body: dict[str, Any]
     named = _json_named(batch)
     if batch.sparse is not None and any(s is not None for s in batch.sparse):
@@ -556,7 +578,7 @@ def _json_named(batch: RowBatch) -> dict[str, Any]:
 def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
     """The REST body of a delete: ``{"points": ids}``, or in a payload namespace ``{"filter": {"must":
     [{"has_id": ids}, {"key", "match"}]}}``; ``"shard_key"`` in a shard-key namespace."""
-    ids = [point_id(i) for i in batch.ids]
+    ids = _point_ids(batch.ids)
     body: dict[str, Any]
     if batch.namespace is not None and options.namespace_mode == "payload":
         match = {"key": options.namespace_key, "match": {"value": batch.namespace}}
@@ -588,8 +610,7 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
     ``dense=101 DenseVector{data=1 packed float}`` and a sparse one ``sparse=102 SparseVector{values=1,
     indices=2}``. Rows are written one after another; each vector is one slice of the matrix buffer.
     """
-    ids = [point_id(i) for i in batch.ids]
-    payloads = _payloads(batch, ids, options)
+    heads = _point_heads(batch, options)
     matrix = batch.vectors
     raw: memoryview | None = None
     row_len = 0
@@ -616,22 +637,15 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
         # and its row of the matrix, framed around the matrix in one pass (protowire.frame_rows)
         vector = b"\x0a" + pw.varint(len(dense_head) + row_len) + dense_head  # Vectors.vector=1
         vectors_head = b"\x22" + pw.varint(len(vector) + row_len) + vector  # PointStruct.vectors=4
-        heads = [
-            pw.len_field(1, _id_body(pid)) + _payload_fields(payloads[i] if payloads is not None else None)
-            for i, pid in enumerate(ids)
-        ]
         return pw.frame_rows(3, heads, vectors_head, matrix, prefix=head, suffix=tail)  # type: ignore[arg-type]
     parts: list[Any] = [head]
-    for i, pid in enumerate(ids):
-        id_body = _id_body(pid)
-        payload = _payload_fields(payloads[i] if payloads is not None else None)
+    for i, point_head in enumerate(heads):
         if several is not None:  # the vectors go as slices of the batch's buffers, copied once, by the join
             row_entries, size = several.row(i)
-            head = b"\x12" + pw.varint(size)  # Vectors.vectors=2 NamedVectors
-            id_field = pw.len_field(1, id_body)
-            vectors_head = b"\x22" + pw.varint(len(head) + size)  # PointStruct.vectors=4
-            point_size = len(id_field) + len(payload) + len(vectors_head) + len(head) + size
-            parts += (b"\x1a", pw.varint(point_size), id_field, payload, vectors_head, head, *row_entries)
+            named_head = b"\x12" + pw.varint(size)  # Vectors.vectors=2 NamedVectors
+            vectors_head = b"\x22" + pw.varint(len(named_head) + size)  # PointStruct.vectors=4
+            point_size = len(point_head) + len(vectors_head) + len(named_head) + size
+            parts += (b"\x1a", pw.varint(point_size), point_head, vectors_head, named_head, *row_entries)
             continue
         sparse = batch.sparse[i] if batch.sparse is not None else None
         dense = raw[i * row_len : (i + 1) * row_len] if raw is not None else None
@@ -655,21 +669,50 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
                 entries.append(pw.len_field(1, _map_entry(name, vector)))
             if entries:
                 vectors = pw.len_field(2, b"".join(entries))  # Vectors.vectors=2 NamedVectors{vectors=1 map}
-        point_parts = (pw.len_field(1, id_body), payload, pw.len_field(4, vectors) if vectors else b"")
+        point_parts = (point_head, pw.len_field(4, vectors) if vectors else b"")
         size = sum(len(p) for p in point_parts)
         parts += (b"\x1a", pw.varint(size), *point_parts)
     parts.append(tail)
     return b"".join(parts)
 
 
-def _id_body(pid: int | str) -> bytes:
-    """``PointId{num=1 | uuid=2}``."""
-    if isinstance(pid, int):
-        return pw.varint_field(1, pid) if pid else b"\x08\x00"  # num=0 is a set oneof member: on the wire
-    return pw.string_field(2, pid)
+def _point_heads(batch: RowBatch, options: QdrantOptions) -> list[bytes]:
+    """Each point's ``PointStruct`` fields before its vectors: ``id=1 PointId{num=1 | uuid=2}`` and
+    ``payload=3``, a map entry a key, in key order. Written natively where the speedups are built: the same
+    bytes, any row they cannot write exactly (an id that is no ``int`` or ``str``, metadata that is no
+    ``dict`` or has keys that are no ``str``) by ``_point_head``, any value but plain ``None``, ``bool``,
+    ``int``, ``float``, ``str``, ``dict``, ``list`` and ``tuple`` by ``_value``: 0.4 µs a row against 5 µs in
+    Python (a text id and one metadata field, or an int id and three, on a loaded 2-core machine)."""
+    namespace = batch.namespace if options.namespace_mode == "payload" else None
+    raw_ids, metadata = batch.ids, batch.metadata
+    if _native_heads is not None and type(raw_ids) is list and (metadata is None or type(metadata) is list):
+        row = partial(_point_head, namespace=namespace, options=options)
+        key, original = options.namespace_key, options.original_id_key
+        return _native_heads(raw_ids, metadata, key, namespace, original, row, _value, _struct_fields)
+    return _python_heads(raw_ids, metadata, namespace, options)
 
 
-def _payload_fields(payload: Mapping[str, Any] | None) -> bytes:
+def _python_heads(
+    raw_ids: list[Any], metadata: list[dict[str, Any]] | None, namespace: str | None, options: QdrantOptions
+) -> list[bytes]:
+    ids = [point_id(i) for i in raw_ids]
+    payloads = _payloads(raw_ids, ids, metadata, namespace, options)
+    if payloads is None:
+        return [pw.len_field(1, _point_id(pid)) for pid in ids]
+    return [
+        pw.len_field(1, _point_id(pid)) + _payload_fields(payload)
+        for pid, payload in zip(ids, payloads, strict=True)
+    ]
+
+
+def _point_head(
+    raw: Any, metadata: dict[str, Any] | None, *, namespace: str | None, options: QdrantOptions
+) -> bytes:
+    """One row's head in Python: the native writer's for a row it cannot write exactly."""
+    return _python_heads([raw], None if metadata is None else [metadata], namespace, options)[0]
+
+
+def _payload_fields(payload: Mapping[str, Any]) -> bytes:
     """``PointStruct.payload=3``: a map entry a key, in key order."""
     if not payload:
         return b""
@@ -774,7 +817,7 @@ def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions)
     ``PointsSelector`` is ``points=1 PointsIdsList{ids=1}``, or in a payload namespace ``filter=2
     Filter{must=2 [Condition{has_id=3 HasIdCondition{has_id=1}}, Condition{field=1 FieldCondition{key=1,
     match=2 Match{keyword=1}}}]}``."""
-    points = [point_id(i) for i in batch.ids]
+    points = _point_ids(batch.ids)
     if points and all(type(p) is int for p in points):
         # every PointId{num=1} framed at once, {0x0a, size, 0x08, varint}: Python varints of ids from
         # 16,384 on cost more than the rest of the request
@@ -838,10 +881,14 @@ def _value(value: Any) -> bytes:
     if isinstance(value, str):
         return pw.len_field(4, value.encode())
     if isinstance(value, dict):
-        fields = b"".join(pw.len_field(1, _map_entry(str(k), _value(v))) for k, v in sorted(value.items()))
-        return pw.len_field(6, fields)
+        return pw.len_field(6, _struct_fields(value))
     if isinstance(value, list | tuple | np.ndarray):
         return pw.len_field(7, b"".join(pw.len_field(1, _value(v)) for v in value))
     if isinstance(value, dt.datetime | dt.date):
         return pw.len_field(4, value.isoformat().encode())
     return pw.len_field(4, str(value).encode())
+
+
+def _struct_fields(value: dict[Any, Any]) -> bytes:
+    """A ``qdrant.Struct``'s ``fields=1``: a map entry a key, in key order, each key as its text."""
+    return b"".join(pw.len_field(1, _map_entry(str(k), _value(v))) for k, v in sorted(value.items()))

@@ -41,3 +41,27 @@ def encode_struct(
     ``int`` (within int64), ``float``, ``str``, ``dict``, ``list`` and ``tuple`` written natively, any other
     value as ``fallback(value)`` writes its ``Value``, a dict with a key that is no ``str`` as
     ``fallback_struct(dict)`` writes it. Holds Python's lock; raises what the fallbacks raise."""
+
+def point_ids(ids: list[object], fallback: Callable[[object], int | str]) -> list[int | str]:
+    """``[connector.ids.point_id(i) for i in ids]``: an exact ``int`` within uint64 or a canonical UUID text
+    is the id itself, another UUID's text its canonical form, any other exact ``str`` its UUIDv5 in
+    ``ID_NAMESPACE``; any other id is ``fallback(id)``. Holds Python's lock; raises what ``fallback``
+    raises."""
+
+def qdrant_point_heads(
+    ids: list[object],
+    metadata: list[dict[str, object] | None] | None,
+    namespace_key: str,
+    namespace: str | None,
+    original_id_key: str,
+    row: Callable[[object, object], bytes],
+    value: Callable[[object], bytes],
+    structure: Callable[[dict[object, object]], bytes],
+) -> list[bytes]:
+    """Each row's ``PointStruct`` fields ``id=1`` and ``payload=3`` (its metadata, ``namespace`` under
+    ``namespace_key`` when given, a converted id's original under ``original_id_key``; a map entry a key,
+    in key order, each value a ``qdrant.Value``). A row whose id is no exact ``int``/``str``, or whose
+    metadata is no exact ``dict`` with ``str`` keys, is ``row(id, metadata)``; a value but exact ``None``,
+    ``bool``, ``int`` (within int64), ``float``, ``str``, ``dict``, ``list`` and ``tuple`` is ``value(v)``'s
+    ``Value``, a nested dict with a key that is no ``str`` ``structure(d)``'s ``Struct`` fields. Holds
+    Python's lock; raises what the fallbacks raise."""

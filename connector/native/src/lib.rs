@@ -9,14 +9,19 @@
 //! - `frame_rows`: the repeated row messages of a gRPC request around a float32 matrix, in one bytes
 //!   object written once.
 //! - `encode_struct`: a metadata dict as a `google.protobuf.Struct` (holds the lock: Python objects).
+//! - `point_ids`: ids as Qdrant takes them (integers, UUIDs, the UUIDv5 of any other text).
+//! - `qdrant_point_heads`: each Qdrant point's id and payload (`qdrant.Value`s) as the bytes of its
+//!   `PointStruct` before the vectors (holds the lock).
 
 use pyo3::prelude::*;
 
 mod embeddings;
 mod json_floats;
 mod proto_rows;
+mod point_ids;
 mod proto_struct;
 mod py_floats;
+mod qdrant_points;
 
 #[pymodule]
 fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -24,5 +29,7 @@ fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_floats::encode_float32_rows, m)?)?;
     m.add_function(wrap_pyfunction!(py_floats::float32_from_numbers, m)?)?;
     m.add_function(wrap_pyfunction!(proto_rows::frame_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(proto_struct::encode_struct, m)?)
+    m.add_function(wrap_pyfunction!(proto_struct::encode_struct, m)?)?;
+    m.add_function(wrap_pyfunction!(point_ids::point_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(qdrant_points::qdrant_point_heads, m)?)
 }
