@@ -172,6 +172,8 @@ class Dispatcher(Generic[U]):
         return future
 
     def _done(self, unit: U, on_done: Callable[[U], None], _future: Future[None]) -> None:
+        # the slot's release follows on_done whatever it does, and wakes every waiter: a channel whose
+        # on_done frees something a waiter waits for (the engine's held ids) need not wake them itself
         try:
             on_done(unit)
         finally:
@@ -205,13 +207,16 @@ class Dispatcher(Generic[U]):
 
     def _attempt(self, unit: U) -> tuple[ConnectorError | None, int]:
         """Send with retries; ``(None, n)`` once the reply is accounted for, else the last error. The
-        caller counted the request as unanswered; this counts its answer."""
+        caller counted the request as unanswered; this counts its answer (a reply's in the same hold
+        of the lock as the reply itself)."""
+        answer: list[bool] = []  # set once the answer is accounted for
         try:
-            return self._send_until_answered(unit)
+            return self._send_until_answered(unit, answer)
         finally:
-            self._answer_accounted()
+            if not answer:
+                self._answer_accounted()
 
-    def _send_until_answered(self, unit: U) -> tuple[ConnectorError | None, int]:
+    def _send_until_answered(self, unit: U, answer: list[bool]) -> tuple[ConnectorError | None, int]:
         attempts = 0
         while True:
             attempts += 1
@@ -225,11 +230,20 @@ class Dispatcher(Generic[U]):
                 self.sleep(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
                 continue
             with self.cond:
+                limit, suspected = self.limit.limit, self._systemic.suspected
                 self.retry.on_success()
-                any_accepted, error = self.channel.accepted(unit, outcome)
-                if any_accepted:
-                    self._systemic.on_accepted()
-                self.cond.notify_all()
+                try:
+                    any_accepted, error = self.channel.accepted(unit, outcome)
+                    if any_accepted:
+                        self._systemic.on_accepted()
+                finally:
+                    answer.append(True)
+                    self._unanswered -= 1
+                    self._conclude_systemic()
+                # wake waiters only for what they wait on: a free slot comes with the slot's release
+                # (each waking of the caller here found its slot still taken and cost a thread switch)
+                if self.limit.limit != limit or self._systemic.suspected != suspected:
+                    self.cond.notify_all()
             return error, attempts
 
     def _may_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:

@@ -79,6 +79,7 @@ class GrpcTransport:
         self._metadata = metadata
         self._secrets = secrets
         self._channel = shared(("grpc", target, tls), lambda: _open_channel(target, tls))
+        self._rpc_error: type[Exception] = _import_grpc().RpcError  # looked up once, not per call
         self._methods: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -89,7 +90,6 @@ class GrpcTransport:
         if call is None:
             # no serializers: grpcio sends our bytes as they are and hands back the reply's bytes
             call = self._methods[request.method] = self._channel.unary_unary(request.method)
-        grpc = _import_grpc()
         try:
             body, info = call.with_call(
                 request.body,
@@ -97,7 +97,7 @@ class GrpcTransport:
                 metadata=self._metadata + request.headers,
                 wait_for_ready=False,
             )
-        except grpc.RpcError as exc:
+        except self._rpc_error as exc:
             error = error_of(exc, f"{self.label} {request.method}", self._secrets)
         else:
             self.host.answered = True
