@@ -5,8 +5,9 @@ result: the decoder of base64 embeddings replies (``embedding.wire``), the write
 arrays (``jsonvec``) and the framing of gRPC rows (``protowire.frame_rows``), these three with Python's
 lock released; the reader of lists of Python numbers into float32 (``rows.floats``), the writer of
 metadata as a ``google.protobuf.Struct`` (``protowire.encode_struct``), the mapping of Qdrant point ids
-(``ids.point_id``, UUIDv5 included) and the writer of each Qdrant point's id and payload
-(``backends.qdrant``), which read Python objects and so hold it. The package is optional (where there is
+(``ids.point_id``, UUIDv5 included), the writer of each Qdrant point's id and payload
+(``backends.qdrant``) and that of each Pinecone vector's id and metadata (``backends.pinecone``), which
+read Python objects and so hold it. The package is optional (where there is
 no Rust to build it, the Python paths run); the module that uses a function looks it up here once, at
 import, and keeps ``None`` where it is missing.
 """

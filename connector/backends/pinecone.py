@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import orjson
 
 from .. import protowire as pw
+from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
@@ -240,8 +242,8 @@ def encode_json(batch: RowBatch) -> bytes:
     """The REST body: ``{"vectors": [{id, values, sparseValues?, metadata?}], "namespace"?}``."""
     vectors: list[dict[str, Any]] = []
     rows = None if batch.vectors is None else json_rows(batch.vectors)  # shortest float32 texts
-    for i, row_id in enumerate(batch.ids):
-        item: dict[str, Any] = {"id": str(row_id)}
+    for i, row_id in enumerate(text_ids(batch.ids)):  # the batch's own list when every id is a str
+        item: dict[str, Any] = {"id": row_id}
         if rows is not None:
             item["values"] = rows[i]
         if batch.sparse is not None and batch.sparse[i] is not None:
@@ -285,28 +287,54 @@ def _delete_ids(ids: list[str]) -> bytes:
 
 
 def encode_grpc(batch: RowBatch) -> bytes:
-    """``UpsertRequest{vectors=1: Vector{id=1, values=2, metadata=3, sparse_values=4}, namespace=2}``."""
-    ids = [str(i).encode() for i in batch.ids]
-    tail = pw.string_field(2, batch.namespace) if batch.namespace else b""
-    plain = not any(batch.metadata or ()) and not any(s is not None for s in batch.sparse or ())
-    if plain and batch.vectors is not None and ids and len(ids[0]) < 128 and len(set(map(len, ids))) == 1:
-        return _encode_uniform(ids, batch.vectors, tail)
-    return _encode_rows(ids, batch, tail)
+    """``UpsertRequest{vectors=1: Vector{id=1, values=2, metadata=3, sparse_values=4}, namespace=2}``.
+
+    Dense rows with no sparse vectors are framed around the matrix in one pass (``protowire.frame_rows``):
+    each ``Vector`` is its id (the head), its row, then its metadata (the tail).
+    """
+    heads, tails = _vector_parts(batch.ids, batch.metadata)
+    suffix = pw.string_field(2, batch.namespace) if batch.namespace else b""
+    matrix = batch.vectors
+    if matrix is not None and not any(s is not None for s in batch.sparse or ()):
+        return pw.frame_rows(1, heads, b"\x12" + pw.varint(4 * matrix.shape[1]), matrix, tails, suffix=suffix)
+    return _encode_rows(heads, tails, batch, suffix)
 
 
-def _encode_uniform(ids: list[bytes], matrix: np.ndarray, tail: bytes) -> bytes:
-    """Dense rows with short ids: every ``Vector{id=1, values=2}`` framed around the matrix in one pass."""
-    return pw.frame_rows(
-        1,
-        [b"\x0a" + pw.varint(len(i)) + i for i in ids],
-        b"\x12" + pw.varint(4 * matrix.shape[1]),
-        matrix,
-        suffix=tail,
-    )
+_native_parts: Callable[..., tuple[list[bytes], list[bytes] | None]] | None = speedups.native(
+    "pinecone_vector_parts"
+)
 
 
-def _encode_rows(ids: list[bytes], batch: RowBatch, tail: bytes) -> bytes:
-    """Any rows: one ``Vector`` at a time, vectors still copied straight from the matrix buffer."""
+def _vector_parts(ids: list[Any], metadata: list[Any] | None) -> tuple[list[bytes], list[bytes] | None]:
+    """Each ``Vector``'s field ``id=1`` (the id's ``str()``) and, where the batch has metadata, its field
+    ``metadata=3`` (nothing for empty metadata). Written natively where the speedups are built: the same
+    bytes, any row they cannot write exactly (an id that is no ``str`` or ``int``, metadata that is no
+    ``dict`` with ``str`` keys) by ``_vector_part``, any value but plain ``None``, ``bool``, ``int``,
+    ``float``, ``str``, ``dict``, ``list`` and ``tuple`` by ``protowire.encode_value``: about 0.1 µs a row
+    against 1 µs in Python for the ids alone (on a loaded 2-core machine)."""
+    if _native_parts is not None and type(ids) is list and (metadata is None or type(metadata) is list):
+        return _native_parts(ids, metadata, _vector_part, pw.encode_value, pw.encode_struct)
+    return _python_parts(ids, metadata)
+
+
+def _python_parts(ids: list[Any], metadata: list[Any] | None) -> tuple[list[bytes], list[bytes] | None]:
+    """``_vector_parts`` in Python: the reference the native writer is tested against."""
+    encoded = [str(i).encode() for i in ids]
+    heads = [b"\x0a" + pw.varint(len(e)) + e for e in encoded]
+    if metadata is None:
+        return heads, None
+    return heads, [pw.len_field(3, pw.encode_struct(md)) if md else b"" for md in metadata]
+
+
+def _vector_part(row_id: Any, metadata: Any) -> tuple[bytes, bytes]:
+    """One row's head and tail in Python: the native writer's for a row it cannot write exactly."""
+    heads, tails = _python_parts([row_id], None if metadata is None else [metadata])
+    return heads[0], b"" if tails is None else tails[0]
+
+
+def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch, suffix: bytes) -> bytes:
+    """Rows with sparse vectors, or none dense: one ``Vector`` at a time, dense rows still copied straight
+    from the matrix buffer."""
     matrix = batch.vectors
     parts: list[Any] = []
     raw: memoryview | None = None
@@ -316,28 +344,15 @@ def _encode_rows(ids: list[bytes], batch: RowBatch, tail: bytes) -> bytes:
         row_len = 4 * matrix.shape[1]
         raw = np.ascontiguousarray(matrix, dtype="<f4").data.cast("B")
         values_head = b"\x12" + pw.varint(row_len)
-    for i, id_bytes in enumerate(ids):
-        extra = b""
-        if batch.metadata is not None and batch.metadata[i]:
-            extra = pw.len_field(3, pw.encode_struct(batch.metadata[i]))
+    for i, head in enumerate(heads):
+        extra = b"" if tails is None else tails[i]
         if batch.sparse is not None and batch.sparse[i] is not None:
             indices, values = batch.sparse[i]  # type: ignore[misc]
             extra += pw.len_field(4, pw.packed_uint32(1, indices) + pw.packed_floats(2, values))
-        id_head = b"\x0a" + pw.varint(len(id_bytes))
         values = b"" if raw is None else raw[i * row_len : (i + 1) * row_len]
-        size = (
-            len(id_head) + len(id_bytes) + (len(values_head) + row_len if raw is not None else 0) + len(extra)
-        )
-        parts += (
-            b"\x0a",
-            pw.varint(size),
-            id_head,
-            id_bytes,
-            values_head if raw is not None else b"",
-            values,
-            extra,
-        )
-    parts.append(tail)
+        size = len(head) + (len(values_head) + row_len if raw is not None else 0) + len(extra)
+        parts += (b"\x0a", pw.varint(size), head, values_head if raw is not None else b"", values, extra)
+    parts.append(suffix)
     return b"".join(parts)
 
 

@@ -65,3 +65,18 @@ def qdrant_point_heads(
     ``bool``, ``int`` (within int64), ``float``, ``str``, ``dict``, ``list`` and ``tuple`` is ``value(v)``'s
     ``Value``, a nested dict with a key that is no ``str`` ``structure(d)``'s ``Struct`` fields. Holds
     Python's lock; raises what the fallbacks raise."""
+
+def pinecone_vector_parts(
+    ids: list[object],
+    metadata: list[dict[str, object] | None] | None,
+    row: Callable[[object, object], tuple[bytes, bytes]],
+    value: Callable[[object], bytes],
+    structure: Callable[[dict[object, object]], bytes],
+) -> tuple[list[bytes], list[bytes] | None]:
+    """Each row's Pinecone ``Vector`` field ``id=1`` (the id's ``str()``) and, when ``metadata`` is given,
+    each row's field ``metadata=3`` (a ``google.protobuf.Struct``, entries in key order; nothing for
+    ``None`` or an empty dict). A row whose id is no exact ``str`` or ``int`` within int64, or whose
+    metadata is no exact ``dict`` with ``str`` keys, is ``row(id, metadata)``'s (head, tail); a value but
+    exact ``None``, ``bool``, ``int`` (within int64), ``float``, ``str``, ``dict``, ``list`` and ``tuple``
+    is ``value(v)``'s ``Value``, a nested dict with a key that is no ``str`` ``structure(d)``'s ``Struct``
+    fields. Holds Python's lock; raises what the fallbacks raise."""

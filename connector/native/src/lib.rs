@@ -12,11 +12,15 @@
 //! - `point_ids`: ids as Qdrant takes them (integers, UUIDs, the UUIDv5 of any other text).
 //! - `qdrant_point_heads`: each Qdrant point's id and payload (`qdrant.Value`s) as the bytes of its
 //!   `PointStruct` before the vectors (holds the lock).
+//! - `pinecone_vector_parts`: each Pinecone `Vector`'s id before its values and metadata after them
+//!   (holds the lock).
 
 use pyo3::prelude::*;
 
 mod embeddings;
+mod heads;
 mod json_floats;
+mod pinecone_vectors;
 mod proto_rows;
 mod point_ids;
 mod proto_struct;
@@ -31,5 +35,6 @@ fn vectordb_connector_speedups(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(proto_rows::frame_rows, m)?)?;
     m.add_function(wrap_pyfunction!(proto_struct::encode_struct, m)?)?;
     m.add_function(wrap_pyfunction!(point_ids::point_ids, m)?)?;
-    m.add_function(wrap_pyfunction!(qdrant_points::qdrant_point_heads, m)?)
+    m.add_function(wrap_pyfunction!(qdrant_points::qdrant_point_heads, m)?)?;
+    m.add_function(wrap_pyfunction!(pinecone_vectors::pinecone_vector_parts, m)?)
 }

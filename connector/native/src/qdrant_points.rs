@@ -6,16 +6,17 @@
 //!
 //! A row's payload is its metadata, then the namespace under `namespace_key` (when given), then the
 //! original id under `original_id_key` when the id was converted, each replacing a key of the same
-//! name. Ids are mapped by `point_ids`, values written by `proto_struct` in Qdrant's dialect. A row
-//! whose id is no exact `int` within uint64 or UTF-8 `str`, whose metadata is neither `None` nor an exact
-//! `dict`, or whose metadata has a key that is no exact UTF-8 `str`, is handed whole to `row`, the Python
-//! writer of a head, so the rules stay in one place.
+//! name. Ids are mapped by `point_ids`, values written by `proto_struct` in Qdrant's dialect, the rows
+//! walked by `heads`. A row whose id is no exact `int` within uint64 or UTF-8 `str`, or whose metadata
+//! `heads` does not write (neither `None` nor an exact `dict` with exact UTF-8 `str` keys), is handed
+//! whole to `row`, the Python writer of a head, so the rules stay in one place.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 
+use crate::heads::{each_row, metadata_entries};
 use crate::point_ids::{point_id, PointId};
-use crate::proto_struct::{entries, put_len_field, put_varint, Entries, Values, QDRANT};
+use crate::proto_struct::{put_len_field, put_varint, Entries, Values, QDRANT};
 
 /// The payload's entries of one row, or `None` where Python writes the row.
 fn payload<'py>(
@@ -25,16 +26,8 @@ fn payload<'py>(
     namespace: Option<(&str, &Bound<'py, PyAny>)>,
     original_id_key: &str,
 ) -> PyResult<Option<Entries<'py>>> {
-    let mut out = match metadata {
-        None => Vec::new(),
-        Some(m) if m.is_none() => Vec::new(),
-        Some(m) => match m.downcast_exact::<PyDict>() {
-            Ok(dict) => match entries(dict)? {
-                Some(entries) => entries,
-                None => return Ok(None),
-            },
-            Err(_) => return Ok(None),
-        },
+    let Some(mut out) = metadata_entries(metadata)? else {
+        return Ok(None);
     };
     let mut set = |name: &str, value: &Bound<'py, PyAny>| {
         out.retain(|(key, _)| key != name);
@@ -64,24 +57,19 @@ pub fn qdrant_point_heads<'py>(
     value: &Bound<'py, PyAny>,
     structure: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyList>> {
-    if metadata.is_some_and(|m| m.len() != ids.len()) {
-        return Err(pyo3::exceptions::PyValueError::new_err("one metadata entry (or None) an id"));
-    }
     let values = Values { dialect: &QDRANT, value, structure };
     let namespace = namespace.map(|n| (namespace_key, n.as_any()));
     let out = PyList::empty(py);
     let mut head = Vec::new();
     let mut id_body = Vec::new();
-    for (i, id) in ids.iter().enumerate() {
-        let meta = metadata.map(|m| m.get_item(i)).transpose()?;
-        let mapped = point_id(&id);
+    each_row(ids, metadata, |id, meta| {
+        let mapped = point_id(id);
         let entries = match &mapped {
-            Some(pid) => payload(&id, pid.kept(), meta.as_ref(), namespace, original_id_key)?,
+            Some(pid) => payload(id, pid.kept(), meta, namespace, original_id_key)?,
             None => None,
         };
         let (Some(pid), Some(entries)) = (mapped, entries) else {
-            out.append(row.call1((&id, meta))?)?;
-            continue;
+            return out.append(row.call1((id, meta))?);
         };
         id_body.clear();
         match pid {
@@ -95,7 +83,7 @@ pub fn qdrant_point_heads<'py>(
         head.clear();
         put_len_field(&mut head, 0x0a, &id_body); // PointStruct.id = 1
         values.put_entries(&mut head, 0x1a, entries, 0)?; // PointStruct.payload = 3
-        out.append(PyBytes::new(py, &head))?;
-    }
+        out.append(PyBytes::new(py, &head))
+    })?;
     Ok(out)
 }
