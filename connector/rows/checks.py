@@ -244,9 +244,8 @@ def _multi_shapes(
 def _finite_multi(multi: MultiColumn, n: int) -> np.ndarray:
     """Per row: every float of its vectors finite."""
     flat = multi.flat
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(flat.sum(dtype=np.float64)):  # one pass, no temporary: the usual case
-            return np.ones(n, dtype=bool)
+    if _all_finite(flat):  # the usual case
+        return np.ones(n, dtype=bool)
     bad = np.flatnonzero(~np.isfinite(flat))
     vector = np.searchsorted(multi.starts, bad, side="right") - 1
     inside = (vector >= 0) & (
@@ -319,8 +318,19 @@ def metadata_json_len(metadata: dict[str, Any] | None) -> int:
     return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
 
 
+def _all_finite(flat: np.ndarray) -> bool:
+    """True when every value is certainly finite: the sum of the squares is (one pass, no temporary; the
+    dot product is the cheapest reduction numpy has, a third of ``sum``'s CPU). A NaN or infinity makes
+    it NaN or infinite; so can finite values beyond about 1.8e19 (their squares overflow float32), hence
+    False only means "look row by row"."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.dot(flat, flat)))
+
+
 def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Per row: all values finite (rows not in ``rows`` count as finite)."""
+    if _all_finite(flat):  # the usual case
+        return np.ones(len(rows), dtype=bool)
     n = len(rows)
     if n and flat.size and flat.size % n == 0 and (np.diff(offsets) == flat.size // n).all():
         # one pass, no n×dim temporary: a row with NaN or inf has a non-finite sum; a non-finite sum
@@ -337,7 +347,7 @@ def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.
     row_of = np.searchsorted(offsets, np.flatnonzero(bad), side="right") - 1
     out = np.ones(len(rows), dtype=bool)
     out[row_of] = False
-    return out
+    return out | ~rows
 
 
 def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str | None]:
