@@ -95,9 +95,15 @@ class DictReader:
     vector_columns: tuple[tuple[str, str], ...] = ()  # (name, key); with these, vector_column is not read
     multi_vector_columns: tuple[tuple[str, str], ...] = ()
     used: frozenset[str] = field(init=False)  # keys that are not metadata ("metadata" is merged)
+    # what read_record reads on every row, worked out once: the id's key (None: derived, id_from), the
+    # unnamed vector's key (None: every vector is named), and whether metadata is every other key
+    _id_key: str | None = field(init=False, repr=False, compare=False)
+    _vector_key: str | None = field(init=False, repr=False, compare=False)
+    _rest_is_metadata: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.vector_columns or self.multi_vector_columns:
+        named = bool(self.vector_columns or self.multi_vector_columns)
+        if named:
             vectors = {key for _, key in self.vector_columns + self.multi_vector_columns}
         else:
             vectors = {self.vector_column}
@@ -106,7 +112,11 @@ class DictReader:
             used.add(self.id_column)  # id_from columns stay metadata
         if self.op_key is not None:
             used.add(self.op_key)
-        object.__setattr__(self, "used", frozenset(used))
+        set_ = object.__setattr__
+        set_(self, "used", frozenset(used))
+        set_(self, "_id_key", None if self.id_from else self.id_column)
+        set_(self, "_vector_key", None if named else self.vector_column)
+        set_(self, "_rest_is_metadata", self.metadata_columns is None)
 
     @classmethod
     def from_spec(cls, spec: ColumnSpec, namespace: str | None = None) -> DictReader:
@@ -127,24 +137,23 @@ class DictReader:
         """The row's id: text or an integer (a UUID, 16 bytes of one, or a bool as text; a numpy integer
         as an int), ``None`` if it has none; any other value as it is, which ``read_record`` refuses."""
         get = record.get
-        row_id = derive_id([get(c) for c in self.id_from]) if self.id_from else get(self.id_column)
-        if row_id is None or type(row_id) is str or type(row_id) is int:
-            return row_id
-        if isinstance(row_id, uuid.UUID | bool):
-            return str(row_id)
-        if isinstance(row_id, bytes) and len(row_id) == 16:
-            return str(uuid.UUID(bytes=row_id))
-        if isinstance(row_id, int | np.integer):
-            return int(row_id)
-        return row_id
+        return _id_of(derive_id([get(c) for c in self.id_from]) if self.id_from else get(self.id_column))
 
     def read_record(self, record: Mapping[str, Any]) -> Row | Refused:
         """The row of one mapping: its vector, sparse vector, metadata and namespace (with named vectors,
-        options ``vector_columns``/``multi_vector_columns``, everything but those: see ``read_named``)."""
+        options ``vector_columns``/``multi_vector_columns``, everything but those: see ``read_named``).
+
+        Every row of a write takes this path, so what the usual row needs is read inline: the id's key,
+        the float32 vector as it is, and no metadata when every key is one the row's columns use.
+        """
         get = record.get
-        row_id = self.read_id(record)
-        if not (row_id is None or type(row_id) is str or type(row_id) is int):
-            return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
+        id_key = self._id_key
+        row_id = get(id_key) if id_key is not None else self.read_id(record)
+        kind = type(row_id)
+        if kind is not str and kind is not int and row_id is not None:
+            row_id = _id_of(row_id)
+            if not (row_id is None or type(row_id) is str or type(row_id) is int):
+                return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
         if self.op_key is not None:
             named = get(self.op_key)
             if named is not None:
@@ -156,8 +165,11 @@ class DictReader:
                     return _new_row(
                         Row, (row_id, None, None, marked, get(self.namespace_key, self.namespace))
                     )
-        vector = None if self.vector_columns or self.multi_vector_columns else get(self.vector_column)
-        if vector is not None:
+        vector_key = self._vector_key
+        vector = None if vector_key is None else get(vector_key)
+        if vector is not None and not (
+            type(vector) is np.ndarray and vector.dtype is _FLOAT32 and vector.ndim == 1
+        ):  # what float32_vector returns as it is, tested here without the call
             vector = _dense(vector)
             if vector is None:
                 return Refused(row_id, "vector is not a sequence of numbers")
@@ -166,9 +178,12 @@ class DictReader:
             sparse = _sparse(sparse)
             if sparse is None:
                 return Refused(row_id, "sparse indices must be integers and values numbers")
-        metadata = self._metadata(record)
-        if metadata is None:
-            return Refused(row_id, "metadata is not a JSON object")
+        if self._rest_is_metadata and get("metadata") is None and record.keys() <= self.used:
+            metadata: dict[str, Any] | None = {}  # id and vector only: the usual case
+        else:
+            metadata = self._metadata(record)
+            if metadata is None:
+                return Refused(row_id, "metadata is not a JSON object")
         return _new_row(Row, (row_id, vector, sparse, metadata, get(self.namespace_key, self.namespace)))
 
     def read_named(self, record: Mapping[str, Any]) -> Row | NamedRow | Refused:
@@ -217,6 +232,20 @@ class DictReader:
         return out
 
 
+def _id_of(row_id: Any) -> Any:
+    """``read_id``'s rule for an id as given."""
+    if row_id is None or type(row_id) is str or type(row_id) is int:
+        return row_id
+    if isinstance(row_id, uuid.UUID | bool):
+        return str(row_id)
+    if isinstance(row_id, bytes) and len(row_id) == 16:
+        return str(uuid.UUID(bytes=row_id))
+    if isinstance(row_id, int | np.integer):
+        return int(row_id)
+    return row_id
+
+
+_FLOAT32 = np.dtype(np.float32)
 _new_row = tuple.__new__  # Row(...) without NamedTuple's keyword handling: a third of the cost
 _dense = float32_vector  # native where the speedups are; the same float32 bits (``floats``)
 
