@@ -12,6 +12,8 @@ once or after a fixed 20 ms. Contenders, all on the same source:
   records and calls the vendor client on them, one batch at a time, waiting for each reply. The
   client is the official ``pinecone`` SDK over gRPC (``PineconeGRPC(...).Index(host=...)``,
   ``index.upsert(vectors=batch)``), made in ``setup`` and closed in ``teardown``.
+- ``python_heads``: ``connector`` with the native writer of the vectors' ids and metadata switched
+  off (``native.python_heads``: the same bytes, written in Python), not run unless asked for.
 - ``ceiling``: the same source, ``BatchElements`` (1600 rows, the sink's default Beam batch), and a
   DoFn that drops its batches: what the runner alone costs.
 
@@ -32,6 +34,7 @@ and the ratios that have targets: connector ÷ pattern on each sink (≥ 3) and 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -48,11 +51,13 @@ from vectordb.connector.backends.pinecone import PineconeBackend
 from vectordb.connector.transports.base import forget_shared
 
 from .machine import environment
+from .native import python_heads
 from .sinks import Sink, start_sink
 
 __all__ = ["main"]
 
-CONTENDERS = ("connector", "pattern", "ceiling")
+CONTENDERS = ("connector", "pattern", "ceiling", "python_heads")
+DEFAULT_CONTENDERS = ("connector", "pattern", "ceiling")
 INPUTS = ("numpy", "chunks")
 API_KEY = "k"
 PER_SHARD = 1000
@@ -191,7 +196,7 @@ class DropFn(beam.DoFn):  # type: ignore[misc]
 
 def build(pipeline: beam.Pipeline, contender: str, form: str, settings: Settings, sink: Sink) -> None:
     records = source(pipeline, settings, form)
-    if contender == "connector":
+    if contender in ("connector", "python_heads"):
         from vectordb.beam import WriteToVectorDB
 
         _ = records | WriteToVectorDB(
@@ -239,9 +244,11 @@ def run_once(cell: Cell, settings: Settings, sink: Sink) -> None:
     pipeline = new_pipeline(settings)
     build(pipeline, cell.contender, cell.input, settings, sink)
     before = sink.stats()
-    wall, cpu = time.perf_counter(), time.process_time()
-    pipeline.run().wait_until_finish()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    heads = python_heads() if cell.contender == "python_heads" else contextlib.nullcontext()
+    with heads:  # the in-memory runner runs the DoFns in this process
+        wall, cpu = time.perf_counter(), time.process_time()
+        pipeline.run().wait_until_finish()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     got = sink.stats() - before
     expected = 0 if cell.contender == "ceiling" else settings.rows
     if got.vectors != expected:
@@ -301,6 +308,8 @@ def cell_json(cell: Cell, settings: Settings, env: dict[str, Any]) -> dict[str, 
         "elements_per_s": round(cell.per_s(settings.rows), 1),
         "wall_s": round(cell.walls_s[best], 3),
         "cpu_s": round(cell.cpus_s[best], 3),
+        "cpu_us_per_row": round(cell.cpus_s[best] / settings.rows * 1e6, 2),
+        "cpu_us_per_row_min": round(min(cell.cpus_s) / settings.rows * 1e6, 2),
         "sink_requests": cell.requests[best],
         "reps": len(cell.walls_s),
         "statistic": "best of reps (shortest wall time); cpu_s of that run, this process",
@@ -317,7 +326,7 @@ def ratios(cells: list[Cell], settings: Settings) -> list[dict[str, Any]]:
     found = {(c.sink, c.input, c.contender): c for c in cells}
     out = []
     for (sink, form, contender), cell in found.items():
-        if contender != "connector":
+        if contender not in ("connector", "python_heads"):
             continue
         versus = [("pattern", TARGET_VS_PATTERN, found.get((sink, form, "pattern")))]
         versus.append(("ceiling", None, found.get(("noop", form, "ceiling")) if sink == "noop" else None))
@@ -328,10 +337,12 @@ def ratios(cells: list[Cell], settings: Settings) -> list[dict[str, Any]]:
             out.append(
                 {
                     "bench": "beam_write",
-                    "ratio": f"connector_vs_{name}",
+                    "ratio": f"{contender}_vs_{name}",
                     "sink": sink,
                     "input": form,
                     "value": round(value, 2),
+                    # CPU a row, least of the reps each: the steadier figure on a shared machine
+                    "cpu_per_row_ratio": round(min(cell.cpus_s) / min(other.cpus_s), 2),
                     "target": target,
                     "met": None if target is None else value >= target,
                 }
@@ -344,13 +355,14 @@ def print_table(cells: list[Cell], settings: Settings) -> None:
         f"\n{settings.rows:,} × {settings.dim} float32, batch {settings.batch_size}, c={settings.concurrency}"
     )
     print(
-        f"{'sink':>6} {'input':>7} {'contender':>10} {'elements/s':>11} {'wall s':>7} {'cpu s':>6} {'requests':>9}"
+        f"{'sink':>6} {'input':>7} {'contender':>10} {'elements/s':>11} {'wall s':>7} {'cpu s':>6} {'cpu us/row':>10} {'requests':>9}"
     )
     for cell in cells:
         best = cell.best
         print(
             f"{cell.sink:>6} {cell.input:>7} {cell.contender:>10} {cell.per_s(settings.rows):>11,.0f} "
-            f"{cell.walls_s[best]:>7.2f} {cell.cpus_s[best]:>6.2f} {cell.requests[best]:>9}"
+            f"{cell.walls_s[best]:>7.2f} {cell.cpus_s[best]:>6.2f} "
+            f"{min(cell.cpus_s) / settings.rows * 1e6:>10.2f} {cell.requests[best]:>9}"
         )
 
 
@@ -376,7 +388,7 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
     parser.add_argument("--rows-per-batch", type=int, default=None, help="the connector's Beam batch")
     parser.add_argument("--sinks", default="noop,20ms", help="noop and/or <N>ms (a fixed reply delay)")
     parser.add_argument("--inputs", default=",".join(INPUTS))
-    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument("--contenders", default=",".join(DEFAULT_CONTENDERS), help=", ".join(CONTENDERS))
     parser.add_argument("--runner", choices=("fnapi", "direct"), default="fnapi")
     args = parser.parse_args(argv)
     rows = 5000 if args.quick else args.rows

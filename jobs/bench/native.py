@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-__all__ = ["python_floats", "python_json"]
+__all__ = ["python_floats", "python_heads", "python_json"]
 
 
 @contextlib.contextmanager
@@ -30,3 +30,17 @@ def python_floats() -> Iterator[None]:
         yield
     finally:
         floats._native_pack = saved
+
+
+@contextlib.contextmanager
+def python_heads() -> Iterator[None]:
+    """Qdrant point ids and heads and Pinecone vectors' ids and metadata written in Python while inside,
+    not natively (the same bytes)."""
+    from vectordb.connector.backends import pinecone, qdrant
+
+    saved = qdrant._native_ids, qdrant._native_heads, pinecone._native_parts
+    qdrant._native_ids = qdrant._native_heads = pinecone._native_parts = None
+    try:
+        yield
+    finally:
+        qdrant._native_ids, qdrant._native_heads, pinecone._native_parts = saved
