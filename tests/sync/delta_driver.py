@@ -3,8 +3,9 @@
 ``python delta_driver.py CONFIG.json`` does one of two things, as the config says:
 
 - ``make``: writes a Delta table with the change data feed on, one commit per listed version: the
-  first creates it, each later one is a ``MERGE`` of upserts and deletes, or an overwrite of the whole
-  table (which the feed shows as a delete and an insert of every row, in one version);
+  first creates it, each later one is a ``MERGE`` of upserts and deletes (``merge``, which
+  ``jobs/bench/sync.py`` commits too), or an overwrite of the whole table (which the feed shows as a
+  delete and an insert of every row, in one version);
 - ``sink``: streams the table's change feed (``readChangeFeed``, ``trigger(availableNow=True)``, a
   checkpoint, ``maxFilesPerTrigger``) through ``vectordb.spark.changes`` into ``format("vectordb")``
   inside ``foreachBatch`` (``table=``: exact even where a micro-batch ends inside a commit). After each micro-batch is written, and before Spark records it as done,
@@ -68,17 +69,24 @@ def make(spark: SparkSession, table: str, versions: list[dict[str, Any]]) -> Non
         source = spark.createDataFrame(
             [(*r, "u") for r in rows] + [(*d, "d") for d in deletes], SCHEMA + ", flag string"
         )
-        (
-            DeltaTable.forPath(spark, table)
-            .alias("t")
-            .merge(source.alias("s"), "t.id = s.id")
-            .whenMatchedDelete(condition="s.flag = 'd'")
-            .whenMatchedUpdate(condition="s.flag = 'u'", set={"values": "s.values", "title": "s.title"})
-            .whenNotMatchedInsert(
-                condition="s.flag = 'u'", values={"id": "s.id", "values": "s.values", "title": "s.title"}
-            )
-            .execute()
+        merge(spark, table, source)
+
+
+def merge(spark: SparkSession, table: str, source: DataFrame) -> None:
+    """Commit one ``MERGE`` by id into the Delta table at ``table``: ``source`` has the table's columns
+    and ``flag``: ``'u'`` upserts the row (updates or inserts it), ``'d'`` deletes the id (its other
+    columns are not read). Used by the tests and by ``jobs/bench/sync.py``."""
+    (
+        DeltaTable.forPath(spark, table)
+        .alias("t")
+        .merge(source.alias("s"), "t.id = s.id")
+        .whenMatchedDelete(condition="s.flag = 'd'")
+        .whenMatchedUpdate(condition="s.flag = 'u'", set={"values": "s.values", "title": "s.title"})
+        .whenNotMatchedInsert(
+            condition="s.flag = 'u'", values={"id": "s.id", "values": "s.values", "title": "s.title"}
         )
+        .execute()
+    )
 
 
 def stream(spark: SparkSession, config: dict[str, Any]) -> None:
