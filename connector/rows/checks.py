@@ -103,10 +103,12 @@ def assemble(
                 refuse([i], problem)
             sparse_rows.append(parsed)
 
-    # metadata
-    if cols.metadata is not None:
-        for i, md in enumerate(cols.metadata):
-            if deletes[i]:
+    # metadata: walked only when a row has some, or has None (two passes in C when every row has none)
+    metadata = cols.metadata
+    if metadata is not None and (any(metadata) or None in metadata):
+        deleted = deletes.tolist()  # Python bools: no numpy scalar a row
+        for i, md in enumerate(metadata):
+            if deleted[i]:
                 continue
             if md is None:
                 refuse([i], "metadata is not a JSON object")
