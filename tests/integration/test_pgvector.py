@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.contract.suite import BackendContract, StoredRow, Target
 from vectordb.connector import AuthError, ConfigError, ConnectError, connect
@@ -28,6 +30,7 @@ from vectordb.connector.backends.pgvector import (
     encode_copy,
     truncate_sql,
 )
+from vectordb.connector.backends.pgvector.backend import array_literal
 from vectordb.connector.errors import (
     DeadlineExceeded,
     NotFound,
@@ -826,3 +829,11 @@ def test_deletes_with_the_namespace_in_the_key(pg_server: PgServer, pg_table: st
         )
     assert report.ok and report.deleted == 2, report
     assert sql(pg_server, f'SELECT namespace, id FROM "{pg_table}"') == [("a", "g")]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(st.text(st.characters(exclude_characters="\x00")), max_size=8))
+def test_ids_sent_as_one_array_literal_read_back_as_themselves(pg_server: PgServer, ids: list[str]) -> None:
+    # a delete's ids travel as one array literal: quotes, backslashes, braces, commas, spaces, "NULL", ""
+    (back,) = sql(pg_server, "SELECT CAST(%s AS text[])", array_literal(ids))[0]
+    assert back == ids

@@ -281,7 +281,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         layout = self.layout
         if batch.op == DELETE:  # DELETE … WHERE id = ANY(…) in the rows' namespace, one transaction
             sql, with_namespace = delete_ids_sql(layout, batch.namespace)
-            ids = text_ids(batch.ids)
+            ids = array_literal(text_ids(batch.ids))
             params = (ids, batch.namespace or "") if with_namespace else (ids,)
             return _statement_request(f"DELETE {layout.table}", sql, params)
         if batch.namespace is not None and layout.namespace is None:
@@ -306,10 +306,22 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         return BatchOutcome(written=len(batch))
 
 
+def array_literal(ids: list[str]) -> str:
+    """``ids`` as one PostgreSQL array literal, ``{"a","b"}``, which the statement casts to the id column's
+    array type: psycopg adapts a list of 1,000 strings one element at a time (about 650 µs of CPU a
+    request), one string in one piece. Inside the quotes only ``\\`` and ``"`` need a backslash."""
+    if not ids:
+        return "{}"
+    text = '","'.join(ids)
+    if "\\" in text or text.count('"') != 2 * (len(ids) - 1):
+        text = '","'.join(i.replace("\\", "\\\\").replace('"', '\\"') for i in ids)
+    return '{"' + text + '"}'
+
+
 def _statement_request(method: str, sql: str, params: tuple[Any, ...]) -> WireRequest:
     from ...transports.postgres import StatementRequest
 
-    carried = "\n".join(params[0]).encode()  # what the ids parameter holds, for the byte counts
+    carried = params[0].encode()  # what the ids parameter holds, for the byte counts
     return StatementRequest(method, carried, sql=sql, params=params)
 
 
