@@ -18,6 +18,7 @@ import pinecone_upsert_pb2 as pb
 import pytest
 from hypothesis import given, settings
 
+from tests.payload_values import json_scalars, nested, odd_scalars, utf8
 from vectordb.connector import protowire as pw
 from vectordb.connector.backends import pinecone
 from vectordb.connector.backends.pinecone import encode_grpc
@@ -56,15 +57,6 @@ def both(encode: Any, *args: Any) -> tuple[Any, Any]:
     return outcome("native", encode, *args), outcome("python", encode, *args)
 
 
-def utf8(text: str) -> bool:
-    return not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
-
-
-class Opaque:
-    def __str__(self) -> str:
-        return "opaque"
-
-
 ids = st.one_of(
     st.text(max_size=40),  # any code point, lone surrogates too (str.encode raises)
     st.text(max_size=200).filter(utf8),  # lengths of one- and two-byte varints
@@ -76,47 +68,10 @@ ids = st.one_of(
     st.none(),
 )
 keys = st.sampled_from(["a", "ab", "é", ""]) | st.text(max_size=5)
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.floats(allow_nan=False)
-    | st.integers(-(2**63), 2**63 - 1)
-    | st.text(max_size=8).filter(utf8)
-)
-odd_scalars = st.one_of(
-    st.floats(),  # NaN and infinities, -0.0
-    st.integers(0, 2**64 - 1).map(lambda b: np.array(b, np.uint64).view(np.float64).item()),  # any bits
-    st.integers(-(2**80), 2**80),  # beyond int64: the double
-    st.integers(-(2**1100), 2**1100),  # beyond a double: float() raises
-    st.text(max_size=4),  # lone surrogates: str.encode raises
-    st.floats(width=32).map(np.float32),
-    st.integers(-(2**63), 2**63 - 1).map(np.int64),
-    st.booleans().map(np.bool_),
-    st.dates(),
-    st.datetimes(timezones=st.none() | st.just(datetime.UTC)),
-    st.builds(Opaque),
-    st.lists(st.integers(0, 9), max_size=3).map(np.array),
-)
-
-
-def nested(scalars: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.recursive(
-        scalars,
-        lambda inner: (
-            st.lists(inner, max_size=3)
-            | st.lists(inner, max_size=3).map(tuple)
-            | st.dictionaries(keys, inner, max_size=3)
-            | st.dictionaries(st.integers(0, 3), inner, min_size=1, max_size=2)  # keys that are no str
-            | st.dictionaries(keys, inner, max_size=2).map(OrderedDict)
-        ),
-        max_leaves=12,
-    )
-
-
 metadata_of = st.one_of(
     st.none(),
     st.just({}),
-    st.dictionaries(keys, nested(json_scalars | odd_scalars), max_size=4),
+    st.dictionaries(keys, nested(json_scalars | odd_scalars, keys), max_size=4),
     st.dictionaries(keys, json_scalars, max_size=3).map(OrderedDict),  # no dict: the row goes to Python
     st.dictionaries(st.integers(0, 3), json_scalars, min_size=1, max_size=2),  # keys that are no str
 )

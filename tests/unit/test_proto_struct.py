@@ -19,6 +19,7 @@ import pytest
 from google.protobuf import struct_pb2
 from hypothesis import given, settings
 
+from tests.payload_values import json_scalars, nested, odd_scalars
 from vectordb.connector import protowire as pw
 
 PATHS = ["native", "python"]
@@ -47,47 +48,10 @@ def encoded(name: str, fields: Any) -> bytes | str:
 
 
 keys = st.text(max_size=6)  # any code point, surrogates included
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.floats(allow_nan=False)
-    | st.integers(-(2**53), 2**53)
-    | st.text(max_size=8).filter(lambda t: not any(0xD800 <= ord(c) <= 0xDFFF for c in t))
-)
-odd_scalars = st.one_of(
-    st.floats(),  # NaN and infinities too
-    st.integers(-(2**80), 2**80),
-    st.integers(-(2**1100), 2**1100),  # beyond a double: float() raises
-    st.text(max_size=4),
-    st.floats(width=32).map(np.float32),
-    st.integers(-(2**63), 2**63 - 1).map(np.int64),
-    st.booleans().map(np.bool_),
-    st.dates(),
-    st.datetimes(),
-    st.builds(object).map(lambda _: Opaque()),
-    st.lists(st.integers(0, 9), max_size=3).map(np.array),
-)
-
-
-class Opaque:
-    def __str__(self) -> str:
-        return "opaque"
-
-
-def nested(scalars: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.recursive(
-        scalars,
-        lambda inner: (
-            st.lists(inner, max_size=3)
-            | st.lists(inner, max_size=3).map(tuple)
-            | st.dictionaries(keys, inner, max_size=3)
-        ),
-        max_leaves=12,
-    )
 
 
 @settings(max_examples=400, deadline=None)
-@given(fields=st.dictionaries(keys, nested(json_scalars | odd_scalars), max_size=5))
+@given(fields=st.dictionaries(keys, nested(json_scalars | odd_scalars, keys), max_size=5))
 def test_native_and_python_write_the_same_bytes(fields: dict[str, Any]) -> None:
     if pw._native_struct is None:
         pytest.skip("the native speedups are not installed (pip install ./connector/native)")
@@ -99,7 +63,7 @@ def test_native_and_python_write_the_same_bytes(fields: dict[str, Any]) -> None:
 @given(
     fields=st.dictionaries(
         keys.filter(lambda t: not any(0xD800 <= ord(c) <= 0xDFFF for c in t)),
-        nested(json_scalars),
+        nested(json_scalars, keys, json_only=True),
         max_size=5,
     )
 )
