@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from vectordb.connector import connect
+from vectordb.connector import connect, speedups
 
 from .machine import code_version, environment
 from .native import python_json
@@ -103,10 +103,13 @@ def target_uri(target: str, dim: int) -> Iterator[tuple[str, dict[str, Any]]]:
 REST_TARGETS = ("pinecone", "qdrant")
 
 
-def json_writer(name: str) -> contextlib.AbstractContextManager[None]:
-    """``native``: the native JSON vector writer; ``python``: it switched off (orjson writes the floats)."""
+def json_writer(name: str | None) -> contextlib.AbstractContextManager[None]:
+    """``native``: the native JSON vector writer; ``python``: it switched off (orjson writes the floats);
+    ``None``: no JSON body, whatever is installed."""
     from vectordb.connector import jsonvec
 
+    if name is None:
+        return contextlib.nullcontext()
     if name == "python":
         return python_json()
     if not jsonvec.native_encoder():
@@ -142,11 +145,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     dims = [int(d) for d in args.dims.split(",")]
     env = {**environment("vectordb-connector-speedups", "orjson", "numpy"), "code": code_version("connector")}
+    env["native_speedups"] = speedups.installed()
     print(f"client CPU µs per row (rows/s of that run); best of {args.reps}; {os.cpu_count()} cpus")
     print(f"{'target':<18}" + "".join(f"{d:>22}" for d in dims))
     run: Callable[..., tuple[float, float]] = cpu_per_row
     for target in args.targets.split(","):
-        for writer in args.json_writers.split(",") if target in REST_TARGETS else ["native"]:
+        writers: list[str | None] = [*args.json_writers.split(",")] if target in REST_TARGETS else [None]
+        for writer in writers:
             cells = []
             for dim in dims:
                 rows = args.chroma_rows if target == "chroma" else args.rows
