@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from vectordb.connector import connect, speedups
+from vectordb.connector import connect
 
 from .machine import code_version, environment
 from .native import python_json
@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     dims = [int(d) for d in args.dims.split(",")]
     env = {**environment("vectordb-connector-speedups", "orjson", "numpy"), "code": code_version("connector")}
+    from vectordb.connector import speedups  # here: jobs.bench.versions imports this module with older code
+
     env["native_speedups"] = speedups.installed()
     print(f"client CPU µs per row (rows/s of that run); best of {args.reps}; {os.cpu_count()} cpus")
     print(f"{'target':<18}" + "".join(f"{d:>22}" for d in dims))
