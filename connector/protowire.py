@@ -91,7 +91,14 @@ def string_field(field: int, text: str) -> bytes:
 
 def string_fields(field: int, texts: list[str]) -> bytes:
     """A repeated string field, every value in one pass (ids of a delete request): the same bytes as
-    ``string_field`` for each, joined."""
+    ``string_field`` for each, joined. ASCII texts of one length under 128 (the usual ids) in a field
+    under 16 share one two-byte tag and length, so the whole field is one join and one encode."""
+    lengths = set(map(len, texts))
+    if field < 16 and len(lengths) == 1 and 0 < (length := lengths.pop()) < 128:
+        head = chr((field << 3) | LEN) + chr(length)  # both one byte, so ASCII
+        text = head + head.join(texts)
+        if text.isascii():  # then characters are bytes: the lengths above are byte lengths
+            return text.encode("ascii")
     tag = _LEN_TAGS[field] if field < 128 else key(field, LEN)
     encoded = [text.encode() for text in texts]
     if all(len(e) < 16_384 for e in encoded):

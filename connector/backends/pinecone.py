@@ -263,7 +263,7 @@ def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
     comes back as a reply."""
     ids = text_ids(batch.ids)
     if grpc:
-        body = _delete_ids(ids)
+        body = pw.string_fields(1, ids)
         if batch.namespace:
             body += pw.string_field(3, batch.namespace)
         return WireRequest(GRPC_DELETE, body, answers=frozenset({"NOT_FOUND"}))
@@ -271,19 +271,6 @@ def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
     if batch.namespace:
         doc["namespace"] = batch.namespace
     return WireRequest(REST_DELETE, orjson.dumps(doc), answers=frozenset({404}))
-
-
-def _delete_ids(ids: list[str]) -> bytes:
-    """``DeleteRequest.ids`` (field 1): for ASCII ids of one length under 128 (the usual kind), every
-    field's tag and length are the same two bytes, so the body is one join of the texts and one encode
-    instead of an encode and a concatenation an id."""
-    lengths = set(map(len, ids))
-    if len(lengths) == 1 and 0 < (length := lengths.pop()) < 128:
-        head = "\x0a" + chr(length)  # tag 1, wire type LEN; the length as a one-byte varint
-        text = head + head.join(ids)
-        if text.isascii():  # then characters are bytes: the lengths above are byte lengths
-            return text.encode("ascii")
-    return pw.string_fields(1, ids)
 
 
 def encode_grpc(batch: RowBatch) -> bytes:

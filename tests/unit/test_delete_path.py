@@ -1,4 +1,4 @@
-"""The delete path's shortcuts give what the general code gives: Pinecone's ``DeleteRequest.ids`` in one join,
+"""The delete path's shortcuts give what the general code gives: a repeated string field (Pinecone's ``DeleteRequest.ids``) in one join,
 Weaviate's UUIDs told in one ``translate``, Milvus's key list as one JSON array, ids as text without a
 ``str()`` an id, and ``Client.delete`` of more ids than one chunk holds (repeats across chunks deleted in
 input order, every id once in the report)."""
@@ -14,7 +14,6 @@ from hypothesis import given
 from vectordb.connector import protowire as pw
 from vectordb.connector.backends.milvus.schema import Layout
 from vectordb.connector.backends.milvus.wire import expr_literal, keys_expr
-from vectordb.connector.backends.pinecone import _delete_ids
 from vectordb.connector.backends.weaviate.backend import uuids_of
 from vectordb.connector.client import DELETE_CHUNK_REQUESTS, connect
 from vectordb.connector.engine import Engine
@@ -29,11 +28,12 @@ UUID_TEXT = st.uuids().map(str)
 
 @given(
     st.lists(ID_TEXT, max_size=20)
-    | st.integers(0, 130).flatmap(lambda n: st.lists(st.text("ab0é", min_size=n, max_size=n), max_size=20))
+    | st.integers(0, 130).flatmap(lambda n: st.lists(st.text("ab0é", min_size=n, max_size=n), max_size=20)),
+    st.sampled_from([1, 3, 15, 16, 200]),
 )
-def test_pinecone_delete_ids_are_the_repeated_field(ids: list[str]) -> None:
+def test_a_repeated_string_field_is_each_string_field_joined(ids: list[str], field: int) -> None:
     ids = [i for i in ids if i]  # the client never sends an empty id
-    assert _delete_ids(ids) == pw.string_fields(1, ids)
+    assert pw.string_fields(field, ids) == b"".join(pw.string_field(field, i) for i in ids)
 
 
 @given(st.lists(UUID_TEXT | UUID_TEXT.map(str.upper) | ID_TEXT | st.uuids(), max_size=12))
