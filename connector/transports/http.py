@@ -175,14 +175,14 @@ class HttpTransport:
                     route[0], route[2], content=request.body, headers=headers, timeout=timeout_s
                 )
         except httpx.TimeoutException as exc:
-            where = f"{self.label} {route[0]} {route[1]}"
+            where = self._where(route)
             if isinstance(exc, httpx.ConnectTimeout):
                 raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
             raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
-            raise ConnectError(f"{self.label} {route[0]} {route[1]}: cannot connect: {exc}") from None
+            raise ConnectError(f"{self._where(route)}: cannot connect: {exc}") from None
         except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
-            where = f"{self.label} {route[0]} {route[1]}"
+            where = self._where(route)
             raise TransportError(f"{where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}") from None
         self.host.answered = True  # a status came back: a server is there, if not well
         status = reply.status_code
@@ -190,11 +190,15 @@ class HttpTransport:
             raise error_for_status(
                 status,
                 reply.content,
-                f"{self.label} {route[0]} {route[1]}",
+                self._where(route),
                 reply.headers.get("retry-after"),
                 secrets=self._secrets,
             )
         return WireReply(body=reply.content, status=status, headers=dict(reply.headers))
+
+    def _where(self, route: tuple[str, str, Any]) -> str:
+        """Where a request went, for an error's message (made only on errors)."""
+        return f"{self.label} {route[0]} {route[1]}"
 
     def _route(self, method: str) -> tuple[str, str, Any]:
         """``"POST /vectors/upsert"`` as its verb, path and parsed URL, kept for the next request."""
