@@ -28,8 +28,9 @@ micro-batch and its deletes in the next, which would then delete rows the table 
 ``changes`` reads the table as of the batch's last version for the ids the batch deletes, and an id
 the table still holds is upserted with that row instead: exact at the end of every micro-batch,
 wherever the batches cut the commits. The cost, in a batch that deletes: a read of every id of the
-table (its id columns only), and of its rows only when some deleted id is still there (never after a ``MERGE``, whose deletes are gone from the table). Without
-``table``, the result is exact as long as no micro-batch cuts such a commit.
+table (its id columns only), and of its rows only when some deleted id is still there (never after a
+``MERGE``, whose deletes are gone from the table). Without ``table``, the result is exact as long as no
+micro-batch cuts such a commit.
 
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
@@ -156,7 +157,7 @@ def _with_rows_still_there(
     still_there = snapshot.select(*keys).join(deleted, keys, "left_semi")
     if still_there.isEmpty():
         return kept
-    back = snapshot.join(deleted, keys, "left_semi").withColumns(
+    back = snapshot.join(still_there, keys, "left_semi").withColumns(
         {CHANGE_TYPE: F.lit("update_postimage"), COMMIT_VERSION: F.lit(version).cast("long")}
     )
     if COMMIT_TIMESTAMP in kept.columns:
