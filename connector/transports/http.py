@@ -1,4 +1,4 @@
-"""HTTP transport over httpx: keep-alive connection pool shared per (base URL) per process.
+"""HTTP transport: keep-alive connections shared per (base URL) per process (``http1``; httpx through a proxy).
 
 Statuses map to the connector's errors here and nowhere else: 408/429/5xx are retryable,
 401/403 are fatal, 404 means the index or endpoint is wrong (fatal), any other 4xx is a
@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import (
     AuthError,
@@ -25,11 +26,13 @@ from ..errors import (
 )
 from ..redaction import Secrets, blank_logs
 from .base import WireReply, WireRequest, host_of, shared
+from .http1 import ConnectionPool, request_head
 
 __all__ = ["HttpTransport", "error_for_status", "parse_retry_after", "reason_of"]
 
 
 POOL_CONNECTIONS = 256
+USER_AGENT = "vectordb-connector"
 MAX_ROUTES = 64  # parsed URLs kept per transport
 # httpcore's debug trace logs each reply's headers whole: a header that echoes the key would show it
 TRACE_LOGGERS = ("httpcore.http11", "httpcore.http2")
@@ -102,16 +105,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 class HttpTransport:
-    """POSTs request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request,
+    """Sends request bodies to ``base_url`` + path; ``headers`` (e.g. the api key) go on every request,
     and ``secrets`` (the credentials among them) are blanked out of every error it raises.
 
-    A request goes straight to the pool's ``httpx.HTTPTransport`` with the URL and headers made once
-    per path: ``httpx.Client.request`` would merge URLs, headers and cookies, run its auth and redirect
-    machinery and copy the reply's stream again, about a third of a request's CPU in the client
-    (``Client.post`` 490 µs, ``HTTPTransport.handle_request`` 340 µs, a 1,000-id delete on loopback).
-    None of that is used here: no auth flow, no redirects followed, no cookies wanted. When the
-    environment names a proxy (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``) the request goes
-    through the client instead, which picks the proxy, as it always has.
+    Requests go through the process's keep-alive connections to the server (``http1.ConnectionPool``),
+    with each path's request head made once. When the environment names a proxy (``HTTP_PROXY``,
+    ``HTTPS_PROXY``, ``ALL_PROXY``) they go through an ``httpx.Client`` instead, which picks the proxy.
     """
 
     def __init__(
@@ -123,8 +122,6 @@ class HttpTransport:
         max_connections: int = 64,
         label: str = "",
     ) -> None:
-        import httpx
-
         self.base_url = base_url.rstrip("/")
         self.label = label or self.base_url
         self.host = host_of(_address(self.base_url))
@@ -135,113 +132,138 @@ class HttpTransport:
         pool = shared(
             ("http", self.base_url), lambda: _Pool(self.base_url, max(POOL_CONNECTIONS, max_connections))
         )
-        self._client = pool.client
+        self._pool = pool
         self._direct = pool.direct
-        # what the client would send: its defaults (User-Agent, Accept, Accept-Encoding, Connection)
-        # under ours; made once, copied by each request
-        self._headers = httpx.Headers(self._client.headers)
-        self._headers.update(dict(headers))
-        self._routes: dict[str, tuple[str, str, Any]] = {}  # request.method -> (verb, path, httpx.URL)
+        parts = urlsplit(self.base_url)
+        self._prefix = parts.path.rstrip("/")  # a base URL's own path goes before each request's
+        # every request's headers, by lower-cased name: ours under the transport's under the request's
+        self._headers: dict[str, tuple[str, str]] = {
+            "host": ("Host", parts.netloc.rpartition("@")[2]),
+            "user-agent": ("User-Agent", USER_AGENT),
+            "accept": ("Accept", "*/*"),
+        }
+        self._headers.update((name.lower(), (name, value)) for name, value in headers)
+        self._routes: dict[str, _Route] = {}  # request.method -> its route
 
     def __repr__(self) -> str:
         return f"HttpTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        import httpx
-
         route = self._routes.get(request.method) or self._route(request.method)
-        headers = self._headers
-        if request.headers:
-            headers = httpx.Headers(headers)
-            headers.update(dict(request.headers))
-        try:
-            if self._direct is not None and not self._client.is_closed:
-                timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
-                reply = self._direct.handle_request(
-                    httpx.Request(
-                        route[0],
-                        route[2],
-                        headers=headers,
-                        content=request.body,
-                        extensions={"timeout": timeouts},
-                    )
-                )
-                try:
-                    reply.read()
-                finally:
-                    reply.close()
-            else:  # a proxy from the environment (or a closed pool: the client says so)
-                reply = self._client.request(
-                    route[0], route[2], content=request.body, headers=headers, timeout=timeout_s
-                )
-        except httpx.TimeoutException as exc:
-            where = self._where(route)
-            if isinstance(exc, httpx.ConnectTimeout):
-                raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
-            raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
-            raise ConnectError(f"{self._where(route)}: cannot connect: {exc}") from None
-        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
-            where = self._where(route)
-            raise TransportError(f"{where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}") from None
-        self.host.answered = True  # a status came back: a server is there, if not well
-        status = reply.status_code
-        if status >= 300 and status not in request.answers:
-            raise error_for_status(
-                status,
-                reply.content,
-                self._where(route),
-                reply.headers.get("retry-after"),
+        if self._direct is None:
+            status, body, headers = self._send_by_client(route, request, timeout_s)
+        else:
+            head = route.head if not request.headers else self._head(route, request.headers)
+            reply = self._direct.request(
+                head,
+                request.body,
+                verb=route.verb,
+                where=route.where,
+                timeout_s=timeout_s,
                 secrets=self._secrets,
             )
-        return WireReply(body=reply.content, status=status, headers=dict(reply.headers))
+            status, body, headers = reply.status, reply.body, reply.headers
+        self.host.answered = True  # a status came back: a server is there, if not well
+        if status >= 300 and status not in request.answers:
+            raise error_for_status(
+                status, body, route.where, headers.get("retry-after"), secrets=self._secrets
+            )
+        return WireReply(body=body, status=status, headers=headers)
 
-    def _where(self, route: tuple[str, str, Any]) -> str:
-        """Where a request went, for an error's message (made only on errors)."""
-        return f"{self.label} {route[0]} {route[1]}"
-
-    def _route(self, method: str) -> tuple[str, str, Any]:
-        """``"POST /vectors/upsert"`` as its verb, path and parsed URL, kept for the next request."""
+    def _send_by_client(
+        self, route: _Route, request: WireRequest, timeout_s: float
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """Through the proxy the environment names (httpx picks it); errors mapped as the pool maps its own."""
         import httpx
 
+        headers = {
+            name: value for key, (name, value) in self._merged(request.headers).items() if key != "host"
+        }
+        try:
+            reply = self._pool.client.request(
+                route.verb,
+                self.base_url + route.path,
+                content=request.body,
+                headers=headers,
+                timeout=timeout_s,
+            )
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise ConnectError(f"{route.where}: cannot connect: timed out after {timeout_s} s") from None
+            raise DeadlineExceeded(
+                f"{route.where}: no reply within {timeout_s} s ({type(exc).__name__})"
+            ) from None
+        except httpx.ConnectError as exc:
+            raise ConnectError(f"{route.where}: cannot connect: {exc}") from None
+        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
+            raise TransportError(
+                f"{route.where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}"
+            ) from None
+        return reply.status_code, reply.content, dict(reply.headers)
+
+    def _route(self, method: str) -> _Route:
+        """``"POST /vectors/upsert"`` as its verb, path, request head and the place its errors name, kept
+        for the next request."""
         verb, _, path = method.partition(" ")
-        route = (verb, path, httpx.URL(self.base_url + path))
+        route = _Route(verb, path, self._head_of(verb, path, self._headers), f"{self.label} {verb} {path}")
         if len(self._routes) >= MAX_ROUTES:  # paths that name ids or names: keep the table bounded
             self._routes.clear()
         self._routes[method] = route
         return route
 
+    def _head(self, route: _Route, extra: tuple[tuple[str, str], ...]) -> bytes:
+        return self._head_of(route.verb, route.path, self._merged(extra))
+
+    def _merged(self, extra: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:
+        merged = dict(self._headers)
+        merged.update((name.lower(), (name, value)) for name, value in extra)
+        return merged
+
+    def _head_of(self, verb: str, path: str, headers: dict[str, tuple[str, str]]) -> bytes:
+        return request_head(verb, self._prefix + path, dict(headers.values()))
+
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
 
 
+class _Route:
+    """One request method's verb, path, request head (up to ``Content-Length``) and error label."""
+
+    __slots__ = ("head", "path", "verb", "where")
+
+    def __init__(self, verb: str, path: str, head: bytes, where: str) -> None:
+        self.verb, self.path, self.head, self.where = verb, path, head, where
+
+
 class _Pool:
-    """The process's connections to one base URL: an ``httpx.Client`` and, unless the environment
-    names a proxy for the URL's scheme, the ``httpx.HTTPTransport`` under it, which requests use directly."""
+    """The process's connections to one base URL: a ``ConnectionPool``, unless the environment names a proxy
+    for the URL's scheme; then an ``httpx.Client``, which goes through it."""
 
     def __init__(self, base_url: str, max_connections: int) -> None:
         from urllib.request import getproxies
 
-        import httpx
-
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        scheme = base_url.partition(":")[0].lower()
+        parts = urlsplit(base_url)
+        scheme = parts.scheme.lower()
         proxies = getproxies()  # what httpx.Client(trust_env=True) reads for its proxy mounts
+        self.direct: ConnectionPool | None = None
+        self.client: Any = None
         if proxies.get(scheme) or proxies.get("all"):
-            self.direct: Any = None
-            self.client: Any = httpx.Client(limits=limits, follow_redirects=False)
+            import httpx
+
+            limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+            self.client = httpx.Client(limits=limits, follow_redirects=False)
         else:
-            # the transport httpx.Client makes for itself without a proxy (verify, trust_env: the defaults)
-            self.direct = httpx.HTTPTransport(limits=limits)
-            self.client = httpx.Client(transport=self.direct, follow_redirects=False)
+            port = parts.port or (443 if scheme == "https" else 80)
+            self.direct = ConnectionPool(scheme, parts.hostname or "", port, max_idle=max_connections)
 
     def close(self) -> None:
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
+        if self.direct is not None:
+            self.direct.close()
 
 
 def _address(url: str) -> str:
     """``host:port`` of a URL (the scheme's port when it names none)."""
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     return f"{parts.hostname or ''}:{parts.port or (443 if parts.scheme == 'https' else 80)}"

@@ -52,7 +52,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
@@ -695,6 +697,8 @@ class _Handler(JsonHandler):
         ids: tuple[Any, ...] = ()
         outcome, message = "ok", ""
         shard_key = None
+        reply: Callable[[], None] | None = None  # sent after the log records the request: a client that
+        # has its reply finds its request logged
         try:
             script = admission.script
             if admission.fault is not None:
@@ -702,7 +706,7 @@ class _Handler(JsonHandler):
             if script.delay_s > 0:
                 time.sleep(script.delay_s)
             if script.noop:
-                self._ok({"operation_id": admission.seq, "status": "acknowledged"}, started)
+                reply = partial(self._ok, {"operation_id": admission.seq, "status": "acknowledged"}, started)
                 return
             try:
                 doc = orjson.loads(body)
@@ -713,7 +717,7 @@ class _Handler(JsonHandler):
             shard_key = doc.get("shard_key")
             store.upsert(name, incoming, shard_key, id_error="rest")
             status = "completed" if query.get("wait", "false") == "true" else "acknowledged"
-            self._ok({"operation_id": admission.seq, "status": status}, started)
+            reply = partial(self._ok, {"operation_id": admission.seq, "status": status}, started)
         except QdrantError as exc:
             outcome, message = exc.kind, exc.message
             if exc.kind == "dropped":
@@ -721,7 +725,7 @@ class _Handler(JsonHandler):
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
             else:
-                self._error(exc, started)
+                reply = partial(self._error, exc, started)
         finally:
             store.admission.leave()
             store.record(
@@ -739,6 +743,8 @@ class _Handler(JsonHandler):
                     size=len(body),
                 )
             )
+            if reply is not None:
+                reply()
 
     def _ok(self, result: Any, started: float) -> None:
         doc = {"result": result, "status": "ok", "time": time.monotonic() - started}
