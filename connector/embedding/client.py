@@ -163,7 +163,10 @@ class EmbeddingClient:
     ) -> None:
         self.options = options
         self._transport = EmbeddingTransport(
-            options.endpoint, options.credential(), secrets=Secrets.of(options)
+            options.endpoint,
+            options.credential(),
+            secrets=Secrets.of(options),
+            max_connections=options.max_concurrency,
         )
         self._clock, self._sleep = clock, sleep
         self.dispatch: Dispatcher[_Unit] = Dispatcher(

@@ -1,8 +1,9 @@
 """POSTs to one embeddings endpoint over the keep-alive connections of ``transports/http1.py``, the
-connections every REST database's requests go through.
+connections every REST database's requests go through (through httpx where the environment names a
+proxy, as theirs: ``transports/http.ServerPool``).
 
-Its own pool, not the process's shared one for the URL: a client's connections close with the client
-(its sender threads go with it). With 32 threads sending 128-input requests, httpx spent about twice the
+Its own connections, not the process's shared ones for the URL: a client's connections close with the
+client (its sender threads go with it). With 32 threads sending 128-input requests, httpx spent about twice the
 CPU per embedding (22 µs against 10 µs, reply decoding included), most of it in its pool and h11 parsing
 under the GIL. Statuses map to the connector's errors exactly as every HTTP transport maps them
 (``error_for_status``); the key travels only in the ``Authorization`` header, and the credentials in use
@@ -15,8 +16,8 @@ from urllib.parse import urlsplit
 
 from ..redaction import Secrets
 from ..transports.base import host_of
-from ..transports.http import error_for_status
-from ..transports.http1 import ConnectionPool, request_head
+from ..transports.http import ServerPool, error_for_status
+from ..transports.http1 import request_head
 
 __all__ = ["EmbeddingTransport"]
 
@@ -25,7 +26,13 @@ class EmbeddingTransport:
     """``post(body, timeout_s) -> reply body`` or a connector error; thread-safe."""
 
     def __init__(
-        self, endpoint: str, api_key: str | None, *, secrets: Secrets, user_agent: str = "vectordb-connector"
+        self,
+        endpoint: str,
+        api_key: str | None,
+        *,
+        secrets: Secrets,
+        user_agent: str = "vectordb-connector",
+        max_connections: int = 32,
     ) -> None:
         parts = urlsplit(endpoint)
         https = parts.scheme == "https"
@@ -44,21 +51,34 @@ class EmbeddingTransport:
             headers["Authorization"] = f"Bearer {api_key}"
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._head = request_head("POST", path, headers)
-        self._pool = ConnectionPool(parts.scheme, host, port)
+        self._url = f"{parts.scheme}://{netloc}{path}"
+        self._client_headers = {name: value for name, value in headers.items() if name != "Host"}
+        self._pool = ServerPool(f"{parts.scheme}://{netloc}", max_connections)  # one a sender thread
 
     def __repr__(self) -> str:
         return f"EmbeddingTransport({self.where})"
 
     def post(self, body: bytes, timeout_s: float) -> bytes:
-        reply = self._pool.request(
-            self._head, body, verb="POST", where=self.where, timeout_s=timeout_s, secrets=self.secrets
-        )
-        self.host.answered = True  # a status came back: a server is there, if not well
-        if reply.status >= 300:
-            raise error_for_status(
-                reply.status, reply.body, self.where, reply.headers.get("retry-after"), secrets=self.secrets
+        pool, where, secrets = self._pool, self.where, self.secrets
+        if pool.direct is not None:
+            reply = pool.direct.request(
+                self._head, body, verb="POST", where=where, timeout_s=timeout_s, secrets=secrets
             )
-        return reply.body
+            status, data, headers = reply.status, reply.body, reply.headers
+        else:
+            status, data, headers = pool.send_by_client(
+                "POST",
+                self._url,
+                body,
+                self._client_headers,
+                where=where,
+                timeout_s=timeout_s,
+                secrets=secrets,
+            )
+        self.host.answered = True  # a status came back: a server is there, if not well
+        if status >= 300:
+            raise error_for_status(status, data, where, headers.get("retry-after"), secrets=secrets)
+        return data
 
     def close(self) -> None:
         """Close every connection (each sender thread's)."""

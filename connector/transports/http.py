@@ -28,7 +28,7 @@ from ..redaction import Secrets, blank_logs
 from .base import WireReply, WireRequest, host_of, shared
 from .http1 import ConnectionPool, request_head
 
-__all__ = ["HttpTransport", "error_for_status", "parse_retry_after", "reason_of"]
+__all__ = ["HttpTransport", "ServerPool", "error_for_status", "parse_retry_after", "reason_of"]
 
 
 POOL_CONNECTIONS = 256
@@ -130,7 +130,7 @@ class HttpTransport:
         # one pool per process and URL, shared by clients of any concurrency: size it for all of them
         # (each client's engine bounds its own requests in flight)
         pool = shared(
-            ("http", self.base_url), lambda: _Pool(self.base_url, max(POOL_CONNECTIONS, max_connections))
+            ("http", self.base_url), lambda: ServerPool(self.base_url, max(POOL_CONNECTIONS, max_connections))
         )
         self._pool = pool
         self._direct = pool.direct
@@ -173,33 +173,19 @@ class HttpTransport:
     def _send_by_client(
         self, route: _Route, request: WireRequest, timeout_s: float
     ) -> tuple[int, bytes, dict[str, str]]:
-        """Through the proxy the environment names (httpx picks it); errors mapped as the pool maps its own."""
-        import httpx
-
         headers = {
             name: value for key, (name, value) in self._merged(request.headers).items() if key != "host"
         }
-        try:
-            reply = self._pool.client.request(
-                route.verb,
-                self.base_url + route.path,
-                content=request.body,
-                headers=headers,
-                timeout=timeout_s,
-            )
-        except httpx.TimeoutException as exc:
-            if isinstance(exc, httpx.ConnectTimeout):
-                raise ConnectError(f"{route.where}: cannot connect: timed out after {timeout_s} s") from None
-            raise DeadlineExceeded(
-                f"{route.where}: no reply within {timeout_s} s ({type(exc).__name__})"
-            ) from None
-        except httpx.ConnectError as exc:
-            raise ConnectError(f"{route.where}: cannot connect: {exc}") from None
-        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
-            raise TransportError(
-                f"{route.where}: {type(exc).__name__}: {self._secrets.blank(str(exc))}"
-            ) from None
-        return reply.status_code, reply.content, dict(reply.headers)
+        url = self.base_url + route.path
+        return self._pool.send_by_client(
+            route.verb,
+            url,
+            request.body,
+            headers,
+            where=route.where,
+            timeout_s=timeout_s,
+            secrets=self._secrets,
+        )
 
     def _route(self, method: str) -> _Route:
         """``"POST /vectors/upsert"`` as its verb, path, request head and the place its errors name, kept
@@ -235,9 +221,10 @@ class _Route:
         self.verb, self.path, self.head, self.where = verb, path, head, where
 
 
-class _Pool:
-    """The process's connections to one base URL: a ``ConnectionPool``, unless the environment names a proxy
-    for the URL's scheme; then an ``httpx.Client``, which goes through it."""
+class ServerPool:
+    """The connections of a process (or of one client) to one base URL: a ``ConnectionPool`` (``direct``),
+    unless the environment names a proxy for the URL's scheme; then an ``httpx.Client`` (``client``),
+    which goes through it, and ``send_by_client``."""
 
     def __init__(self, base_url: str, max_connections: int) -> None:
         from urllib.request import getproxies
@@ -255,6 +242,33 @@ class _Pool:
         else:
             port = parts.port or (443 if scheme == "https" else 80)
             self.direct = ConnectionPool(scheme, parts.hostname or "", port, max_idle=max_connections)
+
+    def send_by_client(
+        self,
+        verb: str,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        where: str,
+        timeout_s: float,
+        secrets: Secrets,
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """Through the proxy (httpx picks it): the status, body and headers, failures mapped as
+        ``ConnectionPool`` maps its own."""
+        import httpx
+
+        try:
+            reply = self.client.request(verb, url, content=body, headers=headers, timeout=timeout_s)
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
+            raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise ConnectError(f"{where}: cannot connect: {exc}") from None
+        except httpx.TransportError as exc:  # dropped connection, protocol error mid-reply (may quote it)
+            raise TransportError(f"{where}: {type(exc).__name__}: {secrets.blank(str(exc))}") from None
+        return reply.status_code, reply.content, dict(reply.headers)
 
     def close(self) -> None:
         if self.client is not None:

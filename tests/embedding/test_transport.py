@@ -7,7 +7,7 @@ import http.server
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -50,3 +50,39 @@ def test_a_transport_dropped_without_close_closes_its_connections(
     del transport
     gc.collect()
     assert [str(u.exc_value) for u in unraisable] == []
+
+
+class _Proxy(http.server.BaseHTTPRequestHandler):
+    """A forward proxy that answers itself: records the absolute-form target a proxy is sent."""
+
+    protocol_version = "HTTP/1.1"
+    targets: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).targets.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_proxy_the_environment_names_carries_the_embedding_requests(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        for name in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "no_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
+        transport = EmbeddingTransport(url, "sk-proxy", secrets=Secrets("sk-proxy"))
+        assert transport.post(b"{}", 5.0) == b"{}"
+        transport.close()
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert _Proxy.targets == [url], "the request went to the proxy, naming the endpoint"
