@@ -14,14 +14,18 @@ by chunks, or by the connection's end; 1xx replies skipped; the connection kept 
 are) or HTTP/2: none of the databases needs them.
 
 A connection the server closed while it sat idle (its keep-alive timeout: uvicorn's is 5 s) is found
-readable before reuse and dropped, as urllib3 does; one closed in the instant before the request went
-out, after an idle second, is re-opened and the request sent once more at once. A connection that fails
-while in use is the engine's to retry. Errors are the connector's, their messages naming ``where`` and
-blanked of the credentials in use.
+readable before reuse and dropped, as urllib3 does. One that fails after that, even before a byte of
+the reply (the server may have read and applied the request), is a ``TransportError`` for the engine to
+retry, never a silent second send. ``timeout_s`` bounds the whole exchange: the connect, the send and
+every byte of the reply, however slowly it drips. A reply's framing is read strictly (digits for
+lengths, hex for chunk sizes, a bound on every line): what does not parse is a ``TransportError``, not a
+short or long body. Errors are the connector's, their messages naming ``where`` and blanked of the
+credentials in use before anything is cut from them.
 """
 
 from __future__ import annotations
 
+import re
 import select
 import socket
 import threading
@@ -37,11 +41,16 @@ if TYPE_CHECKING:
 
 __all__ = ["ConnectionPool", "Reply", "request_head", "tls_context"]
 
-IDLE_REUSE_S = 1.0  # a connection idle longer than this may have been closed by the server meanwhile
 MAX_HEAD_BYTES = 65_536  # a reply's status line and headers
+MAX_LINE_BYTES = 4_096  # a chunk's size line, a trailer
+MAX_INTERIM = 16  # 1xx replies before the final one
+MAX_MESSAGE = 500  # characters of a protocol error's message (after blanking)
 ONE_SEND_BYTES = 16_384  # below this, head and body are joined into one buffer (TLS cannot sendmsg)
 RECV_BYTES = 65_536
 NO_BODY = frozenset({204, 304})
+STATUS_LINE = re.compile(r"HTTP/1\.([01]) ([0-9]{3})(?: .*)?")
+DIGITS = re.compile(r"[0-9]{1,18}")
+HEX = re.compile(r"[0-9A-Fa-f]{1,15}")
 
 
 class Reply:
@@ -54,11 +63,19 @@ class Reply:
 
 
 def request_head(verb: str, target: str, headers: dict[str, str]) -> bytes:
-    """The request line and ``headers`` (``Host`` among them), up to where ``Content-Length`` goes."""
+    """The request line and ``headers`` (``Host`` among them), up to where ``Content-Length`` goes.
+
+    A header holding a line break, a NUL or a character outside latin-1 (a key pasted with a zero-width
+    space) is a ``ConfigError`` naming the header, never its value."""
+    from ..errors import ConfigError
+
     lines = [f"{verb} {target} HTTP/1.1"] + [f"{name}: {value}" for name, value in headers.items()]
-    for line in lines:
-        if "\r" in line or "\n" in line:
-            raise ValueError(f"a line break in an HTTP header line: {line.split(':')[0]!r}")
+    for line, name in zip(lines, ["the request line", *headers], strict=True):
+        if "\r" in line or "\n" in line or "\0" in line:
+            raise ConfigError(f"{name}: a line break or NUL where an HTTP header goes")
+        if max(line, default=" ") > "\xff":  # not latin-1 (the error raised outside any encoding error,
+            # whose arguments would carry the whole line, key and all)
+            raise ConfigError(f"{name}: a character HTTP headers cannot carry (not latin-1)")
     return ("\r\n".join(lines) + "\r\n").encode("latin-1")
 
 
@@ -70,15 +87,11 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class _Stale(Exception):
-    """The connection was closed before a reply began."""
-
-
 class _Connection:
-    __slots__ = ("last_used", "sock")
+    __slots__ = ("sock",)
 
     def __init__(self, sock: socket.socket) -> None:
-        self.sock, self.last_used = sock, time.monotonic()
+        self.sock = sock
 
 
 class ConnectionPool:
@@ -104,27 +117,12 @@ class ConnectionPool:
     def request(
         self, head: bytes, body: bytes, *, verb: str, where: str, timeout_s: float, secrets: Secrets
     ) -> Reply:
+        deadline = time.monotonic() + timeout_s
         head += b"Content-Length: %d\r\n\r\n" % len(body) if body or verb not in ("GET", "HEAD") else b"\r\n"
-        held = self._take()
-        fresh = held is None
-        stale = held is not None and time.monotonic() - held.last_used > IDLE_REUSE_S
-        if held is None:
-            held = self._open(where, timeout_s)
+        held = self._take() or self._open(where, timeout_s)
         try:
-            reply, keep = self._exchange(held.sock, head, body, verb, timeout_s)
-        except _Stale:
-            self._drop(held)
-            if fresh or not stale:
-                raise TransportError(f"{where}: the server closed the connection without a reply") from None
-            held = self._open(where, timeout_s)  # closed while idle: one fresh attempt, not a retry
-            try:
-                reply, keep = self._exchange(held.sock, head, body, verb, timeout_s)
-            except _Stale:
-                self._drop(held)
-                raise TransportError(f"{where}: the server closed the connection without a reply") from None
-            except BaseException as exc:
-                self._drop(held)
-                raise _mapped(exc, where, timeout_s, secrets) from None
+            held.sock.settimeout(timeout_s)
+            reply, keep = self._exchange(held.sock, head, body, verb, deadline)
         except BaseException as exc:
             self._drop(held)
             raise _mapped(exc, where, timeout_s, secrets) from None
@@ -153,7 +151,6 @@ class ConnectionPool:
             self._drop(held)
 
     def _give_back(self, held: _Connection) -> None:
-        held.last_used = time.monotonic()
         with self._lock:
             if held.sock in self._open_socks and len(self._idle) < self._max_idle:
                 self._idle.append(held)
@@ -189,19 +186,21 @@ class ConnectionPool:
         return _Connection(sock)
 
     def _exchange(
-        self, sock: socket.socket, head: bytes, body: bytes, verb: str, timeout_s: float
+        self, sock: socket.socket, head: bytes, body: bytes, verb: str, deadline: float
     ) -> tuple[Reply, bool]:
-        sock.settimeout(timeout_s)
         try:
             _send(sock, head, body, tls=self._tls is not None)
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            # the server closed it: before anything was read (a keep-alive timeout), or after refusing the
-            # request early (a reply may be waiting: read it)
+        except TimeoutError:
+            raise
+        except OSError:
+            # the server closed the connection, or refused the request before reading all of it (a 413):
+            # a reply may be waiting (over TLS the close is an SSLEOFError); none is a TransportError
             try:
-                return _read_reply(sock, verb)
-            except (OSError, _Stale):
-                raise _Stale from None
-        return _read_reply(sock, verb)
+                reply, _ = _Reader(sock, deadline).reply(verb)
+            except (OSError, TransportError):
+                raise TransportError("the server closed the connection before the request was sent") from None
+            return reply, False
+        return _Reader(sock, deadline).reply(verb)
 
 
 def _send(sock: socket.socket, head: bytes, body: bytes, *, tls: bool) -> None:
@@ -219,129 +218,143 @@ def _send(sock: socket.socket, head: bytes, body: bytes, *, tls: bool) -> None:
             sock.sendall(memoryview(body)[sent - len(head) :])
 
 
-def _read_reply(sock: socket.socket, verb: str) -> tuple[Reply, bool]:
-    """One reply (1xx ones skipped) and whether the connection can carry another request."""
-    buffer = b""
-    while True:
-        end = buffer.find(b"\r\n\r\n")
+class _Reader:
+    """One reply off a socket: bytes received and not yet used in ``buffer`` from ``at``, each wait for
+    more bounded by what is left until ``deadline``."""
+
+    __slots__ = ("at", "buffer", "deadline", "sock")
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self.sock, self.deadline = sock, deadline
+        self.buffer, self.at = bytearray(), 0
+
+    def reply(self, verb: str) -> tuple[Reply, bool]:
+        """The final reply (1xx ones skipped) and whether the connection can carry another request."""
+        for _ in range(MAX_INTERIM + 1):
+            status, version, headers = _parse_head(self._head())
+            if not 100 <= status < 200:
+                break
+            if status == 101:
+                raise TransportError("the server switched protocols, which no request asked for")
+        else:
+            raise TransportError(f"more than {MAX_INTERIM} interim (1xx) replies")
+        connection = headers.get("connection", "").lower()
+        keep = "close" not in connection if version == "1" else "keep-alive" in connection
+        codings = [c.strip() for c in headers.get("transfer-encoding", "").lower().split(",") if c.strip()]
+        if verb == "HEAD" or status in NO_BODY:
+            body = b""
+        elif codings:
+            if codings[-1] != "chunked":  # framed by the connection's end (RFC 9112 6.3)
+                return Reply(status, headers, self._to_end()), False
+            body = self._chunked()
+            keep = keep and "content-length" not in headers  # both framings: trust neither connection
+        elif "content-length" in headers:
+            text = headers["content-length"]
+            if not DIGITS.fullmatch(text):
+                raise TransportError(f"a reply's Content-Length is not a length: {text!r}")
+            body = self._exactly(int(text))
+        else:
+            return Reply(status, headers, self._to_end()), False
+        return Reply(status, headers, body), keep and self.at == len(self.buffer)  # nothing unasked for
+
+    def _head(self) -> bytes:
+        end = self.buffer.find(b"\r\n\r\n", self.at)
         while end < 0:
-            if len(buffer) > MAX_HEAD_BYTES:
+            pending = len(self.buffer) - self.at
+            if pending > MAX_HEAD_BYTES:
                 raise TransportError(f"a reply's headers exceed {MAX_HEAD_BYTES} bytes")
-            chunk = sock.recv(RECV_BYTES)
-            if not chunk:
-                if not buffer:
-                    raise _Stale
+            if not self._more():
+                raise TransportError(
+                    "the server closed the connection " + ("without a reply" if pending == 0 else "mid-reply")
+                )
+            end = self.buffer.find(b"\r\n\r\n", self.at + max(0, pending - 3))
+        start, self.at = self.at, end + 4
+        return bytes(memoryview(self.buffer)[start:end])
+
+    def _line(self) -> bytes:
+        end = self.buffer.find(b"\r\n", self.at)
+        while end < 0:
+            pending = len(self.buffer) - self.at
+            if pending > MAX_LINE_BYTES:
+                raise TransportError(f"a line of a chunked reply exceeds {MAX_LINE_BYTES} bytes")
+            if not self._more():
                 raise TransportError("the server closed the connection mid-reply")
-            buffer += chunk
-            end = buffer.find(b"\r\n\r\n", max(0, len(buffer) - len(chunk) - 3))
-        status, version, headers = _parse_head(buffer[:end])
-        buffer = buffer[end + 4 :]
-        if 100 <= status < 200 and status != 101:
-            continue  # an interim reply (100 Continue, 103 Early Hints): the real one follows
-        break
-    keep = (
-        "close" not in headers.get("connection", "").lower()
-        if version == "HTTP/1.1"
-        else "keep-alive" in headers.get("connection", "").lower()
-    )
-    if verb == "HEAD" or status in NO_BODY or 100 <= status < 200:
-        body, rest = b"", buffer
-    elif "chunked" in headers.get("transfer-encoding", "").lower():
-        body, rest = _read_chunked(sock, buffer)
-    elif "content-length" in headers:
-        try:
-            length = int(headers["content-length"])
-        except ValueError:
-            raise TransportError(
-                f"a reply's Content-Length is not a number: {headers['content-length']!r}"
-            ) from None
-        body, rest = _read_exactly(sock, buffer, length)
-    else:  # framed by the connection's end
-        body, rest, keep = _read_to_end(sock, buffer), b"", False
-    return Reply(status, headers, body), keep and not rest  # bytes nobody asked for: do not reuse
+            end = self.buffer.find(b"\r\n", self.at + max(0, pending - 1))
+        start, self.at = self.at, end + 2
+        return bytes(memoryview(self.buffer)[start:end])
+
+    def _exactly(self, length: int) -> bytes:
+        while len(self.buffer) - self.at < length:
+            if not self._more(length - (len(self.buffer) - self.at)):
+                got = len(self.buffer) - self.at
+                raise TransportError(f"the server closed the connection after {got} of {length} body bytes")
+        start, self.at = self.at, self.at + length
+        return bytes(memoryview(self.buffer)[start : self.at])
+
+    def _chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size_text = self._line().split(b";")[0].strip()
+            if not HEX.fullmatch(size_text.decode("latin-1")):
+                raise TransportError(f"a reply's chunk size is not hex: {size_text.decode('latin-1')!r}")
+            size = int(size_text, 16)
+            if size == 0:
+                while self._line():  # trailers, ignored, up to an empty line
+                    pass
+                return b"".join(parts)
+            parts.append(self._exactly(size))
+            if self._line():
+                raise TransportError("a reply's chunk does not end where its size says")
+
+    def _to_end(self) -> bytes:
+        while self._more():
+            pass
+        start, self.at = self.at, len(self.buffer)
+        return bytes(memoryview(self.buffer)[start:])
+
+    def _more(self, wanted: int = RECV_BYTES) -> bool:
+        """Appends what the socket has next (waiting at most until the deadline); False at its end."""
+        if self.at and self.at == len(self.buffer):
+            self.buffer.clear()  # keep the buffer to what is not used yet
+            self.at = 0
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        self.sock.settimeout(left)
+        chunk = self.sock.recv(min(max(wanted, RECV_BYTES), 1 << 20))
+        self.buffer += chunk
+        return bool(chunk)
 
 
 def _parse_head(head: bytes) -> tuple[int, str, dict[str, str]]:
     lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    code = rest[:3]
-    if not version.startswith("HTTP/1.") or not code.isdigit():
-        raise TransportError(f"not an HTTP/1.x reply: {lines[0][:80]!r}")
+    matched = STATUS_LINE.fullmatch(lines[0])
+    if matched is None:
+        raise TransportError(f"not an HTTP/1.x reply: {lines[0]!r}")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon:
-            raise TransportError(f"a reply header without a colon: {line[:80]!r}")
+            raise TransportError(f"a reply header without a colon: {line!r}")
         name, value = name.strip().lower(), value.strip()
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return int(code), version, headers
-
-
-def _read_exactly(sock: socket.socket, buffer: bytes, length: int) -> tuple[bytes, bytes]:
-    if len(buffer) >= length:
-        return buffer[:length], buffer[length:]
-    out = bytearray(length)
-    out[: len(buffer)] = buffer
-    view, got = memoryview(out), len(buffer)
-    while got < length:
-        n = sock.recv_into(view[got:])
-        if n == 0:
-            raise TransportError(f"the server closed the connection after {got} of {length} body bytes")
-        got += n
-    return bytes(out), b""
-
-
-def _read_chunked(sock: socket.socket, buffer: bytes) -> tuple[bytes, bytes]:
-    parts: list[bytes] = []
-    while True:
-        line_end = buffer.find(b"\r\n")
-        while line_end < 0:
-            buffer = _more(sock, buffer)
-            line_end = buffer.find(b"\r\n")
-        size_text = buffer[:line_end].split(b";")[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise TransportError(f"a reply's chunk size is not hex: {size_text[:20]!r}") from None
-        buffer = buffer[line_end + 2 :]
-        if size == 0:  # the last chunk: trailers (ignored) up to an empty line
-            while True:
-                line_end = buffer.find(b"\r\n")
-                while line_end < 0:
-                    buffer = _more(sock, buffer)
-                    line_end = buffer.find(b"\r\n")
-                line, buffer = buffer[:line_end], buffer[line_end + 2 :]
-                if not line:
-                    return b"".join(parts), buffer
-        chunk, buffer = _read_exactly(sock, buffer, size + 2)
-        if chunk[-2:] != b"\r\n":
-            raise TransportError("a reply's chunk does not end where its size says")
-        parts.append(chunk[:-2])
-
-
-def _more(sock: socket.socket, buffer: bytes) -> bytes:
-    chunk = sock.recv(RECV_BYTES)
-    if not chunk:
-        raise TransportError("the server closed the connection mid-reply")
-    return buffer + chunk
-
-
-def _read_to_end(sock: socket.socket, buffer: bytes) -> bytes:
-    parts = [buffer]
-    while chunk := sock.recv(RECV_BYTES):
-        parts.append(chunk)
-    return b"".join(parts)
+    return int(matched.group(2)), matched.group(1), headers
 
 
 def _mapped(exc: BaseException, where: str, timeout_s: float, secrets: Secrets) -> BaseException:
-    """A failure while a request was out, as the connector's error (others pass through as they are)."""
+    """A failure while a request was out, as the connector's error (others pass through as they are); the
+    message blanked of ``secrets`` before it is cut."""
     if isinstance(exc, TimeoutError):
         return DeadlineExceeded(f"{where}: no reply within {timeout_s} s")
     if isinstance(exc, TransportError):
-        return type(exc)(f"{where}: {secrets.blank(str(exc))}")
+        return TransportError(f"{where}: {_cut(secrets.blank(str(exc)))}")
     if isinstance(exc, OSError):  # reset mid-reply, TLS failure (ssl.SSLError) (may quote the server)
-        return TransportError(f"{where}: {type(exc).__name__}: {secrets.blank(str(exc))}")
+        return TransportError(f"{where}: {type(exc).__name__}: {_cut(secrets.blank(str(exc)))}")
     return exc
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "…"
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
