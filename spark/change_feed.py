@@ -24,13 +24,14 @@ A micro-batch can end inside a commit: Delta's change-feed source admits files u
 ``maxFilesPerTrigger`` (1,000 unless set) or ``maxBytesPerTrigger``, and a commit that deletes and
 inserts the same id (an overwrite) lists its new files first, so its inserts can land in one
 micro-batch and its deletes in the next, which would then delete rows the table still holds. With
-``table`` (the Delta table's path or name, or a function from a version to the table as of it),
-``changes`` reads the table as of the batch's last version for the ids the batch deletes, and an id
-the table still holds is upserted with that row instead: exact at the end of every micro-batch,
-wherever the batches cut the commits. The cost, in a batch that deletes: a read of every id of the
-table (its id columns only), and of its rows only when some deleted id is still there (never after a
-``MERGE``, whose deletes are gone from the table). Without ``table``, the result is exact as long as no
-micro-batch cuts such a commit.
+``table`` (the Delta table's path or name), ``changes`` reads the change feed of the versions the batch
+deletes in, whole, and an id such a version inserts again is upserted with that row instead: exact at
+the end of every micro-batch, wherever the batches cut the commits (whichever order a commit's files
+come in). The cost, in a batch that deletes: a read of those versions' changes, which grows with the
+commits (a ``MERGE``'s change files), not with the table. ``table`` may instead be a function from a
+version to the table as of it (a table no path or name reaches): then the ids the batch deletes are
+looked up in the table as of its last version, a read of every id of the table. Without ``table``, the
+result is exact as long as no micro-batch cuts such a commit.
 
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
@@ -80,9 +81,10 @@ def changes(
             and ``_commit_version`` (``_commit_timestamp`` is dropped when present).
         id_column: the id column, as the sink's option ``id_column`` (default ``id``); or the columns
             the sink derives ids from (``id_from``), which together identify a row.
-        table: the Delta table the feed comes from (a path, or a name ``spark.sql`` knows), or a
+        table: the Delta table the feed comes from (a path, or a name ``spark.read.table`` knows): ids
+            the batch deletes that the same version inserts again are upserted with that row; or a
             function from a version to the table as of that version: ids the batch deletes that the
-            table still holds at the batch's last version are upserted with that row (see above).
+            table still holds at the batch's last version are (see above).
         op_column: the name the change type leaves under (the sink's ``op_column``).
         num_partitions: partitions of the result (default: ``spark.sql.shuffle.partitions``).
 
@@ -121,14 +123,16 @@ def changes(
 def _with_rows_still_there(
     kept: DataFrame, keys: list[str], table: str | Callable[[int], DataFrame]
 ) -> DataFrame:
-    """``kept`` and, for each id it deletes that the table holds as of its last version, that row as a
-    post-image of that version: later than the delete, so the window keeps it.
+    """``kept`` and, for each id it deletes that the table still holds, that row: later than the delete
+    (or in the same version, where an insert wins), so the window keeps it.
 
-    Only the table's id columns are read to find those ids, and its rows only when there are some: a
-    ``MERGE`` deletes ids the table no longer holds, so a version of one leaves ``kept`` as it is. A join
-    of every row of the table (the vectors too) made each such micro-batch cost in proportion to the
-    table: the batch of a 1 % ``MERGE`` of 1,000,000 rows of 128 dimensions took 116 s this way and 45 s
-    reading the ids (11 s without ``table``), on 2 cores under a load of 10.
+    A Delta path or name: the ids a deleting commit inserts again are in that commit's own change feed,
+    so the feed of the versions that delete is read, and their inserts and post-images of the deleted ids
+    come back. That read grows with those commits, not with the table: a ``MERGE`` reads its change files.
+    A function from a version to the table: the table as of the batch's last version is read, its id
+    columns only, and its rows only when some deleted id is still there. That read grows with the table:
+    the batch of a 1 % ``MERGE`` of 1,000,000 rows of 128 dimensions took 45 s with it (11 s without
+    ``table``; 116 s when the join read the vectors too), on 2 cores under a load of 10.
     """
     from pyspark.sql import functions as F
 
@@ -138,19 +142,10 @@ def _with_rows_still_there(
     if last is None or last[0] is None:
         return kept
     version = int(last[0])
-    if callable(table):
-        snapshot = table(version)
-    else:
-        ref = f"delta.`{table.replace('`', '``')}`" if "/" in table or ":" in table else table
-        snapshot = kept.sparkSession.sql(f"SELECT * FROM {ref} VERSION AS OF {version}")
-    missing = [
-        c for c in kept.columns if c not in (*snapshot.columns, CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP)
-    ]
-    if missing:
-        raise ConfigError(
-            f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "
-            "apply changes() to the feed's own columns and derive others after it"
-        )
+    if not callable(table):
+        return _with_rows_inserted_again(kept, keys, table, version, deletes=bool(last[1]))
+    snapshot = table(version)
+    _check_columns(kept, snapshot.columns)
     if not last[1]:  # nothing deleted (checked after the columns: a wrong table fails on every batch)
         return kept
     deleted = kept.filter(is_delete).select(*keys).distinct()
@@ -163,6 +158,46 @@ def _with_rows_still_there(
     if COMMIT_TIMESTAMP in kept.columns:
         back = back.withColumn(COMMIT_TIMESTAMP, F.lit(None).cast(kept.schema[COMMIT_TIMESTAMP].dataType))
     return kept.unionByName(back.select(*kept.columns))
+
+
+def _with_rows_inserted_again(
+    kept: DataFrame, keys: list[str], table: str, last: int, *, deletes: bool
+) -> DataFrame:
+    """``kept`` and the inserts and post-images, in the change feed of ``table`` (a Delta path or name),
+    of the ids it deletes, in the versions that delete them: what a commit deletes and inserts again (an
+    overwrite) comes back whichever micro-batch holds which of its files."""
+    from pyspark.sql import functions as F
+
+    deleting = kept.filter(F.lower(F.col(CHANGE_TYPE)) == DELETE).select(*keys, COMMIT_VERSION).distinct()
+    versions = (
+        sorted(int(r[0]) for r in deleting.select(COMMIT_VERSION).distinct().collect()) if deletes else []
+    )
+    reader = (
+        kept.sparkSession.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", versions[0] if versions else last)
+        .option("endingVersion", versions[-1] if versions else last)
+    )
+    feed = reader.load(table) if "/" in table or ":" in table else reader.table(table)
+    _check_columns(kept, feed.columns)
+    if not versions:  # nothing deleted (checked after the columns: a wrong table fails on every batch)
+        return kept
+    inserted = F.lower(F.col(CHANGE_TYPE)).isin("insert", "update_postimage")
+    back = feed.filter(inserted & F.col(COMMIT_VERSION).isin(versions)).join(
+        deleting, [*keys, COMMIT_VERSION], "left_semi"
+    )
+    return kept.unionByName(back.select(*kept.columns))
+
+
+def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
+    missing = [
+        c for c in kept.columns if c not in (*table_columns, CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP)
+    ]
+    if missing:
+        raise ConfigError(
+            f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "
+            "apply changes() to the feed's own columns and derive others after it"
+        )
 
 
 def _check(df: DataFrame, keys: list[str], op_column: str, num_partitions: int | None) -> None:

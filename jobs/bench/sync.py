@@ -12,7 +12,10 @@ each database once (the initial load, timed), then ``--versions`` times commits 
 1 % of the rows (60 % of them updated, 20 % deleted, 20 % new ids; ``tests/sync/delta_driver.merge``,
 the tests' own) and runs each database's sync query (the change feed from its checkpoint,
 ``trigger(availableNow=True)``, ``changes(batch, table=...)`` into ``format("vectordb")``): the seconds
-from the start of that query to its end, per version and database, and its micro-batches.
+from the start of that query to its end, per version and database, and its micro-batches. Before the
+syncs of a version, ``changes()`` of the version's whole change feed is timed side by side with the two
+kinds of ``table=``: the path (the deleting versions' own change feed read) and a function to the table as
+of a version (every id of the table read).
 
 At the end each database is checked against the table: PostgreSQL row by row (every id and its title,
 which names the version that wrote it), Milvus Lite by its row count and every id a version touched
@@ -89,7 +92,33 @@ def delta_side(config: dict[str, Any]) -> dict[str, Any]:
         "per_version_s": {n: [] for n in config["sinks"]},
         "batches": {n: [] for n in config["sinks"]},
         "commit_s": [],
+        "changes_s": {"feed": [], "snapshot": []},
     }
+
+    def as_of(version: int) -> DataFrame:
+        return spark.read.format("delta").option("versionAsOf", version).load(table)
+
+    def time_changes(version: int) -> None:
+        """``changes()`` of the version's whole change feed, side by side (alternating which goes first):
+        ``table=`` the path (the deleting versions' own feed read) and a function to the table as of a
+        version (every id of the table read), counted so that all of it runs."""
+        batch = (
+            spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", version)
+            .option("endingVersion", version)
+            .load(table)
+        )
+        order = [("feed", table), ("snapshot", as_of)]
+        for how, how_table in order if version % 2 else order[::-1]:
+            started = time.perf_counter()
+            changes(batch, table=how_table).count()
+            figures["changes_s"][how].append(round(time.perf_counter() - started, 2))
+        print(
+            f"{time.strftime('%H:%M:%S')} changes() v{version}: {figures['changes_s']}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def sync(name: str, sink: dict[str, str]) -> float:
         def write(batch: DataFrame, batch_id: int) -> None:
@@ -154,6 +183,7 @@ def delta_side(config: dict[str, Any]) -> dict[str, Any]:
             file=sys.stderr,
             flush=True,
         )
+        time_changes(version)
         for name, sink in config["sinks"].items():
             figures["per_version_s"][name].append(sync(name, sink))
     figures["rows_at_end"] = len(live)
@@ -264,6 +294,7 @@ def main(argv: list[str] | None = None) -> None:
                 "versions": args.versions,
                 **figures,
                 "median_per_version_s": medians,
+                "median_changes_s": {h: statistics.median(v) for h, v in figures["changes_s"].items() if v},
                 "run_s": round(time.perf_counter() - started, 1),
                 "load_1m_over_run": {
                     "min": round(min(loads), 2),
