@@ -137,13 +137,17 @@ def _with_rows_still_there(
     from pyspark.sql import functions as F
 
     is_delete = F.lower(F.col(CHANGE_TYPE)) == DELETE
-    # one pass over the batch: its last version, and whether it deletes anything at all
-    last = kept.agg(F.max(COMMIT_VERSION), F.max(is_delete.cast("int"))).first()
+    # one pass over the batch: its last version, whether it deletes anything, and the versions that do
+    last = kept.agg(
+        F.max(COMMIT_VERSION),
+        F.max(is_delete.cast("int")),
+        F.collect_set(F.when(is_delete, F.col(COMMIT_VERSION))),
+    ).first()
     if last is None or last[0] is None:
         return kept
     version = int(last[0])
     if not callable(table):
-        return _with_rows_inserted_again(kept, keys, table, version, deletes=bool(last[1]))
+        return _with_rows_inserted_again(kept, keys, table, version, sorted(int(v) for v in last[2]))
     snapshot = table(version)
     _check_columns(kept, snapshot.columns)
     if not last[1]:  # nothing deleted (checked after the columns: a wrong table fails on every batch)
@@ -161,17 +165,14 @@ def _with_rows_still_there(
 
 
 def _with_rows_inserted_again(
-    kept: DataFrame, keys: list[str], table: str, last: int, *, deletes: bool
+    kept: DataFrame, keys: list[str], table: str, last: int, versions: list[int]
 ) -> DataFrame:
     """``kept`` and the inserts and post-images, in the change feed of ``table`` (a Delta path or name),
-    of the ids it deletes, in the versions that delete them: what a commit deletes and inserts again (an
-    overwrite) comes back whichever micro-batch holds which of its files."""
+    of the ids it deletes, in the ``versions`` that delete them: what a commit deletes and inserts again
+    (an overwrite) comes back whichever micro-batch holds which of its files. Nothing comes back after a
+    ``MERGE``, and then ``kept`` is returned as it is."""
     from pyspark.sql import functions as F
 
-    deleting = kept.filter(F.lower(F.col(CHANGE_TYPE)) == DELETE).select(*keys, COMMIT_VERSION).distinct()
-    versions = (
-        sorted(int(r[0]) for r in deleting.select(COMMIT_VERSION).distinct().collect()) if deletes else []
-    )
     reader = (
         kept.sparkSession.read.format("delta")
         .option("readChangeFeed", "true")
@@ -182,10 +183,13 @@ def _with_rows_inserted_again(
     _check_columns(kept, feed.columns)
     if not versions:  # nothing deleted (checked after the columns: a wrong table fails on every batch)
         return kept
+    deleting = kept.filter(F.lower(F.col(CHANGE_TYPE)) == DELETE).select(*keys, COMMIT_VERSION)
     inserted = F.lower(F.col(CHANGE_TYPE)).isin("insert", "update_postimage")
     back = feed.filter(inserted & F.col(COMMIT_VERSION).isin(versions)).join(
         deleting, [*keys, COMMIT_VERSION], "left_semi"
     )
+    if back.isEmpty():
+        return kept
     return kept.unionByName(back.select(*kept.columns))
 
 
