@@ -258,29 +258,25 @@ class _Reader:
         return Reply(status, headers, body), keep and self.at == len(self.buffer)  # nothing unasked for
 
     def _head(self) -> bytes:
-        end = self.buffer.find(b"\r\n\r\n", self.at)
-        while end < 0:
-            pending = len(self.buffer) - self.at
-            if pending > MAX_HEAD_BYTES:
-                raise TransportError(f"a reply's headers exceed {MAX_HEAD_BYTES} bytes")
-            if not self._more():
-                raise TransportError(
-                    "the server closed the connection " + ("without a reply" if pending == 0 else "mid-reply")
-                )
-            end = self.buffer.find(b"\r\n\r\n", self.at + max(0, pending - 3))
-        start, self.at = self.at, end + 4
-        return bytes(memoryview(self.buffer)[start:end])
+        return self._until(b"\r\n\r\n", MAX_HEAD_BYTES, "a reply's headers", empty="without a reply")
 
     def _line(self) -> bytes:
-        end = self.buffer.find(b"\r\n", self.at)
+        return self._until(b"\r\n", MAX_LINE_BYTES, "a line of a chunked reply", empty="mid-reply")
+
+    def _until(self, mark: bytes, limit: int, what: str, *, empty: str) -> bytes:
+        """The bytes up to ``mark`` (which is passed over); ``empty`` says where the reply was if the
+        connection ends before any of them."""
+        end = self.buffer.find(mark, self.at)
         while end < 0:
             pending = len(self.buffer) - self.at
-            if pending > MAX_LINE_BYTES:
-                raise TransportError(f"a line of a chunked reply exceeds {MAX_LINE_BYTES} bytes")
+            if pending > limit:
+                raise TransportError(f"{what} exceeds {limit} bytes")
             if not self._more():
-                raise TransportError("the server closed the connection mid-reply")
-            end = self.buffer.find(b"\r\n", self.at + max(0, pending - 1))
-        start, self.at = self.at, end + 2
+                raise TransportError(
+                    f"the server closed the connection {empty if pending == 0 else 'mid-reply'}"
+                )
+            end = self.buffer.find(mark, self.at + max(0, pending - len(mark) + 1))
+        start, self.at = self.at, end + len(mark)
         return bytes(memoryview(self.buffer)[start:end])
 
     def _exactly(self, length: int) -> bytes:

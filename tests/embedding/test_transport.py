@@ -52,22 +52,14 @@ def test_a_transport_dropped_without_close_closes_its_connections(
     assert [str(u.exc_value) for u in unraisable] == []
 
 
-class _Proxy(http.server.BaseHTTPRequestHandler):
+class _Proxy(_Echo):
     """A forward proxy that answers itself: records the absolute-form target a proxy is sent."""
 
-    protocol_version = "HTTP/1.1"
     targets: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
         type(self).targets.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        super().do_POST()
 
 
 def test_a_proxy_the_environment_names_carries_the_embedding_requests(
