@@ -222,11 +222,12 @@ class _Reader:
     """One reply off a socket: bytes received and not yet used in ``buffer`` from ``at``, each wait for
     more bounded by what is left until ``deadline``."""
 
-    __slots__ = ("at", "buffer", "deadline", "sock")
+    __slots__ = ("at", "buffer", "deadline", "received", "sock")
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock, self.deadline = sock, deadline
         self.buffer, self.at = bytearray(), 0
+        self.received = False  # any byte of a reply (an interim one too)
 
     def reply(self, verb: str) -> tuple[Reply, bool]:
         """The final reply (1xx ones skipped) and whether the connection can carry another request."""
@@ -258,23 +259,21 @@ class _Reader:
         return Reply(status, headers, body), keep and self.at == len(self.buffer)  # nothing unasked for
 
     def _head(self) -> bytes:
-        return self._until(b"\r\n\r\n", MAX_HEAD_BYTES, "a reply's headers", empty="without a reply")
+        return self._until(b"\r\n\r\n", MAX_HEAD_BYTES, "a reply's headers")
 
     def _line(self) -> bytes:
-        return self._until(b"\r\n", MAX_LINE_BYTES, "a line of a chunked reply", empty="mid-reply")
+        return self._until(b"\r\n", MAX_LINE_BYTES, "a line of a chunked reply")
 
-    def _until(self, mark: bytes, limit: int, what: str, *, empty: str) -> bytes:
-        """The bytes up to ``mark`` (which is passed over); ``empty`` says where the reply was if the
-        connection ends before any of them."""
+    def _until(self, mark: bytes, limit: int, what: str) -> bytes:
+        """The bytes up to ``mark`` (which is passed over)."""
         end = self.buffer.find(mark, self.at)
         while end < 0:
             pending = len(self.buffer) - self.at
             if pending > limit:
                 raise TransportError(f"{what} exceeds {limit} bytes")
             if not self._more():
-                raise TransportError(
-                    f"the server closed the connection {empty if pending == 0 else 'mid-reply'}"
-                )
+                where = "mid-reply" if self.received else "without a reply"
+                raise TransportError(f"the server closed the connection {where}")
             end = self.buffer.find(mark, self.at + max(0, pending - len(mark) + 1))
         start, self.at = self.at, end + len(mark)
         return bytes(memoryview(self.buffer)[start:end])
@@ -318,8 +317,11 @@ class _Reader:
             raise TimeoutError
         self.sock.settimeout(left)
         chunk = self.sock.recv(min(max(wanted, RECV_BYTES), 1 << 20))
+        if not chunk:
+            return False
         self.buffer += chunk
-        return bool(chunk)
+        self.received = True
+        return True
 
 
 def _parse_head(head: bytes) -> tuple[int, str, dict[str, str]]:

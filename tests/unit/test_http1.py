@@ -109,6 +109,13 @@ def test_a_reply_cut_short_is_an_error_never_a_short_body(case: tuple, data: st.
     assert ("without a reply" in str(caught.value)) == (cut == 0)
 
 
+def test_a_connection_that_ends_after_an_interim_reply_ended_mid_reply() -> None:
+    with pytest.raises(TransportError, match="mid-reply"):
+        read([b"HTTP/1.1 100 Continue\r\n\r\n"])
+    with pytest.raises(TransportError, match="without a reply"):
+        read([])
+
+
 def test_a_reply_to_head_and_a_204_have_no_body_whatever_their_length_says() -> None:
     for verb, data in (
         ("HEAD", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"),
