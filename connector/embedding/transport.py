@@ -59,25 +59,19 @@ class EmbeddingTransport:
         return f"EmbeddingTransport({self.where})"
 
     def post(self, body: bytes, timeout_s: float) -> bytes:
-        pool, where, secrets = self._pool, self.where, self.secrets
-        if pool.direct is not None:
-            reply = pool.direct.request(
-                self._head, body, verb="POST", where=where, timeout_s=timeout_s, secrets=secrets
-            )
-            status, data, headers = reply.status, reply.body, reply.headers
-        else:
-            status, data, headers = pool.send_by_client(
-                "POST",
-                self._url,
-                body,
-                self._client_headers,
-                where=where,
-                timeout_s=timeout_s,
-                secrets=secrets,
-            )
+        status, data, headers = self._pool.send(
+            "POST",
+            self._url,
+            self._head,
+            self._client_headers,
+            body,
+            where=self.where,
+            timeout_s=timeout_s,
+            secrets=self.secrets,
+        )
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300:
-            raise error_for_status(status, data, where, headers.get("retry-after"), secrets=secrets)
+            raise error_for_status(status, data, self.where, headers.get("retry-after"), secrets=self.secrets)
         return data
 
     def close(self) -> None:

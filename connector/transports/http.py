@@ -133,7 +133,6 @@ class HttpTransport:
             ("http", self.base_url), lambda: ServerPool(self.base_url, max(POOL_CONNECTIONS, max_connections))
         )
         self._pool = pool
-        self._direct = pool.direct
         parts = urlsplit(self.base_url)
         self._prefix = parts.path.rstrip("/")  # a base URL's own path goes before each request's
         # every request's headers, by lower-cased name: ours under the transport's under the request's
@@ -150,81 +149,77 @@ class HttpTransport:
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
         route = self._routes.get(request.method) or self._route(request.method)
-        if self._direct is None:
-            status, body, headers = self._send_by_client(route, request, timeout_s)
-        else:
-            head = route.head if not request.headers else self._head(route, request.headers)
-            reply = self._direct.request(
-                head,
-                request.body,
-                verb=route.verb,
-                where=route.where,
-                timeout_s=timeout_s,
-                secrets=self._secrets,
-            )
-            status, body, headers = reply.status, reply.body, reply.headers
-        self.host.answered = True  # a status came back: a server is there, if not well
-        if status >= 300 and status not in request.answers:
-            raise error_for_status(
-                status, body, route.where, headers.get("retry-after"), secrets=self._secrets
-            )
-        return WireReply(body=body, status=status, headers=headers)
-
-    def _send_by_client(
-        self, route: _Route, request: WireRequest, timeout_s: float
-    ) -> tuple[int, bytes, dict[str, str]]:
-        headers = {
-            name: value for key, (name, value) in self._merged(request.headers).items() if key != "host"
-        }
-        url = self.base_url + route.path
-        return self._pool.send_by_client(
+        head, headers = (
+            (route.head, route.headers) if not request.headers else self._framed(route, request.headers)
+        )
+        status, body, reply_headers = self._pool.send(
             route.verb,
-            url,
-            request.body,
+            route.url,
+            head,
             headers,
+            request.body,
             where=route.where,
             timeout_s=timeout_s,
             secrets=self._secrets,
         )
+        self.host.answered = True  # a status came back: a server is there, if not well
+        if status >= 300 and status not in request.answers:
+            raise error_for_status(
+                status, body, route.where, reply_headers.get("retry-after"), secrets=self._secrets
+            )
+        return WireReply(body=body, status=status, headers=reply_headers)
 
     def _route(self, method: str) -> _Route:
-        """``"POST /vectors/upsert"`` as its verb, path, request head and the place its errors name, kept
-        for the next request."""
+        """``"POST /vectors/upsert"`` as its verb, URL, request head and headers, and the place its errors
+        name, kept for the next request."""
         verb, _, path = method.partition(" ")
-        route = _Route(verb, path, self._head_of(verb, path, self._headers), f"{self.label} {verb} {path}")
+        head, headers = self._framed_as(verb, path, self._headers)
+        route = _Route(verb, path, self.base_url + path, head, headers, f"{self.label} {verb} {path}")
         if len(self._routes) >= MAX_ROUTES:  # paths that name ids or names: keep the table bounded
             self._routes.clear()
         self._routes[method] = route
         return route
 
-    def _head(self, route: _Route, extra: tuple[tuple[str, str], ...]) -> bytes:
-        return self._head_of(route.verb, route.path, self._merged(extra))
-
-    def _merged(self, extra: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:
+    def _framed(self, route: _Route, extra: tuple[tuple[str, str], ...]) -> tuple[bytes, dict[str, str]]:
+        """The head and headers of a request with headers of its own, which win over the transport's."""
         merged = dict(self._headers)
         merged.update((name.lower(), (name, value)) for name, value in extra)
-        return merged
+        return self._framed_as(route.verb, route.path, merged)
 
-    def _head_of(self, verb: str, path: str, headers: dict[str, tuple[str, str]]) -> bytes:
-        return request_head(verb, self._prefix + path, dict(headers.values()))
+    def _framed_as(
+        self, verb: str, path: str, headers: dict[str, tuple[str, str]]
+    ) -> tuple[bytes, dict[str, str]]:
+        """The request head (``ConnectionPool``'s) and the headers but ``Host`` (an httpx client's)."""
+        head = request_head(verb, self._prefix + path, dict(headers.values()))
+        return head, {name: value for key, (name, value) in headers.items() if key != "host"}
 
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
 
 
 class _Route:
-    """One request method's verb, path, request head (up to ``Content-Length``) and error label."""
+    """One request method's verb, path, URL, request head (up to ``Content-Length``), headers (for an
+    httpx client) and error label."""
 
-    __slots__ = ("head", "path", "verb", "where")
+    __slots__ = ("head", "headers", "path", "url", "verb", "where")
 
-    def __init__(self, verb: str, path: str, head: bytes, where: str) -> None:
-        self.verb, self.path, self.head, self.where = verb, path, head, where
+    def __init__(
+        self, verb: str, path: str, url: str, head: bytes, headers: dict[str, str], where: str
+    ) -> None:
+        self.verb, self.path, self.url, self.head, self.headers, self.where = (
+            verb,
+            path,
+            url,
+            head,
+            headers,
+            where,
+        )
 
 
 class ServerPool:
     """The connections of a process (or of one client) to one base URL: a ``ConnectionPool`` (``direct``),
-    unless the environment names a proxy for the URL's scheme; then an ``httpx.Client`` (``client``),
-    which goes through it, and ``send_by_client``."""
+    unless the environment names a proxy for the URL's scheme; then an ``httpx.Client``, which goes
+    through it. ``send`` picks the one there is."""
 
     def __init__(self, base_url: str, max_connections: int) -> None:
         from urllib.request import getproxies
@@ -243,19 +238,26 @@ class ServerPool:
             port = parts.port or (443 if scheme == "https" else 80)
             self.direct = ConnectionPool(scheme, parts.hostname or "", port, max_idle=max_connections)
 
-    def send_by_client(
+    def send(
         self,
         verb: str,
         url: str,
-        body: bytes,
+        head: bytes,
         headers: dict[str, str],
+        body: bytes,
         *,
         where: str,
         timeout_s: float,
         secrets: Secrets,
     ) -> tuple[int, bytes, dict[str, str]]:
-        """Through the proxy (httpx picks it): the status, body and headers, failures mapped as
+        """The status, body and headers of the reply: ``head`` (``request_head``'s) over the connections,
+        or ``url`` with ``headers`` through the proxy (httpx picks it), its failures mapped as
         ``ConnectionPool`` maps its own."""
+        if self.direct is not None:
+            reply = self.direct.request(
+                head, body, verb=verb, where=where, timeout_s=timeout_s, secrets=secrets
+            )
+            return reply.status, reply.body, reply.headers
         import httpx
 
         try:

@@ -3,8 +3,8 @@ embeddings endpoint's go through ``ConnectionPool`` (a proxy the environment nam
 ``transports/http.py``).
 
 Why not httpx or ``http.client`` under the hot path: a request's own CPU in the client, on loopback
-(``jobs/bench/http_request.py``), is about 280 µs through ``httpx.HTTPTransport`` and 95 µs through
-``http.client`` for a 12 KB delete, against 15–25 µs here; with a 1.9 MB upsert body both copy the body
+(``jobs/bench/http_request.py``), is 274–325 µs through ``httpx.HTTPTransport`` and 108–128 µs through
+``http.client`` for a 12 KB delete, against 35–57 µs here; with a 1.9 MB upsert body both copy the body
 once more than needed, where here the head and the body leave in one ``sendmsg``. Per-request cost is
 what bounds deletes (a 1,000-id request carries no vector to amortise it) and a fifth of a REST upsert's.
 
@@ -87,13 +87,6 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class _Connection:
-    __slots__ = ("sock",)
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-
-
 class ConnectionPool:
     """Keep-alive connections to ``host:port`` (TLS for ``https``), shared by threads; thread-safe.
 
@@ -104,7 +97,7 @@ class ConnectionPool:
     def __init__(self, scheme: str, host: str, port: int, *, max_idle: int = 256) -> None:
         self._tls = tls_context() if scheme == "https" else None
         self._host, self._port, self._max_idle = host, port, max_idle
-        self._idle: list[_Connection] = []
+        self._idle: list[socket.socket] = []
         self._open_socks: set[socket.socket] = set()
         self._lock = threading.Lock()
         # a pool dropped without close() still closes its sockets when collected, not at the collector's
@@ -119,17 +112,17 @@ class ConnectionPool:
     ) -> Reply:
         deadline = time.monotonic() + timeout_s
         head += b"Content-Length: %d\r\n\r\n" % len(body) if body or verb not in ("GET", "HEAD") else b"\r\n"
-        held = self._take() or self._open(where, timeout_s)
+        sock = self._take() or self._open(where, timeout_s)
         try:
-            held.sock.settimeout(timeout_s)
-            reply, keep = self._exchange(held.sock, head, body, verb, deadline)
+            sock.settimeout(timeout_s)
+            reply, keep = self._exchange(sock, head, body, verb, deadline)
         except BaseException as exc:
-            self._drop(held)
+            self._drop(sock)
             raise _mapped(exc, where, timeout_s, secrets) from None
         if keep:
-            self._give_back(held)
+            self._give_back(sock)
         else:
-            self._drop(held)
+            self._drop(sock)
         return reply
 
     def close(self) -> None:
@@ -140,29 +133,29 @@ class ConnectionPool:
         for sock in socks:
             sock.close()
 
-    def _take(self) -> _Connection | None:
+    def _take(self) -> socket.socket | None:
         while True:
             with self._lock:
                 if not self._idle:
                     return None
-                held = self._idle.pop()
-            if not _closed_by_peer(held.sock):
-                return held
-            self._drop(held)
+                sock = self._idle.pop()
+            if not _closed_by_peer(sock):
+                return sock
+            self._drop(sock)
 
-    def _give_back(self, held: _Connection) -> None:
+    def _give_back(self, sock: socket.socket) -> None:
         with self._lock:
-            if held.sock in self._open_socks and len(self._idle) < self._max_idle:
-                self._idle.append(held)
+            if sock in self._open_socks and len(self._idle) < self._max_idle:
+                self._idle.append(sock)
                 return
-        self._drop(held)
+        self._drop(sock)
 
-    def _drop(self, held: _Connection) -> None:
+    def _drop(self, sock: socket.socket) -> None:
         with self._lock:
-            self._open_socks.discard(held.sock)
-        held.sock.close()
+            self._open_socks.discard(sock)
+        sock.close()
 
-    def _open(self, where: str, timeout_s: float) -> _Connection:
+    def _open(self, where: str, timeout_s: float) -> socket.socket:
         try:
             sock = socket.create_connection((self._host, self._port), timeout=timeout_s)
         except TimeoutError:
@@ -183,7 +176,7 @@ class ConnectionPool:
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
         with self._lock:
             self._open_socks.add(sock)
-        return _Connection(sock)
+        return sock
 
     def _exchange(
         self, sock: socket.socket, head: bytes, body: bytes, verb: str, deadline: float

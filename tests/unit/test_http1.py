@@ -316,7 +316,7 @@ def test_a_connection_on_a_descriptor_above_1023_is_reused() -> None:
         with scripted(answer_each(OK)) as (port, connections):
             pool = ConnectionPool("http", "127.0.0.1", port)
             send(pool)
-            assert pool._idle[0].sock.fileno() > 1023
+            assert pool._idle[0].fileno() > 1023
             send(pool)
             assert len(connections) == 1
     finally:

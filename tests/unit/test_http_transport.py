@@ -58,7 +58,7 @@ def url_of(server: Seen) -> str:
 @pytest.mark.usefixtures("no_proxy_env")
 def test_the_server_gets_the_headers_and_body_and_the_caller_the_reply(server: Seen) -> None:
     transport = HttpTransport(url_of(server), secrets=Secrets("k-123"), headers=HEADERS)
-    assert transport._direct is not None, "no proxy in the environment: requests go to the pool directly"
+    assert transport._pool.direct is not None, "no proxy in the environment: requests go to the pool directly"
     reply = transport.send(WireRequest("POST /vectors/delete", b'{"ids":["a","b"]}'), timeout_s=5.0)
     ((path, ours, body),) = server.requests
     assert (path, body) == ("/vectors/delete", b'{"ids":["a","b"]}')
@@ -93,7 +93,7 @@ def test_a_proxy_named_by_the_environment_carries_the_requests(
         monkeypatch.setenv("HTTP_PROXY", url_of(proxy))
         target = f"http://127.0.0.1:{server.server_address[1]}"
         transport = HttpTransport(target + "/", secrets=Secrets("k-123"), headers=HEADERS)
-        assert transport._direct is None
+        assert transport._pool.direct is None
         reply = transport.send(WireRequest("POST /vectors/delete", b"{}"), timeout_s=5.0)
     assert reply.status == 200
     assert [path for path, _, _ in proxy.requests] == [target + "/vectors/delete"]  # absolute form: a proxy's

@@ -20,13 +20,13 @@ def test_clients_with_equal_targets_share_one_http_pool() -> None:
         connect("pinecone://127.0.0.1:7003") as one,
         connect("pinecone://127.0.0.1:7003", namespace="x") as two,
     ):
-        assert one.engine.transport._direct is two.engine.transport._direct
-        assert one.engine.transport._direct is not None
+        assert one.engine.transport._pool.direct is two.engine.transport._pool.direct
+        assert one.engine.transport._pool.direct is not None
 
 
 def test_the_shared_http_pool_does_not_cap_a_later_client_with_more_concurrency() -> None:
     with connect("pinecone://127.0.0.1:7004", max_concurrency=2) as small:
-        pool = small.engine.transport._direct
+        pool = small.engine.transport._pool.direct
         with connect("pinecone://127.0.0.1:7004", max_concurrency=64) as big:
-            assert big.engine.transport._direct is pool
+            assert big.engine.transport._pool.direct is pool
     assert pool._max_idle >= 64  # connections kept open between requests: none is ever refused
