@@ -45,10 +45,17 @@ def silent_listener() -> Iterator[int]:
 
 
 def closed_port() -> int:
-    """A port nothing listens on: connecting is refused."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port nothing listens on: connecting is refused. Never one a server of an earlier test in this
+    process answered on: the connector remembers, per process, the addresses that have answered
+    (``transports.base.Host``), and waits for one that refuses as for a server restarting."""
+    from vectordb.connector.transports.base import host_of
+
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if not host_of(f"127.0.0.1:{port}").answered:
+            return port
 
 
 def answers_200(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bool | None:
