@@ -112,7 +112,18 @@ class ServerError(ConnectorError):
     def __init__(self, message: str, *, status: Any = None, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.status = status
-        self.retry_after_s = retry_after_s
+        self.retry_after_s = _hint(retry_after_s)
+
+
+MAX_HINT_S = 300.0  # a server's hint is honoured up to five minutes (``Backoff`` waits no longer either)
+
+
+def _hint(seconds: float | None) -> float | None:
+    """A server's retry hint as a wait: NaN none, negative 0, infinity (or more than five minutes) five
+    minutes, so no hint a server sends can hold a write for good."""
+    if seconds is None or seconds != seconds:
+        return None
+    return min(max(0.0, seconds), MAX_HINT_S)
 
 
 class Throttled(ServerError):

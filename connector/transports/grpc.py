@@ -1,15 +1,18 @@
-"""gRPC transport over grpcio: raw request bytes in, raw reply bytes out.
+"""gRPC transport: raw request bytes in, raw reply bytes out, over our own HTTP/2 connections.
 
-One channel per (target, TLS) per process, shared by every client and thread; HTTP/2
-multiplexes the concurrent calls. Channel-level retries are off because the engine
-retries (retrying in two layers multiplies attempts and hides throttling). Credentials
-travel as call metadata and never appear in errors or reprs: a server's status details are quoted
-with the credentials in use blanked out (``redaction``), since servers echo keys.
+One pool of connections per (target, TLS) per process (``http2.Http2Pool``), shared by every client and
+thread; a call takes a connection of its own, so concurrent calls never queue behind each other's
+frames. Nothing here retries: the engine does (retrying in two layers multiplies attempts and hides
+throttling). Credentials travel as call metadata and never appear in errors or reprs: a server's status
+details are quoted with the credentials in use blanked out (``redaction``), since servers echo keys.
+The statuses are read as grpc clients read them; ``error_of`` maps a ``grpc.RpcError`` (the embedded
+Milvus server's start-up check still uses grpcio) by the same table.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from ..errors import (
     AuthError,
@@ -25,10 +28,11 @@ from ..errors import (
 )
 from ..redaction import Secrets
 from .base import WireReply, WireRequest, host_of, shared
+from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, header_block
 
 __all__ = ["GrpcTransport", "error_for_status"]
 
-MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+USER_AGENT = "vectordb-connector"
 
 # StatusCode name → error class; a test checks every grpc.StatusCode is here.
 ERROR_BY_STATUS: dict[str, type[ServerError] | type[TransportError]] = {
@@ -52,12 +56,11 @@ ERROR_BY_STATUS: dict[str, type[ServerError] | type[TransportError]] = {
 }
 
 
-def _import_grpc() -> Any:
+def _check_hpack() -> None:
     try:
-        import grpc
+        import hpack  # noqa: F401  (the header decoding of replies)
     except ImportError:
-        raise MissingExtra("gRPC URIs need grpcio: pip install 'vectordb-connector[grpc]'") from None
-    return grpc
+        raise MissingExtra("gRPC URIs need hpack: pip install 'vectordb-connector[grpc]'") from None
 
 
 class GrpcTransport:
@@ -73,70 +76,68 @@ class GrpcTransport:
         metadata: tuple[tuple[str, str], ...] = (),
         label: str = "",
     ) -> None:
+        _check_hpack()
         self.target = target
         self.label = label or target
         self.host = host_of(target)
-        self._metadata = metadata
         self._secrets = secrets
-        self._channel = shared(("grpc", target, tls), lambda: _open_channel(target, tls))
-        self._rpc_error: type[Exception] = _import_grpc().RpcError  # looked up once, not per call
-        self._methods: dict[str, Any] = {}
+        address, _, port = target.rpartition(":")
+        self._pool = shared(("grpc", target, tls), lambda: Http2Pool(address.strip("[]"), int(port), tls=tls))
+        # every call's fields but its path, timeout and extras (checked now: a bad key fails here, named)
+        self._scheme = header_block([(":method", "POST"), (":scheme", "https" if tls else "http")])
+        fixed = [(":authority", target), ("content-type", "application/grpc"), ("te", "trailers")]
+        fixed.append(("user-agent", USER_AGENT))
+        self._fixed = header_block(fixed) + header_block(list(metadata), frozenset(n for n, _ in metadata))
+        self._paths: dict[str, bytes] = {}  # each method's :path field
+        self._timeouts: dict[float, bytes] = {}  # each timeout's grpc-timeout field
 
     def __repr__(self) -> str:
         return f"GrpcTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        call = self._methods.get(request.method)
-        if call is None:
-            # no serializers: grpcio sends our bytes as they are and hands back the reply's bytes
-            call = self._methods[request.method] = self._channel.unary_unary(request.method)
-        try:
-            body, info = call.with_call(
-                request.body,
-                timeout=timeout_s,
-                metadata=self._metadata + request.headers,
-                wait_for_ready=False,
+        path = self._paths.get(request.method)
+        if path is None:
+            path = self._paths[request.method] = header_block([(":path", request.method)])
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            if len(self._timeouts) > 64:  # a caller whose timeouts vary keeps no more than a few
+                self._timeouts.clear()
+            timeout = self._timeouts[timeout_s] = header_block([("grpc-timeout", grpc_timeout(timeout_s))])
+        block = self._scheme + path + self._fixed + timeout
+        if request.headers:
+            block += header_block(list(request.headers))
+        where = f"{self.label} {request.method}"
+        if len(request.body) > MAX_SEND_BYTES:  # never so from the engine, whose requests are far smaller
+            raise Rejected(
+                f"{where}: a request of {len(request.body)} bytes, beyond the {MAX_SEND_BYTES} sent here"
             )
-        except self._rpc_error as exc:
-            error = error_of(exc, f"{self.label} {request.method}", self._secrets)
-        else:
-            self.host.answered = True
-            return WireReply(body=body, status="OK", headers=dict(info.trailing_metadata() or ()))
-        if isinstance(error, ServerError) and not isinstance(error, Unavailable):
-            self.host.answered = True  # a status the server sent (UNAVAILABLE may be the channel's own)
+        try:
+            reply = self._pool.call(block, request.body, where=where, timeout_s=timeout_s)
+        except StreamRefused as exc:  # not processed: the engine sends it again
+            raise Unavailable(self._secrets.blank(str(exc)), status="UNAVAILABLE") from None
+        except TransportError as exc:  # connect failures, timeouts, connections lost: messages of our own
+            raise type(exc)(self._secrets.blank(str(exc))) from None
+        self.host.answered = True
+        if reply.status == "OK":
+            return WireReply(body=reply.body, status="OK", headers=reply.trailers)
+        # grpc-message is percent-encoded: blanked as it came and again once decoded, so a key is
+        # blanked whichever way a server quoted it
+        details = unquote(self._secrets.blank(reply.details), errors="replace")
+        error = error_for_status(reply.status, details, where, reply.trailers, secrets=self._secrets)
         if isinstance(error, ServerError) and error.status in request.answers:  # the backend reads it
             return WireReply(
                 body=str(error).encode(), status=error.status
             )  # the message, credentials blanked
-        # raised outside the handler: the RpcError, whose repr quotes the details whole, is not kept
-        # as the error's __context__. The local is dropped as it goes: a raised error held by the frame
-        # it leaves is a cycle (error -> traceback -> frame -> error) that keeps every caller's frame,
-        # their batches with them, until a full garbage collection
+        # the local is dropped as it goes: a raised error held by the frame it leaves is a cycle (error ->
+        # traceback -> frame -> error) that keeps every caller's frame, their batches with them, until a
+        # full garbage collection
         try:
             raise error
         finally:
             del error
 
     def close(self) -> None:
-        """The channel is shared by the process; it closes with ``forget_shared`` or at exit."""
-
-
-def _open_channel(target: str, tls: bool) -> Any:
-    grpc = _import_grpc()
-    options = [
-        ("grpc.enable_retries", 0),
-        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.http2.max_pings_without_data", 0),
-        # after a server restart, reconnect within a retry's wait (grpc's own: 1 s, growing to 120 s)
-        ("grpc.initial_reconnect_backoff_ms", 200),
-        ("grpc.min_reconnect_backoff_ms", 200),
-        ("grpc.max_reconnect_backoff_ms", 2_000),
-    ]
-    if tls:
-        return grpc.secure_channel(target, grpc.ssl_channel_credentials(), options=options)
-    return grpc.insecure_channel(target, options=options)
+        """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""
 
 
 def error_for_status(
@@ -154,7 +155,7 @@ def error_for_status(
             retry_after_s = None
     elif trailing.get("retry-after") is not None:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED
         try:
-            retry_after_s = max(0.0, float(trailing["retry-after"]))
+            retry_after_s = float(trailing["retry-after"])  # bounded by ServerError
         except ValueError:
             retry_after_s = None
     kind = ERROR_BY_STATUS.get(code_name, ServerError)

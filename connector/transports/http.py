@@ -89,12 +89,12 @@ def reason_of(body: bytes, secrets: Secrets) -> str:
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` header: delta-seconds or an HTTP date."""
+    """Seconds from a ``Retry-After`` header: delta-seconds or an HTTP date (``ServerError`` bounds it)."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        return float(value)
     except ValueError:
         pass
     try:

@@ -25,6 +25,7 @@ credentials in use before anything is cut from them.
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import socket
@@ -100,6 +101,7 @@ class ConnectionPool:
         self._idle: list[socket.socket] = []
         self._open_socks: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._pid = os.getpid()
         # a pool dropped without close() still closes its sockets when collected, not at the collector's
         # whim with a ResourceWarning each
         weakref.finalize(self, _close_all, self._open_socks)
@@ -134,6 +136,8 @@ class ConnectionPool:
             sock.close()
 
     def _take(self) -> socket.socket | None:
+        if self._pid != os.getpid():
+            self._forget_parents()
         while True:
             with self._lock:
                 if not self._idle:
@@ -142,6 +146,15 @@ class ConnectionPool:
             if not _closed_by_peer(sock):
                 return sock
             self._drop(sock)
+
+    def _forget_parents(self) -> None:
+        """In a forked child: the parent's connections are its own (a child reading a reply on one could
+        take the parent's); the child opens its own. The lock is new too: another thread of the parent
+        may have held it at the fork."""
+        inherited = list(self._open_socks)
+        self._lock, self._idle, self._open_socks, self._pid = threading.Lock(), [], set(), os.getpid()
+        weakref.finalize(self, _close_all, self._open_socks)
+        _close_all(set(inherited))  # our copies of the descriptors only: the parent's stay open
 
     def _give_back(self, sock: socket.socket) -> None:
         with self._lock:

@@ -17,6 +17,8 @@ from vectordb.beam import WriteToVectorDB
 # Beam's own coders cannot carry these elements to the sink at all (before any of ours runs)
 BEAM_CANNOT_CARRY = {
     "metadata text that is not UTF-8 (a lone surrogate)",
+    "an id that is not UTF-8 (a lone surrogate)",
+    "a namespace that is not UTF-8 (a lone surrogate)",
     "an integer beyond 2^64 in metadata",
 }
 ROWS = [

@@ -832,8 +832,9 @@ def test_deletes_with_the_namespace_in_the_key(pg_server: PgServer, pg_table: st
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ids=st.lists(st.text(st.characters(exclude_characters="\x00")), max_size=8))
+@given(ids=st.lists(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"])), max_size=8))
 def test_ids_sent_as_one_array_literal_read_back_as_themselves(pg_server: PgServer, ids: list[str]) -> None:
     # a delete's ids travel as one array literal: quotes, backslashes, braces, commas, spaces, "NULL", ""
+    # (any text UTF-8 carries: an id with a lone surrogate is refused before it is sent, tests/badinput)
     (back,) = sql(pg_server, "SELECT CAST(%s AS text[])", array_literal(ids))[0]
     assert back == ids

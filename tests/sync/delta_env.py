@@ -60,6 +60,8 @@ def _wanted() -> dict[str, str]:
         "checkout": str(ROOT),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "constraints": hashlib.sha256(constraints.encode()).hexdigest()[:16],
+        # the extras' requirements: a dependency added to one is installed (hpack, for gRPC)
+        "pyproject": hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16],
     }
 
 

@@ -70,7 +70,7 @@ def violations(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
 def test_the_checker_sees_imports_inside_functions_and_relative_ones(tmp_path: Path) -> None:
     probe = ROOT / "connector" / "transports" / "grpc.py"
     found = imports_of(probe)
-    assert "grpc" in found  # imported inside a function
+    assert "hpack" in found  # imported inside a function
     assert "vectordb.connector.errors" in found  # a relative import, resolved
 
 

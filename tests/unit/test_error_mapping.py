@@ -116,3 +116,29 @@ def test_str_of_every_error_works_without_arguments() -> None:
         cls = getattr(errors, name)
         exc = cls("m", None) if cls is errors.WriteFailed else cls("m")
         assert str(exc) == "m"
+
+
+@pytest.mark.parametrize(
+    ("pushback_ms", "retry_after", "waits_s"),
+    [
+        ("999999999999", None, 300.0),
+        ("inf", None, None),  # not a number of milliseconds: no hint
+        ("-5", None, 0.0),
+        (None, "inf", 300.0),
+        (None, "nan", None),
+        (None, "1e30", 300.0),
+        (None, "-3", 0.0),
+        ("2500", None, 2.5),
+    ],
+)
+def test_no_hint_a_server_sends_holds_a_write_for_good(
+    pushback_ms: str | None, retry_after: str | None, waits_s: float | None
+) -> None:
+    trailing = {"grpc-retry-pushback-ms": pushback_ms} if pushback_ms else {"retry-after": retry_after or ""}
+    grpc_error = grpc_transport.error_for_status(
+        "RESOURCE_EXHAUSTED", "slow down", "w", trailing, secrets=Secrets()
+    )
+    assert isinstance(grpc_error, errors.Throttled) and grpc_error.retry_after_s == waits_s
+    if retry_after is not None:
+        hint = http_transport.parse_retry_after(retry_after)
+        assert errors.Throttled("w", status=429, retry_after_s=hint).retry_after_s == waits_s

@@ -1,18 +1,18 @@
-"""One gRPC channel and one HTTP pool per target per process, whatever the number of clients."""
+"""One gRPC pool and one HTTP pool per target per process, whatever the number of clients."""
 
 from __future__ import annotations
 
 from vectordb.connector import connect
 
 
-def test_clients_with_equal_targets_share_one_channel() -> None:
+def test_clients_with_equal_targets_share_one_grpc_pool() -> None:
     with (
         connect("pinecone+grpc://127.0.0.1:7001", api_key="a") as one,
         connect("pinecone+grpc://127.0.0.1:7001", api_key="b") as two,
     ):
-        assert one.engine.transport._channel is two.engine.transport._channel
+        assert one.engine.transport._pool is two.engine.transport._pool
     with connect("pinecone+grpc://127.0.0.1:7002") as other:
-        assert other.engine.transport._channel is not one.engine.transport._channel
+        assert other.engine.transport._pool is not one.engine.transport._pool
 
 
 def test_clients_with_equal_targets_share_one_http_pool() -> None:
