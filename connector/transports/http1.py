@@ -25,17 +25,15 @@ credentials in use before anything is cut from them.
 
 from __future__ import annotations
 
-import os
 import re
 import select
 import socket
-import threading
 import time
-import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConnectError, DeadlineExceeded, TransportError
 from ..redaction import Secrets
+from .idle import Connections
 
 if TYPE_CHECKING:
     import ssl
@@ -88,7 +86,7 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class ConnectionPool:
+class ConnectionPool(Connections[socket.socket]):
     """Keep-alive connections to ``host:port`` (TLS for ``https``), shared by threads; thread-safe.
 
     ``request(head, body, ...)`` sends ``head`` (from ``request_head``) with ``Content-Length`` and
@@ -96,15 +94,9 @@ class ConnectionPool:
     """
 
     def __init__(self, scheme: str, host: str, port: int, *, max_idle: int = 256) -> None:
+        super().__init__(max_idle)
         self._tls = tls_context() if scheme == "https" else None
-        self._host, self._port, self._max_idle = host, port, max_idle
-        self._idle: list[socket.socket] = []
-        self._open_socks: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-        # a pool dropped without close() still closes its sockets when collected, not at the collector's
-        # whim with a ResourceWarning each
-        weakref.finalize(self, _close_all, self._open_socks)
+        self._host, self._port = host, port
 
     def __repr__(self) -> str:
         return f"ConnectionPool({self._host}:{self._port}, tls={self._tls is not None})"
@@ -114,7 +106,7 @@ class ConnectionPool:
     ) -> Reply:
         deadline = time.monotonic() + timeout_s
         head += b"Content-Length: %d\r\n\r\n" % len(body) if body or verb not in ("GET", "HEAD") else b"\r\n"
-        sock = self._take() or self._open(where, timeout_s)
+        sock = self._take(_still_open) or self._open(where, timeout_s)
         try:
             sock.settimeout(timeout_s)
             reply, keep = self._exchange(sock, head, body, verb, deadline)
@@ -126,47 +118,6 @@ class ConnectionPool:
         else:
             self._drop(sock)
         return reply
-
-    def close(self) -> None:
-        """Close every connection, idle or not; the pool opens new ones if used again."""
-        with self._lock:
-            socks, self._idle = list(self._open_socks), []
-            self._open_socks.clear()
-        for sock in socks:
-            sock.close()
-
-    def _take(self) -> socket.socket | None:
-        if self._pid != os.getpid():
-            self._forget_parents()
-        while True:
-            with self._lock:
-                if not self._idle:
-                    return None
-                sock = self._idle.pop()
-            if not _closed_by_peer(sock):
-                return sock
-            self._drop(sock)
-
-    def _forget_parents(self) -> None:
-        """In a forked child: the parent's connections are its own (a child reading a reply on one could
-        take the parent's); the child opens its own. The lock is new too: another thread of the parent
-        may have held it at the fork."""
-        inherited = list(self._open_socks)
-        self._lock, self._idle, self._open_socks, self._pid = threading.Lock(), [], set(), os.getpid()
-        weakref.finalize(self, _close_all, self._open_socks)
-        _close_all(set(inherited))  # our copies of the descriptors only: the parent's stay open
-
-    def _give_back(self, sock: socket.socket) -> None:
-        with self._lock:
-            if sock in self._open_socks and len(self._idle) < self._max_idle:
-                self._idle.append(sock)
-                return
-        self._drop(sock)
-
-    def _drop(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._open_socks.discard(sock)
-        sock.close()
 
     def _open(self, where: str, timeout_s: float) -> socket.socket:
         try:
@@ -187,8 +138,7 @@ class ConnectionPool:
         except OSError as exc:  # ssl.SSLError among them
             sock.close()
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
-        with self._lock:
-            self._open_socks.add(sock)
+        self._add(sock)
         return sock
 
     def _exchange(
@@ -361,16 +311,11 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "…"
 
 
-def _closed_by_peer(sock: socket.socket) -> bool:
-    """An idle keep-alive connection with something to read: the server's FIN (or bytes nobody asked for)."""
+def _still_open(sock: socket.socket) -> bool:
+    """An idle keep-alive connection with nothing to read: no FIN from the server (nor bytes nobody asked for)."""
     try:
         poller = select.poll()  # not select.select: it cannot take a descriptor above 1023
         poller.register(sock, select.POLLIN)
-        return bool(poller.poll(0))
+        return not poller.poll(0)
     except (OSError, ValueError):  # closed
-        return True
-
-
-def _close_all(socks: set[Any]) -> None:
-    for sock in list(socks):
-        sock.close()
+        return False

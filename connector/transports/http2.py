@@ -36,13 +36,12 @@ import os
 import select
 import socket
 import struct
-import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ConnectError, DeadlineExceeded, TransportError
+from .idle import Connections
 
 if TYPE_CHECKING:
     import ssl
@@ -165,27 +164,24 @@ def grpc_timeout(timeout_s: float) -> str:
     return f"{millis}m" if millis < 100_000_000 else f"{min(99_999_999, int(timeout_s))}S"
 
 
-class Http2Pool:
+class Http2Pool(Connections["_Connection"]):
     """HTTP/2 connections to ``host:port`` (TLS if ``tls``), shared by threads, one call at a time each;
     thread-safe. ``call(block, body, ...)`` sends the header block (from ``header_block``, pseudo-headers
     first) and the gRPC message ``body``, and returns the ``Reply`` of any status."""
 
     def __init__(self, host: str, port: int, *, tls: bool, max_idle: int = 256) -> None:
+        super().__init__(max_idle)
         self.host, self.port, self.tls = host, port, tls
         self._context = _h2_context() if tls else None
-        self._max_idle = max_idle
-        self._idle: list[_Connection] = []
-        self._open: set[_Connection] = set()
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-        weakref.finalize(self, _close_all, self._open)
 
     def __repr__(self) -> str:
         return f"Http2Pool({self.host}:{self.port}, tls={self.tls})"
 
     def call(self, block: bytes, body: bytes, *, where: str, timeout_s: float) -> Reply:
         deadline = time.monotonic() + timeout_s
-        conn = self._take(deadline) or self._connect(where, timeout_s, deadline)
+        conn = self._take(lambda idle: idle.still_usable(deadline)) or self._connect(
+            where, timeout_s, deadline
+        )
         try:
             reply = conn.call(block, body, deadline)
         except TimeoutError:
@@ -209,52 +205,11 @@ class Http2Pool:
             self._drop(conn)
             raise
         if conn.reusable:
+            conn.idle_since = time.monotonic()
             self._give_back(conn)
         else:
             self._drop(conn)
         return reply
-
-    def close(self) -> None:
-        """Close every connection, idle or not; the pool opens new ones if used again."""
-        with self._lock:
-            conns, self._idle = list(self._open), []
-            self._open.clear()
-        for conn in conns:
-            conn.close()
-
-    def _take(self, deadline: float) -> _Connection | None:
-        if self._pid != os.getpid():
-            self._forget_parents()
-        while True:
-            with self._lock:
-                if not self._idle:
-                    return None
-                conn = self._idle.pop()
-            if time.monotonic() - conn.idle_since < MAX_IDLE_S and conn.still_usable(deadline):
-                return conn
-            self._drop(conn)
-
-    def _forget_parents(self) -> None:
-        """In a forked child: the parent's connections are its own (a child reading a reply on one could
-        take the parent's); the child opens its own. The lock is new too: another thread of the parent
-        may have held it at the fork."""
-        inherited = list(self._open)
-        self._lock, self._idle, self._open, self._pid = threading.Lock(), [], set(), os.getpid()
-        weakref.finalize(self, _close_all, self._open)
-        _close_all(set(inherited))  # our copies of the descriptors only: the parent's stay open
-
-    def _give_back(self, conn: _Connection) -> None:
-        conn.idle_since = time.monotonic()
-        with self._lock:
-            if conn in self._open and len(self._idle) < self._max_idle:
-                self._idle.append(conn)
-                return
-        self._drop(conn)
-
-    def _drop(self, conn: _Connection) -> None:
-        with self._lock:
-            self._open.discard(conn)
-        conn.close()
 
     def _connect(self, where: str, timeout_s: float, deadline: float) -> _Connection:
         """A new connection, its settings exchanged, within ``deadline`` as a whole (the name's lookup aside);
@@ -299,8 +254,7 @@ class Http2Pool:
         except (OSError, TransportError) as exc:  # ssl.SSLError; a server that does not speak HTTP/2
             sock.close()
             raise ConnectError(f"{where}: cannot connect: {step}: {exc}") from None
-        with self._lock:
-            self._open.add(conn)
+        self._add(conn)
         return conn
 
 
@@ -472,8 +426,11 @@ class _Connection:
 
     def still_usable(self, deadline: float) -> bool:
         """Reads what the server sent while the connection sat idle (frames already read first); False if
-        it is closed or going away, or sends more than a few reads' worth, or leaves a header block
-        unfinished: the call then takes a new connection instead of waiting here."""
+        it sat idle too long (``MAX_IDLE_S``), is closed or going away, or the server sent more than a few
+        reads' worth, or left a header block unfinished: the call then takes a new connection instead of
+        waiting here."""
+        if time.monotonic() - self.idle_since >= MAX_IDLE_S:
+            return False
         self.deadline = time.monotonic()  # nothing here waits: a frame not whole is a connection dropped
         try:
             for _ in range(MAX_IDLE_READS):
@@ -936,8 +893,3 @@ def _header_fragment(payload: bytes, flags: int) -> bytes:
                 "HTTP/2 protocol error from the server: a HEADERS frame too short for its priority"
             )
     return payload[start:end]
-
-
-def _close_all(conns: set[Any]) -> None:
-    for conn in list(conns):
-        conn.close()

@@ -5,7 +5,7 @@ connector used before and what the official Pinecone, Qdrant and Milvus clients 
 ``python -m jobs.bench.grpc_call [--calls 2000] [--reps 5]``
 
 Each sends the same bodies, one call at a time, to the no-op Pinecone gRPC sink (``jobs/bench/sinks.py``,
-its own process, a grpcio server): a 1,000-id delete (13 KB) and a 100 × 768-d upsert (310 KB, a
+its own process, a grpcio server): a 1,000-id delete (11 KB) and a 100 × 768-d upsert (308 KB, a
 Beam batch's request). Repetitions alternate between the two; each cell is the total over them of the
 client process's user and system CPU (``getrusage``, grpcio's own threads included) a call, and the wall
 time. One JSON line per cell with the machine, and grpcio's CPU as a multiple of ours.
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +24,7 @@ from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports.base import WireRequest
 from vectordb.connector.transports.grpc import GrpcTransport
 
+from .http_request import alternate
 from .machine import code_version, environment
 from .sinks import start_sink
 
@@ -76,20 +75,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, (method, body) in bodies().items():
             count = args.calls if len(body) < 100_000 else max(1, args.calls // 4)
             sends = senders(sink.address, method, body)
-            totals = {who: [0.0, 0.0, 0.0] for who in sends}
             for send in sends.values():
                 for _ in range(20):
                     send()  # warm-up: the connection, the channel
-            for _ in range(args.reps):
-                for who, send in sends.items():
-                    before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-                    for _ in range(count):
-                        send()
-                    after = resource.getrusage(resource.RUSAGE_SELF)
-                    cell = totals[who]
-                    cell[0] += after.ru_utime - before.ru_utime
-                    cell[1] += after.ru_stime - before.ru_stime
-                    cell[2] += time.perf_counter() - wall
+            totals = alternate(sends, count, args.reps)
             n = count * args.reps
             cpu = {who: (user + system) / n * 1e6 for who, (user, system, _) in totals.items()}
             for who, (user, system, wall) in totals.items():

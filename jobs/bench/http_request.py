@@ -69,6 +69,23 @@ def senders(address: str, path: str, body: bytes) -> dict[str, Callable[[], None
     return {"http1": ours, "httpx": by_httpx, "http.client": by_http_client}
 
 
+def alternate(sends: dict[str, Callable[[], None]], count: int, reps: int) -> dict[str, list[float]]:
+    """``count`` calls of each sender in turn, ``reps`` times: each one's total user and system CPU seconds
+    of this process (``getrusage``: every thread's) and wall seconds."""
+    totals = {who: [0.0, 0.0, 0.0] for who in sends}
+    for _ in range(reps):
+        for who, send in sends.items():
+            before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            for _ in range(count):
+                send()
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            cell = totals[who]
+            cell[0] += after.ru_utime - before.ru_utime
+            cell[1] += after.ru_stime - before.ru_stime
+            cell[2] += time.perf_counter() - wall
+    return totals
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -81,19 +98,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, (path, body) in bodies().items():
             count = args.requests if len(body) < 100_000 else max(1, args.requests // 10)
             sends = senders(sink.address, path, body)
-            totals = {who: [0.0, 0.0, 0.0] for who in sends}
             for send in sends.values():
                 send()  # warm-up: the connection
-            for _ in range(args.reps):
-                for who, send in sends.items():
-                    before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-                    for _ in range(count):
-                        send()
-                    after = resource.getrusage(resource.RUSAGE_SELF)
-                    cell = totals[who]
-                    cell[0] += after.ru_utime - before.ru_utime
-                    cell[1] += after.ru_stime - before.ru_stime
-                    cell[2] += time.perf_counter() - wall
+            totals = alternate(sends, count, args.reps)
             n = count * args.reps
             cpu = {who: (user + system) / n * 1e6 for who, (user, system, _) in totals.items()}
             for who, (user, system, wall) in totals.items():

@@ -281,7 +281,7 @@ def test_a_reply_cut_mid_body_is_an_error_and_its_connection_is_not_reused() -> 
         pool = ConnectionPool("http", "127.0.0.1", port)
         with pytest.raises(TransportError, match="after 10 of 100 body bytes"):
             send(pool)
-        assert pool._idle == [] and pool._open_socks == set()
+        assert pool._idle == [] and pool._conns == set()
 
 
 def test_a_silent_server_is_a_deadline_and_a_closed_port_a_connect_error() -> None:

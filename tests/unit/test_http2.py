@@ -786,7 +786,7 @@ def test_a_server_that_does_not_speak_http2_is_a_connect_error_and_its_socket_is
         t = transport(port)
         with pytest.raises(ConnectError, match="cannot connect: HTTP/2 settings exchange"):
             call(t, b"x", timeout_s=2)
-        assert not t._pool._open
+        assert not t._pool._conns
 
 
 def test_hpack_stays_silent_after_the_application_configures_logging(
