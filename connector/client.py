@@ -25,7 +25,7 @@ from .backends.base import Backend, check_vector_support
 from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
 from .errors import ConfigError, ConnectorError, DimensionMismatch
-from .options import BackendOptions, parse_options, uri_database
+from .options import BackendOptions, check_text, parse_options, uri_database
 from .policy import enforce
 from .report import BatchFailure, WriteReport
 from .rows import (
@@ -186,6 +186,8 @@ class Client:
         write: a reader in between sees the target empty."""
         if not self.backend.supports_clear:
             raise ConfigError(f"{self.backend.name} cannot delete a target's rows")
+        if namespace is not None:
+            check_text("namespace", namespace)
         transport = self.engine.transport
         if self.spec.named:  # the target as the write's names have it (each name checked)
             self.backend.check_named_target(transport, self._stated_dimensions())

@@ -87,6 +87,8 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
         if self.namespace is not None and self.namespace_column is not None:
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
+        if self.namespace is not None:
+            check_text("option namespace", self.namespace)
         _check_vector_names(self)
         if any(getattr(self, name) is not None for name in _EMBED_FIELDS):
             self._check_embedding()
@@ -230,6 +232,15 @@ def _name_map(option: str, text: str) -> dict[str, str]:
             raise ConfigError(f"option {option}: name {name!r} is given twice")
         out[name] = value
     return out
+
+
+def check_text(what: str, text: str) -> None:
+    """A ``ConfigError`` naming ``what`` if ``text`` cannot travel as UTF-8 (it holds a lone surrogate)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{what}: holds a lone surrogate, which UTF-8 cannot carry") from None
 
 
 def _check_vector_names(options: BackendOptions) -> None:

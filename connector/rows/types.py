@@ -339,8 +339,17 @@ def agreed_length(lengths: np.ndarray) -> int:
 
 
 def derive_id(values: Sequence[Any]) -> str:
-    """A UUIDv5 of the row's ``id_from`` values: deterministic, so a retried task upserts the same id."""
-    return str(uuid.uuid5(ID_NAMESPACE, orjson.dumps(list(values), default=str).decode()))
+    """A UUIDv5 of the row's ``id_from`` values: deterministic, so a retried task upserts the same id.
+
+    Text orjson cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``, escaped:
+    still one id for the same values, where orjson would have failed the whole write."""
+    try:
+        text = orjson.dumps(list(values), default=str).decode()
+    except TypeError:
+        import json
+
+        text = json.dumps(list(values), default=str, separators=(",", ":"))
+    return str(uuid.uuid5(ID_NAMESPACE, text))
 
 
 BAD_JSON: dict[str, Any] = {}

@@ -150,8 +150,8 @@ def error_for_status(
     retry_after_s = None
     if pushback is not None:
         try:
-            retry_after_s = max(0.0, int(pushback) / 1000)
-        except ValueError:
+            retry_after_s = int(pushback) / 1000  # bounded by ServerError
+        except (ValueError, OverflowError):  # OverflowError: more digits than a float holds
             retry_after_s = None
     elif trailing.get("retry-after") is not None:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED
         try:

@@ -73,6 +73,7 @@ MAX_SEND_BYTES = 1 << 31  # a request's message (grpc's own default limit for a 
 MAX_IDLE_S = 30.0  # an idle connection older than this is closed, not reused: a NAT or load balancer
 # may have dropped it without a word, and a request on it would wait out its whole timeout
 MAX_IDLE_READS = 8  # reads the idle check makes of what a server sent meanwhile
+IDLE_CHECK_S = 0.05  # what the idle check may take, writing the acknowledgements it owes included
 MAX_KEPT_BLOCKS = 16  # decoded header blocks kept per connection (see ``_Connection._decode``)
 SEND_BATCH = 64  # frames per sendmsg
 MAX_DATA_FRAME = 65_536  # however large the peer allows: a server parses a long frame only once it is whole
@@ -293,22 +294,25 @@ class Proxy:
 
 
 def proxy_for(host: str) -> Proxy | None:
-    """The proxy a grpc client would use for ``host``: ``grpc_proxy``, else ``https_proxy``, else
-    ``http_proxy`` (either case); none where ``no_grpc_proxy`` (else ``no_proxy``) exempts the host."""
+    """The proxy a grpc client would use for ``host``: the first of ``grpc_proxy``, ``https_proxy`` and
+    ``http_proxy`` that is set (lower case only, as grpc reads them; set but empty: no proxy), if it is an
+    ``http://`` proxy (grpc takes no other); none where the first of ``no_grpc_proxy`` and ``no_proxy`` that
+    is set exempts the host (``_exempt``)."""
     import urllib.parse
 
     env = os.environ
-
-    def named(name: str) -> str:
-        return env.get(name) or env.get(name.upper()) or ""
-
-    url = named("grpc_proxy") or named("https_proxy") or named("http_proxy")
+    url = next((env[name] for name in ("grpc_proxy", "https_proxy", "http_proxy") if name in env), "")
     if not url:
         return None
-    if _exempt(host, named("no_grpc_proxy") or named("no_proxy")):
+    exempt = next((env[name] for name in ("no_grpc_proxy", "no_proxy") if name in env), "")
+    if _exempt(host, exempt):
         return None
     parsed = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
-    if parsed.hostname is None:
+    if parsed.scheme.lower() != "http" or parsed.hostname is None:
+        return None  # an https:// or socks proxy: grpc connects directly, and so does this
+    try:
+        port = parsed.port or 80
+    except ValueError:  # a port that is no number: no proxy
         return None
     authorization = None
     if parsed.username is not None:
@@ -316,20 +320,30 @@ def proxy_for(host: str) -> Proxy | None:
 
         pair = f"{urllib.parse.unquote(parsed.username)}:{urllib.parse.unquote(parsed.password or '')}"
         authorization = "Basic " + base64.b64encode(pair.encode()).decode()
-    try:
-        port = parsed.port or 80
-    except ValueError:  # a port that is no number: the proxy is not used, as grpc skips it
-        return None
     return Proxy(parsed.hostname, port, authorization)
 
 
 def _exempt(host: str, exempt: str) -> bool:
-    """Whether a ``no_proxy`` list exempts ``host``: ``*``, the host itself, or a domain it is in."""
+    """Whether a ``no_proxy`` list exempts ``host``: ``*``, the host itself, a domain it is in, or (for an
+    IP address) a network in CIDR notation that holds it."""
+    import ipaddress
+
     host = host.strip("[]").lower()
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
     for entry in exempt.lower().split(","):
         entry = entry.strip().strip("[]")
+        if "/" in entry:
+            try:
+                if address is not None and address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
         if entry.rsplit(":", 1)[-1].isdigit() and entry.count(":") == 1:
-            entry = entry.rsplit(":", 1)[0]  # a port given: grpc matches hosts alone
+            entry = entry.rsplit(":", 1)[0]  # a port given: hosts are matched alone
         domain = entry.lstrip(".")
         if entry == "*" or (domain and (host == domain or host.endswith("." + domain))):
             return True
@@ -431,7 +445,9 @@ class _Connection:
         waiting here."""
         if time.monotonic() - self.idle_since >= MAX_IDLE_S:
             return False
-        self.deadline = time.monotonic()  # nothing here waits: a frame not whole is a connection dropped
+        # a short deadline of its own: time to answer a PING or SETTINGS that came meanwhile, not to wait
+        # for what the server has not sent (a header block left unfinished drops the connection)
+        self.deadline = min(deadline, time.monotonic() + IDLE_CHECK_S)
         try:
             for _ in range(MAX_IDLE_READS):
                 while (frame := self._frame()) is not None:

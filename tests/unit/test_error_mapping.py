@@ -129,6 +129,7 @@ def test_str_of_every_error_works_without_arguments() -> None:
         (None, "1e30", 300.0),
         (None, "-3", 0.0),
         ("2500", None, 2.5),
+        ("9" * 400, None, None),  # more digits than a float holds
     ],
 )
 def test_no_hint_a_server_sends_holds_a_write_for_good(

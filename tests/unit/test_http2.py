@@ -972,7 +972,7 @@ def test_a_proxy_that_refuses_the_tunnel_is_a_connect_error_naming_it_without_it
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with connect_proxy(refuse=True) as (proxy_port, heads):
-        monkeypatch.setenv("HTTPS_PROXY", f"http://user:{KEY}@127.0.0.1:{proxy_port}")
+        monkeypatch.setenv("https_proxy", f"http://user:{KEY}@127.0.0.1:{proxy_port}")
         with pytest.raises(
             ConnectError,
             match=f"through the proxy 127.0.0.1:{proxy_port}: the proxy refused the tunnel: HTTP/1.1 407",
@@ -992,7 +992,57 @@ def test_a_proxy_that_refuses_the_tunnel_is_a_connect_error_naming_it_without_it
         ("10.0.0.1", "10.0.0.1:6334", True),
         ("10.0.0.1", "", False),
         ("::1", "[::1]", True),
+        ("10.1.2.3", "example.com, 10.0.0.0/8", True),
+        ("10.1.2.3", "192.168.0.0/16", False),
+        ("db.internal", "10.0.0.0/8", False),
+        ("fd00::5", "fd00::/8", True),
     ],
 )
 def test_no_proxy_lists_exempt_hosts_and_their_domains(host: str, exempt: str, expected: bool) -> None:
     assert http2._exempt(host, exempt) is expected
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"https_proxy": "http://proxy.corp:3128"}, ("proxy.corp", 3128)),
+        ({"grpc_proxy": "", "https_proxy": "http://proxy.corp:3128"}, None),  # set but empty: no proxy
+        ({"https_proxy": "https://u:p@proxy.corp"}, None),  # not http://: grpc connects directly
+        ({"http_proxy": "socks5h://127.0.0.1:1080"}, None),
+        ({"HTTPS_PROXY": "http://proxy.corp:3128"}, None),  # upper case: not grpc's
+        ({"http_proxy": "proxy.corp"}, ("proxy.corp", 80)),
+        (
+            {"http_proxy": "http://proxy.corp:3128", "no_grpc_proxy": "", "no_proxy": "db.example"},
+            ("proxy.corp", 3128),
+        ),
+        ({"http_proxy": "http://proxy.corp:3128", "no_proxy": "db.example"}, None),
+    ],
+)
+def test_the_proxy_is_chosen_as_grpc_chooses_it(
+    env: dict[str, str], expected: tuple[str, int] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("grpc_proxy", "https_proxy", "http_proxy", "no_grpc_proxy", "no_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    proxy = http2.proxy_for("db.example")
+    assert (None if proxy is None else (proxy.host, proxy.port)) == expected
+
+
+def test_a_ping_while_idle_is_answered_and_the_connection_kept() -> None:
+    connections: list[int] = []
+
+    def ping_after_each_reply(peer: Peer) -> None:
+        connections.append(1)
+        peer.handshake()
+        while True:
+            stream, _, body = peer.request()
+            peer.reply(stream, body)
+            peer.send(http2.PING, 0, 0, b"keepaliv")
+
+    with scripted(ping_after_each_reply) as (port, failures):
+        t = transport(port)
+        for i in range(3):
+            assert call(t, b"%d" % i) == b"%d" % i
+            time.sleep(0.1)
+    assert not failures and len(connections) == 1

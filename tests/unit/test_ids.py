@@ -31,3 +31,15 @@ def test_uuids_stay_and_other_ids_convert() -> None:
 def test_a_uuid_id_is_its_canonical_text_in_every_spelling(value: uuid.UUID, spelling: str) -> None:
     text = {"canonical": str(value), "upper": str(value).upper(), "hex": value.hex}[spelling]
     assert as_uuid(text) == str(value)
+
+
+def test_ids_derived_from_values_orjson_cannot_write_are_still_one_id_a_value() -> None:
+    """A lone surrogate (text decoded with surrogateescape) or an integer beyond 64 bits made orjson fail the
+    whole write; such values now make their id too, the same one every time."""
+    from vectordb.connector.rows.types import ID_NAMESPACE as ROWS_NAMESPACE
+    from vectordb.connector.rows.types import derive_id
+
+    for values in (["a\udcff", 1], [2**70, "x"]):
+        assert derive_id(values) == derive_id(list(values)) != derive_id(["a", 1])
+        assert uuid.UUID(derive_id(values)).version == 5
+    assert derive_id(["plain", 1]) == str(uuid.uuid5(ROWS_NAMESPACE, '["plain",1]'))  # unchanged for the rest

@@ -161,3 +161,13 @@ def test_a_file_path_is_the_embedded_default_with_an_absolute_path(uri: str) -> 
 
     opts = resolve_options({"uri": uri, "collection": "docs"})
     assert opts.uri == "milvus+lite://" + os.path.abspath("vectors.db")
+
+
+def test_a_namespace_holding_a_lone_surrogate_is_a_config_error_naming_it() -> None:
+    with pytest.raises(ConfigError, match="option namespace: holds a lone surrogate"):
+        connect("./never.db", namespace="ns\udcff")
+    with (
+        connect("pinecone://127.0.0.1:1", api_key="k") as client,
+        pytest.raises(ConfigError, match="namespace: holds a lone surrogate"),
+    ):
+        client.clear("ns\udcff")
