@@ -1,11 +1,11 @@
 """gRPC unary calls over HTTP/2 connections of our own: every gRPC database's requests go through
 ``Http2Pool`` (``transports/grpc.py`` maps what comes back to the connector's errors).
 
-Why not grpcio under the hot path: a unary call's own CPU in the client, on loopback, is 190–260 µs
-through grpcio (its channel hands every call between threads and completion queues), whatever the
-message's size; that is the whole cost of a 1,000-id delete and a third of a 100-row upsert. Here a
-call is one ``sendmsg`` of the request's frames (the body not copied) and the reads of its reply
-(``jobs/bench/grpc_call.py``).
+Why not grpcio under the hot path: a unary call's own CPU in the client, on loopback, is 184–272 µs
+through grpcio (its channel hands every call between threads and completion queues) for a 1,000-id
+delete, and 317–393 µs for a 100 × 768 upsert; here 84–111 and 157–164 µs (``jobs/bench/grpc_call.py``,
+two runs): a call is one ``sendmsg`` of the request's frames (the body not copied) and the reads of its
+reply.
 
 What it speaks: one stream at a time per connection (``max_concurrency`` calls use as many
 connections, as the HTTP/1.1 pool does), opened with the client preface and our settings (no push; a
@@ -19,11 +19,12 @@ PINGs answered, GOAWAY and RST_STREAM honoured. Over TLS, ALPN must choose ``h2`
 trusted are the REST transport's (``http1.tls_context``). No compression is asked for, so a reply
 that comes compressed is refused.
 
-A call is never sent twice here: a connection that fails once the request has started to leave is an
-error for the engine to retry (``Unavailable``), and says whether the server can have seen it; a
-stream the server refused (GOAWAY naming a lower stream, ``REFUSED_STREAM``) was not processed. An
-idle connection is checked before reuse: what the server sent meanwhile (a GOAWAY, a PING, its end)
-is read first. ``timeout_s`` bounds the whole call, connect included; a connection whose call timed out
+A call is never sent twice here: a connection that fails once the request has started to leave is a
+``TransportError`` for the engine to retry, which says whether the server can have seen it; a stream
+the server refused (GOAWAY naming a lower stream, ``REFUSED_STREAM``) was not processed
+(``StreamRefused``). An idle connection is checked before reuse: what the server sent meanwhile (a
+GOAWAY, a PING, its end) is read first, and one idle for 30 s is replaced (a NAT may have dropped it
+without a word). A proxy the environment names for grpc carries the connection (``proxy_for``). ``timeout_s`` bounds the whole call, connect included; a connection whose call timed out
 is closed, never reused mid-stream. Frames are read strictly (lengths within what we advertised,
 windows that cannot overflow, header blocks within 64 KiB): anything else ends the connection with a
 ``TransportError``.
