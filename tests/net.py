@@ -18,8 +18,7 @@ __all__ = ["answers_200", "closed_port", "silent_listener"]
 def silent_listener() -> Iterator[int]:
     """A port on 127.0.0.1 that accepts connections and never answers (a PostgreSQL client's startup
     message, an HTTP request and a gRPC handshake alike go unanswered); yields the port."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
+    server = _unanswered_socket()
     server.listen(64)
     server.settimeout(0.1)
     held: list[socket.socket] = []
@@ -45,17 +44,23 @@ def silent_listener() -> Iterator[int]:
 
 
 def closed_port() -> int:
-    """A port nothing listens on: connecting is refused. Never one a server of an earlier test in this
-    process answered on: the connector remembers, per process, the addresses that have answered
-    (``transports.base.Host``), and waits for one that refuses as for a server restarting."""
+    """A port nothing listens on: connecting is refused (never one that answered before: ``_unanswered_socket``)."""
+    with _unanswered_socket() as probe:
+        return int(probe.getsockname()[1])
+
+
+def _unanswered_socket() -> socket.socket:
+    """A socket bound to a port on 127.0.0.1 that no server of an earlier test in this process answered
+    on: the connector remembers, per process, the addresses that have answered (``transports.base.Host``),
+    and waits for one that refuses or stays silent as for a server restarting."""
     from vectordb.connector.transports.base import host_of
 
     while True:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = int(probe.getsockname()[1])
-        if not host_of(f"127.0.0.1:{port}").answered:
-            return port
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        if not host_of(f"127.0.0.1:{sock.getsockname()[1]}").answered:
+            return sock
+        sock.close()
 
 
 def answers_200(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bool | None:
