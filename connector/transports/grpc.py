@@ -5,13 +5,11 @@ thread; a call takes a connection of its own, so concurrent calls never queue be
 frames. Nothing here retries: the engine does (retrying in two layers multiplies attempts and hides
 throttling). Credentials travel as call metadata and never appear in errors or reprs: a server's status
 details are quoted with the credentials in use blanked out (``redaction``), since servers echo keys.
-The statuses are read as grpc clients read them; ``error_of`` maps a ``grpc.RpcError`` (the embedded
-Milvus server's start-up check still uses grpcio) by the same table.
+The statuses are read as grpc clients read them (``error_for_status``).
 """
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import unquote
 
 from ..errors import (
@@ -170,12 +168,3 @@ def error_for_status(
 def _is_connect_failure(details: str) -> bool:
     text = details.lower()
     return "failed to connect" in text or "connection refused" in text or "dns resolution failed" in text
-
-
-def error_of(exc: Any, where: str, secrets: Secrets) -> Exception:
-    """The connector error for a ``grpc.RpcError``: the one place they are translated."""
-    code = exc.code() if hasattr(exc, "code") else None
-    details = (exc.details() if hasattr(exc, "details") else None) or ""
-    trailing = dict(exc.trailing_metadata() or ()) if hasattr(exc, "trailing_metadata") else {}
-    name = code.name if code is not None else "UNKNOWN"
-    return error_for_status(name, details, where, trailing, secrets=secrets)
