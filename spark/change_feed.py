@@ -79,6 +79,10 @@ def changes(
 
         feed.writeStream.foreachBatch(write).option("checkpointLocation", cp).start()
 
+    With ``table=``, this reads the batch before the write does (its versions, then the ids a delete
+    inserts again): ``batch.persist()`` before and ``batch.unpersist()`` after the write, or each read
+    scans the feed's files again.
+
     Args:
         df: a micro-batch (or any batch) of a change data feed: the table's columns, ``_change_type``
             and ``_commit_version`` (``_commit_timestamp`` is dropped when present).
