@@ -32,14 +32,14 @@ __all__ = ["Plan", "main", "plan"]
 
 # Client CPU µs per row, by target and dimension: `python -m jobs.bench.cpu_per_row` (README, "Capacity").
 CLIENT_US_PER_ROW: dict[str, dict[int, float]] = {
-    "pinecone+grpc": {384: 4.0, 768: 4.3, 1536: 5.4},
-    "pinecone": {384: 11.0, 768: 19.3, 1536: 35.8},
-    "milvus": {384: 2.7, 768: 3.3, 1536: 4.4},
-    "postgresql": {384: 3.3, 768: 3.9, 1536: 5.4},
-    "chroma": {384: 8.9, 768: 10.8, 1536: 14.5},
-    "qdrant+grpc": {384: 7.1, 768: 7.6, 1536: 8.9},  # string ids: a UUIDv5 each
-    "qdrant": {384: 12.3, 768: 20.1, 1536: 37.2},
-    "weaviate": {384: 7.3, 768: 7.6, 1536: 8.6},  # gRPC; string ids: a UUIDv5 each, kept as a property
+    "pinecone+grpc": {384: 3.2, 768: 3.6, 1536: 5.4},
+    "pinecone": {384: 12.4, 768: 21.5, 1536: 38.7},
+    "milvus": {384: 3.5, 768: 4.6, 1536: 6.2},
+    "postgresql": {384: 4.8, 768: 6.3, 1536: 9.8},
+    "chroma": {384: 11.4, 768: 19.3, 1536: 23.7},
+    "qdrant+grpc": {384: 3.6, 768: 4.1, 1536: 6.1},  # string ids: a UUIDv5 each
+    "qdrant": {384: 12.2, 768: 23.3, 1536: 42.8},
+    "weaviate": {384: 8.4, 768: 9.3, 1536: 11.3},  # gRPC; string ids: a UUIDv5 each, kept as a property
 }
 # Client CPU ns per float of a multi-vector, on top of the row's own cost: 5,000 rows x 100 x 128-d
 # (jobs.bench.qdrant_named, jobs.bench.weaviate_named; best connector run, machine loaded).
