@@ -31,7 +31,10 @@ come in). The cost, in a batch that deletes: a read of those versions' changes, 
 commits (a ``MERGE``'s change files), not with the table. ``table`` may instead be a function from a
 version to the table as of it (a table no path or name reaches): then the ids the batch deletes are
 looked up in the table as of its last version, a read of every id of the table. Without ``table``, the
-result is exact as long as no micro-batch cuts such a commit.
+result is exact as long as no micro-batch cuts such a commit. Delta 4.1 and later refuse to read a
+version older than the table's deleted-file retention, which the first micro-batches of a backfill of an
+old table are: for them the deleted ids are looked up in the current table (``_snapshot``), exact once
+the query has caught up.
 
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
@@ -151,7 +154,7 @@ def _with_rows_still_there(
     if last is None or last[0] is None:
         return kept
     version, deleting = int(last[0]), sorted(int(v) for v in last[1])
-    snapshot = table(version) if callable(table) else _as_of(kept, table, version)
+    snapshot = table(version) if callable(table) else _snapshot(kept, table, version)
     _check_columns(kept, snapshot.columns)  # on every batch: a wrong table fails at once
     if not deleting:
         return kept
@@ -171,10 +174,58 @@ def _with_rows_still_there(
     return kept.unionByName(back.select(*kept.columns))
 
 
-def _as_of(kept: DataFrame, table: str, version: int) -> DataFrame:
-    """The Delta table at ``table`` (a path or a name) as of ``version``."""
+def _snapshot(kept: DataFrame, table: str, version: int) -> DataFrame:
+    """The Delta table at ``table`` as of ``version``; where Delta refuses to read that version, the table
+    as it is now.
+
+    Delta 4.1 and later refuse to read a version older than the table's
+    ``delta.deletedFileRetentionDuration`` (7 days unless set), in a change-feed read as in ``VERSION AS
+    OF``, while the streaming source still reads its feed: the first micro-batches of a backfill from
+    ``startingVersion`` 0 of a table older than that are such versions. Their deleted ids are looked up
+    in the current table: an id it holds is upserted with its current row, which the id's later changes,
+    in later micro-batches, follow. The index is then exact once the query has caught up with those
+    versions, not after each of their micro-batches.
+    """
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        snapshot = _as_of(kept, table, version)
+        snapshot.schema  # noqa: B018  # analysed now: Delta refuses an old version here, not in the write
+        return snapshot
+    except (PySparkException, Py4JJavaError) as exc:
+        if _BEYOND_RETENTION not in str(exc):
+            raise
+    if table not in _told_beyond_retention:
+        _told_beyond_retention.add(table)
+        _log.warning(
+            "changes(): Delta refuses to read version %d of %s, older than the table's "
+            "delta.deletedFileRetentionDuration; the ids micro-batches of such versions delete are looked up "
+            "in the current table, and the index is exact once the query has caught up with them",
+            version,
+            table,
+        )
+    current = _as_of(kept, table, None)
+    missing = _missing_columns(kept, current.columns)
+    if missing:
+        raise ConfigError(
+            f"changes(): Delta refuses to read version {version} of {table}, older than the table's "
+            f"delta.deletedFileRetentionDuration, and its current version has no column "
+            f"{', '.join(map(repr, missing))}: start the query from a version within that retention"
+        )
+    return current
+
+
+# Delta's error for a version older than the table's deleted-file retention (Delta 4.1 and later)
+_BEYOND_RETENTION = "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
+_told_beyond_retention: set[str] = set()  # tables the warning was given for, once each per process
+
+
+def _as_of(kept: DataFrame, table: str, version: int | None) -> DataFrame:
+    """The Delta table at ``table`` (a path or a name) as of ``version`` (``None``: its current version)."""
     ref = f"delta.`{table.replace('`', '``')}`" if _is_path(table) else table
-    return kept.sparkSession.sql(f"SELECT * FROM {ref} VERSION AS OF {version}")
+    at = "" if version is None else f" VERSION AS OF {version}"
+    return kept.sparkSession.sql(f"SELECT * FROM {ref}{at}")
 
 
 def _is_path(table: str) -> bool:
@@ -222,10 +273,15 @@ def _rows_inserted_again(
     return kept.unionByName(back.select(*kept.columns))
 
 
-def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
-    missing = [
+def _missing_columns(kept: DataFrame, table_columns: list[str]) -> list[str]:
+    """The feed's columns, other than the change feed's own, that the table has not."""
+    return [
         c for c in kept.columns if c not in (*table_columns, CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP)
     ]
+
+
+def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
+    missing = _missing_columns(kept, table_columns)
     if missing:
         raise ConfigError(
             f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "

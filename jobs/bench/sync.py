@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from jobs.bench.machine import environment
     from tests.integration.pg_server import postgres_server
-    from tests.sync.delta_env import ensure_delta_env, ivy_dir
+    from tests.sync.delta_env import DELTA_SPARK, PYSPARK, ensure_delta_env, ivy_dir
     from vectordb.connector.backends.milvus import lite
 
     started = time.perf_counter()
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
                     "max": round(max(loads), 2),
                 },
                 "environment": environment("pymilvus", "psycopg"),
-                "driver": {"pyspark": "4.0.1", "delta-spark": "4.0.1"},  # the Delta environment's
+                "driver": {"pyspark": PYSPARK, "delta-spark": DELTA_SPARK},  # the Delta environment's
             }
         )
     )

@@ -331,3 +331,58 @@ def test_a_table_without_the_feeds_columns_is_a_config_error(spark: Any) -> None
     rows: list[Change] = [("a", 1, "delete", 0)]
     with pytest.raises(ConfigError, match="the table has no column 'value'"):
         changes(feed(spark, rows), table=lambda v: spark.createDataFrame([("a",)], "id string")).collect()
+
+
+def past_retention(spark: Any, current: Any, refused: str) -> Any:
+    """``_as_of`` as Delta 4.1 and later answer for a table whose versions are past its retention: every
+    version refused with ``refused``'s error, the current table ``current``."""
+    from pyspark.errors import AnalysisException
+
+    def as_of(kept: Any, table: str, version: int | None) -> Any:
+        if version is not None:
+            raise AnalysisException(message=f"[{refused}] Cannot time travel beyond the retention.")
+        return current
+
+    return as_of
+
+
+RETENTION = "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
+
+
+def test_past_the_retention_deleted_ids_are_looked_up_in_the_current_table(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real Delta refusal is tested in tests/sync (``test_a_backfill_past_the_retention_ends_exact``);
+    here, which rows come back: ``a``, which the current table holds, with its current row."""
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a", 7)], "id string, value long")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    rows: list[Change] = [("a", 1, "delete", 1), ("b", 2, "delete", 1)]
+    assert resolved(changes(feed(spark, rows), table="/lake/docs")) == {
+        "a": ("upsert", 7),
+        "b": ("delete", 2),
+    }
+
+
+def test_past_the_retention_a_column_the_current_table_lacks_is_a_config_error(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a",)], "id string")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    rows: list[Change] = [("a", 1, "delete", 1)]
+    with pytest.raises(ConfigError, match=r"refuses to read version 1 of /lake/docs.*no column 'value'"):
+        changes(feed(spark, rows), table="/lake/docs")
+
+
+def test_another_refusal_of_a_version_is_raised_as_it_is(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark.errors import AnalysisException
+
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a", 7)], "id string, value long")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, "TABLE_OR_VIEW_NOT_FOUND"))
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        changes(feed(spark, [("a", 1, "delete", 1)]), table="/lake/docs")

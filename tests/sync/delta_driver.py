@@ -13,6 +13,8 @@
   rows per version and every version's total, and the table's rows as of the last version, read
   from Delta) and waits for the test to answer ``go-K``:
   the test compares the database with those rows, and may kill this process (and its JVM) instead.
+  With ``old``, the table's earlier versions are past its retention (``retention`` in ``make``), which
+  Delta refuses to read: the versions' totals come from the file ``totals``, and no rows are read.
 
 The rows are ``id`` (string), ``values`` (``array<float>``) and ``title``; values and titles in
 the config are exact float32s and strings.
@@ -72,6 +74,25 @@ def make(spark: SparkSession, table: str, versions: list[dict[str, Any]]) -> Non
         merge(spark, table, source)
 
 
+def age(spark: SparkSession, table: str, retention: str, totals: Path) -> None:
+    """Records every version's change rows in ``totals`` while Delta still reads them, then sets the
+    table's ``delta.deletedFileRetentionDuration`` to ``retention`` (one more version, with no change rows):
+    once that has passed, Delta 4.1 and later refuse to read every earlier version, as they refuse a
+    version older than 7 days of a table left at the default."""
+    totals.write_text(json.dumps(version_totals(spark, table)))
+    spark.sql(
+        f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES ('delta.deletedFileRetentionDuration' = '{retention}')"
+    )
+
+
+def version_totals(spark: SparkSession, table: str) -> dict[int, int]:
+    """Change rows per version of the table's whole change feed."""
+    whole = (
+        spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(table)
+    )
+    return {r[0]: r[1] for r in whole.groupBy("_commit_version").count().collect()}
+
+
 def merge(spark: SparkSession, table: str, source: DataFrame) -> None:
     """Commit one ``MERGE`` by id into the Delta table at ``table``: ``source`` has the table's columns
     and ``flag``: ``'u'`` upserts the row (updates or inserts it), ``'d'`` deletes the id (its other
@@ -94,10 +115,11 @@ def stream(spark: SparkSession, config: dict[str, Any]) -> None:
     sink: dict[str, str] = config["sink"]
 
     # every version's number of change rows: the test tells a batch that ends inside a commit
-    whole = (
-        spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(table)
+    totals = (
+        json.loads(Path(config["totals"]).read_text())
+        if config.get("totals")
+        else version_totals(spark, table)
     )
-    totals = {r[0]: r[1] for r in whole.groupBy("_commit_version").count().collect()}
 
     def write(batch: DataFrame, batch_id: int) -> None:
         batch.persist()
@@ -110,8 +132,8 @@ def stream(spark: SparkSession, config: dict[str, Any]) -> None:
             writer.mode("append").save()
         finally:
             batch.unpersist()
-        rows: dict[str, Any] = {}
-        if versions:
+        rows: dict[str, Any] | None = None if config.get("old") else {}
+        if versions and rows is not None:
             current = spark.read.format("delta").option("versionAsOf", versions[-1]).load(table)
             rows = {r["id"]: [r["id"], list(r["values"]), r["title"]] for r in current.collect()}
         said = control / f"batch-{batch_id}.json"
@@ -147,6 +169,8 @@ def main(path: str) -> None:
     try:
         if config.get("make"):
             make(spark, config["table"], config["make"])
+        if config.get("retention"):
+            age(spark, config["table"], config["retention"], Path(config["totals"]))
         if config.get("sink"):
             stream(spark, config)
         Path(config["control"], "done").write_text("ok")

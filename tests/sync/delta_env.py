@@ -1,14 +1,16 @@
-"""The Delta Lake environment of the change-feed tests: pip ``pyspark==4.0.1`` + ``delta-spark==4.0.1``.
+"""The Delta Lake environment of the change-feed tests: pip ``pyspark==4.2.0`` + ``delta-spark==4.4.0``.
 
-Delta's newest releases do not support the project's Spark (``delta-spark`` 4.4.1 wants
-``pyspark<=4.2.0``, and no Maven artifact resolved for Spark 4.3), so the change-feed tests run their
-Spark driver in an environment of its own, with the pins that work (DESIGN §7): the connector from
+Delta's newest releases do not support the project's Spark (``delta-spark`` 4.4 wants
+``pyspark<=4.2.0``; its jars are ``io.delta:delta-spark_4.2_2.13``, and 4.4.1's were not on Maven Central
+on 2026-11-26), so the change-feed tests run their Spark driver in an environment of its own, with the
+newest pins that work (DESIGN §7), a Delta that enforces the retention of deleted files on reads of old
+versions (4.1 and later), as Databricks' does: the connector from
 this checkout (an editable install, so it always runs the current code) with its Milvus and
 PostgreSQL extras, under the project's other pins (``.ci/constraints.txt`` without its ``pyspark``).
 Delta's jars come from Maven Central on first use (``configure_spark_with_delta_pip``) into the
 environment's own Ivy cache.
 
-It lives in ``$VECTORDB_DELTA_ENV`` or ``~/.cache/vectordb-connector/delta-spark-4.0.1-CHECKOUT``
+It lives in ``$VECTORDB_DELTA_ENV`` or ``~/.cache/vectordb-connector/delta-spark-4.4.0-CHECKOUT``
 (one for each checkout, named by a hash of its path) and is made once: ``.ci/run`` makes it
 (``python -m tests.sync.delta_env``), and a test makes it if it is missing (about 30 s from uv's
 cache). A marker file records the pins and the checkout; other pins make it again.
@@ -28,8 +30,8 @@ from pathlib import Path
 
 __all__ = ["DELTA_SPARK", "PYSPARK", "delta_env", "ensure_delta_env", "ivy_dir"]
 
-PYSPARK = "4.0.1"
-DELTA_SPARK = "4.0.1"
+PYSPARK = "4.2.0"
+DELTA_SPARK = "4.4.0"
 EXTRAS = "milvus,pgvector"
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "vectordb-delta-env.json"

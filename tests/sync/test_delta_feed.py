@@ -1,7 +1,7 @@
 """A Delta table kept in sync with a database through its change data feed, on real servers: Milvus Lite,
 PostgreSQL and Weaviate, each read back with its own client.
 
-The table (Delta Lake 4.0.1 on pip ``pyspark`` 4.0.1, in its own environment: ``delta_env.py``) goes
+The table (Delta Lake 4.4.0 on pip ``pyspark`` 4.2.0, in its own environment: ``delta_env.py``) goes
 through seven versions: a first load, ``MERGE``s that update, delete and insert (ids deleted and
 inserted again, rows updated in two versions running), and an overwrite of the whole table, which the
 feed shows as a delete and an insert of every row in one version. A driver process
@@ -97,6 +97,7 @@ def as_rows(rows: dict[str, list[Any]]) -> Rows:
 class History:
     table: Path
     states: list[dict[str, list[Any]]]  # the table after each version
+    totals: Path | None = None  # set: the versions are past the table's retention; their change rows
 
 
 def driver_env(python: Path) -> dict[str, str]:
@@ -156,6 +157,30 @@ def history(delta_python: Path, tmp_path_factory: pytest.TempPathFactory) -> His
     return History(root / "table", states)
 
 
+@pytest.fixture(scope="module")
+def old_history(delta_python: Path, tmp_path_factory: pytest.TempPathFactory) -> History:
+    """The same versions, then past the table's retention: ``delta.deletedFileRetentionDuration`` set to one
+    second after them (each version's change rows recorded before), which Delta 4.1 and later enforce on
+    reads of a version as they do on a table left at its 7 days."""
+    root = tmp_path_factory.mktemp("old-delta")
+    plans, states = plan_history()
+    config = {
+        "table": str(root / "table"),
+        "control": str(root / "make"),
+        "ivy": str(ivy_dir(delta_python.parents[1])),
+        "make": plans,
+        "retention": "interval 1 seconds",
+        "totals": str(root / "totals.json"),
+    }
+    proc = start_driver(delta_python, config, root / "make")
+    try:
+        proc.wait(timeout=RUN_TIMEOUT_S)
+    finally:
+        kill_group(proc)
+    assert proc.returncode == 0 and (root / "make" / "done").exists(), failed_run(root / "make", proc)
+    return History(root / "table", states, totals=root / "totals.json")
+
+
 def run_stream(
     python: Path,
     history: History,
@@ -180,6 +205,8 @@ def run_stream(
         "sink": sink,
         "max_files": 2,
     }
+    if history.totals is not None:  # Delta reads no earlier version: no rows as of a batch's version
+        config |= {"old": True, "totals": str(history.totals)}
     proc = start_driver(python, config, where)
     batches: list[dict[str, Any]] = []
     deadline = time.monotonic() + RUN_TIMEOUT_S
@@ -202,7 +229,7 @@ def run_stream(
             batch["exact"] = (
                 last is not None and sum(c.get(last, 0) for c in seen.values()) == batch["totals"][last]
             )
-            if batch["exact"]:
+            if batch["exact"] and batch["rows"] is not None:
                 table = as_rows(batch["rows"])
                 assert table == as_rows(history.states[batch["versions"][-1]])  # Delta holds what we wrote
                 stored = read_back()
@@ -256,19 +283,38 @@ def test_milvus_lite_follows_the_table(
     sync_and_kill(delta_python, history, sink, tmp_path, read_back)
 
 
+def pg_rows(pg_server: PgServer, pg_table: str) -> Rows:
+    with pg_server.connect() as conn:
+        exists = conn.execute("SELECT to_regclass(%s)", (f'"{pg_table}"',)).fetchone()
+        if exists is None or exists[0] is None:
+            return {}
+        rows = conn.execute(f'SELECT id, embedding::real[], metadata FROM "{pg_table}"').fetchall()
+    return {i: (np.asarray(v, dtype="<f4").tobytes(), meta["title"]) for i, v, meta in rows}
+
+
 def test_postgresql_follows_the_table(
     delta_python: Path, history: History, pg_server: PgServer, pg_table: str, tmp_path: Path
 ) -> None:
-    def read_back() -> Rows:
-        with pg_server.connect() as conn:
-            exists = conn.execute("SELECT to_regclass(%s)", (f'"{pg_table}"',)).fetchone()
-            if exists is None or exists[0] is None:
-                return {}
-            rows = conn.execute(f'SELECT id, embedding::real[], metadata FROM "{pg_table}"').fetchall()
-        return {i: (np.asarray(v, dtype="<f4").tobytes(), meta["title"]) for i, v, meta in rows}
-
     sink = {"uri": pg_server.uri(pg_table), "create": "true", "dimension": str(DIM)}
-    sync_and_kill(delta_python, history, sink, tmp_path, read_back)
+    sync_and_kill(delta_python, history, sink, tmp_path, lambda: pg_rows(pg_server, pg_table))
+
+
+def test_a_backfill_past_the_retention_ends_exact(
+    delta_python: Path, old_history: History, pg_server: PgServer, pg_table: str, tmp_path: Path
+) -> None:
+    """Delta refuses to read the versions (a change-feed read or ``VERSION AS OF``: both once failed the
+    query), while its streaming source still streams them; ``changes(table=...)`` looks the ids they delete
+    up in the current table, and the query runs through and ends exact, the overwrite cut between
+    micro-batches included."""
+    time.sleep(1.5)  # past the one second, whatever the driver's start-up takes
+    sink = {"uri": pg_server.uri(pg_table), "create": "true", "dimension": str(DIM)}
+    done = run_stream(
+        delta_python, old_history, sink, tmp_path / "run", tmp_path / "checkpoint", lambda: {}, {}
+    )
+    versions = [v for b in done for v in b["versions"]]
+    assert versions == sorted(versions) and set(versions) == set(range(len(old_history.states))), versions
+    assert not all(b["exact"] for b in done), done  # a micro-batch ended inside the overwrite
+    assert pg_rows(pg_server, pg_table) == as_rows(old_history.states[-1])
 
 
 def test_weaviate_follows_the_table(
