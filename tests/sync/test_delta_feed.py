@@ -137,24 +137,31 @@ def delta_python() -> Path:
     return ensure_delta_env(uv_command())  # skips, saying why, without uv
 
 
-@pytest.fixture(scope="module")
-def history(delta_python: Path, tmp_path_factory: pytest.TempPathFactory) -> History:
-    """The Delta table, written once for every database's test (they only read it)."""
-    root = tmp_path_factory.mktemp("delta")
+def make_table(python: Path, root: Path, **extra: Any) -> list[dict[str, list[Any]]]:
+    """Writes ``plan_history``'s versions into a Delta table at ``root / "table"`` (``extra``: more of the
+    driver's ``make`` config); returns the table after each version."""
     plans, states = plan_history()
     config = {
         "table": str(root / "table"),
         "control": str(root / "make"),
-        "ivy": str(ivy_dir(delta_python.parents[1])),
+        "ivy": str(ivy_dir(python.parents[1])),
         "make": plans,
+        **extra,
     }
-    proc = start_driver(delta_python, config, root / "make")
+    proc = start_driver(python, config, root / "make")
     try:
         proc.wait(timeout=RUN_TIMEOUT_S)
     finally:
         kill_group(proc)
     assert proc.returncode == 0 and (root / "make" / "done").exists(), failed_run(root / "make", proc)
-    return History(root / "table", states)
+    return states
+
+
+@pytest.fixture(scope="module")
+def history(delta_python: Path, tmp_path_factory: pytest.TempPathFactory) -> History:
+    """The Delta table, written once for every database's test (they only read it)."""
+    root = tmp_path_factory.mktemp("delta")
+    return History(root / "table", make_table(delta_python, root))
 
 
 @pytest.fixture(scope="module")
@@ -163,22 +170,9 @@ def old_history(delta_python: Path, tmp_path_factory: pytest.TempPathFactory) ->
     second after them (each version's change rows recorded before), which Delta 4.1 and later enforce on
     reads of a version as they do on a table left at its 7 days."""
     root = tmp_path_factory.mktemp("old-delta")
-    plans, states = plan_history()
-    config = {
-        "table": str(root / "table"),
-        "control": str(root / "make"),
-        "ivy": str(ivy_dir(delta_python.parents[1])),
-        "make": plans,
-        "retention": "interval 1 seconds",
-        "totals": str(root / "totals.json"),
-    }
-    proc = start_driver(delta_python, config, root / "make")
-    try:
-        proc.wait(timeout=RUN_TIMEOUT_S)
-    finally:
-        kill_group(proc)
-    assert proc.returncode == 0 and (root / "make" / "done").exists(), failed_run(root / "make", proc)
-    return History(root / "table", states, totals=root / "totals.json")
+    totals = root / "totals.json"
+    states = make_table(delta_python, root, retention="interval 1 seconds", totals=str(totals))
+    return History(root / "table", states, totals=totals)
 
 
 def run_stream(
