@@ -34,7 +34,7 @@ looked up in the table as of its last version, a read of every id of the table. 
 result is exact as long as no micro-batch cuts such a commit. Delta 4.1 and later refuse to read a
 version older than the table's deleted-file retention, which the first micro-batches of a backfill of an
 old table are: for them the deleted ids are looked up in the current table (``_snapshot``), exact once
-the query has caught up.
+the query reaches the version that was current then.
 
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
@@ -154,11 +154,15 @@ def _with_rows_still_there(
     if last is None or last[0] is None:
         return kept
     version, deleting = int(last[0]), sorted(int(v) for v in last[1])
-    snapshot = table(version) if callable(table) else _snapshot(kept, table, version)
+    past_retention = False
+    if callable(table):
+        snapshot = table(version)
+    else:
+        snapshot, past_retention = _snapshot(kept, table, version)
     _check_columns(kept, snapshot.columns)  # on every batch: a wrong table fails at once
     if not deleting:
         return kept
-    if not callable(table):
+    if not callable(table) and not past_retention:  # Delta refuses the feed of versions it refuses
         found = _rows_inserted_again(kept, keys, table, deleting)
         if found is not None:
             return found
@@ -174,26 +178,24 @@ def _with_rows_still_there(
     return kept.unionByName(back.select(*kept.columns))
 
 
-def _snapshot(kept: DataFrame, table: str, version: int) -> DataFrame:
-    """The Delta table at ``table`` as of ``version``; where Delta refuses to read that version, the table
-    as it is now.
+def _snapshot(kept: DataFrame, table: str, version: int) -> tuple[DataFrame, bool]:
+    """The Delta table at ``table`` as of ``version``, and False; where Delta refuses to read that version,
+    the table as it is now, and True.
 
     Delta 4.1 and later refuse to read a version older than the table's
     ``delta.deletedFileRetentionDuration`` (7 days unless set), in a change-feed read as in ``VERSION AS
     OF``, while the streaming source still reads its feed: the first micro-batches of a backfill from
     ``startingVersion`` 0 of a table older than that are such versions. Their deleted ids are looked up
     in the current table: an id it holds is upserted with its current row, which the id's later changes,
-    in later micro-batches, follow. The index is then exact once the query has caught up with those
-    versions, not after each of their micro-batches.
+    in later micro-batches, follow. The index is then exact once the query has reached the version
+    that was current when the last such micro-batch ran, not after each of their micro-batches.
     """
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import PySparkException
-
+    errors = _spark_errors()
     try:
         snapshot = _as_of(kept, table, version)
         snapshot.schema  # noqa: B018  # analysed now: Delta refuses an old version here, not in the write
-        return snapshot
-    except (PySparkException, Py4JJavaError) as exc:
+        return snapshot, False
+    except errors as exc:
         if _BEYOND_RETENTION not in str(exc):
             raise
     if table not in _told_beyond_retention:
@@ -201,7 +203,7 @@ def _snapshot(kept: DataFrame, table: str, version: int) -> DataFrame:
         _log.warning(
             "changes(): Delta refuses to read version %d of %s, older than the table's "
             "delta.deletedFileRetentionDuration; the ids micro-batches of such versions delete are looked up "
-            "in the current table, and the index is exact once the query has caught up with them",
+            "in the current table, and the index is exact once the query reaches the version current then",
             version,
             table,
         )
@@ -213,7 +215,19 @@ def _snapshot(kept: DataFrame, table: str, version: int) -> DataFrame:
             f"delta.deletedFileRetentionDuration, and its current version has no column "
             f"{', '.join(map(repr, missing))}: start the query from a version within that retention"
         )
-    return current
+    return current, True
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    """What Spark raises for a read Delta refuses: PySpark's errors, and py4j's in a classic session
+    (Spark Connect's client alone has no py4j)."""
+    from pyspark.errors import PySparkException
+
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:
+        return (PySparkException,)
+    return (PySparkException, Py4JJavaError)
 
 
 # Delta's error for a version older than the table's deleted-file retention (Delta 4.1 and later)
@@ -239,10 +253,9 @@ def _rows_inserted_again(
     in the ``versions`` that delete them: what a commit deletes and inserts again (an overwrite) comes
     back whichever micro-batch holds which of its files; after a ``MERGE`` nothing does, and ``kept`` is
     returned as it is. ``None`` where the feed of those versions cannot be read with the batch's columns."""
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
+    errors = _spark_errors()
     reader = (
         kept.sparkSession.read.format("delta")
         .option("readChangeFeed", "true")
@@ -265,7 +278,7 @@ def _rows_inserted_again(
         )
         if back.isEmpty():
             return kept
-    except (PySparkException, Py4JJavaError) as exc:  # Delta refuses the read: a schema that does not fit
+    except errors as exc:  # Delta refuses the read: a schema that does not fit
         _log.info(
             "changes(): the feed of versions %d-%d cannot be read now: %s", versions[0], versions[-1], exc
         )

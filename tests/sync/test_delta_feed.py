@@ -309,6 +309,9 @@ def test_a_backfill_past_the_retention_ends_exact(
     assert versions == sorted(versions) and set(versions) == set(range(len(old_history.states))), versions
     assert not all(b["exact"] for b in done), done  # a micro-batch ended inside the overwrite
     assert pg_rows(pg_server, pg_table) == as_rows(old_history.states[-1])
+    # the lookup in the current table is what ran: Delta refused the versions, and the driver was told once
+    log = (tmp_path / "run" / "driver.log").read_text(errors="replace")
+    assert log.count("Delta refuses to read version") == 1, log[-4000:]
 
 
 def test_weaviate_follows_the_table(
