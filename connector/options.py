@@ -236,11 +236,22 @@ def _name_map(option: str, text: str) -> dict[str, str]:
 
 def check_text(what: str, text: str) -> None:
     """A ``ConfigError`` naming ``what`` if ``text`` cannot travel as UTF-8 (it holds a lone surrogate)."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ConfigError(f"{what}: holds a lone surrogate, which UTF-8 cannot carry") from None
+    if not all_utf8([text]):
+        raise ConfigError(f"{what}: holds a lone surrogate, which UTF-8 cannot carry")
+
+
+def all_utf8(texts: list[str]) -> bool:
+    """Whether every text can be sent (UTF-8 takes any text but one holding a lone surrogate, which a
+    Python string decoded with ``surrogateescape`` may): one pass in C for all of them. The one rule for
+    options (``check_text``) and rows (``rows.checks``)."""
+    joined = "".join(texts)
+    if joined.isascii():
+        return True
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_vector_names(options: BackendOptions) -> None:

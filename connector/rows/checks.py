@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ..options import all_utf8
 from ..report import BatchFailure
 from .ops import CODES, DELETE, UPSERT
 from .types import (
@@ -137,13 +138,13 @@ def assemble(
     if cols.namespaces is None:
         if namespace is not None and not isinstance(namespace, str):
             refuse(range(n), f"namespace {namespace!r} is not a string")
-        elif namespace is not None and not _all_utf8([namespace]):
+        elif namespace is not None and not all_utf8([namespace]):
             refuse(range(n), NAMESPACE_SURROGATE)
     else:
         for i, ns in enumerate(ns_values):
             if ns is not None and not isinstance(ns, str):
                 refuse([i], f"namespace {ns!r} is not a string")
-            elif ns is not None and not _all_utf8([ns]):
+            elif ns is not None and not all_utf8([ns]):
                 refuse([i], NAMESPACE_SURROGATE)
 
     return _group(
@@ -279,26 +280,13 @@ def _ids_all_fine(ids: list[Any], keys: list[Any], rules: RowRules) -> bool:
         longest = int(lengths.max())
         if rules.max_id_bytes is not None and 4 * longest > rules.max_id_bytes:
             return False  # one may be over the limit in bytes: the walk measures each
-        return int(lengths.min()) > 0 and longest <= rules.max_id_length and _all_utf8(ids)
+        return int(lengths.min()) > 0 and longest <= rules.max_id_length and all_utf8(ids)
     return types == {int}
 
 
 NAMESPACE_SURROGATE = (
     "namespace holds a lone surrogate (text decoded with surrogateescape?), which UTF-8 cannot carry"
 )
-
-
-def _all_utf8(texts: list[str]) -> bool:
-    """Whether every text can be sent (UTF-8 takes any text but one holding a lone surrogate, which a
-    Python string decoded with ``surrogateescape`` may): one pass in C for all of them."""
-    joined = "".join(texts)
-    if joined.isascii():
-        return True
-    try:
-        joined.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_ids(
@@ -324,7 +312,7 @@ def _check_ids(
                 refuse([i], "empty id")
             elif len(key) > rules.max_id_length:
                 refuse([i], f"id is {len(key)} characters long; the limit is {rules.max_id_length}")
-            elif not _all_utf8([key]):
+            elif not all_utf8([key]):
                 refuse(
                     [i],
                     "id holds a lone surrogate (text decoded with surrogateescape?), which UTF-8 cannot carry",

@@ -13,8 +13,8 @@
   rows per version and every version's total, and the table's rows as of the last version, read
   from Delta) and waits for the test to answer ``go-K``:
   the test compares the database with those rows, and may kill this process (and its JVM) instead.
-  With ``old``, the table's earlier versions are past its retention (``retention`` in ``make``), which
-  Delta refuses to read: the versions' totals come from the file ``totals``, and no rows are read.
+  With ``totals``, the table's versions are past its retention (``retention`` in ``make``), which Delta
+  refuses to read: the versions' totals come from that file, and no rows are read.
 
 The rows are ``id`` (string), ``values`` (``array<float>``) and ``title``; values and titles in
 the config are exact float32s and strings.
@@ -132,7 +132,7 @@ def stream(spark: SparkSession, config: dict[str, Any]) -> None:
             writer.mode("append").save()
         finally:
             batch.unpersist()
-        rows: dict[str, Any] | None = None if config.get("old") else {}
+        rows: dict[str, Any] | None = None if config.get("totals") else {}
         if versions and rows is not None:
             current = spark.read.format("delta").option("versionAsOf", versions[-1]).load(table)
             rows = {r["id"]: [r["id"], list(r["values"]), r["title"]] for r in current.collect()}

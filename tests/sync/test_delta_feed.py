@@ -200,7 +200,7 @@ def run_stream(
         "max_files": 2,
     }
     if history.totals is not None:  # Delta reads no earlier version: no rows as of a batch's version
-        config |= {"old": True, "totals": str(history.totals)}
+        config["totals"] = str(history.totals)
     proc = start_driver(python, config, where)
     batches: list[dict[str, Any]] = []
     deadline = time.monotonic() + RUN_TIMEOUT_S
