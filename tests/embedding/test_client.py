@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
-from tests.net import silent_listener
+from tests.net import closed_port, silent_listener
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
 from vectordb.connector.embedding import (
     EmbeddingClient,
@@ -290,8 +290,8 @@ def test_a_bad_dimensions_option_stops_after_a_few_inputs_not_one_failure_per_in
 
 
 def test_nothing_listening_is_a_connect_error() -> None:
-    with EmbeddingsServer() as server:
-        url = server.url
+    # a port no earlier server of this process answered on: one that did is waited for as a restart
+    url = f"http://127.0.0.1:{closed_port()}"
     with pytest.raises(ConnectError, match="cannot connect"):
         embed(TEXTS, url=url, model=DEFAULT_MODEL, timeout_s=2)
 
