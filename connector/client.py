@@ -14,6 +14,7 @@ batched (one op per batch), sent by the engine, retried, isolated and reported a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -101,8 +102,9 @@ class TargetPrepared:
 
 
 class Client:
-    """Batched, concurrent, retrying upserts (and deletes) to one target. Thread-compatible: one write at
-    a time."""
+    """Batched, concurrent, retrying upserts (and deletes) to one target. Writes from several threads
+    run one after another, each with its own report: the engine keeps one write's account at a time
+    (its concurrency is inside a write)."""
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options
@@ -144,6 +146,8 @@ class Client:
         )
         self._target_checked = False
         self._engine: Engine | None = None
+        self._writing = threading.Lock()
+        self._writer: int | None = None  # the thread whose write is under way
         self.embedding: EmbeddingStage | None = None  # rows with text and no vector get the model's
         if options.embed_url is not None:
             from .embedding.stage import stage_for
@@ -285,7 +289,22 @@ class Client:
         return enforce(self.write(rows, namespace), self.options.on_error, self.backend.describe())
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
-        """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise."""
+        """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise. A write
+        started while another runs on this client waits for it; one started from inside another (its
+        input calling ``write``) would wait forever, and is an error."""
+        if self._writer == threading.get_ident():
+            raise RuntimeError(
+                f"{self!r}: write called from inside a write of the same client (its input, or a callback, "
+                "writes to it); use a second Client"
+            )
+        with self._writing:
+            self._writer = threading.get_ident()
+            try:
+                return self._write(data, namespace)
+            finally:
+                self._writer = None
+
+    def _write(self, data: Any, namespace: str | None) -> WriteReport:
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.options.namespace

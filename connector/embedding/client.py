@@ -179,6 +179,8 @@ class EmbeddingClient:
         # threads queued on this lock sleep, where threads queued on the GIL force a switch every 5 ms
         # (40 % less CPU a row; jobs/bench/embed_throughput)
         self._decoding = threading.Lock()
+        self._streaming = threading.Lock()  # held while a stream is open
+        self._embedding = threading.Lock()  # embed() calls from several threads queue on it
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
@@ -213,19 +215,34 @@ class EmbeddingClient:
         requests and ``max_chunks_ahead`` chunks (a bound for chunks with few or no texts, when the
         caller holds more than the texts for each); an error it raises comes out of this iterator
         after the chunks read before it. Closing the iterator early stops the feeder and waits for
-        the requests in flight.
+        the requests in flight. One stream at a time: starting another while this one is open is a
+        ``RuntimeError``.
         """
         if max_chunks_ahead < 1:
             raise ValueError("max_chunks_ahead must be at least 1")
-        self.dispatch.begin()
-        run = _Run(self, iter(chunks), max_chunks_ahead)
-        return run.results()
+        return self._stream(chunks, max_chunks_ahead)
+
+    def _stream(self, chunks: Iterable[Iterable[str]], max_chunks_ahead: int) -> Iterator[EmbeddedChunk]:
+        # one stream at a time: the dispatcher keeps one stream's stop (its fatal error, its systemic
+        # watch), and a second stream's begin() would clear the first's
+        if not self._streaming.acquire(blocking=False):
+            raise RuntimeError(
+                f"{self!r}: another stream of this client is still open; finish or close it first, or use "
+                "a second EmbeddingClient"
+            )
+        try:
+            self.dispatch.begin()
+            yield from _Run(self, iter(chunks), max_chunks_ahead).results()
+        finally:
+            self._streaming.release()
 
     def embed(self, texts: Sequence[str]) -> EmbedResult:
-        """Every input's vector, in order; inputs that could not be embedded are in ``failures``."""
+        """Every input's vector, in order; inputs that could not be embedded are in ``failures``. Calls
+        from several threads run one after another."""
         if isinstance(texts, str | bytes):
             raise TypeError("texts must be a sequence of strings, not one string")
-        chunks = list(self.stream([texts]))
+        with self._embedding:
+            chunks = list(self.stream([texts]))
         chunk = chunks[0]
         if chunk.ok:
             return EmbedResult(chunk.vectors, ())

@@ -454,3 +454,40 @@ def test_option_prefix_is_the_parsers_own_not_a_callers_option() -> None:
         ConfigError, match="option embed_api_key_env: environment variable 'NOT_SET_ANYWHERE'"
     ):
         options.credential()
+
+
+# -- one client, several callers ---------------------------------------------------------------------
+
+
+def test_embed_from_several_threads_gives_each_caller_its_own_vectors_and_failures(
+    embeddings_server: EmbeddingsServer,
+) -> None:
+    batches = {k: [words(1000 * k + i) for i in range(150 + 40 * k)] for k in range(3)}
+    for k, texts in batches.items():
+        texts[k + 3] = too_long(k)
+    results: dict[int, object] = {}
+    with client_for(embeddings_server, batch_size=8, max_concurrency=4) as client:
+        threads = [
+            threading.Thread(target=lambda k=k: results.__setitem__(k, client.embed(batches[k])))
+            for k in batches
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    for k, texts in batches.items():
+        result = results[k]
+        assert [f.index for f in result.failures] == [k + 3]
+        good = [i for i in range(len(texts)) if i != k + 3]
+        np.testing.assert_array_equal(result.vectors[good], expected_vectors([texts[i] for i in good]))
+
+
+def test_a_second_stream_while_one_is_open_is_an_error(embeddings_server: EmbeddingsServer) -> None:
+    with client_for(embeddings_server, batch_size=8) as client:
+        first = client.stream([TEXTS[:50], TEXTS[50:100]])
+        assert next(first).count == 50
+        with pytest.raises(RuntimeError, match="another stream of this client is still open"):
+            next(client.stream([TEXTS[:10]]))
+        assert next(first).count == 50  # the open stream goes on
+        first.close()
+        np.testing.assert_array_equal(client.embed(TEXTS[:10]).vectors, expected_vectors(TEXTS[:10]))

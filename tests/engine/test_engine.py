@@ -310,3 +310,48 @@ def pa_batch_without_values():
     import pyarrow as pa
 
     return pa.record_batch({"id": ["a"], "vec": [[1.0]]})
+
+
+def test_writes_from_several_threads_on_one_client_each_get_their_own_exact_report() -> None:
+    """The engine keeps one write's account at a time: two threads sharing a client must not count
+    each other's rows (their reports and dead letters would name rows of the other write)."""
+
+    def refuse_bad(request: WireRequest) -> WireReply:
+        time.sleep(0.002)
+        if any(i.endswith("-bad") for i in ids_in(request)):
+            raise Rejected("invalid vector", status=400)
+        return OK
+
+    client, transport = client_with(refuse_bad, max_concurrency=4, on_error="report")
+    sizes = {"a": 300, "b": 500, "c": 700}
+    reports: dict[str, object] = {}
+
+    def write(prefix: str) -> None:
+        data = rows(sizes[prefix], prefix=prefix)
+        data[7]["id"] = f"{prefix}-bad"
+        reports[prefix] = client.write(data)
+
+    threads = [threading.Thread(target=write, args=(p,)) for p in sizes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    for prefix, size in sizes.items():
+        report = reports[prefix]
+        assert (report.written, report.failed) == (size - 1, 1), prefix
+        assert [f.ids for f in report.failures] == [(f"{prefix}-bad",)], prefix
+    sent = {i for r in transport.requests for i in ids_in(r)}
+    assert len(sent) == sum(sizes.values())
+
+
+def test_a_write_started_from_inside_a_write_of_the_same_client_is_an_error_not_a_hang() -> None:
+    client, _ = client_with(lambda r: OK)
+
+    def source() -> Iterator[dict]:
+        yield from rows(5)
+        client.write(rows(5, prefix="inner"))  # waits for the outer write, which waits for this input
+        yield from rows(5, prefix="later")
+
+    with pytest.raises(RuntimeError, match="from inside a write of the same client"):
+        client.write(source())
+    assert client.upsert(rows(3)).written == 3  # the client is usable afterwards
