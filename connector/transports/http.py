@@ -9,7 +9,10 @@ the server's reason with the credentials in use blanked out (``redaction``): ser
 from __future__ import annotations
 
 import email.utils
+import functools
+import os
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -218,8 +221,8 @@ class _Route:
 
 class ServerPool:
     """The connections of a process (or of one client) to one base URL: a ``ConnectionPool`` (``direct``),
-    unless the environment names a proxy for the URL's scheme; then an ``httpx.Client``, which goes
-    through it. ``send`` picks the one there is."""
+    unless the environment names a proxy for the URL's scheme; then an ``httpx.Client`` (``client``), which
+    goes through it. ``send`` picks the one there is."""
 
     def __init__(self, base_url: str, max_connections: int) -> None:
         from urllib.request import getproxies
@@ -228,12 +231,14 @@ class ServerPool:
         scheme = parts.scheme.lower()
         proxies = getproxies()  # what httpx.Client(trust_env=True) reads for its proxy mounts
         self.direct: ConnectionPool | None = None
-        self.client: Any = None
+        self._new_client: Callable[[], Any] | None = None
+        self._clients: dict[int, Any] = {}  # by process id: see ``client``
         if proxies.get(scheme) or proxies.get("all"):
             import httpx
 
             limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-            self.client = httpx.Client(limits=limits, follow_redirects=False)
+            self._new_client = functools.partial(httpx.Client, limits=limits, follow_redirects=False)
+            self._clients[os.getpid()] = self._new_client()
         else:
             port = parts.port or (443 if scheme == "https" else 80)
             self.direct = ConnectionPool(scheme, parts.hostname or "", port, max_idle=max_connections)
@@ -272,9 +277,27 @@ class ServerPool:
             raise TransportError(f"{where}: {type(exc).__name__}: {secrets.blank(str(exc))}") from None
         return reply.status_code, reply.content, dict(reply.headers)
 
+    @property
+    def client(self) -> Any:
+        """This process's ``httpx.Client`` (``None`` without a proxy). A forked child makes its own: the
+        parent's holds the parent's keep-alive sockets, and a reply read on one of them may answer the
+        other process's request. The parent's stays in ``_clients``, referenced and unclosed: its sockets
+        are the parent's, so the child leaves them alone."""
+        if self._new_client is None:
+            return None
+        pid = os.getpid()
+        client = self._clients.get(pid)
+        if client is None:
+            made = self._new_client()
+            client = self._clients.setdefault(pid, made)  # atomic: of the child's threads racing, one wins
+            if client is not made:
+                made.close()  # never sent on
+        return client
+
     def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
+        client = self._clients.pop(os.getpid(), None)  # this process's only: the parent's is the parent's
+        if client is not None:
+            client.close()
         if self.direct is not None:
             self.direct.close()
 
