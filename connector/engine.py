@@ -71,6 +71,7 @@ class _Sending:
 
     batch: RowBatch
     request: WireRequest | None = None
+    held: tuple[object, list[Any]] | None = None  # (scope, keys) its rows hold while it is on its way
 
     def __len__(self) -> int:
         return len(self.batch)
@@ -97,7 +98,7 @@ class Engine:
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
         self._cond = self.dispatch.cond
-        self._held: dict[str | None, set[object]] = {}  # ids in flight, per namespace
+        self._held: dict[object, set[object]] = {}  # the keys of rows in flight, per scope (RowRules)
         self.counts = WriteReport()  # the report of the write under way
 
     def close(self) -> None:
@@ -115,15 +116,15 @@ class Engine:
                 future = None
                 try:
                     sending = next(source, None)
-                    if sending is None or not self._hold_ids(sending.batch):
+                    if sending is None or not self._hold_ids(sending):
                         break
                     try:
                         assert sending.request is not None
                         self._pace(len(sending.batch), len(sending.request.body))
-                        future = self.dispatch.submit(sending, self._release)
+                        future = self.dispatch.submit(sending, self._release_ids)
                     finally:
                         if future is None:
-                            self._release_ids(sending.batch)
+                            self._release_ids(sending)
                 finally:
                     if future is None:  # nothing was sent on this slot: a later write must get it back
                         self.dispatch.give_slot()
@@ -205,26 +206,32 @@ class Engine:
 
     # -- order per id, pace -----------------------------------------------------------------------
 
-    def _hold_ids(self, batch: RowBatch) -> bool:
-        """Wait until no batch in flight shares an id with ``batch``, then hold its ids; False if the
-        write stopped meanwhile. Keeps the same id twice in one write in input order."""
+    def _hold_ids(self, sending: _Sending) -> bool:
+        """Wait until no batch in flight holds a key of ``sending``'s rows, then hold them; False if the
+        write stopped meanwhile. Keeps the same id twice in one write in input order; keys are the
+        database's (``RowRules.row_keys``, ``scope``): a UUID's two spellings wait for each other, and
+        so do one id's rows in two namespaces of a database that keeps one row per id."""
+        rules = self.backend.rules
+        scope, keys = rules.scope(sending.batch.namespace), rules.row_keys(sending.batch.ids)
         with self._cond:
-            held = self._held.setdefault(batch.namespace, set())
-            while self.dispatch.fatal is None and not held.isdisjoint(batch.ids):
+            held = self._held.setdefault(scope, set())
+            while self.dispatch.fatal is None and not held.isdisjoint(keys):
                 self._cond.wait()
             if self.dispatch.fatal is not None:
                 return False
-            held.update(batch.ids)
+            held.update(keys)
+            sending.held = (scope, keys)
             return True
 
-    def _release_ids(self, batch: RowBatch) -> None:
+    def _release_ids(self, sending: _Sending) -> None:
         # no notify: the slot's release (``Dispatcher.give_slot``) always follows and wakes the caller
         # once, instead of twice for one request
+        if sending.held is None:
+            return
+        scope, keys = sending.held
         with self._cond:
-            self._held[batch.namespace].difference_update(batch.ids)
-
-    def _release(self, sending: _Sending) -> None:
-        self._release_ids(sending.batch)
+            self._held[scope].difference_update(keys)
+        sending.held = None
 
     def _pace(self, rows: int, nbytes: int) -> None:
         if self._rate.unbounded:

@@ -36,14 +36,14 @@ MAX_UINT64 = (1 << 64) - 1
 _NAMESPACE_BYTES = ID_NAMESPACE.bytes
 _HEX = frozenset("0123456789abcdefABCDEF")
 # canonical text already, the common case: one match in C instead of a set test a character
-_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def canonical_uuid(text: str) -> str | None:
     """``text`` as a canonical UUID (``8-4-4-4-12`` lower-case hex) if it is one, hyphenated or as
     32 hex digits, in any case; else ``None``. Braces, ``urn:uuid:`` and stray hyphens are not UUIDs
     here: such an id is converted like any other text."""
-    if _CANONICAL.fullmatch(text) is not None:
+    if CANONICAL_UUID.fullmatch(text) is not None:
         return text
     if len(text) == 36:
         if text[8] != "-" or text[13] != "-" or text[18] != "-" or text[23] != "-":

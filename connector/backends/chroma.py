@@ -111,7 +111,9 @@ class ChromaBackend(Backend[ChromaOptions]):
     # at 768–1536 dimensions and below Chroma Cloud's smaller max_batch_size.
     limits = RequestLimits(max_rows=MAX_ROWS, max_bytes=32_000_000, default_rows=256, default_bytes=8_000_000)
     # The server takes ids of any length (100k characters pass); every row needs a dense vector.
-    rules = RowRules(max_id_length=65_536, allow_sparse_only=False)
+    rules = RowRules(
+        max_id_length=65_536, allow_sparse_only=False, namespaced=False
+    )  # ids are the collection's
 
     def __init__(self, options: ChromaOptions) -> None:
         super().__init__(options)

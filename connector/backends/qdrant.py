@@ -20,6 +20,7 @@ another namespace wrote stays), with ``shard_key`` the request's shard key. A mi
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import struct
 from collections.abc import Callable, Mapping
@@ -102,7 +103,11 @@ class QdrantBackend(Backend[QdrantOptions]):
     # Qdrant takes 32 MB per request by default (service.max_request_size_mb, REST and gRPC) and
     # counts no rows; 256 rows keep several requests in flight for a partition of a few thousand rows.
     limits = RequestLimits(max_rows=100_000, max_bytes=32 << 20, default_rows=256, default_bytes=16 << 20)
-    rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True)
+    # ids are points' ids (a UUID in any spelling is one point); one point per id whatever its namespace,
+    # unless the namespace is a shard key (each shard its own points)
+    rules = RowRules(
+        max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True, uuid_ids=True
+    )
 
     def __init__(self, options: QdrantOptions) -> None:
         super().__init__(options)
@@ -126,6 +131,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 "option vector_name: names the one dense vector; with vector_columns or multi_vector_columns "
                 f"each vector is written under its own name (e.g. vector_columns='{options.vector_name}:COLUMN')"
             )
+        self.rules = dataclasses.replace(type(self).rules, namespaced=options.namespace_mode == "shard_key")
         self.grpc = uri.transport == "grpc"
         self.host = uri.host
         self.port = uri.port or (GRPC_PORT if self.grpc else REST_PORT)

@@ -53,15 +53,10 @@ def assemble(
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    # ids are keys per namespace: the same id in two namespaces is two rows
-    keys = cols.ids
-    if (
-        cols.namespaces is not None
-    ):  # a namespace that is not a string is refused below; repr keeps it hashable
-        keys = [
-            (ns if ns is None or type(ns) is str else repr(ns), i)
-            for ns, i in zip(cols.namespaces, cols.ids, strict=True)
-        ]
+    # each row's key as the database knows it (``RowRules.row_keys``): a repeated key goes in generations
+    keys = rules.row_keys(cols.ids)
+    if cols.namespaces is not None and rules.namespaced:  # one id in two namespaces: two rows
+        keys = [(rules.scope(ns), i) for ns, i in zip(cols.namespaces, keys, strict=True)]
     generations = None
     if not _ids_all_fine(cols.ids, keys, rules):  # the per-row walk only when something is wrong
         generations = _check_ids(cols.ids, keys, rules, refuse, reasons)

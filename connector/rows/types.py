@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
+from ..ids import CANONICAL_UUID as _CANONICAL_UUID
+from ..ids import canonical_uuid
 from ..report import BatchFailure
 from .ops import UPSERT, Op
 
@@ -50,6 +52,38 @@ class RowRules:
     max_metadata_bytes: int | None = None  # JSON bytes per row
     allow_sparse_only: bool = True  # a row may have a sparse vector and no dense one
     numeric_ids: bool = False  # ids may stay integers (Milvus INT64 keys)
+    # what makes two rows one row in the database (``row_keys``): a repeated one goes in input order
+    namespaced: bool = True  # one id in two namespaces is two rows (else one: Chroma, Milvus, ...)
+    uuid_ids: bool = False  # ids are stored as UUIDs: a UUID's spellings are one id (Qdrant, Weaviate)
+
+    def scope(self, namespace: object) -> object:
+        """Where a row's id is a key: its namespace (no namespace and ``""`` are both the default
+        one), or the whole target when the database keeps one row per id across namespaces."""
+        if not self.namespaced:
+            return None
+        return "" if namespace is None else namespace if type(namespace) is str else repr(namespace)
+
+    def row_keys(self, ids: list[Any]) -> list[Any]:
+        """Each id as a key no finer than the database's: an integer and its text are one (PostgreSQL
+        and Milvus cast one to the other, Weaviate maps both to one UUID), and so are a UUID's
+        spellings where ids are stored as UUIDs. Two keys that are one row there are one here; two
+        here that are two there only wait for each other. ``ids`` itself when they are text that needs no
+        mapping (the usual case); a key depends on its id alone, never on the other ids."""
+        types = set(map(type, ids))
+        if types == {str}:
+            if not self.uuid_ids or all(map(_CANONICAL_UUID.fullmatch, ids)):
+                return ids
+            return [canonical_uuid(i) or i for i in ids]
+        if types == {int}:  # keyed as text, whatever the batch holds: the same in every batch of a write
+            return list(map(str, ids))
+        return [self._mixed_key(i) for i in ids]
+
+    def _mixed_key(self, value: Any) -> Any:
+        if type(value) is str:
+            return (canonical_uuid(value) or value) if self.uuid_ids else value
+        if isinstance(value, int) and type(value) is not bool:
+            return str(value)
+        return value  # refused by the checks (None, a float, ...), or hashed as it is
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,7 +75,11 @@ class MilvusBackend(Backend[MilvusOptions]):
     limits = RequestLimits(max_rows=100_000, max_bytes=64 << 20, default_rows=1000, default_bytes=16 << 20)
     # integer ids stay integers (INT64 keys); the collection's own VarChar max_length is the server's check
     rules = RowRules(
-        max_id_length=65_535, max_metadata_bytes=65_536, allow_sparse_only=False, numeric_ids=True
+        max_id_length=65_535,
+        max_metadata_bytes=65_536,
+        allow_sparse_only=False,
+        numeric_ids=True,
+        namespaced=False,  # one row per key across partitions
     )
 
     def __init__(self, options: MilvusOptions) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -17,6 +18,7 @@ from .table import (
     COLUMNS_SQL,
     KEYS_SQL,
     TYPES_SQL,
+    TableLayout,
     create_table_sql,
     default_layout,
     delete_ids_sql,
@@ -63,8 +65,14 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         self._names = tuple(options.vector_columns or {})
         stated = options.vector_dimensions or {}
         named = {name: stated.get(name) for name in self._names} if self._names else None
-        self.layout = default_layout(self.target.table, options, options.dimension, named)
+        self._use_layout(default_layout(self.target.table, options, options.dimension, named))
+
+    def _use_layout(self, layout: TableLayout) -> None:
+        """The table's layout, and what follows from it: the statements, and whether a row's key holds
+        its namespace (else one id in two namespaces is one row, and its rows go in input order)."""
+        self.layout = layout
         self._statements = self._compile()
+        self.rules = dataclasses.replace(type(self).rules, namespaced=layout.namespace_in_key)
 
     def describe(self) -> str:
         return self.target.label
@@ -93,8 +101,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             self._create(db, dimension)
             columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
-        self.layout = learn_layout(self.target.table, columns, keys, types, self.options, dimension)
-        self._statements = self._compile()
+        self._use_layout(learn_layout(self.target.table, columns, keys, types, self.options, dimension))
 
     def fixed_dimension(self) -> int | None:
         return self.layout.dimension
@@ -128,8 +135,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
         named = {name: dimensions.get(name) for name in self._names}
-        self.layout = learn_layout(self.target.table, columns, keys, types, self.options, None, named)
-        self._statements = self._compile()
+        self._use_layout(learn_layout(self.target.table, columns, keys, types, self.options, None, named))
         return {column.name: column.dimension for column in self.layout.named if column.dimension is not None}
 
     def clear_target(self, transport: Transport, namespace: str | None) -> str:

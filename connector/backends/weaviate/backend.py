@@ -99,7 +99,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         default_bytes=16 << 20,
         max_delete_rows=QUERY_MAXIMUM_RESULTS,
     )
-    rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=False)
+    # ids are objects' UUIDs (a UUID in any spelling is one object), per tenant
+    rules = RowRules(max_id_length=65_535, max_metadata_bytes=None, allow_sparse_only=False, uuid_ids=True)
 
     def __init__(self, options: WeaviateOptions) -> None:
         super().__init__(options)
