@@ -14,8 +14,9 @@ batched (one op per batch), sent by the engine, retried, isolated and reported a
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -148,6 +149,7 @@ class Client:
         self._engine: Engine | None = None
         self._writing = threading.Lock()
         self._writer: int | None = None  # the thread whose write is under way
+        self._pid = os.getpid()
         self.embedding: EmbeddingStage | None = None  # rows with text and no vector get the model's
         if options.embed_url is not None:
             from .embedding.stage import stage_for
@@ -164,11 +166,17 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
-        if self.embedding is not None:
-            self.embedding.close()
+        """Close the client's senders and connections, once the write under way (another thread's) has
+        ended: closed under it, the write would stop half sent with no account of what landed."""
+        self._forget_parent()
+        if self._writer == threading.get_ident():
+            raise RuntimeError(f"{self!r}: close called from inside a write of the same client")
+        with self._writing:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+            if self.embedding is not None:
+                self.embedding.close()
 
     @property
     def bulk(self) -> BulkPath | None:
@@ -292,6 +300,7 @@ class Client:
         """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise. A write
         started while another runs on this client waits for it; one started from inside another (its
         input calling ``write``) would wait forever, and is an error."""
+        self._forget_parent()
         if self._writer == threading.get_ident():
             raise RuntimeError(
                 f"{self!r}: write called from inside a write of the same client (its input, or a callback, "
@@ -304,18 +313,37 @@ class Client:
             finally:
                 self._writer = None
 
+    def _forget_parent(self) -> None:
+        """In a forked child (``os.fork``, multiprocessing's default on Linux): a new engine and write lock.
+        The parent's sender threads are not in this process, so its pools would take requests that no
+        thread ever sends, and a write under way in the parent at the fork would hold the lock for good.
+        The parent's are left alone, not closed (the transports forget its connections themselves)."""
+        if self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._writing, self._writer, self._engine = threading.Lock(), None, None
+        if self.embedding is not None:
+            self.embedding.forget_parent()
+
     def _write(self, data: Any, namespace: str | None) -> WriteReport:
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.options.namespace
         embedded_before = self._embed_counts()
         deletes = _Deletes()
+        prepared = self.batches(data, ns, refused)
+        batches = deletes.watch(prepared)
         try:
-            self.engine.run(deletes.watch(self.batches(data, ns, refused)), report)
+            self.engine.run(batches, report)
         except ConnectorError as exc:
             exc.report = report  # the account up to the stop (completed below): written rows are stored
             raise
         finally:
+            # the input's generators stop now, an embedding stream's feeder and senders among them: left
+            # to the collector, a raised error's traceback would keep them running (and the next write's
+            # stream waiting on them) for as long as the caller holds the error
+            batches.close()
+            prepared.close()
             deletes.account(report)  # before the refused rows join: they never reached the engine
             for failure in refused:
                 report.failed += failure.rows
@@ -393,7 +421,9 @@ class Client:
             return exc.target_dimension
         return from_rows
 
-    def batches(self, data: Any, namespace: str | None, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+    def batches(
+        self, data: Any, namespace: str | None, refused: list[BatchFailure]
+    ) -> Generator[RowBatch, None, None]:
         """``data`` read, prepared (checks, ids, embeddings, the database's own rules) and sized into
         requests: the one way rows go from a caller's input to a sink, the engine's requests or a bulk
         path's staged files. Rows refused on the way are appended to ``refused``."""
@@ -484,7 +514,7 @@ class _Deletes:
         self.rows = 0
         self._marks = np.zeros(0, dtype=bool)  # by input position: a delete row
 
-    def watch(self, batches: Iterable[RowBatch]) -> Iterator[RowBatch]:
+    def watch(self, batches: Iterable[RowBatch]) -> Generator[RowBatch, None, None]:
         for batch in batches:
             if batch.op == DELETE and len(batch):
                 self.rows += len(batch)

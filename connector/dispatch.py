@@ -42,9 +42,8 @@ class Channel(Protocol[U]):
     noun: str  # what the rows are called in messages: "rows", "inputs"
     whole: str  # and what they are part of: "write", "stream"
 
-    @property
-    def counts(self) -> RetryCounts:
-        """Where retries and throttles are counted."""
+    def counts(self, unit: U) -> RetryCounts:
+        """Where ``unit``'s retries and throttles are counted (its write's report)."""
         ...
 
     @property
@@ -225,7 +224,7 @@ class Dispatcher(Generic[U]):
             try:
                 outcome = self.channel.send(unit)
             except (ServerError, TransportError) as exc:
-                if self.fatal is not None or not self._may_retry(exc, attempts, epoch):
+                if self.fatal is not None or not self._may_retry(unit, exc, attempts, epoch):
                     return exc, attempts
                 self.sleep(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
                 continue
@@ -246,9 +245,9 @@ class Dispatcher(Generic[U]):
                     self.cond.notify_all()
             return error, attempts
 
-    def _may_retry(self, exc: ConnectorError, attempts: int, epoch: int) -> bool:
+    def _may_retry(self, unit: U, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self.cond:
-            return self.retry.may_retry(exc, attempts, epoch, self.clock(), self.channel.counts)
+            return self.retry.may_retry(exc, attempts, epoch, self.clock(), self.channel.counts(unit))
 
     # -- isolation ----------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import collections
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass
@@ -70,6 +70,7 @@ class _Sending:
     sender thread, as isolation's halves are)."""
 
     batch: RowBatch
+    report: WriteReport  # its write's: a sender still busy after its write was interrupted counts there
     request: WireRequest | None = None
     held: tuple[object, list[Any]] | None = None  # (scope, keys) its rows hold while it is on its way
 
@@ -99,7 +100,6 @@ class Engine:
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
         self._cond = self.dispatch.cond
         self._held: dict[object, set[object]] = {}  # the keys of rows in flight, per scope (RowRules)
-        self.counts = WriteReport()  # the report of the write under way
 
     def close(self) -> None:
         self.dispatch.close()
@@ -107,13 +107,12 @@ class Engine:
     def run(self, batches: Iterable[RowBatch], report: WriteReport) -> None:
         """Send every batch, accounting for each row in ``report``; raise a fatal error after draining."""
         started = self._clock()
-        self.counts = report
         self.dispatch.begin()
         futures: list[Future[None]] = []
-        source = self._encoded(batches)
+        source = self._encoded(batches, report)
         try:
             while self.dispatch.take_slot():
-                future = None
+                future, handed = None, False
                 try:
                     sending = next(source, None)
                     if sending is None or not self._hold_ids(sending):
@@ -121,12 +120,13 @@ class Engine:
                     try:
                         assert sending.request is not None
                         self._pace(len(sending.batch), len(sending.request.body))
+                        handed = True  # the slot is submit's: it gives it back if it cannot send
                         future = self.dispatch.submit(sending, self._release_ids)
                     finally:
                         if future is None:
                             self._release_ids(sending)
                 finally:
-                    if future is None:  # nothing was sent on this slot: a later write must get it back
+                    if not handed:  # nothing was sent on this slot: a later write must get it back
                         self.dispatch.give_slot()
                 futures.append(future)
                 if len(futures) > 4 * self.options.max_concurrency:
@@ -136,11 +136,12 @@ class Engine:
             raise
         finally:
             wait_all(futures)
+            source.close()  # batches encoded ahead are not wanted; the caller closes its input
             report.elapsed_s += self._clock() - started
         if self.dispatch.fatal is not None:
             raise self.dispatch.fatal
 
-    def _encoded(self, batches: Iterable[RowBatch]) -> Iterator[_Sending]:
+    def _encoded(self, batches: Iterable[RowBatch], report: WriteReport) -> Generator[_Sending, None, None]:
         """Each batch with its request, in input order, encoded while earlier ones are on the wire. A
         body over the database's request limit (the size estimate came out small: JSON floats longer
         than its sample showed) is split in halves and encoded again, in input order, so no request is
@@ -159,7 +160,7 @@ class Engine:
                         (part.slice(0, middle), None),
                     ]  # left first
                     continue
-                yield _Sending(part, encoded)
+                yield _Sending(part, report, encoded)
 
     def _requests(self, batches: Iterable[RowBatch]) -> Iterator[tuple[RowBatch, WireRequest]]:
         """Each batch and its request, in input order. On the caller's thread, except JSON bodies whose
@@ -243,6 +244,9 @@ class Engine:
 
     # -- the channel: how a batch of rows is sent and accounted for ---------------------------------
 
+    def counts(self, unit: _Sending) -> WriteReport:
+        return unit.report
+
     @property
     def answered(self) -> bool:
         """The host has answered once, in this process: a request of any write, or a target's check."""
@@ -253,13 +257,13 @@ class Engine:
             unit.request = self.backend.request_for(unit.batch)
         request = unit.request
         with self._cond:
-            self.counts.requests += 1
-            self.counts.bytes_sent += len(request.body)
+            unit.report.requests += 1
+            unit.report.bytes_sent += len(request.body)
         reply = self.transport.send(request, timeout_s=self.options.timeout_s)
         return self.backend.outcome_of(unit.batch, request, reply)
 
     def accepted(self, unit: _Sending, outcome: Any) -> tuple[bool, ConnectorError | None]:
-        report = self.counts
+        report = unit.report
         report.written += outcome.written
         for failure in outcome.failures:
             report.failed += failure.rows
@@ -285,12 +289,12 @@ class Engine:
             attempts=attempts,
         )
         with self._cond:
-            self.counts.failed += len(batch)
-            self.counts.failures.append(failure)
+            unit.report.failed += len(batch)
+            unit.report.failures.append(failure)
 
     def halves(self, unit: _Sending) -> tuple[_Sending, _Sending]:
         batch, mid = unit.batch, len(unit.batch) // 2
-        return _Sending(batch.slice(0, mid)), _Sending(batch.slice(mid, len(batch)))
+        return _Sending(batch.slice(0, mid), unit.report), _Sending(batch.slice(mid, len(batch)), unit.report)
 
     def isolates(self, error: Rejected) -> bool:
         return self.backend.isolate_rejections

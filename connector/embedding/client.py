@@ -254,8 +254,7 @@ class EmbeddingClient:
 
     noun, whole = "inputs", "stream"
 
-    @property
-    def counts(self) -> EmbedStats:
+    def counts(self, unit: _Unit) -> EmbedStats:
         return self.stats
 
     @property

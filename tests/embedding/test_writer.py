@@ -381,3 +381,41 @@ def test_columns_as_the_beam_sink_hands_them_are_embedded_piece_by_piece(
     for i in np.flatnonzero(has_own).tolist():
         np.testing.assert_array_equal(arrived.vector(f"c{i}").values, own[i])  # kept, never embedded
         assert arrived.vector(f"c{i}").metadata == {"text": texts[i], "n": i}
+
+
+def test_a_write_stopped_by_the_database_stops_its_embedding_stream_even_while_its_error_is_held(
+    embeddings_server: EmbeddingsServer,
+) -> None:
+    """The error a caller keeps (a notebook's last exception, a Beam bundle's failed future) holds the
+    write's frames; the embedding stream must not live on with them, or the next write (a bundle's
+    retry) finds it still open."""
+    import threading
+
+    import pinecone_upsert_pb2 as pb
+
+    from vectordb.connector.engine import Engine
+    from vectordb.connector.transports.base import WireReply, WireRequest
+    from vectordb.connector.transports.mock import MockTransport
+
+    calls = []
+
+    def revoked_once(request: WireRequest) -> WireReply:
+        calls.append(request)
+        if len(calls) == 1:
+            raise AuthError("401 key revoked")
+        count = len(pb.UpsertRequest.FromString(request.body).vectors)
+        return WireReply(pb.UpsertResponse(upserted_count=count).SerializeToString())
+
+    client = connect(
+        "pinecone+grpc://127.0.0.1:1", verify=False, batch_size=10, **embed_options(embeddings_server)
+    )
+    client._engine = Engine(client.backend, MockTransport(revoked_once), client.options)
+    rows = [{"id": f"r{i}", "text": words(i)} for i in range(3000)]
+    with client:
+        with pytest.raises(AuthError) as held:
+            client.write(rows)
+        assert held.value.report is not None
+        feeders = [t for t in threading.enumerate() if t.name == "vectordb-embed-feed"]
+        assert not feeders
+        report = client.write(rows[:50])  # the bundle's retry
+        assert report.ok and report.written == report.embedded == 50

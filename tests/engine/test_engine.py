@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -355,3 +357,94 @@ def test_a_write_started_from_inside_a_write_of_the_same_client_is_an_error_not_
     with pytest.raises(RuntimeError, match="from inside a write of the same client"):
         client.write(source())
     assert client.upsert(rows(3)).written == 3  # the client is usable afterwards
+
+
+def test_close_from_another_thread_waits_for_the_write_under_way() -> None:
+    def slow(request: WireRequest) -> WireReply:
+        time.sleep(0.02)
+        return OK
+
+    client, transport = client_with(slow, max_concurrency=2)
+    dispatch = client.engine.dispatch
+    out: dict[str, object] = {}
+    writer = threading.Thread(target=lambda: out.setdefault("report", client.write(rows(200))))
+    writer.start()
+    time.sleep(0.1)
+    client.close()  # returns once the write has ended, with its report whole
+    assert not writer.is_alive()
+    writer.join()
+    report = out["report"]
+    assert report.ok and report.written == 200 and len(transport.requests) == 20
+    assert dispatch.in_flight == 0
+
+
+def test_a_write_interrupted_while_its_requests_are_in_flight_does_not_count_them_in_the_next() -> None:
+    """Ctrl-C in a notebook while the last requests are on the wire: they finish on their own threads;
+    what they account goes to the interrupted write's report, never the next write's."""
+
+    def slow(request: WireRequest) -> WireReply:
+        time.sleep(0.4)
+        return OK
+
+    client, _ = client_with(slow, max_concurrency=4)
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.15)
+        with pytest.raises(KeyboardInterrupt):
+            client.write(rows(30, prefix="old"))  # 3 requests, all in flight when interrupted
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    report = client.write(rows(10, prefix="new"))
+    assert (report.written, report.requests) == (10, 1)
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_request_that_cannot_be_handed_to_a_sender_gives_its_slot_back_once() -> None:
+    client, _ = client_with(lambda r: OK, max_concurrency=2)
+    dispatch = client.engine.dispatch
+    real_submit = dispatch.pool.submit
+
+    def refuse_once(*args: object, **kwargs: object) -> object:
+        dispatch.pool.submit = real_submit  # type: ignore[method-assign]
+        raise RuntimeError("cannot schedule new futures")
+
+    dispatch.pool.submit = refuse_once  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="cannot schedule"):
+        client.write(rows(30))
+    assert dispatch.in_flight == 0  # not -1: one slot more than max_concurrency from then on
+    assert client.upsert(rows(30)).written == 30
+
+
+def test_a_client_that_wrote_before_a_fork_writes_in_the_child() -> None:
+    """multiprocessing's default on Linux: the child has the parent's client but not its sender
+    threads; a write there once waited for them for good."""
+    from tests.servers.fixtures import start_server_process
+
+    with start_server_process("grpc") as server, connect(server.uri, batch_size=10, verify=False) as client:
+        assert client.upsert(rows(40, prefix="parent")).written == 40
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report through the pipe, never return into pytest
+            status = 1
+            try:
+                signal.alarm(20)
+                report = client.write(rows(30, prefix="child"))
+                os.write(write, f"{report.written} {report.failed}".encode())
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write)
+        try:
+            _, status = os.waitpid(pid, 0)
+            answer = os.read(read, 100).decode()
+        finally:
+            os.close(read)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert answer == "30 0"
+        assert client.upsert(rows(20, prefix="again")).written == 20  # the parent's client goes on
+        ids = {v.id for r in server.arrived().requests for v in r.vectors}
+        assert sum(i.startswith("child") for i in ids) == 30
