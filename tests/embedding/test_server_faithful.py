@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import openai
@@ -24,8 +25,22 @@ __all__ = ["embeddings_server"]
 TEXTS = [words(i) for i in range(50)] + ["héllo wörld ☃", "a", "日本語のテキスト", "tab\tand\nnewline"]
 
 
+_made: list[openai.OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_openai_clients() -> Iterator[None]:
+    """Each test's OpenAI clients closed at its end: an unclosed one's socket is a ResourceWarning raised
+    wherever the collector next runs, in some later test."""
+    yield
+    while _made:
+        _made.pop().close()
+
+
 def openai_client(server: EmbeddingsServer, key: str = DEFAULT_KEY, **kwargs: object) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, **kwargs)  # type: ignore[arg-type]
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, **kwargs)  # type: ignore[arg-type]
+    _made.append(client)
+    return client
 
 
 def baseten(server: EmbeddingsServer, key: str = DEFAULT_KEY) -> PerformanceClient:
