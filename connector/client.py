@@ -317,13 +317,12 @@ class Client:
         """In a forked child (``os.fork``, multiprocessing's default on Linux): a new engine and write lock.
         The parent's sender threads are not in this process, so its pools would take requests that no
         thread ever sends, and a write under way in the parent at the fork would hold the lock for good.
-        The parent's are left alone, not closed (the transports forget its connections themselves)."""
+        The parent's are left alone, not closed (the transports forget its connections themselves; the
+        embedding client makes its own senders)."""
         if self._pid == os.getpid():
             return
         self._pid = os.getpid()
         self._writing, self._writer, self._engine = threading.Lock(), None, None
-        if self.embedding is not None:
-            self.embedding.forget_parent()
 
     def _write(self, data: Any, namespace: str | None) -> WriteReport:
         report = WriteReport()

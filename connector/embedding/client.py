@@ -24,6 +24,7 @@ stream. Per-input failures are data: ``EmbeddedChunk.failures``.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -168,9 +169,28 @@ class EmbeddingClient:
             secrets=Secrets.of(options),
             max_connections=options.max_concurrency,
         )
-        self._clock, self._sleep = clock, sleep
+        self._clock, self._sleep, self._rand = clock, sleep, rand
+        self._pid = -1
+        self._forget_parent()
+        self._format = options.encoding_format
+        self._format_known = options.encoding_format == "float"
+        self._dim = options.dimensions
+        self.stats = EmbedStats(encoding_format=options.encoding_format)
+
+    def _forget_parent(self) -> None:
+        """A dispatcher and locks of this process's own, made anew in a forked child (multiprocessing's
+        default on Linux): the parent's sender threads are not in it, and a lock a parent's thread held at
+        the fork would stay held. The parent's are left alone (the transport forgets its connections)."""
+        if self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
         self.dispatch: Dispatcher[_Unit] = Dispatcher(
-            self, options, clock=clock, sleep=sleep, rand=rand, thread_name="vectordb-embed"
+            self,
+            self.options,
+            clock=self._clock,
+            sleep=self._sleep,
+            rand=self._rand,
+            thread_name="vectordb-embed",
         )
         self.limit = self.dispatch.limit
         self._cond = self.dispatch.cond
@@ -181,10 +201,6 @@ class EmbeddingClient:
         self._decoding = threading.Lock()
         self._streaming = threading.Lock()  # held while a stream is open
         self._embedding = threading.Lock()  # embed() calls from several threads queue on it
-        self._format = options.encoding_format
-        self._format_known = options.encoding_format == "float"
-        self._dim = options.dimensions
-        self.stats = EmbedStats(encoding_format=options.encoding_format)
 
     def __repr__(self) -> str:
         return f"EmbeddingClient({self.options.endpoint}, model={self.options.model!r})"
@@ -220,6 +236,7 @@ class EmbeddingClient:
         """
         if max_chunks_ahead < 1:
             raise ValueError("max_chunks_ahead must be at least 1")
+        self._forget_parent()
         return self._stream(chunks, max_chunks_ahead)
 
     def _stream(self, chunks: Iterable[Iterable[str]], max_chunks_ahead: int) -> Iterator[EmbeddedChunk]:
@@ -241,6 +258,7 @@ class EmbeddingClient:
         from several threads run one after another."""
         if isinstance(texts, str | bytes):
             raise TypeError("texts must be a sequence of strings, not one string")
+        self._forget_parent()
         with self._embedding:
             chunks = list(self.stream([texts]))
         chunk = chunks[0]

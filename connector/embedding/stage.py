@@ -134,11 +134,6 @@ class EmbeddingStage:
             self._client.close()
             self._client = None
 
-    def forget_parent(self) -> None:
-        """In a forked child: the parent's client (its sender threads are not here) is dropped, not
-        closed; the next write opens one."""
-        self._client = None
-
     def probe(self) -> int:
         """One request with one short text: the model's dimension, or the error that stops a job before
         it starts (``AuthError``, ``NotFound``, a ``ConfigError`` quoting a refusal)."""

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.forks import in_forked_child
 from tests.net import closed_port, silent_listener
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
 from vectordb.connector.embedding import (
@@ -491,3 +492,18 @@ def test_a_second_stream_while_one_is_open_is_an_error(embeddings_server: Embedd
         assert next(first).count == 50  # the open stream goes on
         first.close()
         np.testing.assert_array_equal(client.embed(TEXTS[:10]).vectors, expected_vectors(TEXTS[:10]))
+
+
+def test_a_client_that_embedded_before_a_fork_embeds_in_the_child(
+    embeddings_server: EmbeddingsServer,
+) -> None:
+    """multiprocessing's default on Linux: the child has the client but not its sender threads."""
+    with client_for(embeddings_server, batch_size=8, max_concurrency=2) as client:
+        assert client.embed(TEXTS[:40]).ok
+
+        def embed_in_child() -> str:
+            result = client.embed(TEXTS[40:80])
+            return f"{result.ok} {bool((result.vectors == expected_vectors(TEXTS[40:80])).all())}"
+
+        assert in_forked_child(embed_in_child) == "True True"
+        assert client.embed(TEXTS[80:90]).ok  # the parent's client goes on

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -12,6 +11,7 @@ import numpy as np
 import pinecone_upsert_pb2 as pb
 import pytest
 
+from tests.forks import in_forked_child
 from vectordb.connector import (
     AuthError,
     Client,
@@ -426,25 +426,12 @@ def test_a_client_that_wrote_before_a_fork_writes_in_the_child() -> None:
 
     with start_server_process("grpc") as server, connect(server.uri, batch_size=10, verify=False) as client:
         assert client.upsert(rows(40, prefix="parent")).written == 40
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: report through the pipe, never return into pytest
-            status = 1
-            try:
-                signal.alarm(20)
-                report = client.write(rows(30, prefix="child"))
-                os.write(write, f"{report.written} {report.failed}".encode())
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write)
-        try:
-            _, status = os.waitpid(pid, 0)
-            answer = os.read(read, 100).decode()
-        finally:
-            os.close(read)
-        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
-        assert answer == "30 0"
+
+        def write_in_child() -> str:
+            report = client.write(rows(30, prefix="child"))
+            return f"{report.written} {report.failed}"
+
+        assert in_forked_child(write_in_child) == "30 0"
         assert client.upsert(rows(20, prefix="again")).written == 20  # the parent's client goes on
         ids = {v.id for r in server.arrived().requests for v in r.vectors}
         assert sum(i.startswith("child") for i in ids) == 30
