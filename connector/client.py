@@ -168,9 +168,7 @@ class Client:
     def close(self) -> None:
         """Close the client's senders and connections, once the write under way (another thread's) has
         ended: closed under it, the write would stop half sent with no account of what landed."""
-        self._forget_parent()
-        if self._writer == threading.get_ident():
-            raise RuntimeError(f"{self!r}: close called from inside a write of the same client")
+        self._outside_a_write("close")
         with self._writing:
             if self._engine is not None:
                 self._engine.close()
@@ -300,18 +298,23 @@ class Client:
         """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise. A write
         started while another runs on this client waits for it; one started from inside another (its
         input calling ``write``) would wait forever, and is an error."""
-        self._forget_parent()
-        if self._writer == threading.get_ident():
-            raise RuntimeError(
-                f"{self!r}: write called from inside a write of the same client (its input, or a callback, "
-                "writes to it); use a second Client"
-            )
+        self._outside_a_write("write")
         with self._writing:
             self._writer = threading.get_ident()
             try:
                 return self._write(data, namespace)
             finally:
                 self._writer = None
+
+    def _outside_a_write(self, call: str) -> None:
+        """Before taking the write lock: this process's own lock, and not already held by this thread
+        (a write's input or callback calling ``call``), which would wait for itself for good."""
+        self._forget_parent()
+        if self._writer == threading.get_ident():
+            raise RuntimeError(
+                f"{self!r}: {call} called from inside a write of the same client (its input, or a callback); "
+                "use a second Client"
+            )
 
     def _forget_parent(self) -> None:
         """In a forked child (``os.fork``, multiprocessing's default on Linux): a new engine and write lock.
