@@ -10,8 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
-from ..ids import CANONICAL_UUID as _CANONICAL_UUID
-from ..ids import canonical_uuid
+from ..ids import CANONICAL_UUID, canonical_uuid
 from ..report import BatchFailure
 from .ops import UPSERT, Op
 
@@ -70,15 +69,13 @@ class RowRules:
         here that are two there only wait for each other. ``ids`` itself when they are text that needs no
         mapping (the usual case); a key depends on its id alone, never on the other ids."""
         types = set(map(type, ids))
-        if types == {str}:
-            if not self.uuid_ids or all(map(_CANONICAL_UUID.fullmatch, ids)):
-                return ids
-            return [canonical_uuid(i) or i for i in ids]
+        if types == {str} and (not self.uuid_ids or all(map(CANONICAL_UUID.fullmatch, ids))):
+            return ids
         if types == {int}:  # keyed as text, whatever the batch holds: the same in every batch of a write
             return list(map(str, ids))
-        return [self._mixed_key(i) for i in ids]
+        return [self._key(i) for i in ids]
 
-    def _mixed_key(self, value: Any) -> Any:
+    def _key(self, value: Any) -> Any:
         if type(value) is str:
             return (canonical_uuid(value) or value) if self.uuid_ids else value
         if isinstance(value, int) and type(value) is not bool:
