@@ -4,16 +4,16 @@ their own replies, not the other's."""
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
+from tests.forks import answer_of, fork_child
 from tests.servers.threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports.http import ServerPool
@@ -65,28 +65,10 @@ def ask(pool: ServerPool, who: str) -> dict[str, Any]:
         return {"error": repr(exc)}
 
 
-def child(pool: ServerPool, trial: int, out: int) -> NoReturn:
-    """In the forked child: requests from several threads at once, their answers written to ``out``."""
-    try:
-        with ThreadPoolExecutor(CHILD_THREADS) as threads:
-            replies = list(threads.map(lambda n: ask(pool, f"child{trial}-{n}"), range(CHILD_THREADS)))
-        os.write(out, json.dumps(replies).encode())
-    finally:
-        os._exit(0)  # never back into pytest: the parent's test run is not the child's
-
-
-def reap(pid: int, out: int) -> list[dict[str, Any]]:
-    """The child's answers, once it has exited (killed after ``CHILD_LIMIT_S``)."""
-    deadline = time.monotonic() + CHILD_LIMIT_S
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            break
-        time.sleep(0.02)
-    with os.fdopen(out, "rb") as reader:
-        text = reader.read()
-    return list(json.loads(text)) if text else [{"error": "the child wrote nothing"}]
+def child_asks(pool: ServerPool, trial: int) -> str:
+    """In the forked child: requests from several threads at once, their answers as JSON."""
+    with ThreadPoolExecutor(CHILD_THREADS) as threads:
+        return json.dumps(list(threads.map(lambda n: ask(pool, f"child{trial}-{n}"), range(CHILD_THREADS))))
 
 
 @pytest.mark.filterwarnings("ignore:This process:DeprecationWarning")  # 3.12+: fork() with threads
@@ -96,17 +78,12 @@ def test_a_forked_child_opens_its_own_connection_and_gets_its_own_replies(pool: 
     parents: list[dict[str, Any]] = []
     children: list[list[dict[str, Any]]] = []
     for trial in range(TRIALS):
-        out, into = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(out)
-            child(pool, trial, into)
-        os.close(into)
+        forked = fork_child(functools.partial(child_asks, pool, trial))
         try:
             time.sleep(0.05)  # the child's requests are on their way: the parent's overlaps them
             parents.append(ask(pool, f"parent{trial}"))
         finally:
-            children.append(reap(pid, out))
+            children.append(json.loads(answer_of(forked, CHILD_LIMIT_S)))
     parent_conns = {reply["conn"] for reply in [first, *parents] if "conn" in reply}
     child_conns = {reply["conn"] for replies in children for reply in replies if "conn" in reply}
     assert not parent_conns & child_conns, f"a child sent on the parent's connection: {parents} {children}"
