@@ -14,6 +14,7 @@ batched (one op per batch), sent by the engine, retried, isolated and reported a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
@@ -335,10 +336,14 @@ class Client:
         deletes = _Deletes()
         prepared = self.batches(data, ns, refused)
         batches = deletes.watch(prepared)
+        stopped: BaseException | None = None
         try:
             self.engine.run(batches, report)
         except ConnectorError as exc:
             exc.report = report  # the account up to the stop (completed below): written rows are stored
+            raise
+        except BaseException as exc:  # the input's own error, or an interrupt: rows before it were sent
+            stopped = exc
             raise
         finally:
             # the input's generators stop now, an embedding stream's feeder and senders among them: left
@@ -353,6 +358,8 @@ class Client:
             embedded, requests = self._embed_counts()
             report.embedded = embedded - embedded_before[0]
             report.embed_requests = requests - embedded_before[1]
+            if stopped is not None:
+                _account_on(stopped, report, self.engine.dispatch.in_flight)
         return report
 
     def dead_letters(
@@ -490,6 +497,21 @@ class Client:
                 )
             else:
                 yield batch.slice(*piece)
+
+
+def _account_on(error: BaseException, report: WriteReport, in_flight: int) -> None:
+    """Gives an error that is not the connector's (the input's own, an interrupt) the write's account, as
+    a ``ConnectorError`` carries it: the rows sent before it are stored, and the caller that resumes must
+    know which. ``.report`` unless the error has an attribute of that name already; a note either way.
+    An interrupt does not wait for the requests on the wire: they end on their own threads and are
+    counted in this same report as they do."""
+    if not hasattr(error, "report"):
+        with contextlib.suppress(AttributeError, TypeError):
+            error.report = report  # type: ignore[attr-defined]
+    note = f"vectordb: the write stopped on this error; before it: {report.summary()}"
+    if in_flight:
+        note += f"; {in_flight} requests still in flight: .report counts their rows as they end"
+    error.add_note(note)
 
 
 def delete_rows(ids: list[Any]) -> Columns:

@@ -516,10 +516,14 @@ def _multi_vectors(column: MultiColumn, rows: Sequence[int], every: bool, dim: i
 def _kept_metadata(
     metadata: list[dict[str, Any] | None] | None, rows: Sequence[int], every: bool
 ) -> list[dict[str, Any]] | None:
-    """Metadata of kept rows (rows whose metadata was unreadable were refused, so none is None here)."""
+    """Metadata of kept rows (rows whose metadata was unreadable were refused, so none is None here);
+    a row's own dict as it is, a new one only for a row that has none (a dict per row is what the GC
+    counts)."""
     if metadata is None:
         return None
-    return [m or {} for m in metadata] if every else [metadata[i] or {} for i in rows]
+    if every:
+        return [{} if m is None else m for m in metadata]
+    return [{} if (m := metadata[i]) is None else m for i in rows]
 
 
 def _matrix(cols: Columns, dense_ok: np.ndarray, dim: int | None) -> np.ndarray | None:

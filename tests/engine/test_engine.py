@@ -24,6 +24,7 @@ from vectordb.connector import (
 )
 from vectordb.connector.engine import Engine
 from vectordb.connector.errors import SystemicRejection
+from vectordb.connector.rows.chunks import DICT_CHUNK_ROWS
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
@@ -390,13 +391,56 @@ def test_a_write_interrupted_while_its_requests_are_in_flight_does_not_count_the
     previous = signal.signal(signal.SIGALRM, _interrupt)
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.15)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as info:
             client.write(rows(30, prefix="old"))  # 3 requests, all in flight when interrupted
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    stopped = info.value.report  # type: ignore[attr-defined]  # the interrupted write's own account
+    assert "3 requests still in flight" in "".join(info.value.__notes__)
+    deadline = time.monotonic() + 10
+    while stopped.written < 30 and time.monotonic() < deadline:  # they end on their own threads
+        time.sleep(0.02)
+    assert (stopped.written, stopped.requests) == (30, 3)
     report = client.write(rows(10, prefix="new"))
     assert (report.written, report.requests) == (10, 1)
+
+
+class _InputBroke(Exception):
+    pass
+
+
+def test_an_error_of_the_input_is_raised_as_it_is_with_the_account_of_the_rows_sent_before_it() -> None:
+    """A generator that fails part way: the caller gets its own error (its type, for its ``except``),
+    and, as a connector error gives it, the account of what is stored, to resume from."""
+
+    def source() -> Iterator[dict]:
+        yield from rows(DICT_CHUNK_ROWS + 5)
+        raise _InputBroke(f"row {DICT_CHUNK_ROWS + 6} could not be read")
+
+    client, transport = client_with(lambda r: OK, max_concurrency=2, batch_size=500)
+    with pytest.raises(_InputBroke) as info:
+        client.write(source())
+    stored = [i for r in transport.requests for i in ids_in(r)]
+    report = info.value.report  # type: ignore[attr-defined]
+    assert report.written == len(stored) == DICT_CHUNK_ROWS and report.failed == 0
+    assert stored == [f"r{i}" for i in range(DICT_CHUNK_ROWS)]  # the rows read in whole before the error
+    assert f"before it: OK: {DICT_CHUNK_ROWS}/{DICT_CHUNK_ROWS} written" in "".join(info.value.__notes__)
+
+
+def test_an_input_error_with_a_report_of_its_own_keeps_it() -> None:
+    class Mine(Exception):
+        report = "the caller's own"
+
+    def source() -> Iterator[dict]:
+        yield from rows(DICT_CHUNK_ROWS)
+        raise Mine
+
+    client, _ = client_with(lambda r: OK, batch_size=500)
+    with pytest.raises(Mine) as info:
+        client.write(source())
+    assert info.value.report == "the caller's own"
+    assert f"before it: OK: {DICT_CHUNK_ROWS}/{DICT_CHUNK_ROWS} written" in "".join(info.value.__notes__)
 
 
 def _interrupt(*_: object) -> None:
