@@ -159,9 +159,12 @@ def _with_rows_still_there(
         snapshot = table(version)
     else:
         snapshot, past_retention = _snapshot(kept, table, version)
-    _check_columns(kept, snapshot.columns)  # on every batch: a wrong table fails at once
+    if not past_retention:  # the current table is no check of an old version's columns
+        _check_columns(kept, snapshot.columns)  # on every batch: a wrong table fails at once
     if not deleting:
         return kept
+    if past_retention and isinstance(table, str):  # only a path or a name is read past it
+        _check_current_columns(kept, snapshot, table, version)
     if not callable(table) and not past_retention:  # Delta refuses the feed of versions it refuses
         found = _rows_inserted_again(kept, keys, table, deleting)
         if found is not None:
@@ -175,7 +178,19 @@ def _with_rows_still_there(
     )
     if COMMIT_TIMESTAMP in kept.columns:
         back = back.withColumn(COMMIT_TIMESTAMP, F.lit(None).cast(kept.schema[COMMIT_TIMESTAMP].dataType))
-    return kept.unionByName(back.select(*kept.columns))
+    if not past_retention:
+        return kept.unionByName(back.select(*kept.columns))
+    try:  # the current table's types may have changed since: Spark widens what it can
+        joined = kept.unionByName(back.select(*kept.columns))
+        joined.schema  # noqa: B018  # analysed now (Spark Connect analyses lazily)
+    except _spark_errors() as exc:
+        raise ConfigError(
+            f"changes(): Delta refuses to read version {version} of {table}, older than the table's "
+            f"delta.deletedFileRetentionDuration, and its current version's rows do not fit the change "
+            f"feed's columns ({_type_changes(kept, snapshot)}): start the query from a version within that "
+            "retention"
+        ) from exc
+    return joined
 
 
 def _snapshot(kept: DataFrame, table: str, version: int) -> tuple[DataFrame, bool]:
@@ -188,7 +203,8 @@ def _snapshot(kept: DataFrame, table: str, version: int) -> tuple[DataFrame, boo
     ``startingVersion`` 0 of a table older than that are such versions. Their deleted ids are looked up
     in the current table: an id it holds is upserted with its current row, which the id's later changes,
     in later micro-batches, follow. The index is then exact once the query has reached the version
-    that was current when the last such micro-batch ran, not after each of their micro-batches.
+    that was current when the last such micro-batch ran, not after each of their micro-batches. The
+    current table's columns are checked only by a batch that deletes (``_check_current_columns``).
     """
     errors = _spark_errors()
     try:
@@ -207,7 +223,12 @@ def _snapshot(kept: DataFrame, table: str, version: int) -> tuple[DataFrame, boo
             version,
             table,
         )
-    current = _as_of(kept, table, None)
+    return _as_of(kept, table, None), True
+
+
+def _check_current_columns(kept: DataFrame, current: DataFrame, table: str, version: int) -> None:
+    """Past the retention, for a batch that deletes: the current table must have the feed's columns, as
+    its rows of deleted ids still there go out in their place (a batch that deletes nothing reads none)."""
     missing = _missing_columns(kept, current.columns)
     if missing:
         raise ConfigError(
@@ -215,7 +236,18 @@ def _snapshot(kept: DataFrame, table: str, version: int) -> tuple[DataFrame, boo
             f"delta.deletedFileRetentionDuration, and its current version has no column "
             f"{', '.join(map(repr, missing))}: start the query from a version within that retention"
         )
-    return current, True
+
+
+def _type_changes(kept: DataFrame, current: DataFrame) -> str:
+    """The columns whose type the current table has changed, as ``'value' array<bigint> now, bigint in
+    the feed``."""
+    changed = [
+        f"{c!r} {current.schema[c].dataType.simpleString()} now, "
+        f"{kept.schema[c].dataType.simpleString()} in the feed"
+        for c in kept.columns
+        if c in current.columns and current.schema[c].dataType != kept.schema[c].dataType
+    ]
+    return "; ".join(changed) or "no column's type differs"
 
 
 def _spark_errors() -> tuple[type[BaseException], ...]:

@@ -377,6 +377,54 @@ def test_past_the_retention_a_column_the_current_table_lacks_is_a_config_error(
         changes(feed(spark, rows), table="/lake/docs")
 
 
+def test_past_the_retention_a_batch_that_deletes_nothing_needs_no_column_of_the_current_table(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backfill of a table that later dropped a column: its batches that only insert and update look
+    nothing up, so they go through as the feed has them."""
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a",)], "id string")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    rows: list[Change] = [
+        ("a", 1, "insert", 1),
+        ("b", 2, "update_preimage", 1),
+        ("b", 3, "update_postimage", 1),
+    ]
+    assert resolved(changes(feed(spark, rows), table="/lake/docs")) == {
+        "a": ("upsert", 1),
+        "b": ("upsert", 3),
+    }
+
+
+def test_past_the_retention_a_type_the_current_table_widened_is_taken(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a", 7)], "id string, value int")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    rows: list[Change] = [("a", 1, "delete", 1), ("b", 2, "delete", 1)]
+    assert resolved(changes(feed(spark, rows), table="/lake/docs")) == {
+        "a": ("upsert", 7),
+        "b": ("delete", 2),
+    }
+
+
+def test_past_the_retention_a_type_the_current_table_changed_beyond_reach_is_a_config_error_naming_it(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame([("a", [7])], "id string, value array<bigint>")
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    rows: list[Change] = [("a", 1, "delete", 1)]
+    with pytest.raises(
+        ConfigError, match=r"version 1 of /lake/docs.*'value' array<bigint> now, bigint in the feed"
+    ):
+        changes(feed(spark, rows), table="/lake/docs")
+
+
 def test_another_refusal_of_a_version_is_raised_as_it_is(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from pyspark.errors import AnalysisException
 
