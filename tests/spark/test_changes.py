@@ -349,15 +349,23 @@ def past_retention(spark: Any, current: Any, refused: str) -> Any:
 RETENTION = "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
 
 
+def current_table(
+    monkeypatch: pytest.MonkeyPatch, spark: Any, data: list[tuple], schema: str, refused: str = RETENTION
+) -> None:
+    """Every version of the table past its retention (``refused``'s error), its current rows ``data``."""
+    from vectordb.spark import change_feed
+
+    current = spark.createDataFrame(data, schema)
+    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, refused))
+
+
+@pytest.mark.parametrize("value_type", ["bigint", "int"])  # int: a type changed since, which Spark widens
 def test_past_the_retention_deleted_ids_are_looked_up_in_the_current_table(
-    spark: Any, monkeypatch: pytest.MonkeyPatch
+    spark: Any, monkeypatch: pytest.MonkeyPatch, value_type: str
 ) -> None:
     """The real Delta refusal is tested in tests/sync (``test_a_backfill_past_the_retention_ends_exact``);
     here, which rows come back: ``a``, which the current table holds, with its current row."""
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a", 7)], "id string, value long")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    current_table(monkeypatch, spark, [("a", 7)], f"id string, value {value_type}")
     rows: list[Change] = [("a", 1, "delete", 1), ("b", 2, "delete", 1)]
     assert resolved(changes(feed(spark, rows), table="/lake/docs")) == {
         "a": ("upsert", 7),
@@ -368,13 +376,9 @@ def test_past_the_retention_deleted_ids_are_looked_up_in_the_current_table(
 def test_past_the_retention_a_column_the_current_table_lacks_is_a_config_error(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a",)], "id string")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
-    rows: list[Change] = [("a", 1, "delete", 1)]
+    current_table(monkeypatch, spark, [("a",)], "id string")
     with pytest.raises(ConfigError, match=r"refuses to read version 1 of /lake/docs.*no column 'value'"):
-        changes(feed(spark, rows), table="/lake/docs")
+        changes(feed(spark, [("a", 1, "delete", 1)]), table="/lake/docs")
 
 
 def test_past_the_retention_a_batch_that_deletes_nothing_needs_no_column_of_the_current_table(
@@ -382,10 +386,7 @@ def test_past_the_retention_a_batch_that_deletes_nothing_needs_no_column_of_the_
 ) -> None:
     """A backfill of a table that later dropped a column: its batches that only insert and update look
     nothing up, so they go through as the feed has them."""
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a",)], "id string")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
+    current_table(monkeypatch, spark, [("a",)], "id string")
     rows: list[Change] = [
         ("a", 1, "insert", 1),
         ("b", 2, "update_preimage", 1),
@@ -397,40 +398,19 @@ def test_past_the_retention_a_batch_that_deletes_nothing_needs_no_column_of_the_
     }
 
 
-def test_past_the_retention_a_type_the_current_table_widened_is_taken(
-    spark: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a", 7)], "id string, value int")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
-    rows: list[Change] = [("a", 1, "delete", 1), ("b", 2, "delete", 1)]
-    assert resolved(changes(feed(spark, rows), table="/lake/docs")) == {
-        "a": ("upsert", 7),
-        "b": ("delete", 2),
-    }
-
-
 def test_past_the_retention_a_type_the_current_table_changed_beyond_reach_is_a_config_error_naming_it(
     spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a", [7])], "id string, value array<bigint>")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, RETENTION))
-    rows: list[Change] = [("a", 1, "delete", 1)]
+    current_table(monkeypatch, spark, [("a", [7])], "id string, value array<bigint>")
     with pytest.raises(
         ConfigError, match=r"version 1 of /lake/docs.*'value' array<bigint> now, bigint in the feed"
     ):
-        changes(feed(spark, rows), table="/lake/docs")
+        changes(feed(spark, [("a", 1, "delete", 1)]), table="/lake/docs")
 
 
 def test_another_refusal_of_a_version_is_raised_as_it_is(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from pyspark.errors import AnalysisException
 
-    from vectordb.spark import change_feed
-
-    current = spark.createDataFrame([("a", 7)], "id string, value long")
-    monkeypatch.setattr(change_feed, "_as_of", past_retention(spark, current, "TABLE_OR_VIEW_NOT_FOUND"))
+    current_table(monkeypatch, spark, [("a", 7)], "id string, value long", refused="TABLE_OR_VIEW_NOT_FOUND")
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         changes(feed(spark, [("a", 1, "delete", 1)]), table="/lake/docs")
