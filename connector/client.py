@@ -15,7 +15,6 @@ batched (one op per batch), sent by the engine, retried, isolated and reported a
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from .backends.base import Backend, check_vector_support
 from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
 from .errors import ConfigError, ConnectorError, DimensionMismatch
+from .forks import ForkCheck
 from .options import BackendOptions, check_text, parse_options, uri_database
 from .policy import enforce
 from .report import BatchFailure, WriteReport
@@ -150,7 +150,7 @@ class Client:
         self._engine: Engine | None = None
         self._writing = threading.Lock()
         self._writer: int | None = None  # the thread whose write is under way
-        self._pid = os.getpid()
+        self._fork = ForkCheck()
         self.embedding: EmbeddingStage | None = None  # rows with text and no vector get the model's
         if options.embed_url is not None:
             from .embedding.stage import stage_for
@@ -310,7 +310,7 @@ class Client:
     def _outside_a_write(self, call: str) -> None:
         """Before taking the write lock: this process's own lock, and not already held by this thread
         (a write's input or callback calling ``call``), which would wait for itself for good."""
-        self._forget_parent()
+        self._fork.once_per_process(self._forget_parent)
         if self._writer == threading.get_ident():
             raise RuntimeError(
                 f"{self!r}: {call} called from inside a write of the same client (its input, or a callback); "
@@ -323,9 +323,6 @@ class Client:
         thread ever sends, and a write under way in the parent at the fork would hold the lock for good.
         The parent's are left alone, not closed (the transports forget its connections themselves; the
         embedding client makes its own senders)."""
-        if self._pid == os.getpid():
-            return
-        self._pid = os.getpid()
         self._writing, self._writer, self._engine = threading.Lock(), None, None
 
     def _write(self, data: Any, namespace: str | None) -> WriteReport:

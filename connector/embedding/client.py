@@ -24,7 +24,6 @@ stream. Per-input failures are data: ``EmbeddedChunk.failures``.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -37,6 +36,7 @@ import numpy as np
 
 from ..dispatch import Dispatcher
 from ..errors import ConnectorError, Rejected, SystemicRejection
+from ..forks import ForkCheck
 from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
@@ -170,8 +170,8 @@ class EmbeddingClient:
             max_connections=options.max_concurrency,
         )
         self._clock, self._sleep, self._rand = clock, sleep, rand
-        self._pid = -1
-        self._forget_parent()
+        self._fork = ForkCheck()
+        self._forget_parent()  # what a forked child makes anew is made here first
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
@@ -181,9 +181,6 @@ class EmbeddingClient:
         """A dispatcher and locks of this process's own, made anew in a forked child (multiprocessing's
         default on Linux): the parent's sender threads are not in it, and a lock a parent's thread held at
         the fork would stay held. The parent's are left alone (the transport forgets its connections)."""
-        if self._pid == os.getpid():
-            return
-        self._pid = os.getpid()
         self.dispatch: Dispatcher[_Unit] = Dispatcher(
             self,
             self.options,
@@ -236,7 +233,7 @@ class EmbeddingClient:
         """
         if max_chunks_ahead < 1:
             raise ValueError("max_chunks_ahead must be at least 1")
-        self._forget_parent()
+        self._fork.once_per_process(self._forget_parent)
         return self._stream(chunks, max_chunks_ahead)
 
     def _stream(self, chunks: Iterable[Iterable[str]], max_chunks_ahead: int) -> Iterator[EmbeddedChunk]:
@@ -258,7 +255,7 @@ class EmbeddingClient:
         from several threads run one after another."""
         if isinstance(texts, str | bytes):
             raise TypeError("texts must be a sequence of strings, not one string")
-        self._forget_parent()
+        self._fork.once_per_process(self._forget_parent)
         with self._embedding:
             chunks = list(self.stream([texts]))
         chunk = chunks[0]

@@ -8,11 +8,12 @@ closing them all, and forgetting a forked parent's. A thread has a connection to
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
+
+from ..forks import ForkCheck
 
 __all__ = ["Connections"]
 
@@ -32,7 +33,7 @@ class Connections(Generic[C]):
         self._idle: list[C] = []
         self._conns: set[C] = set()
         self._lock = threading.Lock()
-        self._pid = os.getpid()
+        self._fork = ForkCheck()
         # dropped without close(), the connections still close when it is collected, not at the
         # collector's whim with a ResourceWarning each
         weakref.finalize(self, _close_all, self._conns)
@@ -46,8 +47,7 @@ class Connections(Generic[C]):
 
     def _take(self, usable: Callable[[C], bool]) -> C | None:
         """An idle connection that ``usable`` accepts (those it refuses are closed), or ``None``."""
-        if self._pid != os.getpid():
-            self._forget_parents()
+        self._fork.once_per_process(self._forget_parents)
         while True:
             with self._lock:
                 if not self._idle:
@@ -79,7 +79,7 @@ class Connections(Generic[C]):
         take the parent's); the child opens its own. The lock is new too: another thread of the parent
         may have held it at the fork."""
         inherited = set(self._conns)
-        self._lock, self._idle, self._conns, self._pid = threading.Lock(), [], set(), os.getpid()
+        self._lock, self._idle, self._conns = threading.Lock(), [], set()
         weakref.finalize(self, _close_all, self._conns)
         _close_all(inherited)  # our copies of the descriptors only: the parent's stay open
 
