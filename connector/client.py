@@ -32,7 +32,6 @@ from .options import BackendOptions, check_text, parse_options, uri_database
 from .policy import enforce
 from .report import BatchFailure, WriteReport
 from .rows import (
-    DEFAULT_OP_KEY,
     DELETE,
     Chunk,
     Columns,
@@ -457,7 +456,6 @@ class Client:
             chunks = self._no_texts_to_embed_for_deletes(
                 chunks, self.spec.op_column, self.options.text_column
             )
-        op_key = self.spec.op_column or DEFAULT_OP_KEY  # Columns (the Beam sink's rows) carry ops in metadata
         for chunk in chunks if self.embedding is None else self.embedding.fill(chunks):
             if isinstance(chunk, Prepared):  # rows the embedding stage failed
                 yield chunk
@@ -466,9 +464,7 @@ class Client:
             if isinstance(rows, list):
                 yield prepare_dicts(rows, self.spec, rules, self.dimension, namespace, positions)
             elif isinstance(rows, Columns):
-                yield prepare_columns(
-                    rows, rules, self.dimension, namespace, positions=positions, op_key=op_key
-                )
+                yield prepare_columns(rows, rules, self.dimension, namespace, positions=positions)
             else:
                 yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)
 

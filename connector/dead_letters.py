@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .report import BatchFailure, WriteReport
-from .rows import DEFAULT_OP_KEY, Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
+from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas
-from .rows.ops import OPS
+from .rows.ops import DELETE, OPS, DeleteMark
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -85,7 +85,7 @@ def dead_letters(
     id_column = None if spec.id_from else spec.id_column
     if is_arrow(data) or is_pandas(data):
         return _arrow_letters(_as_table(data), letters, id_column)
-    return _dict_letters(data, letters, id_column, namespace, spec.op_column or DEFAULT_OP_KEY)
+    return _dict_letters(data, letters, id_column, namespace)
 
 
 def _positions(failure: BatchFailure) -> tuple[int | None, ...]:
@@ -168,7 +168,7 @@ def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | Non
 
 
 def _dict_letters(
-    data: Any, letters: list[_Letter], id_column: str | None, namespace: str | None, op_key: str
+    data: Any, letters: list[_Letter], id_column: str | None, namespace: str | None
 ) -> list[dict[str, Any]]:
     wanted = {letter.position for letter in letters if letter.position is not None}
     found: dict[int, tuple[dict[str, Any], str | None]] = {}  # position -> (row, its id column)
@@ -176,7 +176,7 @@ def _dict_letters(
         start = int(chunk.positions[0]) if len(chunk.positions) else 0
         here = [p for p in range(start, start + len(chunk.positions)) if p in wanted]
         if here:
-            rows = _records(chunk.rows, [p - start for p in here], namespace, op_key)
+            rows = _records(chunk.rows, [p - start for p in here], namespace)
             own_id = "id" if isinstance(chunk.rows, Columns) else id_column
             found.update((p, (row, own_id)) for p, row in zip(here, rows, strict=True))
     out = []
@@ -191,20 +191,20 @@ def _dict_letters(
     return out
 
 
-def _records(rows: Any, indices: list[int], namespace: str | None, op_key: str) -> list[dict[str, Any]]:
+def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[str, Any]]:
     if isinstance(rows, list):
         return [dict(rows[i]) for i in indices]
     if isinstance(rows, Columns):
-        return [_columns_record(rows, i, namespace, op_key) for i in indices]
+        return [_columns_record(rows, i, namespace) for i in indices]
     import pyarrow as pa
 
     taken: list[dict[str, Any]] = rows.take(pa.array(indices, type=pa.int64())).to_pylist()
     return taken
 
 
-def _columns_record(cols: Columns, i: int, namespace: str | None, op_key: str) -> dict[str, Any]:
+def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, Any]:
     """Row ``i`` in the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``,
-    ``namespace``; ``op`` where its metadata names one under ``op_key``)."""
+    ``namespace``; ``op`` where the rows carry ops, or this one is marked a delete)."""
     record: dict[str, Any] = {"id": cols.ids[i]}
     if not cols.null_vector[i]:
         record["values"] = cols.flat[cols.offsets[i] : cols.offsets[i + 1]].tolist()
@@ -239,9 +239,8 @@ def _columns_record(cols: Columns, i: int, namespace: str | None, op_key: str) -
     metadata = cols.metadata[i] if cols.metadata is not None else None
     if cols.ops is not None:
         record["op"] = OPS[int(cols.ops[i])]
-    elif metadata and op_key in metadata:
-        record["op"] = metadata[op_key]
-        metadata = {k: v for k, v in metadata.items() if k != op_key}
+    elif type(metadata) is DeleteMark:
+        record["op"], metadata = DELETE, None
     if metadata:
         record["metadata"] = metadata
     row_namespace = cols.namespaces[i] if cols.namespaces is not None else namespace

@@ -12,9 +12,9 @@ under its column's key (a multi-vector as a sequence of vectors, or a 2-d array)
 the same float32 conversion as the single one, and the row is a ``NamedRow``.
 
 With ``op_key`` (option ``op_column``) each mapping says what it is for (``ops``). A delete is read
-as its id and namespace alone, and marked by a metadata holding just ``{op_key: "delete"}``: that is
-how ``Columns`` carry a row's op (metadata is what every step between a reader and the checks keeps,
-the embedding stage's too), and ``prepare_columns(..., op_key=...)`` takes it out again.
+as its id and namespace alone, its metadata a ``DeleteMark``: that is how ``Columns`` carry a row's op
+(metadata is what every step between a reader and the checks keeps, the embedding stage's too), and
+``prepare_columns`` takes it out again. A row's own metadata is data, whatever keys it has.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import orjson
 
 from .checks import assemble
 from .floats import float32_vector
-from .ops import DELETE, bad_op, codes_of, op_of
+from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
 from .types import (
     Columns,
     ColumnSpec,
@@ -161,9 +161,8 @@ class DictReader:
                 if op is None:
                     return Refused(row_id, bad_op(named, self.op_key))
                 if op == DELETE:  # an id is all a delete needs: the rest is not read, so cannot fail it
-                    marked = {self.op_key: DELETE}  # how Columns carry a row's op (see ``prepare_columns``)
                     return _new_row(
-                        Row, (row_id, None, None, marked, get(self.namespace_key, self.namespace))
+                        Row, (row_id, None, None, DeleteMark(), get(self.namespace_key, self.namespace))
                     )
         vector_key = self._vector_key
         vector = None if vector_key is None else get(vector_key)
@@ -189,7 +188,7 @@ class DictReader:
     def read_named(self, record: Mapping[str, Any]) -> Row | NamedRow | Refused:
         """The row of one mapping with named vectors: a ``NamedRow`` (a delete: the ``Row`` of its id)."""
         row = self.read_record(record)
-        if isinstance(row, Refused) or (self.op_key is not None and row.metadata.get(self.op_key) == DELETE):
+        if isinstance(row, Refused) or type(row.metadata) is DeleteMark:
             return row
         get = record.get
         row_id = row.id
@@ -387,7 +386,7 @@ def prepare_dicts(
     read = [read_row(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
     cols = columns_of(read, namespace)
-    return prepare_columns(cols, rules, dim, namespace, refused, positions, op_key=spec.op_column)
+    return prepare_columns(cols, rules, dim, namespace, refused, positions)
 
 
 def prepare_columns(
@@ -397,41 +396,35 @@ def prepare_columns(
     namespace: str | None = None,
     refused: Mapping[int, str] | None = None,
     positions: np.ndarray | None = None,
-    *,
-    op_key: str | None = None,
 ) -> Prepared:
     """Check column-major rows; ids are normalised for the database (integers as strings unless it
     takes numbers). ``refused``: rows already refused, and why; ``positions``: the rows' offsets in
-    the write's input; ``op_key``: the metadata key holding a row's op (``ops``), taken out of the
-    metadata (``None``: every row upserts)."""
+    the write's input. Rows whose metadata is a ``DeleteMark`` are deletes, unless the rows carry
+    their ``ops`` themselves (``Client.delete``'s)."""
     if set(map(type, cols.ids)) - {str}:  # one pass in C, not a Python test per id
         cols.ids = [_dict_id(i, rules) for i in cols.ids]
-    reasons = dict(refused or {})
     ops = cols.ops
-    if ops is None and op_key is not None and cols.metadata is not None:
-        ops, metadata, bad_ops = _metadata_ops(cols.metadata, op_key)
-        if ops is not None:  # a new Columns: the caller's (read again for dead letters) keeps its ops
+    if ops is None and cols.metadata is not None:
+        ops, metadata = _marked_deletes(cols.metadata)
+        if ops is not None:  # a new Columns: the caller's (read again for dead letters) keeps its marks
             cols = dataclasses.replace(cols, metadata=metadata)
-        reasons = {**bad_ops, **reasons}
-    return assemble(cols, rules, dim, namespace, reasons, positions, ops)
+    return assemble(cols, rules, dim, namespace, dict(refused or {}), positions, ops)
 
 
-def _metadata_ops(
-    metadata: list[dict[str, Any] | None], key: str
-) -> tuple[np.ndarray | None, list[dict[str, Any] | None], dict[int, str]]:
-    """Each row's op code from its metadata's ``key`` (``None``: no row names one), the metadata without
-    that key (a new list; the rows' dicts are not changed; a delete's is ``None``, since it is not read),
-    and the rows whose value names no op."""
-    marked = [i for i, md in enumerate(metadata) if md and key in md]
+def _marked_deletes(
+    metadata: list[dict[str, Any] | None],
+) -> tuple[np.ndarray | None, list[dict[str, Any] | None]]:
+    """Each row's op code (``None``: no row is a delete) and the metadata with the deletes' marks taken
+    out (a new list: a delete's metadata is ``None``, since it is not read)."""
+    marked = [i for i, md in enumerate(metadata) if type(md) is DeleteMark]
     if not marked:
-        return None, metadata, {}
-    codes, bad = codes_of([metadata[i][key] for i in marked], key)  # type: ignore[index]
+        return None, metadata
     ops = np.zeros(len(metadata), dtype=np.int8)
-    ops[marked] = codes
+    ops[marked] = CODES[DELETE]
     kept = list(metadata)
-    for i, code in zip(marked, codes.tolist(), strict=True):
-        kept[i] = None if code else {k: v for k, v in metadata[i].items() if k != key}  # type: ignore[union-attr]
-    return ops, kept, {marked[j]: reason for j, reason in bad.items()}
+    for i in marked:
+        kept[i] = None
+    return ops, kept
 
 
 def _dict_id(value: Any, rules: RowRules) -> Any:

@@ -32,6 +32,7 @@ __all__ = [
     "OPS",
     "SPELLINGS",
     "UPSERT",
+    "DeleteMark",
     "Op",
     "arrow_ops",
     "bad_op",
@@ -46,6 +47,20 @@ DELETE: Op = "delete"
 OPS: tuple[Op, Op] = (UPSERT, DELETE)  # by code: 0 upsert, 1 delete
 CODES = {UPSERT: 0, DELETE: 1}
 DEFAULT_OP_KEY = "op"  # where the Beam sink's elements and ``Columns`` rows say their op, by default
+
+
+class DeleteMark(dict[str, Any]):
+    """The metadata of a row read as a delete: how rows carry their op from a reader to
+    ``prepare_columns`` (metadata is what every step between them keeps, the embedding stage's and a
+    Beam coder's too). A type of its own, so that a row's own metadata never reads as an op (an ``op`` key
+    there is data); empty, as a delete's metadata is never read; a class, so a pickled one is one still."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return True  # something to carry: a batch that keeps only rows with metadata keeps its marks
+
+
 SPELLINGS: Mapping[str, Op] = {
     "upsert": UPSERT,
     "insert": UPSERT,

@@ -76,3 +76,26 @@ def test_the_op_column_option_names_another_key(grpc_server: ServerHandle) -> No
     assert arrived.ids("docs") == {"b", "c"}
     assert arrived.vector("c", "docs").metadata == {"op": "x"}  # "op" is metadata when the op is elsewhere
     assert counters(outcome)["deleted"] == 1
+
+
+def test_an_op_inside_a_rows_metadata_is_data(grpc_server: ServerHandle) -> None:
+    """Only the element's own op field says what it is for: an ``op`` key in its metadata is stored as it
+    is, whatever it says (it deleted the row, refused it, or was taken out of the metadata)."""
+    run(grpc_server, [{"id": "m1", "values": vector(1), "title": "old"}])
+    _FAILED.clear()
+    elements = [
+        {"id": "m1", "values": vector(11), "metadata": {"op": "delete", "title": "surgery log"}},
+        {"id": "m2", "values": vector(2), "metadata": {"op": "surgery"}},
+        {"id": "m3", "values": vector(3), "metadata": '{"op": "insert", "title": "y"}'},
+        {"id": "m4", "values": vector(4), "change": "upsert", "metadata": {"change": "delete"}},
+    ]
+    outcome = run(grpc_server, elements[:3])
+    run(grpc_server, elements[3:], op_column="change")
+    arrived = grpc_server.arrived()
+    assert arrived.ids("docs") == {"m1", "m2", "m3", "m4"} and not arrived.deletes and not _FAILED
+    assert arrived.vector("m1", "docs").metadata == {"op": "delete", "title": "surgery log"}
+    assert arrived.vector("m1", "docs").values.tobytes() == vector(11).tobytes()
+    assert arrived.vector("m2", "docs").metadata == {"op": "surgery"}
+    assert arrived.vector("m3", "docs").metadata == {"op": "insert", "title": "y"}
+    assert arrived.vector("m4", "docs").metadata == {"change": "delete"}
+    assert counters(outcome)["written"] == 3 and "deleted" not in counters(outcome)  # never updated

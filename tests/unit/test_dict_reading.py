@@ -13,6 +13,7 @@ from hypothesis import given, settings
 
 from vectordb.connector.rows.dicts import DictReader, Refused, Row
 from vectordb.connector.rows.floats import float32_vector
+from vectordb.connector.rows.ops import DeleteMark
 
 ids = st.one_of(
     st.none(),
@@ -70,7 +71,7 @@ def by_the_rules(reader: DictReader, record: dict[str, Any]) -> Row | Refused:
         return reader.read_record(record)  # op rules: not what the shortcuts change
     namespace = record.get(reader.namespace_key, reader.namespace)
     if op == "delete":
-        return Row(row_id, None, None, {"op": "delete"}, namespace)
+        return Row(row_id, None, None, DeleteMark(), namespace)
     vector = record.get(reader.vector_column)
     if vector is not None:
         vector = float32_vector(vector)

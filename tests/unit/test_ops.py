@@ -24,7 +24,7 @@ from vectordb.connector.rows import (
     prepare_columns,
     prepare_dicts,
 )
-from vectordb.connector.rows.ops import SPELLINGS, arrow_ops, op_of, without_delete_texts
+from vectordb.connector.rows.ops import SPELLINGS, DeleteMark, arrow_ops, op_of, without_delete_texts
 
 SPEC = ColumnSpec(op_column="op")
 V = [0.5, 1.0, -2.0]
@@ -187,16 +187,16 @@ def test_the_same_id_in_two_namespaces_is_two_rows() -> None:
     ]
 
 
-# -- Columns: the Beam sink's rows and Client.delete's carry the op in their metadata -------------
+# -- Columns: Client.delete's carry their ops, the Beam sink's a DeleteMark as a delete's metadata ------
 
 
-def test_columns_carry_ops_of_their_own_or_in_their_metadata() -> None:
+def test_columns_carry_ops_of_their_own_or_a_delete_mark() -> None:
     cols = delete_rows(["a", 7])  # Client.delete's rows: their op is theirs, no metadata to read it from
-    prepared = prepare_columns(cols, RowRules(), DimensionState(), op_key="op")
+    prepared = prepare_columns(cols, RowRules(), DimensionState())
     assert shape(prepared) == [("delete", ["a", "7"])]
     assert cols.metadata is None and cols.ops is not None and cols.ops.tolist() == [1, 1]
     own = dataclasses.replace(cols, metadata=[{"op": "upsert"}, {"op": "upsert"}])  # the ops they carry win
-    assert shape(prepare_columns(own, RowRules(), DimensionState(), op_key="op")) == [("delete", ["a", "7"])]
+    assert shape(prepare_columns(own, RowRules(), DimensionState())) == [("delete", ["a", "7"])]
 
     flat = np.asarray(V * 2, dtype=np.float32)
     mixed = Columns(
@@ -206,12 +206,12 @@ def test_columns_carry_ops_of_their_own_or_in_their_metadata() -> None:
         offsets=np.array([0, 3, 6]),
         null_vector=np.zeros(2, dtype=bool),
         sparse=None,
-        metadata=[{"op": "upsert", "title": "t"}, {"op": "delete"}],
+        metadata=[{"op": "delete", "title": "t"}, DeleteMark()],
         namespaces=None,
     )
-    prepared = prepare_columns(mixed, RowRules(), DimensionState(), op_key="op")
+    prepared = prepare_columns(mixed, RowRules(), DimensionState())
     assert shape(prepared) == [("upsert", ["u"]), ("delete", ["d"])]
-    assert prepared.batches[0].metadata == [{"title": "t"}]
+    assert prepared.batches[0].metadata == [{"op": "delete", "title": "t"}]  # a row's own metadata is data
 
 
 def test_dead_letters_of_columns_say_the_op() -> None:
@@ -232,3 +232,15 @@ def test_delete_rows_lose_their_text_before_the_embedding_stage() -> None:
     blanked = without_delete_texts(table.to_batches()[0], "op", "text")
     assert blanked.column("text").to_pylist() == ["keep", None]
     assert without_delete_texts([{"id": "a", "text": "t"}], "op", "text") == [{"id": "a", "text": "t"}]
+
+
+def test_an_op_inside_a_rows_metadata_is_data() -> None:
+    spec = ColumnSpec(op_column="op")
+    rows = [
+        {"id": "a", "values": V, "metadata": {"op": "delete", "title": "t"}},
+        {"id": "b", "values": V, "metadata": {"op": "surgery"}},
+        {"id": "c", "op": "delete", "metadata": {"op": "upsert"}},
+    ]
+    prepared = dicts(rows, spec)
+    assert shape(prepared) == [("upsert", ["a", "b"]), ("delete", ["c"])] and not prepared.failures
+    assert prepared.batches[0].metadata == [{"op": "delete", "title": "t"}, {"op": "surgery"}]
