@@ -58,6 +58,7 @@ from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, 
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.cli import connector_error_line, embedded_note, run_command, summary
 from vectordb.connector.errors import ConfigError
+from vectordb.connector.options import without_password
 
 __all__ = ["build", "connector_options", "counters", "main", "make_parser", "parse_args", "sample_batch"]
 
@@ -298,7 +299,8 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         standard.runner = "DirectRunner"
     pipeline = beam.Pipeline(options=options)
     build(pipeline, args, sink)
-    print(f"writing {'a sample of ' + str(args.sample) if args.sample else args.input} to {uri}", flush=True)
+    what = f"a sample of {args.sample}" if args.sample else args.input
+    print(f"writing {what} to {without_password(uri)}", flush=True)
     started = time.monotonic()
     with _quiet_runner(debug=args.debug):
         result = pipeline.run()

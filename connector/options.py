@@ -364,9 +364,9 @@ def is_loopback_host(host: str) -> bool:
 
 
 def parse_uri(uri: str) -> ParsedUri:
-    """Split ``uri``; a malformed URI is a ``ConfigError`` that quotes it (URIs carry no secret here)."""
+    """Split ``uri``; a malformed URI is a ``ConfigError`` that quotes it, any password shown as ``***``."""
     if "://" not in uri:
-        raise ConfigError(f"option uri: {uri!r} is not SCHEME://host[:port][/collection]")
+        raise ConfigError(f"option uri: {without_password(uri)!r} is not SCHEME://host[:port][/collection]")
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     database, _, transport = scheme.partition("+")
@@ -397,7 +397,7 @@ def uri_database(uri: str) -> str:
     return uri.split("://", 1)[0].lower().partition("+")[0]
 
 
-_PASSWORD_IN_NETLOC = re.compile(r"(://[^/@:]*:)[^/@]*@")
+_PASSWORD_IN_NETLOC = re.compile(r"((?:://|^)[^/@:]*:)[^/@]*@")  # user:pw@, with or without a scheme
 _PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
 
 

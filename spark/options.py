@@ -15,7 +15,7 @@ import msgspec
 
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.options import convert_options
+from vectordb.connector.options import convert_options, without_password
 
 __all__ = ["SparkOptions", "parse_spark_options", "split_options"]
 
@@ -47,7 +47,8 @@ def split_options(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str
     if path:
         if connector.get("uri") and connector["uri"] != path:
             raise ConfigError(
-                f"save({path!r}) and option uri={connector['uri']!r} both name the target: give one"
+                f"save({without_password(path)!r}) and option uri={without_password(connector['uri'])!r} "
+                "both name the target: give one"
             )
         connector["uri"] = path
     uri = connector.get("uri")

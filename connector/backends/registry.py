@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, MissingExtra
-from ..options import did_you_mean
+from ..options import did_you_mean, without_password
 
 if TYPE_CHECKING:
     from .base import Backend
@@ -72,7 +72,7 @@ def canonical_uri(uri: str) -> str:
         raw = uri
     path, sep, query = raw.partition("?")
     if not path:
-        raise ConfigError(f"option uri: {uri!r} names no path; e.g. {prefix}./vectors.db")
+        raise ConfigError(f"option uri: {without_password(uri)!r} names no path; e.g. {prefix}./vectors.db")
     return f"{prefix}{os.path.abspath(os.path.expanduser(path))}{sep}{query}"
 
 

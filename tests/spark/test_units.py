@@ -64,6 +64,13 @@ def test_conflicting_uri_and_path() -> None:
         split_options({"path": "pinecone://a", "uri": "pinecone://b"})
 
 
+def test_conflicting_uri_and_path_are_quoted_without_their_passwords() -> None:
+    with pytest.raises(ConfigError, match="both name the target") as info:
+        split_options({"path": "./v.db?password=PwPATH", "uri": "postgresql://app:PwURI@db:5432/vectors"})
+    assert "PwPATH" not in str(info.value) and "PwURI" not in str(info.value)
+    assert "postgresql://app:***@db:5432/vectors" in str(info.value)
+
+
 def test_spark_options_parse_and_name_the_option() -> None:
     assert parse_spark_options({"allow_overwrite": "TRUE", "budget_tasks": "3"}) == SparkOptions(
         allow_overwrite=True, budget_tasks=3

@@ -44,6 +44,15 @@ def test_an_empty_path_is_refused() -> None:
         canonical_uri("milvus+lite://")
 
 
+def test_a_refused_uri_is_quoted_without_its_password() -> None:
+    with pytest.raises(ConfigError, match="names no path") as no_path:
+        canonical_uri("milvus+lite://?password=PwLITE")
+    with pytest.raises(ConfigError, match="is not SCHEME://host") as no_scheme:
+        connect("app:PwHOST@db.internal?password=PwQUERY", create=True)
+    for text in (str(no_path.value), str(no_scheme.value)):
+        assert "Pw" not in text and "***" in text, text
+
+
 def test_the_main_job_refuses_the_typo_before_starting_spark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
