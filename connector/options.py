@@ -85,6 +85,11 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             self.metadata_columns = None
         if self.on_error == "dead_letter" and not self.dead_letter_path:
             raise ConfigError('option on_error="dead_letter" needs option dead_letter_path')
+        if self.dead_letter_path and self.on_error != "dead_letter":  # never written: say so, not nothing
+            raise ConfigError(
+                f'option dead_letter_path is written only with on_error="dead_letter" (on_error is '
+                f'"{self.on_error}"): set on_error="dead_letter", or leave dead_letter_path out'
+            )
         if self.namespace is not None and self.namespace_column is not None:
             raise ConfigError("options namespace and namespace_column exclude each other: give one")
         if self.namespace is not None:

@@ -33,6 +33,11 @@ def test_lists_accept_comma_separated_strings() -> None:
         ({"max_concurrency": "65"}, "option max_concurrency"),
         ({"on_error": "ignore"}, "option on_error"),
         ({"on_error": "dead_letter"}, "dead_letter_path"),
+        (
+            {"dead_letter_path": "/tmp/dl"},
+            'dead_letter_path is written only with on_error="dead_letter" .*"fail"',
+        ),
+        ({"on_error": "report", "dead_letter_path": "/tmp/dl"}, r'\(on_error is "report"\)'),
         ({"timeout_s": "-1"}, "option timeout_s"),
         ({"namespace": "a", "namespace_column": "ns"}, "namespace_column"),
     ],
