@@ -235,6 +235,8 @@ def _id_of(row_id: Any) -> Any:
     """``read_id``'s rule for an id as given."""
     if row_id is None or type(row_id) is str or type(row_id) is int:
         return row_id
+    if isinstance(row_id, str):  # numpy's str_, an enum's value: their text, as a plain str
+        return str.__str__(row_id)
     if isinstance(row_id, uuid.UUID | bool):
         return str(row_id)
     if isinstance(row_id, bytes) and len(row_id) == 16:

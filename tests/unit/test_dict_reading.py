@@ -4,6 +4,7 @@ give (``read_id``, ``float32_vector``, the metadata of every other key), for any
 
 from __future__ import annotations
 
+import enum
 import uuid
 from typing import Any
 
@@ -18,6 +19,7 @@ from vectordb.connector.rows.ops import DeleteMark
 ids = st.one_of(
     st.none(),
     st.text(max_size=5),
+    st.text(max_size=5).map(np.str_),
     st.integers(-(2**70), 2**70),
     st.booleans(),
     st.uuids(),
@@ -108,3 +110,15 @@ def test_the_usual_row_keeps_its_vector_and_has_no_metadata() -> None:
     assert (
         type(row) is Row and row.vector is vector and row.metadata == {} and row.id == str(uuid.UUID(int=1))
     )
+
+
+class Kind(str, enum.Enum):  # noqa: UP042  # the older spelling, whose str() is not its value
+    DOC = "doc-1"
+
+
+def test_an_id_of_a_str_subclass_is_its_text() -> None:
+    """numpy's ``str_`` (ids taken from a numpy array) and a ``str`` enum's value: a plain ``str``."""
+    reader = DictReader()
+    for row_id, text in ((np.array(["n1"])[0], "n1"), (Kind.DOC, "doc-1")):
+        row = reader.read_record({"id": row_id, "values": [1.0, 2.0]})
+        assert type(row) is Row and type(row.id) is str and row.id == text, row
