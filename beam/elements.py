@@ -19,17 +19,21 @@ dead letter. A ``pyarrow`` batch element says it in its ``op_column`` column, as
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from vectordb.connector.dead_letters import letter_with_row
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.rows.dicts import DictReader, NamedRow, Refused, Row, Sparse
 from vectordb.connector.rows.ops import DEFAULT_OP_KEY
 
-__all__ = ["ElementReader", "NamedRow", "Refusal", "Row", "Sparse", "jsonable"]
+__all__ = ["ELEMENT_REPR_CHARS", "ElementReader", "NamedRow", "Refusal", "Row", "Sparse", "jsonable"]
+
+ELEMENT_REPR_CHARS = 1000  # of an element the sink does not take, kept in its dead letter
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +66,18 @@ class ElementReader(DictReader):
         )
 
     def read(self, element: Any) -> Row | NamedRow | Refusal:
-        """The row of one element; ``TypeError`` for an element type the sink does not take."""
-        return self.read_mapping(element if type(element) is dict else as_mapping(element, self))
+        """The row of one element; an element of a type the sink does not take is refused, its letter
+        holding its ``repr`` (at most ``ELEMENT_REPR_CHARS``) as ``element``."""
+        if type(element) is dict:
+            return self.read_mapping(element)
+        try:
+            record = as_mapping(element, self)
+        except TypeError as exc:
+            shown = repr(element)
+            if len(shown) > ELEMENT_REPR_CHARS:
+                shown = shown[:ELEMENT_REPR_CHARS] + "…"
+            return self.refuse({"element": shown}, None, str(exc))
+        return self.read_mapping(record)
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | NamedRow | Refusal:
         named = self.vector_columns or self.multi_vector_columns
@@ -73,15 +87,16 @@ class ElementReader(DictReader):
         return row
 
     def refuse(self, record: Mapping[str, Any], row_id: Any, reason: str) -> Refusal:
-        letter = {k: jsonable(v) for k, v in record.items()}
-        letter.update(
-            id=None if row_id is None else str(row_id),
-            error=reason,
-            error_type="Invalid",
-            retryable=False,
-            attempts=0,
-        )
-        return Refusal(letter)
+        """The element's dead letter, in the core's form (``dead_letters.letter_with_row``)."""
+        why = {
+            "id": None if row_id is None else str(row_id),
+            "error": reason,
+            "error_type": "Invalid",
+            "retryable": False,
+            "attempts": 0,
+        }
+        id_column = None if self.id_from else self.id_column
+        return Refusal(letter_with_row(why, jsonable(record), id_column))
 
 
 def as_mapping(element: Any, reader: ElementReader) -> Mapping[str, Any]:
@@ -118,13 +133,19 @@ def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str,
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` with numpy arrays and scalars as Python lists and numbers, for JSON dead letters."""
+    """``value`` ready for ``json.dumps``, for dead letters: numpy arrays and scalars as Python lists and
+    numbers, dates and times in ISO 8601 (as the dead-letter files' ``orjson`` writes them), and other
+    values JSON has no type for (``Decimal``, ``UUID``, bytes) as their text (as those files do)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return value.item()
+        return jsonable(value.item())
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return [jsonable(v) for v in value]
-    return value
+    if isinstance(value, dt.date | dt.time):  # a datetime is a date
+        return value.isoformat()
+    return str(value)

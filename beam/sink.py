@@ -22,9 +22,10 @@ The steps, each one ``ParDo`` the runner fuses:
    next, so Beam's work overlaps the round trips; the client re-chunks a batch to the database's
    row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
    for every batch of the bundle, so nothing is acknowledged before the database has it. Reports
-   are read on the bundle thread, which updates the Metrics counters (namespace ``vectordb``:
-   ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``),
-   applies ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts
+   are read on the bundle thread, which counts them for the Metrics counters (namespace ``vectordb``:
+   ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``; each
+   DoFn's counts are added once its bundle has finished, so a failed bundle that is retried, whose
+   increments a runner may keep, counts its rows once), applies ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts
    and deletes by id make that safe) and emits each batch's ``WriteReport`` on ``written`` and its
    failed rows on ``failed``, in the batch's window.
 
@@ -287,6 +288,28 @@ def _display(options: BackendOptions, target: str) -> dict[str, Any]:
     return items
 
 
+class _BundleCounts:
+    """A DoFn's counter increments for its bundle, added to the Metrics counters once the bundle has
+    finished: a runner may keep the increments of a bundle that failed (the BundleBasedDirectRunner
+    does), and the retried bundle would then count its rows twice."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._counters = {name: Metrics.counter(METRICS_NAMESPACE, name) for name in names}
+        self._pending: collections.Counter[str] = collections.Counter()
+
+    def add(self, name: str, value: int) -> None:
+        self._pending[name] += value
+
+    def discard(self) -> None:
+        self._pending.clear()
+
+    def add_up(self) -> None:
+        for name, value in self._pending.items():
+            if value:
+                self._counters[name].inc(value)
+        self._pending.clear()
+
+
 class _ReadFn(beam.DoFn):
     """Element → ``Row`` (main), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch``
     rows, views of the same buffers, so a Parquet row group never sits whole in the write queue),
@@ -295,11 +318,18 @@ class _ReadFn(beam.DoFn):
     def __init__(self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int) -> None:
         self._reader, self._on_error, self._target = reader, on_error, target
         self._rows_per_batch = rows_per_batch
-        self._failed = Metrics.counter(METRICS_NAMESPACE, "failed")
+        self._counts = _BundleCounts(("failed",))
+
+    def start_bundle(self) -> None:
+        self._counts.discard()  # a failed bundle's
 
     def process(self, element: Any) -> Iterable[Any]:
         row = self._row(element)
         return row if type(row) is list else (row,)
+
+    def finish_bundle(self) -> Iterator[Any]:
+        self._counts.add_up()
+        yield from ()
 
     def _row(self, element: Any) -> Row | NamedRow | list[TaggedOutput]:
         """The element's row, or what it gives instead: its Arrow slices, or its dead letter."""
@@ -311,7 +341,7 @@ class _ReadFn(beam.DoFn):
             ]
         row = self._reader.read(element)
         if isinstance(row, Refusal):
-            self._failed.inc()
+            self._counts.add("failed", 1)
             letter = row.dead_letter
             failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
             enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
@@ -326,6 +356,7 @@ class _ReadAndBatchFn(_ReadFn):
     the element); each batch becomes one ``VectorBatch`` at once."""
 
     def start_bundle(self) -> None:
+        super().start_bundle()
         self._rows: list[Row] = []
 
     def process(self, element: Any) -> Iterable[Any]:
@@ -343,6 +374,7 @@ class _ReadAndBatchFn(_ReadFn):
         rows, self._rows = self._rows, []
         if rows:
             yield GlobalWindows.windowed_value_at_end_of_window(assemble(rows))
+        yield from super().finish_bundle()
 
 
 class _WindowedReadAndBatchFn(_ReadFn):
@@ -350,6 +382,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
     them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end."""
 
     def start_bundle(self) -> None:
+        super().start_bundle()
         self._rows: dict[Any, list[Row]] = {}
 
     def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
@@ -367,6 +400,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
     def finish_bundle(self) -> Iterator[WindowedValue]:
         while self._rows:
             yield self._batch(next(iter(self._rows)))
+        yield from super().finish_bundle()
 
     def _batch(self, window: Any) -> WindowedValue:
         return WindowedValue(assemble(self._rows.pop(window)), window.max_timestamp(), (window,))
@@ -384,7 +418,7 @@ class _WriteFn(beam.DoFn):
     def __init__(self, options: BackendOptions, target: str, secret: Secret | None = None) -> None:
         # pickled: options (and the Secret's name), no client and no fetched key
         self._options, self._target, self._secret = options, target, secret
-        self._counters = {name: Metrics.counter(METRICS_NAMESPACE, name) for name in COUNTERS}
+        self._counts = _BundleCounts(COUNTERS)
 
     def display_data(self) -> dict[str, Any]:
         return _display(self._options, self._target)
@@ -402,6 +436,7 @@ class _WriteFn(beam.DoFn):
 
     def start_bundle(self) -> None:
         self._abandon()  # what a failed bundle left behind
+        self._counts.discard()
 
     def process(
         self,
@@ -417,6 +452,7 @@ class _WriteFn(beam.DoFn):
     def finish_bundle(self) -> Iterator[Any]:
         while self._pending:
             yield from self._complete(self._pending.popleft())
+        self._counts.add_up()
 
     def teardown(self) -> None:
         self._abandon()
@@ -428,9 +464,7 @@ class _WriteFn(beam.DoFn):
         try:
             report = pending.future.result()
             for name in COUNTERS:
-                value = getattr(report, name)
-                if value:
-                    self._counters[name].inc(value)
+                self._counts.add(name, getattr(report, name))
             enforce(report, self._options.on_error, self._target)
         except BaseException:
             self._abandon()

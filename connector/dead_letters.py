@@ -43,7 +43,7 @@ from .rows.ops import DELETE, OPS, DeleteMark
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["REASON_FIELDS", "dead_letters"]
+__all__ = ["REASON_FIELDS", "dead_letters", "letter_with_row"]
 
 REASON_FIELDS = ("id", "error", "error_type", "retryable", "attempts")
 
@@ -181,14 +181,20 @@ def _dict_letters(
             found.update((p, (row, own_id)) for p, row in zip(here, rows, strict=True))
     out = []
     for letter in letters:
-        letter_row = _reason(letter)
         row, own_id = found.get(letter.position, ({}, None)) if letter.position is not None else ({}, None)
-        for name, value in row.items():
-            target = _own_name(name, own_id)
-            if target is not None:
-                letter_row[target] = value
-        out.append(letter_row)
+        out.append(letter_with_row(_reason(letter), row, own_id))
     return out
+
+
+def letter_with_row(reason: dict[str, Any], row: Mapping[Any, Any], id_column: str | None) -> dict[str, Any]:
+    """A dict row's letter: ``reason`` (``id``, ``error``, ...) then the row's columns, named as the
+    module docstring says (keys as text: a mapping's keys need not be)."""
+    letter = dict(reason)
+    for name, value in row.items():
+        target = _own_name(str(name), id_column)
+        if target is not None:
+            letter[target] = value
+    return letter
 
 
 def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[str, Any]]:

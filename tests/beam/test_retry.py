@@ -20,6 +20,8 @@ from tests.servers.fixtures import ServerHandle
 from vectordb.beam import WriteToVectorDB
 from vectordb.connector.rows import derive_id
 
+from .conftest import counters
+
 SHARDS, PER_SHARD, DIM = 4, 500, 8
 
 
@@ -32,13 +34,15 @@ def chunks(shard: int) -> Iterator[dict[str, Any]]:
 
 def test_retried_bundle_upserts_the_same_ids(grpc_server: ServerHandle) -> None:
     grpc_server.script(fail_first=1)
-    with beam.Pipeline(runner=BundleBasedDirectRunner()) as pipeline:
-        _ = (
-            pipeline
-            | beam.Create(list(range(SHARDS)))
-            | beam.FlatMap(chunks)
-            | WriteToVectorDB(grpc_server.uri, id_from="doc,chunk", max_retries=0, rows_per_batch=400)
-        )
+    pipeline = beam.Pipeline(runner=BundleBasedDirectRunner())
+    _ = (
+        pipeline
+        | beam.Create(list(range(SHARDS)))
+        | beam.FlatMap(chunks)
+        | WriteToVectorDB(grpc_server.uri, id_from="doc,chunk", max_retries=0, rows_per_batch=400)
+    )
+    result = pipeline.run()
+    result.wait_until_finish()
 
     arrived = grpc_server.arrived()
     assert arrived.count("unavailable") == 1  # the failure that failed the bundle
@@ -51,3 +55,6 @@ def test_retried_bundle_upserts_the_same_ids(grpc_server: ServerHandle) -> None:
         stored = arrived.vector(row_id)
         assert stored.metadata == {"doc": f"doc-{shard}", "chunk": i}
         assert stored.values_f32 == records[f"doc-{shard}", i]["values"].tobytes()
+    # this runner keeps the failed bundle's counter increments: the sink makes none until a bundle ends
+    got = counters(result)
+    assert got["written"] == SHARDS * PER_SHARD and not got.get("failed"), got
