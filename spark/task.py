@@ -31,7 +31,7 @@ import msgspec
 from pyspark.sql.datasource import WriterCommitMessage
 
 from vectordb.connector.dead_letters import dead_letters
-from vectordb.connector.report import WriteReport
+from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.staging import staged_name
 
 from .ml_vectors import dense_ml_vectors
@@ -140,20 +140,34 @@ def _write_each(client: Client, batches: Iterator[pa.RecordBatch], dead: DeadLet
 
 
 def _trim_ids(report: WriteReport) -> int:
-    """Keep at most ``MAX_IDS_PER_TASK`` failed ids in the report; return how many were dropped."""
+    """Keep at most ``MAX_IDS_PER_TASK`` failed ids in the report; return how many were dropped. The rows
+    whose ids are dropped stay counted (``unnamed``) under their reason, so the reasons still add up to
+    ``failed``: failures past the limit become one per reason."""
     kept, dropped, out = 0, 0, []
+    past: dict[tuple[str, str, str, bool], BatchFailure] = {}  # one per reason, once no id is left
     for failure in report.failures:
         room = MAX_IDS_PER_TASK - kept
         if len(failure.ids) > room:
-            dropped += len(failure.ids) - room
-            if room == 0:
-                continue
+            cut = len(failure.ids) - room
+            dropped += cut
             failure = msgspec.structs.replace(
-                failure, ids=failure.ids[:room], positions=failure.positions[:room]
+                failure,
+                ids=failure.ids[:room],
+                positions=failure.positions[:room],
+                unnamed=failure.unnamed + cut,
             )
+        if not failure.ids and room == 0:
+            reason = (failure.error_type, failure.error, failure.op, failure.retryable)
+            same = past.get(reason)
+            past[reason] = (
+                failure
+                if same is None
+                else msgspec.structs.replace(same, unnamed=same.unnamed + failure.unnamed)
+            )
+            continue
         kept += len(failure.ids)
         out.append(failure)
-    report.failures = out
+    report.failures = out + list(past.values())
     return dropped
 
 

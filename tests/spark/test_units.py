@@ -150,7 +150,26 @@ def test_trim_ids_keeps_counts_and_trims_positions_alike() -> None:
     assert _trim_ids(report) == 5
     assert len(report.failed_ids) == MAX_IDS_PER_TASK and report.failed == MAX_IDS_PER_TASK + 6
     assert report.failures[0].positions == many
-    assert [f.unnamed for f in report.failures] == [0, 1]  # a count without ids stays
+    assert [f.unnamed for f in report.failures] == [0, 5, 1]  # the rows past the limit stay counted
+    assert sum(f.rows for f in report.failures) == report.failed
+
+
+def test_past_the_id_limit_every_reason_stays_with_its_rows() -> None:
+    """Rows failed one by one (isolated) past the limit: each reason is kept once, with its count,
+    so the reasons add up to ``failed`` and the summary names every one."""
+    n = MAX_IDS_PER_TASK + 3
+    report = WriteReport(failed=n + 2)
+    report.failures = [
+        BatchFailure(ids=(f"r{i}",), positions=(i,), error="null vector", error_type="Invalid")
+        for i in range(n)
+    ]
+    report.failures += [
+        BatchFailure(ids=(f"nan{i}",), positions=(n + i,), error="NaN", error_type="Invalid")
+        for i in range(2)
+    ]
+    assert _trim_ids(report) == 5
+    assert len(report.failures) == MAX_IDS_PER_TASK + 2 and len(report.failed_ids) == MAX_IDS_PER_TASK
+    assert dict(report.reasons()) == {"Invalid: null vector": n, "Invalid: NaN": 2}
 
 
 def test_dead_letter_file_columns(tmp_path: Path) -> None:
