@@ -147,6 +147,11 @@ class DictReader:
         the float32 vector as it is, and no metadata when every key is one the row's columns use.
         """
         get = record.get
+        # a null namespace is a missing one: the write's, so a row lands where its like does whatever the
+        # rows beside it ("" is a namespace: the database's default)
+        namespace = get(self.namespace_key)
+        if namespace is None:
+            namespace = self.namespace
         id_key = self._id_key
         row_id = get(id_key) if id_key is not None else self.read_id(record)
         kind = type(row_id)
@@ -161,9 +166,7 @@ class DictReader:
                 if op is None:
                     return Refused(row_id, bad_op(named, self.op_key))
                 if op == DELETE:  # an id is all a delete needs: the rest is not read, so cannot fail it
-                    return _new_row(
-                        Row, (row_id, None, None, DeleteMark(), get(self.namespace_key, self.namespace))
-                    )
+                    return _new_row(Row, (row_id, None, None, DeleteMark(), namespace))
         vector_key = self._vector_key
         vector = None if vector_key is None else get(vector_key)
         if vector is not None and not (
@@ -183,7 +186,7 @@ class DictReader:
             metadata = self._metadata(record)
             if metadata is None:
                 return Refused(row_id, "metadata is not a JSON object")
-        return _new_row(Row, (row_id, vector, sparse, metadata, get(self.namespace_key, self.namespace)))
+        return _new_row(Row, (row_id, vector, sparse, metadata, namespace))
 
     def read_named(self, record: Mapping[str, Any]) -> Row | NamedRow | Refused:
         """The row of one mapping with named vectors: a ``NamedRow`` (a delete: the ``Row`` of its id)."""

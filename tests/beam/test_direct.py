@@ -384,3 +384,29 @@ def test_large_arrow_batches_are_written_in_slices(grpc_server: ServerHandle) ->
         assert_that(result.written | beam.Map(lambda report: report.written), equal_to([1000, 1000, 500]))
     arrived = grpc_server.arrived()
     assert len(arrived.ids()) == n and arrived.vector("a2499").values_f32 == matrix[2499].tobytes()
+
+
+def test_a_null_namespace_is_the_writes_whatever_the_rows_beside_it(grpc_server: ServerHandle) -> None:
+    """Rows whose namespace is null land in the write's namespace, as rows without one do, whether their
+    batch holds only such rows or also a row of another namespace (two rows a batch here); as
+    ``Client.write`` puts them."""
+    v = [1.0, 2.0, 3.0, 4.0]
+    elements = [
+        {"id": "a1", "values": v, "namespace": None},
+        {"id": "a2", "values": v},
+        {"id": "b1", "values": v, "namespace": None},
+        {"id": "b2", "values": v, "namespace": "other"},
+        {"id": "c1", "values": v, "namespace": ""},  # a namespace: the database's default
+    ]
+    with beam.Pipeline(runner=FnApiRunner()) as pipeline:
+        _ = (
+            pipeline
+            | beam.Create(elements, reshuffle=False)
+            | WriteToVectorDB(grpc_server.uri, api_key="k", namespace="docs", rows_per_batch=2)
+        )
+    arrived = grpc_server.arrived()
+    assert (arrived.ids("docs"), arrived.ids("other"), arrived.ids("")) == (
+        {"a1", "a2", "b1"},
+        {"b2"},
+        {"c1"},
+    )

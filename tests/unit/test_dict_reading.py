@@ -71,7 +71,8 @@ def by_the_rules(reader: DictReader, record: dict[str, Any]) -> Row | Refused:
     op = record.get("op") if reader.op_key else None
     if op is not None and op != "delete" and op != "upsert":
         return reader.read_record(record)  # op rules: not what the shortcuts change
-    namespace = record.get(reader.namespace_key, reader.namespace)
+    namespace = record.get(reader.namespace_key)
+    namespace = reader.namespace if namespace is None else namespace  # null: the write's, as a missing one
     if op == "delete":
         return Row(row_id, None, None, DeleteMark(), namespace)
     vector = record.get(reader.vector_column)
