@@ -262,12 +262,34 @@ class Progress:
                 print(f"[{time.monotonic() - self._started:6.1f} s] {done}", flush=True)
 
 
-def summarize(report_dir: str, wall_s: float) -> tuple[str, int]:
-    """The final summary from the job's report, and the number of failed rows."""
-    files = sorted(Path(report_dir).glob("job-*.json"))
-    if not files:
-        return "no report: the job did not commit", 0
-    report = json.loads(files[-1].read_text())
+def job_reports(report_path: str) -> dict[str, int]:
+    """The job reports (``job-*.json``) in ``report_path`` (a folder or a filesystem URI, as the option
+    takes it), with when each was written (ns): the command's own, or a folder the user named (``--option
+    report_path=``), which may hold earlier jobs' too."""
+    import pyarrow.fs as pafs
+
+    from vectordb.connector.staging import Folder
+
+    filesystem, base = Folder.parse(report_path, "report_path").filesystem()
+    infos = filesystem.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    return {
+        info.path: info.mtime_ns or 0
+        for info in infos
+        if info.base_name.startswith("job-") and info.base_name.endswith(".json")
+    }
+
+
+def summarize(report_path: str, before: dict[str, int], wall_s: float) -> tuple[str, int] | None:
+    """The final summary from this job's report (the newest in ``report_path`` that is not in ``before``),
+    and the number of failed rows; ``None`` if the job wrote none."""
+    new = {path: at for path, at in job_reports(report_path).items() if path not in before}
+    if not new:
+        return None
+    from vectordb.connector.staging import Folder
+
+    filesystem, _ = Folder.parse(report_path, "report_path").filesystem()
+    with filesystem.open_input_stream(max(new, key=new.__getitem__)) as stream:
+        report = json.loads(stream.read())
     text = summary(
         report,
         target=report["target"],
@@ -306,6 +328,8 @@ def load(args: argparse.Namespace) -> int:
             f"writing {'a sample of ' + str(args.sample) if args.sample else ', '.join(args.input)} to {args.uri}",
             flush=True,
         )
+        report_path = options["report_path"]  # the command's own folder, unless --option names another
+        before = job_reports(report_path)
         started = time.monotonic()
         error: Exception | None = None
         with Progress(spark):
@@ -314,10 +338,13 @@ def load(args: argparse.Namespace) -> int:
                 df.write.format("vectordb").options(**options).mode(mode).save()
             except Exception as exc:  # on_error=fail raises after the report is written: summarize it
                 error = exc
-        text, failed = summarize(report_dir, time.monotonic() - started)
+        summarized = summarize(report_path, before, time.monotonic() - started)
+        text, failed = summarized or ("no report: the job did not commit", 0)
         if error is not None and not failed:
             raise error
         print(text, flush=True)
+        if summarized is None:  # a write that raised nothing and left no report: nothing says it landed
+            return 1
         note = embedded_note(args.uri)
         if note:
             print(note, flush=True)

@@ -76,6 +76,21 @@ def test_failed_rows_make_the_exit_code_and_the_summary(
     assert "failed:   1 x Rejected: " in out
 
 
+def test_a_report_path_of_the_users_own_is_summarized_and_keeps_the_report(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--option report_path=DIR``: the summary and the exit code are this job's, read from DIR, whose
+    earlier reports are left alone and not taken for this one's."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "job-zzzz-an-earlier-run.json").write_text('{"failed": 0}')
+    grpc_server.script(reject_ids=frozenset({"11"}))
+    argv = ["--sample", "100", "--dim", "4", "--uri", grpc_server.uri, "--on-error", "report"]
+    assert main([*argv, "--option", f"report_path={reports}"]) == 1
+    assert "written:  99 of 100 rows (1 failed)" in capsys.readouterr().out
+    assert len(list(reports.glob("job-*.json"))) == 2
+
+
 def test_vectors_of_the_wrong_column_name_are_named(
     spark: Any, grpc_server: ServerHandle, tmp_path: Path
 ) -> None:
