@@ -146,6 +146,12 @@ def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
             raise ConfigError(
                 f"option {option}: no column {column!r} in the input (columns: {', '.join(names)})"
             )
+    if len(set(names)) != len(names):  # which of them is the row's? (Arrow itself cannot say by name)
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise ConfigError(
+            f"input: {len(twice)} column name(s) appear more than once: {', '.join(map(repr, twice))}; "
+            "rename or drop the copies"
+        )
 
 
 def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> tuple[list[Any], dict[int, str]]:

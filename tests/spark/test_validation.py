@@ -195,3 +195,11 @@ def test_a_key_refused_in_the_tasks_fails_the_job(spark: Any, frame: Any) -> Non
                 "verify", "false"
             ).mode("append").save()
         assert server.arrived().count("ok") == 0
+
+
+def test_a_column_name_twice_is_a_config_error_naming_it(frame: Any, grpc_server: ServerHandle) -> None:
+    from pyspark.sql.types import StructType
+
+    schema = StructType([*frame.schema.fields, frame.schema["title"]])  # as a join of two frames gives it
+    with pytest.raises(ConfigError, match="column name\\(s\\) appear more than once: 'title'"):
+        plan_write({"uri": grpc_server.uri}, schema, overwrite=False)

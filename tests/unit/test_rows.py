@@ -262,3 +262,12 @@ def test_metadata_json_cannot_write_is_refused_not_a_crash(metadata: dict) -> No
     prepared = prep([good(0), {"id": "b", "values": [1.0] * 4, "metadata": metadata}])
     assert "metadata cannot be written as JSON" in reasons(prepared)["b"]
     assert prepared.batches[0].ids == ["g0"]
+
+
+def test_arrow_input_with_a_column_name_twice_is_a_config_error_naming_it() -> None:
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(["a"]), pa.array([[1.0, 2.0]]), pa.array(["x"]), pa.array(["y"])],
+        names=["id", "values", "title", "title"],
+    )
+    with pytest.raises(ConfigError, match="1 column name\\(s\\) appear more than once: 'title'; rename"):
+        prepare_arrow(batch, ColumnSpec(), RULES, DimensionState())
