@@ -215,6 +215,20 @@ class Folder:
             fs.delete_dir(staging)
         return published
 
+    def delete_published(self, prefix: str) -> list[str]:
+        """Delete the files at the folder's top whose names start with ``prefix`` (a job's published
+        files, before it publishes them again); the paths deleted."""
+        import pyarrow.fs as pafs
+
+        fs, root = self.filesystem()
+        deleted = []
+        with self.failing_as("delete", f"{prefix}*"):
+            for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
+                if info.type == pafs.FileType.File and info.base_name.startswith(prefix):
+                    fs.delete_file(info.path)
+                    deleted.append(info.path)
+        return deleted
+
     def discard(self, job: str) -> None:
         """Delete ``job``'s staging folder and whatever its attempts left in it."""
         import pyarrow.fs as pafs

@@ -278,3 +278,17 @@ def test_register_says_nothing_when_the_workers_run_this_python(
     with caplog.at_level(logging.WARNING, logger="vectordb.spark"):
         register(spark)  # type: ignore[arg-type]  # the test session sets PYSPARK_PYTHON to this interpreter
     assert not [r for r in caplog.records if "Python workers" in r.getMessage()]
+
+
+def test_a_micro_batch_committed_again_replaces_its_dead_letters(tmp_path: Path) -> None:
+    """Run again (Spark replays a micro-batch whose commit it did not record), a micro-batch's letters
+    are the replay's: an earlier run's files, which may name rows the replay wrote, go."""
+    plan = plan_for(tmp_path, on_error="dead_letter", dead_letter_path=str(tmp_path))
+    for name in (
+        "batch-000007-part-00000.parquet",
+        "batch-000007-part-00003.parquet",
+        "batch-000008-part-00000.parquet",
+    ):
+        (tmp_path / name).write_bytes(b"an earlier run's")
+    report = commit_job(plan, [TaskReport(report=WriteReport(written=10), partition=0)], "batch-000007")
+    assert report.ok and sorted(os.listdir(tmp_path)) == ["batch-000008-part-00000.parquet"]
