@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -372,8 +373,14 @@ def agreed_length(lengths: np.ndarray) -> int:
 def derive_id(values: Sequence[Any]) -> str:
     """A UUIDv5 of the row's ``id_from`` values: deterministic, so a retried task upserts the same id.
 
-    Text orjson cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``, escaped:
-    still one id for the same values, where orjson would have failed the whole write."""
+    A timestamp with a time zone is taken in UTC: the instant, not how a session shows it (Spark hands
+    a ``timestamp`` over in its session's time zone, so a load run under another would duplicate every
+    row). Text orjson cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``,
+    escaped: still one id for the same values, where orjson would have failed the whole write."""
+    values = [
+        v.astimezone(dt.UTC) if isinstance(v, dt.datetime) and v.tzinfo is not None else v
+        for v in values
+    ]
     try:
         text = orjson.dumps(list(values), default=str).decode()
     except TypeError:

@@ -43,3 +43,20 @@ def test_ids_derived_from_values_orjson_cannot_write_are_still_one_id_a_value() 
         assert derive_id(values) == derive_id(list(values)) != derive_id(["a", 1])
         assert uuid.UUID(derive_id(values)).version == 5
     assert derive_id(["plain", 1]) == str(uuid.uuid5(ROWS_NAMESPACE, '["plain",1]'))  # unchanged for the rest
+
+
+def test_an_id_derived_from_a_timestamp_is_the_instants_whatever_its_time_zone() -> None:
+    """Spark hands a timestamp over in its session's time zone: the same instant in two zones is one
+    id, the UTC one's as before; a timestamp without a zone (``timestamp_ntz``) stays as it is."""
+    import datetime as dt
+    import zoneinfo
+
+    from vectordb.connector.rows.types import ID_NAMESPACE as ROWS_NAMESPACE
+    from vectordb.connector.rows.types import derive_id
+
+    utc = dt.datetime(2024, 1, 2, 10, 0, tzinfo=dt.UTC)
+    new_york = utc.astimezone(zoneinfo.ZoneInfo("America/New_York"))
+    assert derive_id(["doc", new_york]) == derive_id(["doc", utc])
+    assert derive_id(["doc", utc]) == str(uuid.uuid5(ROWS_NAMESPACE, '["doc","2024-01-02T10:00:00+00:00"]'))
+    naive = dt.datetime(2024, 1, 2, 10, 0)
+    assert derive_id(["doc", naive]) == str(uuid.uuid5(ROWS_NAMESPACE, '["doc","2024-01-02T10:00:00"]'))
