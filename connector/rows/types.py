@@ -378,8 +378,7 @@ def derive_id(values: Sequence[Any]) -> str:
     row). Text orjson cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``,
     escaped: still one id for the same values, where orjson would have failed the whole write."""
     values = [
-        v.astimezone(dt.UTC) if isinstance(v, dt.datetime) and v.tzinfo is not None else v
-        for v in values
+        v.astimezone(dt.UTC) if isinstance(v, dt.datetime) and v.tzinfo is not None else v for v in values
     ]
     try:
         text = orjson.dumps(list(values), default=str).decode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apache_beam.metrics.metric import MetricsFilter
@@ -50,6 +51,31 @@ def worker_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker processes inherit the environment: let them import ``tests.beam.data`` like this process."""
     paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+
+
+FAILED: list[dict[str, Any]] = []  # the dead letters of run_sink's pipelines; the caller clears it
+
+
+def _collect_failed(letter: dict[str, Any]) -> None:
+    FAILED.append(letter)  # a module function: pickled by reference, so the in-process runner fills FAILED
+
+
+def run_sink(uri: str, elements: list[Any], **options: Any) -> PipelineResult:
+    """``elements``, in order, through ``WriteToVectorDB(uri, on_error="report", **options)`` on the
+    in-memory runner; its dead letters are appended to ``FAILED``."""
+    import apache_beam as beam
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    from vectordb.beam import WriteToVectorDB
+
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    result = (
+        pipeline | beam.Create(elements, reshuffle=False) | WriteToVectorDB(uri, on_error="report", **options)
+    )
+    _ = result.failed | beam.Map(_collect_failed)
+    outcome = pipeline.run()
+    outcome.wait_until_finish()
+    return outcome
 
 
 def counters(result: PipelineResult) -> dict[str, int]:

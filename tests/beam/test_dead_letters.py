@@ -11,36 +11,19 @@ import json
 import uuid
 from typing import Any
 
-import apache_beam as beam
 import numpy as np
 import pyarrow as pa
-from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from tests.servers.fixtures import ServerHandle
-from vectordb.beam import WriteToVectorDB
 
-from .conftest import counters
+from .conftest import FAILED, counters, run_sink
 
 DIM = 4
-_FAILED: list[dict[str, Any]] = []  # filled by the in-process runner
-
-
-def _collect(letter: dict[str, Any]) -> None:
-    _FAILED.append(letter)  # a module function: pickled by reference, so the runner fills this list
 
 
 def run(server: ServerHandle, elements: list[Any], **options: Any) -> dict[str, int]:
-    _FAILED.clear()
-    pipeline = beam.Pipeline(runner=FnApiRunner())
-    result = (
-        pipeline
-        | beam.Create(elements, reshuffle=False)
-        | WriteToVectorDB(server.uri, api_key="k", on_error="report", **options)
-    )
-    _ = result.failed | beam.Map(_collect)
-    outcome = pipeline.run()
-    outcome.wait_until_finish()
-    return counters(outcome)
+    FAILED.clear()
+    return counters(run_sink(server.uri, elements, api_key="k", **options))
 
 
 def vector(i: float) -> np.ndarray:
@@ -50,7 +33,7 @@ def vector(i: float) -> np.ndarray:
 def test_a_refused_elements_letter_keeps_its_own_columns_beside_the_reason(grpc_server: ServerHandle) -> None:
     element = {"doc_id": "r2", "id": "mine", "error": "my own", "attempts": 5, "values": "not-a-vector"}
     got = run(grpc_server, [element, {"doc_id": "ok", "values": vector(1)}], id_column="doc_id")
-    (letter,) = _FAILED
+    (letter,) = FAILED
     assert letter == {
         "id": "r2",
         "error": "vector is not a sequence of numbers",
@@ -71,7 +54,7 @@ def test_an_element_with_a_key_that_is_not_text_is_a_dead_letter(grpc_server: Se
         grpc_server,
         [{"id": "bad", "values": "not a vector", 7: "an int key"}, {"id": "ok", "values": vector(1)}],
     )
-    (letter,) = _FAILED
+    (letter,) = FAILED
     assert letter["id"] == "bad" and letter["7"] == "an int key" and 7 not in letter
     assert (got["written"], got["failed"]) == (1, 1)
 
@@ -81,8 +64,8 @@ def test_elements_the_sink_does_not_take_are_dead_letters_that_say_what_they_wer
 ) -> None:
     got = run(grpc_server, ["just text", None, 3.5, {"id": "ok", "values": vector(1)}])
     assert grpc_server.arrived().ids() == {"ok"}
-    assert sorted(letter["element"] for letter in _FAILED) == ["'just text'", "3.5", "None"]
-    for letter in _FAILED:
+    assert sorted(letter["element"] for letter in FAILED) == ["'just text'", "3.5", "None"]
+    for letter in FAILED:
         assert letter["id"] is None and letter["error_type"] == "Invalid"
         assert "WriteToVectorDB takes dicts, beam.Rows" in letter["error"]
     assert (got["written"], got["failed"]) == (1, 3)
@@ -107,7 +90,7 @@ def test_every_letter_is_ready_for_json_dumps(grpc_server: ServerHandle) -> None
         arrow,
     ]
     run(grpc_server, elements)
-    letters = {letter["id"]: json.loads(json.dumps(letter)) for letter in _FAILED}
+    letters = {letter["id"]: json.loads(json.dumps(letter)) for letter in FAILED}
     assert set(letters) == {"d1", "d2", "a2"}
     assert letters["d1"]["when"] == "2024-01-02T03:04:05" and letters["d1"]["u"] == str(uuid.UUID(int=5))
     assert letters["d1"]["blob"] == str(b"\x00\x01")

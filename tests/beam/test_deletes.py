@@ -8,19 +8,12 @@ from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from tests.servers.fixtures import ServerHandle
-from vectordb.beam import WriteToVectorDB
 
-from .conftest import counters
+from .conftest import FAILED, counters, run_sink
 
 DIM = 4
-_FAILED: list[dict[str, Any]] = []  # filled by the in-process runner
-
-
-def _collect(letter: dict[str, Any]) -> None:
-    _FAILED.append(letter)  # a module function: pickled by reference, so the runner fills this list
 
 
 def vector(i: int) -> np.ndarray:
@@ -28,21 +21,12 @@ def vector(i: int) -> np.ndarray:
 
 
 def run(server: ServerHandle, elements: list[Any], **options: Any) -> Any:
-    pipeline = beam.Pipeline(runner=FnApiRunner())
-    result = (
-        pipeline
-        | beam.Create(elements, reshuffle=False)
-        | WriteToVectorDB(server.uri, on_error="report", namespace="docs", **options)
-    )
-    _ = result.failed | beam.Map(_collect)
-    outcome = pipeline.run()
-    outcome.wait_until_finish()
-    return outcome
+    return run_sink(server.uri, elements, namespace="docs", **options)
 
 
 def test_one_pipeline_of_upserts_and_deletes(grpc_server: ServerHandle) -> None:
     run(grpc_server, [{"id": f"d{i}", "values": vector(i), "title": f"t{i}"} for i in range(20)])
-    _FAILED.clear()
+    FAILED.clear()
     elements: list[Any] = [{"id": f"d{i}", "op": "delete"} for i in range(5)]  # no vector needed
     elements += [{"id": f"d{i}", "op": "Delete", "values": "junk", "metadata": 3} for i in range(5, 8)]
     elements += [beam.Row(id=f"d{i}", values=vector(100 + i), op="update", title="changed") for i in (8, 9)]
@@ -58,7 +42,7 @@ def test_one_pipeline_of_upserts_and_deletes(grpc_server: ServerHandle) -> None:
     assert arrived.vector("d10", "docs").metadata == {"title": "t10"}  # unchanged
     assert {d.namespace for d in arrived.deletes} == {"docs"}
     assert sum(len(d.ids) for d in arrived.deletes) == 9
-    (letter,) = _FAILED
+    (letter,) = FAILED
     assert (letter["id"], letter["op"], letter["error_type"]) == ("d10", "merge", "Invalid")
     assert "op 'merge' (column 'op')" in letter["error"]
     got = counters(outcome)
@@ -82,7 +66,7 @@ def test_an_op_inside_a_rows_metadata_is_data(grpc_server: ServerHandle) -> None
     """Only the element's own op field says what it is for: an ``op`` key in its metadata is stored as it
     is, whatever it says (it deleted the row, refused it, or was taken out of the metadata)."""
     run(grpc_server, [{"id": "m1", "values": vector(1), "title": "old"}])
-    _FAILED.clear()
+    FAILED.clear()
     elements = [
         {"id": "m1", "values": vector(11), "metadata": {"op": "delete", "title": "surgery log"}},
         {"id": "m2", "values": vector(2), "metadata": {"op": "surgery"}},
@@ -92,7 +76,7 @@ def test_an_op_inside_a_rows_metadata_is_data(grpc_server: ServerHandle) -> None
     outcome = run(grpc_server, elements[:3])
     run(grpc_server, elements[3:], op_column="change")
     arrived = grpc_server.arrived()
-    assert arrived.ids("docs") == {"m1", "m2", "m3", "m4"} and not arrived.deletes and not _FAILED
+    assert arrived.ids("docs") == {"m1", "m2", "m3", "m4"} and not arrived.deletes and not FAILED
     assert arrived.vector("m1", "docs").metadata == {"op": "delete", "title": "surgery log"}
     assert arrived.vector("m1", "docs").values.tobytes() == vector(11).tobytes()
     assert arrived.vector("m2", "docs").metadata == {"op": "surgery"}
