@@ -25,9 +25,10 @@ The steps, each one ``ParDo`` the runner fuses:
    are read on the bundle thread, which counts them for the Metrics counters (namespace ``vectordb``:
    ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``; each
    DoFn's counts are added once its bundle has finished, so a failed bundle that is retried, whose
-   increments a runner may keep, counts its rows once), applies ``on_error`` (``fail`` raises ``WriteFailed``: the runner retries the bundle, and upserts
-   and deletes by id make that safe) and emits each batch's ``WriteReport`` on ``written`` and its
-   failed rows on ``failed``, in the batch's window.
+   increments a runner may keep, counts its rows once), applies ``on_error`` (``fail`` raises
+   ``WriteFailed``: the runner retries the bundle, and upserts and deletes by id make that safe) and
+   emits each batch's ``WriteReport`` on ``written`` and its failed rows on ``failed``, in the batch's
+   window.
 
 A dead letter is ``id``, ``error``, ``error_type``, ``retryable`` and ``attempts``, then the failed
 row in the client's dict form (``values``, ``sparse_values``, ``metadata``, ``namespace``; a user's
