@@ -135,8 +135,9 @@ def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str,
 def jsonable(value: Any) -> Any:
     """``value`` ready for ``json.dumps``, for dead letters: numpy arrays and scalars as Python lists and
     numbers, dates and times in ISO 8601 (as the dead-letter files' ``orjson`` writes them), and other
-    values JSON has no type for (``Decimal``, ``UUID``, bytes) as their text (as those files do)."""
-    if isinstance(value, str | int | float | bool) or value is None:
+    values JSON has no type for (``Decimal``, ``UUID``) as their text (as those files do). Bytes stay
+    bytes: a binary id's 16 bytes are the row's, as every engine's letters keep them."""
+    if isinstance(value, str | int | float | bool | bytes) or value is None:
         return value
     if isinstance(value, np.ndarray):
         return jsonable(value.tolist())

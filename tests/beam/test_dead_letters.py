@@ -72,8 +72,9 @@ def test_elements_the_sink_does_not_take_are_dead_letters_that_say_what_they_wer
 
 
 def test_every_letter_is_ready_for_json_dumps(grpc_server: ServerHandle) -> None:
-    """Dates and times in ISO 8601; Decimal, UUID and bytes as their text, as the dead-letter files have
-    them: for a row refused at reading, one the client refused, and an Arrow row."""
+    """Dates and times in ISO 8601; Decimal and UUID as their text, as the dead-letter files have them:
+    for a row refused at reading, one the client refused, and an Arrow row. (Bytes stay bytes, the row's
+    own: tests/spark/test_dead_letters.py.)"""
     when = dt.datetime(2024, 1, 2, 3, 4, 5)
     nan = np.array([np.nan, 1, 2, 3], dtype=np.float32)
     arrow = pa.table(
@@ -85,7 +86,7 @@ def test_every_letter_is_ready_for_json_dumps(grpc_server: ServerHandle) -> None
         }
     )
     elements = [
-        {"id": "d1", "values": "bad", "when": when, "blob": b"\x00\x01", "u": uuid.UUID(int=5)},
+        {"id": "d1", "values": "bad", "when": when, "u": uuid.UUID(int=5)},
         {"id": "d2", "values": nan, "metadata": {"when": when, "day": when.date()}},
         arrow,
     ]
@@ -93,6 +94,5 @@ def test_every_letter_is_ready_for_json_dumps(grpc_server: ServerHandle) -> None
     letters = {letter["id"]: json.loads(json.dumps(letter)) for letter in FAILED}
     assert set(letters) == {"d1", "d2", "a2"}
     assert letters["d1"]["when"] == "2024-01-02T03:04:05" and letters["d1"]["u"] == str(uuid.UUID(int=5))
-    assert letters["d1"]["blob"] == str(b"\x00\x01")
     assert letters["d2"]["metadata"] == {"when": "2024-01-02T03:04:05", "day": "2024-01-02"}
     assert letters["a2"]["when"] == "2024-01-02T03:04:05" and letters["a2"]["price"] == "2.50"
