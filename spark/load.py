@@ -312,7 +312,7 @@ def load(args: argparse.Namespace) -> int:
     """Run the load the arguments describe; 1 when rows failed. Raises ``ConnectorError``."""
     check_environment()
     from vectordb.connector.backends.registry import canonical_uri
-    from vectordb.connector.options import uri_database
+    from vectordb.connector.options import uri_database, without_password
     from vectordb.spark import register
 
     args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
@@ -324,10 +324,8 @@ def load(args: argparse.Namespace) -> int:
             register(spark)  # where Spark's own lookup cannot see the install (a plain editable install)
         df = read_input(spark, args)
         options = writer_options(args, df, report_dir)
-        print(
-            f"writing {'a sample of ' + str(args.sample) if args.sample else ', '.join(args.input)} to {args.uri}",
-            flush=True,
-        )
+        what = f"a sample of {args.sample}" if args.sample else ", ".join(args.input)
+        print(f"writing {what} to {without_password(args.uri)}", flush=True)
         report_path = options["report_path"]  # the command's own folder, unless --option names another
         before = job_reports(report_path)
         started = time.monotonic()

@@ -135,3 +135,13 @@ def test_an_embedding_endpoint_that_refuses_connections_is_one_line(
         f"vectordb-load: ConnectError: POST {url}/v1/embeddings: cannot connect: [Errno 111] Connection refused "
         "(--debug shows the trace)"
     )
+
+
+def test_the_start_line_and_the_error_show_no_password_of_the_uri(
+    spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"postgresql://app:PwSECRET@127.0.0.1:{closed_port()}/vectors"
+    assert main(["--sample", "10", "--dim", "4", "--uri", uri, "--no-create"]) == 2
+    captured = capsys.readouterr()
+    assert "PwSECRET" not in captured.out + captured.err
+    assert "to postgresql://app:***@127.0.0.1:" in captured.out
