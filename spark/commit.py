@@ -60,15 +60,17 @@ class JobReport(msgspec.Struct, frozen=True, kw_only=True):
     tasks: list[TaskSummary]
 
 
-def commit_job(plan: WritePlan, messages: Sequence[object], job: str) -> WriteReport:
-    """Finish a job whose tasks all succeeded; raises ``WriteFailed`` under ``on_error="fail"``."""
+def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: bool = False) -> WriteReport:
+    """Finish a job whose tasks all succeeded; raises ``WriteFailed`` under ``on_error="fail"``. ``again``:
+    the job may have been committed before under this name (a micro-batch Spark runs again)."""
     tasks = _task_reports(messages)
     report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
     files: list[str] = []
     if plan.dead_letters is not None:
-        # a micro-batch run again (after a failure between this commit and Spark's) replaces its letters:
-        # an earlier run's may name rows this run wrote (a batch job's name is its own)
-        plan.dead_letters.delete_published(f"{job}-part-")
+        if (
+            again
+        ):  # a micro-batch run again replaces its letters: an earlier run's may name rows this one wrote
+            plan.dead_letters.delete_published(f"{job}-part-")
         staged = [(t.partition, t.attempt_id) for t in tasks if t.dead_letters]
         published = plan.dead_letters.publish(
             job, staged, lambda _, partition: f"{job}-part-{partition:05d}.parquet"

@@ -190,7 +190,7 @@ class VectorStreamWriter(_StreamWriterBase):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         with _reason_first():
-            commit_job(self.plan, messages, _micro_batch_job(batchId))
+            commit_job(self.plan, messages, _micro_batch_job(batchId), again=True)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         abort_job(self.plan, messages, _micro_batch_job(batchId))

@@ -290,5 +290,7 @@ def test_a_micro_batch_committed_again_replaces_its_dead_letters(tmp_path: Path)
         "batch-000008-part-00000.parquet",
     ):
         (tmp_path / name).write_bytes(b"an earlier run's")
-    report = commit_job(plan, [TaskReport(report=WriteReport(written=10), partition=0)], "batch-000007")
+    report = commit_job(
+        plan, [TaskReport(report=WriteReport(written=10), partition=0)], "batch-000007", again=True
+    )
     assert report.ok and sorted(os.listdir(tmp_path)) == ["batch-000008-part-00000.parquet"]
