@@ -178,12 +178,13 @@ def _with_rows_still_there(
     )
     if COMMIT_TIMESTAMP in kept.columns:
         back = back.withColumn(COMMIT_TIMESTAMP, F.lit(None).cast(kept.schema[COMMIT_TIMESTAMP].dataType))
-    if not past_retention:
-        return kept.unionByName(back.select(*kept.columns))
-    try:  # the current table's types may have changed since: Spark widens what it can
+    try:  # past the retention, the current table's types may have changed since: Spark widens what it can
         joined = kept.unionByName(back.select(*kept.columns))
-        joined.schema  # noqa: B018  # analysed now (Spark Connect analyses lazily)
+        if past_retention:
+            joined.schema  # noqa: B018  # analysed now (Spark Connect analyses lazily)
     except _spark_errors() as exc:
+        if not past_retention:
+            raise
         raise ConfigError(
             f"changes(): Delta refuses to read version {version} of {table}, older than the table's "
             f"delta.deletedFileRetentionDuration, and its current version's rows do not fit the change "
