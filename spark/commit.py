@@ -92,12 +92,15 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
 def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
     """Say what finished tasks already wrote (it stays: upserts cannot be rolled back); drop staged files."""
     tasks = _task_reports(messages)
-    written = sum(t.report.written for t in tasks)
-    log_line(
-        logging.WARNING,
-        f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {written} rows, which "
-        "stay written (upserts cannot be rolled back); running the job again upserts the same ids.",
+    report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+    line = (
+        f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {report.written} rows, "
+        "which stay written (upserts cannot be rolled back); running the job again upserts the same ids."
     )
+    if report.failed:  # their dead letters are dropped with the job: say what they held
+        first = "; ".join(f"{n}x {reason}" for reason, n in report.reasons(3))
+        line += f" Those tasks also failed {report.failed} rows (first ids: {', '.join(map(str, report.failed_ids[:5]))}): {first}."
+    log_line(logging.WARNING, line)
     if plan.dead_letters is not None:
         plan.dead_letters.discard(job)
     bulk = bulk_path(plan.options)

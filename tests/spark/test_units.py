@@ -215,10 +215,13 @@ def test_abort_says_what_stays_and_drops_staged_files(
     assert plan.dead_letters is not None
     with plan.dead_letters.open_output("_temporary-job-t0/part-00000-attempt-3.parquet") as out:
         out.write(b"staged")
-    finished = TaskReport(report=WriteReport(written=700), partition=0)
+    failed = WriteReport(written=700, failed=1)
+    failed.failures = [failure(("x",))]
+    finished = TaskReport(report=failed, partition=0)
     with caplog.at_level(logging.INFO, logger="vectordb.spark"):
         abort_job(plan, [finished, None], "job-t0")
     assert "1 tasks had finished and wrote 700 rows, which stay written" in caplog.text
+    assert "Those tasks also failed 1 rows (first ids: x): 1x " in caplog.text  # their letters go with the job
     assert os.listdir(tmp_path) == []
 
 
