@@ -16,11 +16,14 @@ __all__ = ["dense_ml_vectors"]
 
 
 def dense_ml_vectors(batches: Iterable[pa.RecordBatch], column: str) -> Iterator[pa.RecordBatch]:
-    """The batches, with a Spark ML vector column holding sparse vectors made dense (``list<float>``).
+    """The batches, with a Spark ML vector column holding sparse vectors made dense (``list<double>``).
 
     ``VectorUDT`` arrives as ``struct<type: int8, size: int32, indices: list<int32>, values:
     list<double>>``, type 1 dense (all values), type 0 sparse (``size``, non-zero entries). A column
-    of dense rows only becomes its ``values`` list, as it is (no copy).
+    of dense rows only becomes its ``values`` list, as it is (no copy). Either way the column is
+    ``list<double>``, the ML values' own type: a dead letter holds its row's values as they were, and
+    every batch's letters have one schema (one of ``list<float>`` beside ``list<double>`` cannot be
+    read back as one folder).
     """
     import pyarrow as pa
 
@@ -41,7 +44,7 @@ def dense_ml_vectors(batches: Iterable[pa.RecordBatch], column: str) -> Iterator
 
 
 def _densify(fields: dict[str, Any], sparse: np.ndarray, nulls: np.ndarray) -> pa.Array:
-    """Scatter every row's entries into a fresh float32 buffer: dense rows in order, sparse by index."""
+    """Scatter every row's entries into a fresh float64 buffer: dense rows in order, sparse by index."""
     import pyarrow as pa
 
     n = len(sparse)
@@ -61,7 +64,8 @@ def _densify(fields: dict[str, Any], sparse: np.ndarray, nulls: np.ndarray) -> p
         stored = indices.values.slice(i_off[0], i_off[-1] - i_off[0]).to_numpy(zero_copy_only=False)
         where[in_sparse] = stored[(i_off[parent[in_sparse]] - i_off[0]) + where[in_sparse]]
     keep = ~nulls[parent]
-    flat = np.zeros(int(offsets[-1]), dtype=np.float32)
+    flat = np.zeros(int(offsets[-1]), dtype=np.float64)
     flat[offsets[parent[keep]] + where[keep]] = entries[keep]
     mask = pa.array(nulls) if nulls.any() else None
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(flat), mask=mask)
+    typ = values.type  # the ML values' own list type, element nullability included
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(flat), type=typ, mask=mask)

@@ -113,7 +113,7 @@ def test_sparse_ml_vectors_are_made_dense() -> None:
         [0.0, 0.0, 0.0],
         [0.25, 0.5, 0.75],
     ]
-    assert out.column("values").type == pa.list_(pa.float32())
+    assert out.column("values").type == pa.list_(pa.float64())  # as a batch of dense rows only: one schema
 
 
 def test_sliced_ml_vectors_are_made_dense() -> None:
@@ -221,7 +221,9 @@ def test_abort_says_what_stays_and_drops_staged_files(
     with caplog.at_level(logging.INFO, logger="vectordb.spark"):
         abort_job(plan, [finished, None], "job-t0")
     assert "1 tasks had finished and wrote 700 rows, which stay written" in caplog.text
-    assert "Those tasks also failed 1 rows (first ids: x): 1x " in caplog.text  # their letters go with the job
+    assert (
+        "Those tasks also failed 1 rows (first ids: x): 1x " in caplog.text
+    )  # their letters go with the job
     assert os.listdir(tmp_path) == []
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.servers.fixtures import ServerHandle
@@ -113,6 +114,29 @@ def test_spark_ml_vectors_dense_and_sparse(spark: Any, grpc_server: ServerHandle
         "m3": [0.0, 0.0, 0.0, 0.0],
     }
     assert {k: v.values.tolist() for k, v in arrived.namespaces[""].items()} == expected
+
+
+def test_ml_vector_dead_letters_of_dense_and_sparse_batches_are_one_schema(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path
+) -> None:
+    from pyspark.ml.linalg import Vectors
+
+    dense_only = [(f"d{i}", Vectors.dense([i + 0.1, 0.2, 0.3])) for i in range(3)]
+    mixed = [("s0", Vectors.sparse(3, [1], [0.7])), ("s1", Vectors.dense([0.1, 0.2, 0.3]))]
+    grpc_server.script(reject_ids=frozenset({"d1", "s0"}))
+    dead = tmp_path / "dead"
+    for rows in (dense_only, mixed):  # two jobs, one letter file each, into one folder
+        spark.createDataFrame(rows, ["id", "embedding"]).coalesce(1).write.format("vectordb").option(
+            "uri", grpc_server.uri
+        ).option("vector_column", "embedding").option("on_error", "dead_letter").option(
+            "dead_letter_path", str(dead)
+        ).mode("append").save()
+    files = sorted(dead.glob("*.parquet"))
+    assert len(files) == 2
+    (typ,) = {pq.read_schema(f).field("embedding").type for f in files}
+    assert typ.value_type == pa.float64()
+    letters = {r["id"]: r["embedding"] for r in spark.read.parquet(str(dead)).collect()}
+    assert letters == {"d1": [1.1, 0.2, 0.3], "s0": [0.0, 0.7, 0.0]}  # the ML values, not float32's
 
 
 def test_dead_letters_hold_exactly_the_failed_rows(
