@@ -14,14 +14,17 @@ client; an element that cannot become a row at all becomes a dead letter here.
 An element says what it is for in its ``op`` key or field (option ``op_column`` names another; the
 spellings are ``vectordb.connector.rows.ops``'): none, or null, is an upsert; a delete is read as its
 id and namespace alone, so its vector and metadata may be anything; an op that names neither is a
-dead letter. A ``pyarrow`` batch element says it in its ``op_column`` column, as Spark's rows do.
+dead letter. A ``Chunk``'s only keys are its metadata's, which are data: it says its op only in the
+metadata key that option ``op_column`` names, and without the option every ``Chunk`` upserts, its
+metadata stored whatever its keys (``{"op": "delete"}`` included). A ``pyarrow`` batch element says
+it in its ``op_column`` column, as Spark's rows do.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,6 +51,13 @@ class ElementReader(DictReader):
     """The client's ``DictReader``, for any element type the sink takes; travels in the DoFn."""
 
     content_key: str | None = "content"  # where a Chunk's text goes in the metadata
+    item_op_key: str | None = None  # a Chunk's op: only the metadata key option op_column names
+    _items: ElementReader = field(init=False, repr=False, compare=False)  # reads Chunks: op item_op_key
+
+    def __post_init__(self) -> None:
+        DictReader.__post_init__(self)  # (a slotted dataclass: no zero-argument super)
+        same = self.item_op_key == self.op_key
+        object.__setattr__(self, "_items", self if same else replace(self, op_key=self.item_op_key))
 
     @classmethod
     def from_options(cls, options: BackendOptions, content_key: str | None = "content") -> ElementReader:
@@ -63,6 +73,7 @@ class ElementReader(DictReader):
             vector_columns=tuple((options.vector_columns or {}).items()),
             multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
             content_key=content_key,
+            item_op_key=options.op_column,
         )
 
     def read(self, element: Any) -> Row | NamedRow | Refusal:
@@ -77,7 +88,9 @@ class ElementReader(DictReader):
             if len(shown) > ELEMENT_REPR_CHARS:
                 shown = shown[:ELEMENT_REPR_CHARS] + "…"
             return self.refuse({"element": shown}, None, str(exc))
-        return self.read_mapping(record)
+        if record is element or hasattr(element, "_asdict"):
+            return self.read_mapping(record)
+        return self._items.read_mapping(record)  # a Chunk: its metadata's "op" is data
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | NamedRow | Refusal:
         named = self.vector_columns or self.multi_vector_columns

@@ -83,3 +83,24 @@ def test_an_op_inside_a_rows_metadata_is_data(grpc_server: ServerHandle) -> None
     assert arrived.vector("m3", "docs").metadata == {"op": "insert", "title": "y"}
     assert arrived.vector("m4", "docs").metadata == {"change": "delete"}
     assert counters(outcome)["written"] == 3 and "deleted" not in counters(outcome)  # never updated
+
+
+def test_a_chunks_metadata_op_is_data_unless_op_column_names_it(grpc_server: ServerHandle) -> None:
+    """A ``Chunk`` has no keys but its metadata's: ``op`` there is data (stored, never a delete), and a
+    ``Chunk`` deletes only through the metadata key that option ``op_column`` names."""
+    from apache_beam.ml.rag.types import Chunk, Content, Embedding
+
+    def chunk(cid: str, i: int, metadata: dict[str, Any]) -> Chunk:
+        embedding = Embedding(dense_embedding=vector(i).tolist())
+        return Chunk(id=cid, content=Content(text=cid), metadata=metadata, embedding=embedding)
+
+    run(grpc_server, [{"id": "gone", "values": vector(9)}])
+    FAILED.clear()
+    run(grpc_server, [chunk("c1", 1, {"op": "delete"}), chunk("c2", 2, {"op": "surgery"})])
+    arrived = grpc_server.arrived()
+    assert arrived.ids("docs") == {"gone", "c1", "c2"} and not arrived.deletes and not FAILED
+    assert arrived.vector("c1", "docs").metadata == {"op": "delete", "content": "c1"}
+    assert arrived.vector("c2", "docs").metadata == {"op": "surgery", "content": "c2"}
+    outcome = run(grpc_server, [chunk("gone", 0, {"change": "delete"})], op_column="change")
+    assert grpc_server.arrived().ids("docs") == {"c1", "c2"}
+    assert counters(outcome)["deleted"] == 1
