@@ -8,7 +8,9 @@ buffered in ``GroupIntoBatches`` state, batches shuffled between workers. A user
 travels as Arrow IPC. A ``NamedRow`` (named vectors) travels in ``RowCoder`` with each name's vector
 and each multi-vector's floats, lengths and null marks as raw buffers; a batch of them is the client's
 ``Columns``, which travel pickled (protocol 5: their numpy buffers as raw bytes). Metadata values msgpack cannot hold are written as numpy lists/numbers
-or, failing that, as ``str(value)``, which is what the JSON sent to the database holds anyway.
+or, failing that, as ``str(value)``, which is what the JSON sent to the database holds anyway. A
+delete's metadata is a ``DeleteMark``, which msgpack would write as a plain ``{}`` (an upsert with no
+vector): the wire says which rows are deletes and decoding puts the marks back.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 import msgspec
 import numpy as np
 from apache_beam.coders import Coder, registry
+
+from vectordb.connector.rows.ops import DeleteMark
 
 from .batch import VectorBatch
 from .elements import NamedRow, Row
@@ -48,6 +52,7 @@ class _WireRow(msgspec.Struct, array_like=True):
     namespace: str | None
     named: dict[str, memoryview | None] | None = None  # a NamedRow's vectors
     multi: dict[str, _WireMulti | None] | None = None  # a NamedRow's multi-vectors
+    delete: bool = False  # its metadata is a DeleteMark
 
 
 class _WireBatch(msgspec.Struct, array_like=True):
@@ -61,6 +66,7 @@ class _WireBatch(msgspec.Struct, array_like=True):
     namespaces: list[str | None] | None = None
     arrow: bytes | None = None  # Arrow IPC stream of a user's batch
     columns: bytes | None = None  # rows with named vectors: the client's Columns, pickled
+    deletes: list[int] | None = None  # positions of the rows whose metadata is a DeleteMark
 
 
 def _enc_hook(value: Any) -> Any:
@@ -100,6 +106,8 @@ class RowCoder(Coder):
     def encode(self, value: Row | NamedRow) -> bytes:
         vector = None if value.vector is None else _buffer(value.vector)
         wire = _WireRow(value.id, vector, _wire_sparse(value.sparse), value.metadata, value.namespace)
+        if type(value.metadata) is DeleteMark:
+            wire.delete = True
         if type(value) is NamedRow:
             wire.named = {name: None if v is None else _buffer(v) for name, v in value.vectors.items()}
             wire.multi = {
@@ -112,8 +120,9 @@ class RowCoder(Coder):
         wire = _ROW_DECODER.decode(encoded)
         vector = None if wire.vector is None else np.frombuffer(wire.vector, dtype=np.float32)
         sparse = _sparse_of(wire.sparse)
+        metadata = DeleteMark() if wire.delete else wire.metadata
         if wire.named is None and wire.multi is None:
-            return Row(wire.id, vector, sparse, wire.metadata, wire.namespace)
+            return Row(wire.id, vector, sparse, metadata, wire.namespace)
         vectors = {
             name: None if v is None else np.frombuffer(v, dtype=np.float32)
             for name, v in (wire.named or {}).items()
@@ -128,7 +137,7 @@ class RowCoder(Coder):
             )
             for name, m in (wire.multi or {}).items()
         }
-        return NamedRow(wire.id, None, sparse, wire.metadata, wire.namespace, vectors, multi)
+        return NamedRow(wire.id, None, sparse, metadata, wire.namespace, vectors, multi)
 
     def estimate_size(self, value: Row) -> int:
         # runners sample sizes of many elements: guess, rather than encode the vector again
@@ -166,6 +175,9 @@ class VectorBatchCoder(Coder):
             namespace=value.namespace,
             namespaces=value.namespaces,
         )
+        if value.metadata is not None:
+            deletes = [i for i, m in enumerate(value.metadata) if type(m) is DeleteMark]
+            wire.deletes = deletes or None
         return _ENCODER.encode(wire)
 
     def decode(self, encoded: bytes) -> VectorBatch:
@@ -181,6 +193,9 @@ class VectorBatchCoder(Coder):
                 namespace=wire.namespace,
                 columns=columns,
             )
+        if wire.deletes is not None and wire.metadata is not None:
+            for i in wire.deletes:
+                wire.metadata[i] = DeleteMark()
         return VectorBatch(
             ids=wire.ids,
             flat=np.frombuffer(wire.flat, dtype=np.float32),

@@ -20,6 +20,7 @@ from vectordb.beam.elements import ElementReader, Refusal
 from vectordb.connector.client import resolve_options
 from vectordb.connector.report import BatchFailure
 from vectordb.connector.rows import Columns, ColumnSpec
+from vectordb.connector.rows.ops import DeleteMark
 
 
 def read(element: Any, **options: Any) -> Row | Refusal:
@@ -144,6 +145,25 @@ def test_coders_round_trip_and_beat_pickle() -> None:
     assert back_row.vector.tobytes() == row.vector.tobytes()
     listed = row._replace(vector=row.vector.tolist())
     assert len(row_coder.encode(row)) < len(pickle.dumps(listed, protocol=5)) / 2
+
+
+def test_coders_keep_a_deletes_mark() -> None:
+    """A delete's metadata is a ``DeleteMark``; written as a plain ``{}`` it decoded as an upsert without a
+    vector, and the row failed as a null vector wherever a runner encodes (Flink, Dataflow)."""
+    given = rows(4)
+    given[2] = Row("r2", None, None, DeleteMark(), "b")
+    given[3] = Row("r3", None, None, {}, "b")  # an upsert without metadata stays one
+    back = VectorBatchCoder().decode(VectorBatchCoder().encode(assemble(given)))
+    assert back.metadata is not None
+    assert [type(m).__name__ for m in back.metadata] == ["dict", "dict", "DeleteMark", "dict"]
+    row_coder = RowCoder()
+    assert type(row_coder.decode(row_coder.encode(given[2])).metadata) is DeleteMark
+    assert type(row_coder.decode(row_coder.encode(given[3])).metadata) is dict
+    named = read({"id": "n", "op": "delete"}, vector_columns="a=a")
+    assert (
+        not isinstance(named, Refusal)
+        and type(row_coder.decode(row_coder.encode(named)).metadata) is DeleteMark
+    )
 
 
 def test_dead_letters_carry_the_row_and_the_reason() -> None:
