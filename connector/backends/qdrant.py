@@ -33,7 +33,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
+from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
@@ -472,19 +472,37 @@ class QdrantBackend(Backend[QdrantOptions]):
         return WireRequest(f"PUT {self._path}/points{query}", encode_json(batch, self.options))
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
-        """Qdrant applies a request whole; only a clock rejection (an update refused as stale) fails it."""
-        if self.grpc:
-            result = pw.FieldReader(reply.body).message(1)  # PointsOperationResponse.result
-            refused = result is not None and result.int(2) == _CLOCK_REJECTED
-        else:
-            doc = orjson.loads(reply.body) if reply.body[:1] == b"{" else {}
-            refused = ((doc.get("result") or {}) if isinstance(doc, dict) else {}).get(
-                "status"
-            ) == "clock_rejected"
+        """Qdrant applies a request whole; only a clock rejection (an update refused as stale) fails it.
+
+        A 2xx reply that is not Qdrant's (a proxy's truncated page) is ``MalformedReply``: its rows fail,
+        so the report still accounts for every row, instead of a decoding error escaping from a sender.
+        """
+        try:
+            refused = self._clock_rejected(reply)
+        except (ValueError, TypeError, IndexError, AttributeError):  # orjson's error is a ValueError
+            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:200]  # blank, then cut
+            raise MalformedReply(
+                f"{self.describe()}: the reply ({reply.status}) to a request of {len(batch)} rows is not "
+                f"Qdrant's: {text!r}",
+                status=reply.status,
+            ) from None
         if refused:
             failure = batch.failure(range(len(batch)), "update rejected by clock (ClockRejected)", attempts=1)
             return BatchOutcome(written=0, failures=[failure])
         return BatchOutcome(written=len(batch))
+
+    def _clock_rejected(self, reply: WireReply) -> bool:
+        """True if Qdrant refused the update as stale; raises if the body is not Qdrant's reply."""
+        if self.grpc:
+            result = pw.FieldReader(reply.body).message(1)  # PointsOperationResponse.result
+            return result is not None and result.int(2) == _CLOCK_REJECTED
+        if not reply.body.strip():  # nothing to read, nothing refused
+            return False
+        doc = orjson.loads(reply.body)
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        result = doc.get("result")
+        return isinstance(result, dict) and result.get("status") == "clock_rejected"
 
 
 _native_ids: Callable[..., list[int | str]] | None = speedups.native("point_ids")
