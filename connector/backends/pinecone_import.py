@@ -66,6 +66,7 @@ __all__ = [
     "finish_import",
     "import_data",
     "import_folder",
+    "metadata_json",
     "namespace_dir",
     "publish_staged",
     "source_uri",
@@ -186,12 +187,16 @@ def rows_table(batch: RowBatch) -> pa.Table:
     else:
         sparse = pa.nulls(n, type=schema.field("sparse_values").type)
     if batch.metadata is not None:
-        metadata = pa.array(
-            [orjson.dumps(m, default=str).decode() if m else None for m in batch.metadata], type=pa.string()
-        )
+        metadata = pa.array([metadata_json(m) if m else None for m in batch.metadata], type=pa.string())
     else:
         metadata = pa.nulls(n, type=pa.string())
     return pa.Table.from_arrays([ids, values, sparse, metadata], schema=schema)
+
+
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """A row's metadata as the upsert's JSON body holds it (``pinecone.encode_json``'s orjson options), so an
+    import stores what an upsert would: numpy numbers and booleans as numbers and booleans, not their text."""
+    return orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 @dataclass

@@ -351,3 +351,21 @@ def test_an_import_embeds_text_as_an_upsert_does(
     expected = expected_vectors([texts[i] for i in good], dim=DIM, model="test-embed-64")
     for k, i in enumerate(good):
         assert stored[f"t{i}"].values_f32 == expected[k].astype("<f4").tobytes()
+
+
+def test_an_import_stores_numpy_metadata_as_an_upsert_does(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """numpy scalars (as pandas and Arrow hand them over) are numbers and booleans in both, not their text."""
+    data = [
+        {"id": "a", "values": np.ones(DIM, np.float32), "n": np.int64(5), "f": np.float32(0.5)},
+        {"id": "b", "values": np.ones(DIM, np.float32), "flag": np.bool_(True), "title": "doc"},
+    ]
+    with connect(index_host.uri, api_key=API_KEY, namespace="upserted") as client:
+        assert client.upsert(data).ok
+    with client_for(index_host, s3_store.uri(prefix), namespace="imported", sparse_column=None) as client:
+        assert import_data(client, data).ok
+    stored = index_host.state.snapshot().namespaces
+    imported = {k: v.metadata for k, v in stored["imported"].items()}
+    assert imported == {k: v.metadata for k, v in stored["upserted"].items()}
+    assert imported == {"a": {"n": 5, "f": 0.5}, "b": {"flag": True, "title": "doc"}}
