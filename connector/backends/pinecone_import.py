@@ -234,6 +234,8 @@ class ImportStager:
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.client.options.namespace
+        embedding = self.client.embedding
+        embedded_before = (0, 0) if embedding is None else embedding.counts()
         try:
             for batch in self.client.batches(data, ns, refused):
                 if batch.op == DELETE:  # a Beam element's "op", or Client.delete's rows
@@ -253,6 +255,10 @@ class ImportStager:
             for failure in refused:
                 report.failed += failure.rows
                 report.failures.append(failure)
+            if embedding is not None:  # the stage counts over its life: this write's share
+                embedded, requests = embedding.counts()
+                report.embedded = embedded - embedded_before[0]
+                report.embed_requests = requests - embedded_before[1]
             report.elapsed_s = time.monotonic() - started
         return report
 
@@ -451,15 +457,8 @@ def _imported(staged: WriteReport, status: ImportStatus, error_mode: str) -> Wri
         imported = staged.written if status.status == "Completed" else 0
     imported = min(imported, staged.written)
     missing = staged.written - imported
-    report = WriteReport(
-        written=imported,
-        failed=staged.failed,
-        requests=staged.requests,
-        retries=staged.retries,
-        throttled=staged.throttled,
-        bytes_sent=staged.bytes_sent,
-        failures=list(staged.failures),
-    )
+    # every count of the tasks' report carries over (embedding counts among them); only written changes
+    report = msgspec.structs.replace(staged, written=imported, failures=list(staged.failures))
     if missing:
         if status.status == "Completed":
             reason = (

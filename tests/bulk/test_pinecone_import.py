@@ -369,3 +369,27 @@ def test_an_import_stores_numpy_metadata_as_an_upsert_does(
     imported = {k: v.metadata for k, v in stored["imported"].items()}
     assert imported == {k: v.metadata for k, v in stored["upserted"].items()}
     assert imported == {"a": {"n": 5, "f": 0.5}, "b": {"flag": True, "title": "doc"}}
+
+
+def test_an_imports_report_counts_its_embeddings_as_an_upserts_does(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, embeddings_server: EmbeddingsServer
+) -> None:
+    data = [{"id": f"t{i}", "text": words(i)} for i in range(30)]
+    embed = {
+        "text_column": "text",
+        "metadata_columns": [],
+        "embed_url": embeddings_server.url,
+        "embed_model": "test-embed-64",
+        "embed_dimensions": DIM,
+        "embed_api_key": DEFAULT_KEY,
+        "embed_batch_size": 8,
+    }
+    with connect(index_host.uri, api_key=API_KEY, namespace="upserted", **embed) as client:
+        upserted = client.upsert(data)
+    with client_for(
+        index_host, s3_store.uri(prefix), namespace="imported", sparse_column=None, **embed
+    ) as client:
+        imported = import_data(client, data)
+    assert (upserted.embedded, upserted.embed_requests) == (30, 4), upserted
+    assert (imported.embedded, imported.embed_requests) == (30, 4), imported
+    assert "30 embedded in 4 requests" in imported.summary()
