@@ -123,9 +123,9 @@ class GrpcTransport:
         details = unquote(self._secrets.blank(reply.details), errors="replace")
         error = error_for_status(reply.status, details, where, reply.trailers, secrets=self._secrets)
         if isinstance(error, ServerError) and error.status in request.answers:  # the backend reads it
-            return WireReply(
-                body=str(error).encode(), status=error.status
-            )  # the message, credentials blanked
+            # the server's own details only (blanked): the error's text starts with our label, the host,
+            # and a backend matching words in the body would read an index named "namespace-..." as them
+            return WireReply(body=self._secrets.blank(details).encode(), status=error.status)
         # the local is dropped as it goes: a raised error held by the frame it leaves is a cycle (error ->
         # traceback -> frame -> error) that keeps every caller's frame, their batches with them, until a
         # full garbage collection

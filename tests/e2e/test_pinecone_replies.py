@@ -1,0 +1,91 @@
+"""What the Pinecone backend reads in replies, against the Pinecone-protocol servers: a delete's NOT_FOUND
+is "the namespace holds nothing" only when the server's own words say so (never the index's host, which
+our messages quote), and an upsert's ``upsertedCount`` below the rows sent fails them."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, NoReturn
+
+import grpc
+import pytest
+
+from tests.servers import pinecone_grpc
+from tests.servers.fixtures import start_server
+from vectordb.connector import NotFound, connect
+from vectordb.connector.transports.base import forget_shared
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@contextmanager
+def tunnel_to(port: int) -> Iterator[int]:
+    """An HTTP proxy on 127.0.0.1 whose every ``CONNECT`` tunnel leads to 127.0.0.1:``port``, whatever
+    host it names: an index host such as ``namespace-…svc.pinecone.io`` then reaches the test server."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def relay(source: socket.socket, sink: socket.socket) -> None:
+        with suppress(OSError):
+            while data := source.recv(65_536):
+                sink.sendall(data)
+        with suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def serve(client: socket.socket) -> None:
+        with client, socket.create_connection(("127.0.0.1", port)) as upstream:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(4096)
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            back = threading.Thread(target=relay, args=(upstream, client), daemon=True)
+            back.start()
+            relay(client, upstream)
+            back.join(5)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def _index_not_found(self: Any, body: bytes, context: grpc.ServicerContext) -> NoReturn:
+    context.abort(grpc.StatusCode.NOT_FOUND, "Index not found")
+    raise AssertionError("unreachable: abort raises")
+
+
+@pytest.mark.parametrize("host", ["docs-abc123.svc.pinecone.io", "namespace-test-abc123.svc.pinecone.io"])
+def test_grpc_delete_index_not_found_is_not_read_as_an_empty_namespace_whatever_the_host(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pinecone_grpc.PineconeGrpcServer, "_delete", _index_not_found)
+    for name in ("no_grpc_proxy", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with start_server("grpc") as server, tunnel_to(server.port) as proxy_port:
+        monkeypatch.setenv("grpc_proxy", f"http://127.0.0.1:{proxy_port}")
+        uri = f"pinecone+grpc://{host}:{server.port}"
+        try:
+            with (
+                pytest.raises(NotFound, match="Index not found") as raised,
+                connect(uri, api_key="k", tls=False, verify=False, on_error="report") as client,
+            ):
+                client.delete(["a", "b", "c"])
+        finally:
+            forget_shared()
+    assert host in str(raised.value), raised.value
