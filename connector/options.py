@@ -156,7 +156,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 continue
             if name in _SECRET_FIELDS:
                 value = "***"
-            elif name == "uri":
+            elif name in ("uri", "embed_url"):
                 value = without_password(value)
             fields.append(f"{name}={value if value == '***' else repr(value)}")
         return f"{type(self).__name__}({', '.join(fields)})"

@@ -73,7 +73,7 @@ class DriverPlan:
             )
         if say is not None:
             say(
-                f"embedding with {stage.options.model!r} at {stage.options.endpoint}: {dim}-dimensional vectors"
+                f"embedding with {stage.options.model!r} at {stage.options.shown_endpoint}: {dim}-dimensional vectors"
             )
         if stated is None:
             self._change(dimension=dim)

@@ -200,7 +200,7 @@ class EmbeddingClient:
         self._embedding = threading.Lock()  # embed() calls from several threads queue on it
 
     def __repr__(self) -> str:
-        return f"EmbeddingClient({self.options.endpoint}, model={self.options.model!r})"
+        return f"EmbeddingClient({self.options.shown_endpoint}, model={self.options.model!r})"
 
     def __enter__(self) -> EmbeddingClient:
         return self

@@ -14,6 +14,7 @@ import msgspec
 
 from ..errors import ConfigError
 from ..keys import key_from
+from ..options import without_password
 
 __all__ = ["WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -54,7 +55,7 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"option url: {self.url!r} is not an http:// or https:// URL")
+            raise ConfigError(f"option url: {without_password(self.url)!r} is not an http:// or https:// URL")
         if not self.model:
             raise ConfigError("option model: give the embedding model's name")
         if self.api_key is not None and self.api_key_env is not None:
@@ -67,6 +68,11 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             return base
         return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
 
+    @property
+    def shown_endpoint(self) -> str:
+        """``endpoint`` as messages and reprs quote it: a password in the URL shown as ``***``."""
+        return without_password(self.endpoint)
+
     def credential(self) -> str | None:
         """``api_key``, else this process's environment variable ``api_key_env`` (read where it is used)."""
         return key_from(self.api_key, self.api_key_env, f"{self.option_prefix}api_key_env")
@@ -77,6 +83,8 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             value = getattr(self, name)
             if value is None or name == "option_prefix":
                 continue
+            if name == "url":
+                value = without_password(value)  # a password in the URL is a credential too
             shown.append(f"{name}=***" if name == "api_key" else f"{name}={value!r}")
         return f"EmbedOptions({', '.join(shown)})"
 
@@ -94,7 +102,8 @@ def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOpt
             raise ConfigError(f"option {prefix}{required} is required")
     url = values["url"]
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"option {prefix}url: {url!r} is not an http:// or https:// URL")
+        shown = without_password(url) if isinstance(url, str) else url
+        raise ConfigError(f"option {prefix}url: {shown!r} is not an http:// or https:// URL")
     if values.get("api_key") is not None and values.get("api_key_env") is not None:
         raise ConfigError(f"options {prefix}api_key and {prefix}api_key_env exclude each other: give one")
     try:

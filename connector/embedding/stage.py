@@ -107,7 +107,7 @@ class EmbeddingStage:
         self.pieces_ahead = max(2, -(-window_inputs // self.piece_rows) + 1)
 
     def __repr__(self) -> str:
-        return f"EmbeddingStage({self.options.endpoint}, model={self.options.model!r}, text={self.text_column!r})"
+        return f"EmbeddingStage({self.options.shown_endpoint}, model={self.options.model!r}, text={self.text_column!r})"
 
     @property
     def client(self) -> EmbeddingClient:
