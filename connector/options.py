@@ -402,10 +402,13 @@ def uri_database(uri: str) -> str:
     return uri.split("://", 1)[0].lower().partition("+")[0]
 
 
-_PASSWORD_IN_NETLOC = re.compile(r"((?:://|^)[^/@:]*:)[^/@]*@")  # user:pw@, with or without a scheme
+# user:pw@ after the start or any ":" or "/", so a mistyped separator ("qdrant:/u:pw@h", "qdrant//u:pw@h")
+# is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
+_PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
 _PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
 
 
 def without_password(uri: str) -> str:
-    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``."""
+    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``, also in a URI too
+    malformed to parse: the one that needs quoting in an error is the mistyped one."""
     return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))
