@@ -16,7 +16,8 @@ belongs:
    adds nothing twice), ``POST /bulk/imports`` starts the import of ``<job>/`` (error mode
    ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
    with progress logged, until it ends. The report counts the records Pinecone imported; staged
-   rows it did not import are failures (with no ids: Pinecone does not say which).
+   rows it did not import are failures: named by id (read back from the files) when it imported none,
+   only counted after a partial import (Pinecone does not say which rows it imported).
 
 The layout Pinecone reads: one folder per namespace (``__default__`` for the default namespace),
 Parquet files with ``id`` (string), ``values`` (list<float32>), ``sparse_values``
@@ -47,7 +48,7 @@ from ..errors import ConfigError, DeadlineExceeded
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
-from ..staging import STAGING, Folder, refuse_credentials, staged_name
+from ..staging import STAGING, Folder, StagingFailed, refuse_credentials, staged_name
 from .pinecone_import_api import ImportHost, ImportStatus, PineconeImports
 
 if TYPE_CHECKING:
@@ -363,7 +364,8 @@ def finish_import(
     """Publish the staged files, start the import, wait for its end; the write's report.
 
     ``staged`` is the merged report of the tasks (``written``: rows staged); the result's ``written``
-    is what Pinecone imported, and staged rows it did not import are failures.
+    is what Pinecone imported, and staged rows it did not import are failures (named when it imported
+    none).
     """
     say = progress or logger.info
     options = client.options
@@ -387,7 +389,7 @@ def finish_import(
         f"{len(published)} namespace(s), from {uri} (error mode {error_mode})"
     )
     status = _wait(imports, import_id, options, say, job)
-    report = _imported(staged, status, error_mode)
+    report = _imported(staged, status, error_mode, lambda: _published_ids(folder, published))
     report.requests += 1
     report.elapsed_s = staged.elapsed_s + (time.monotonic() - started)
     say(
@@ -450,8 +452,14 @@ def _wait(
         time.sleep(poll_s if deadline is None else max(0.0, min(poll_s, deadline - time.monotonic())))
 
 
-def _imported(staged: WriteReport, status: ImportStatus, error_mode: str) -> WriteReport:
-    """The write's report from the tasks' one and the import's end."""
+def _imported(
+    staged: WriteReport, status: ImportStatus, error_mode: str, staged_ids: Callable[[], tuple[str, ...]]
+) -> WriteReport:
+    """The write's report from the tasks' one and the import's end.
+
+    Pinecone counts the records it imported but never says which. When it imported none, every staged
+    row failed, so they are named (``staged_ids`` reads the published files' ids back) and reach the
+    report's failed ids and the dead letters; after a partial import they can only be counted."""
     imported = status.records_imported
     if imported is None:
         imported = staged.written if status.status == "Completed" else 0
@@ -459,17 +467,45 @@ def _imported(staged: WriteReport, status: ImportStatus, error_mode: str) -> Wri
     missing = staged.written - imported
     # every count of the tasks' report carries over (embedding counts among them); only written changes
     report = msgspec.structs.replace(staged, written=imported, failures=list(staged.failures))
-    if missing:
-        if status.status == "Completed":
-            reason = (
-                f"{missing} staged rows were not imported: Pinecone skipped records it could not read "
-                f"(error mode {error_mode}); Pinecone does not say which"
-            )
+    if not missing:
+        return report
+    report.failed += missing
+    if status.status == "Completed":
+        why = f"Pinecone skipped records it could not read (error mode {error_mode})"
+    else:
+        why = f"import {status.id} {status.status}: {status.error or 'no reason given'}"
+    reason = f"{missing} staged rows were not imported: {why}"
+    if imported == 0:
+        try:
+            ids = staged_ids()
+        except StagingFailed as exc:  # the import's account still stands: count the rows instead
+            reason += f"; their ids could not be read back ({exc})"
         else:
-            reason = f"{missing} staged rows were not imported: import {status.id} {status.status}: {status.error or 'no reason given'}"
-        report.failed += missing
-        report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
+            if len(ids) == missing:
+                report.failures.append(BatchFailure(ids=ids, error=reason, error_type="NotImported"))
+                return report
+            reason += f"; the staged files hold {len(ids)} rows, not {missing}, so they are not named"
+    else:
+        reason += (
+            f"; Pinecone imported {imported} of {staged.written} and does not say which, so these are not "
+            "named. Writing the same rows again with write_mode=upsert is safe (an upsert by id replaces "
+            "a row already imported); another import needs namespaces that do not exist yet"
+        )
+    report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
     return report
+
+
+def _published_ids(folder: Folder, published: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The ids of every row in the published files (their ``id`` column alone is read)."""
+    import pyarrow.parquet as pq
+
+    fs, root = folder.filesystem()
+    ids: list[str] = []
+    for paths in published.values():
+        for path in paths:
+            with folder.failing_as("read", path[len(root) + 1 :]):
+                ids += pq.read_table(path, columns=["id"], filesystem=fs)["id"].to_pylist()
+    return tuple(ids)
 
 
 def import_data(

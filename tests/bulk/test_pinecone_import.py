@@ -172,6 +172,9 @@ def test_an_import_that_fails_half_way_fails_the_write_with_pinecones_reason(
     assert failure.error_type == "NotImported"
     assert "180 staged rows were not imported" in failure.error and "Failed" in failure.error
     assert "fault script" in failure.error  # Pinecone's own reason, passed on
+    # Pinecone does not say which rows it imported: the reason says so, and what to do about it
+    assert failure.ids == () and "Pinecone imported 120 of 300 and does not say which" in failure.error
+    assert "write_mode=upsert is safe" in failure.error
     assert failure.rows == 180 and report.reasons()[0][1] == 180  # counted in the summary, though unnamed
     assert "180× NotImported" in repr(report), repr(report)
     assert len(index_host.state.snapshot().namespaces["docs"]) == 120  # what landed stays, and is counted
@@ -295,6 +298,7 @@ def test_a_store_pinecone_cannot_read_fails_the_import_with_its_reason(
         ):
             import_data(client, rows(30))
         assert info.value.report.written == 0
+        assert info.value.report.failed_ids == [f"v{i}" for i in range(30)]  # none imported: all named
         assert blind.state.snapshot().namespaces == {}
 
 
@@ -393,3 +397,35 @@ def test_an_imports_report_counts_its_embeddings_as_an_upserts_does(
     assert (upserted.embedded, upserted.embed_requests) == (30, 4), upserted
     assert (imported.embedded, imported.embed_requests) == (30, 4), imported
     assert "30 embedded in 4 requests" in imported.summary()
+
+
+@pytest.mark.parametrize("namespaces", [None, ["a", "b", None]], ids=["one namespace", "three namespaces"])
+def test_an_import_that_imported_nothing_names_every_staged_row_and_they_become_dead_letters(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, namespaces: list[str | None] | None
+) -> None:
+    """Pinecone imported none of the rows, so every staged row failed: each is named, with its reason."""
+    index_host.imports.set_script(ImportScript(fail_after_rows=0))
+    table = rows(40, namespaces=namespaces)
+    refused = table.num_rows - 1
+    bad = table.to_pylist()
+    bad[refused]["values"] = [float("nan")] * DIM  # refused while staging: failed, and not staged
+    data = pa.Table.from_pylist(bad, schema=table.schema)
+    where = {"namespace": "docs"} if namespaces is None else {"namespace_column": "tenant"}
+    with client_for(index_host, s3_store.uri(prefix), on_error="report", **where) as client:
+        report = import_data(client, data)
+        letters = client.dead_letters(data, report)
+    assert (report.written, report.failed) == (0, 40), report
+    staged = [f"v{i}" for i in range(refused)]
+    assert sorted(report.failed_ids) == sorted([*staged, f"v{refused}"])
+    (not_imported,) = [f for f in report.failures if f.error_type == "NotImported"]
+    assert sorted(not_imported.ids) == sorted(staged) and not_imported.unnamed == 0
+    assert not_imported.error == (
+        f"{refused} staged rows were not imported: import 1 Failed: "
+        "Internal error while indexing records (fault script)"
+    )
+    letters = {r["id"]: r for r in letters.to_pylist()}  # each letter holds its own row, whole
+    assert sorted(letters) == sorted(report.failed_ids)
+    for i in range(refused):
+        assert letters[f"v{i}"]["error"] == not_imported.error
+        assert (letters[f"v{i}"]["title"], letters[f"v{i}"]["rank"]) == (f"doc {i}", i)
+    assert index_host.state.snapshot().namespaces == {}
