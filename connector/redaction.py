@@ -52,7 +52,16 @@ class Secrets:
     __slots__ = ("__weakref__", "_forms", "_pattern")
 
     def __init__(self, *values: str | None) -> None:
-        self._forms = frozenset(form for value in values if value for form in _forms(value))
+        # the key trimmed too: HTTP servers drop a field value's surrounding whitespace (a key pasted with
+        # a trailing space) and echo what they read
+        self._forms = frozenset(
+            form
+            for value in values
+            if value
+            for kept in {value, value.strip()}
+            if kept
+            for form in _forms(kept)
+        )
         self._pattern = _pattern_of(self._forms)
 
     @classmethod
