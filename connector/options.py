@@ -60,11 +60,13 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
     max_batch_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 30)] | None = None
     max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4
+    # per request, the embedding stage's included (embed_options)
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
     timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
     max_rows_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
     max_bytes_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
-    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 1.0  # requests per row sent
+    # requests per row sent; the embedding stage has a budget of its own, at this rate per text sent
+    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 1.0
     on_error: Literal["fail", "report", "dead_letter"] = "fail"
     dead_letter_path: str | None = None
     create: bool = False
@@ -111,12 +113,14 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def embed_options(self) -> EmbedOptions | None:
         """The embedding client's options of the ``embed_*`` options, ``None`` without ``embed_url``;
-        a ``ConfigError`` names the writer's option at fault."""
+        a ``ConfigError`` names the writer's option at fault. The embedding requests are the write's
+        requests too: they take its ``max_retries``, ``timeout_s`` and ``isolation_budget``."""
         if self.embed_url is None:
             return None
-        from .embedding.options import WRITER_OPTIONS, parse_embed_options  # numpy, threads: when embedding
+        from .embedding.options import SHARED_OPTIONS, WRITER_OPTIONS, parse_embed_options  # numpy, threads
 
         raw = {field: getattr(self, option) for option, field in WRITER_OPTIONS.items()}
+        raw |= {name: getattr(self, name) for name in SHARED_OPTIONS}
         return parse_embed_options(raw, prefix="embed_")
 
     def _check_embedding(self) -> None:

@@ -2,7 +2,9 @@
 
 The writer options of the embedding stage (``embed_url``, ``embed_model``, ``embed_api_key``…) map
 onto these fields one to one, without the ``embed_`` prefix (``WRITER_OPTIONS``); parsed with
-``prefix="embed_"``, errors name the writer's option.
+``prefix="embed_"``, errors name the writer's option. The write's ``max_retries``, ``timeout_s`` and
+``isolation_budget`` are these fields too (``SHARED_OPTIONS``): they are per request, and an embedding
+request is one of the write's requests.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ..errors import ConfigError
 from ..keys import key_from
 from ..options import without_password
 
-__all__ = ["WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
+__all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
 # the writer's option -> the EmbedOptions field
 WRITER_OPTIONS = {
@@ -28,6 +30,8 @@ WRITER_OPTIONS = {
     "embed_max_concurrency": "max_concurrency",
     "embed_dimensions": "dimensions",
 }
+# the writer's options, of every request it sends, that are the EmbedOptions fields of the same name
+SHARED_OPTIONS = ("max_retries", "timeout_s", "isolation_budget")
 
 
 class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
