@@ -7,7 +7,8 @@ through fsspec, ``az://`` with adlfs). Each task attempt writes its own file und
 ``_temporary-<job>/`` (``staged_name``; readers skip names starting with ``_``), one folder per job so
 concurrent jobs never delete each other's; ``publish`` moves the files of the attempts that succeeded
 to final names that depend only on the job and the partition (a retried or speculative task leaves no
-duplicate, a replayed micro-batch overwrites) and deletes the rest; ``discard`` drops a failed job's.
+duplicate, a replayed micro-batch overwrites) and deletes the rest; ``discard`` drops a failed job's,
+``delete_dir`` a folder of published files nothing will read.
 
 Errors name the option that gave the folder: a folder that cannot be opened or written is a
 ``ConfigError`` on the driver before any task (``check_writable``); a failure later (a full disk, a
@@ -231,11 +232,15 @@ class Folder:
 
     def discard(self, job: str) -> None:
         """Delete ``job``'s staging folder and whatever its attempts left in it."""
+        self.delete_dir(staging_dir(job))
+
+    def delete_dir(self, name: str) -> None:
+        """Delete the subfolder ``name`` and everything in it; nothing there is no error."""
         import pyarrow.fs as pafs
 
         fs, root = self.filesystem()
-        path = f"{root}/{staging_dir(job)}"
-        with self.failing_as("delete", staging_dir(job)):
+        path = f"{root}/{name}"
+        with self.failing_as("delete", name):
             if fs.get_file_info(path).type != pafs.FileType.NotFound:
                 fs.delete_dir(path)
 

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import msgspec
 import orjson
 
-from ..errors import ConfigError, DeadlineExceeded
+from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
@@ -377,12 +377,24 @@ def finish_import(
         say(f"{job} into {target}: no rows to import")
         return staged
     imports = PineconeImports(cast(ImportHost, client.backend))
-    namespaces = [_namespace_name(d) for d in published]
-    _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
-    uri = source_uri(folder, options, job)
     error_mode = "abort" if options.on_error == "fail" else "continue"
-    integration = getattr(options, "import_integration_id", None)
-    import_id = imports.start(uri, error_mode, integration)
+    asked = False
+    try:
+        namespaces = [_namespace_name(d) for d in published]
+        _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
+        uri = source_uri(folder, options, job)
+        asked = True
+        import_id = imports.start(uri, error_mode, getattr(options, "import_integration_id", None))
+    except ConnectorError as exc:
+        # No import reads the published files (it was never asked for, or Pinecone refused it) and a rerun
+        # stages anew: delete them. Not after an unclear failure (no answer, a 5xx), nor once the import
+        # started (a deadline while waiting): an import may be reading them.
+        if not asked or (isinstance(exc, ServerError) and not exc.retryable):
+            try:
+                folder.delete_dir(job)
+            except StagingFailed as left:  # the error to raise is the one above: only say what is left
+                logger.warning("%s: the published files stay: %s", job, left)
+        raise
     files = sum(len(v) for v in published.values())
     say(
         f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "

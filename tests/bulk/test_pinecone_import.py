@@ -27,7 +27,7 @@ from vectordb.connector.backends.pinecone_import import (
     import_folder,
     publish_staged,
 )
-from vectordb.connector.errors import DeadlineExceeded
+from vectordb.connector.errors import DeadlineExceeded, Rejected
 
 __all__ = ["embeddings_server"]
 
@@ -261,6 +261,30 @@ def test_an_import_that_outlasts_import_timeout_s_says_where_it_goes_on(
         pytest.raises(DeadlineExceeded, match=r"still .* after 0.3 s .*cancel_import"),
     ):
         import_data(client, rows(5))
+    assert s3_store.files(prefix) != []  # the import goes on reading them
+
+
+@pytest.mark.parametrize("refusal", ["namespace", "start"])
+def test_files_no_import_will_read_are_deleted_when_the_import_cannot_start(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, refusal: str
+) -> None:
+    """A namespace a row names exists already (found only once the files are published), or Pinecone
+    refuses the import: the published files are deleted, as the staged ones are."""
+    with connect(index_host.uri, api_key=API_KEY, namespace="b") as upserts:
+        upserts.upsert([{"id": "old", "values": [0.5] * DIM}])
+    if refusal == "namespace":
+        options: dict[str, object] = {"namespace_column": "tenant"}
+        raised: type[Exception] = ConfigError
+    else:  # a source URI whose scheme Pinecone does not read: 400
+        options = {"namespace": "docs", "import_source_uri": "ftp://elsewhere/imports"}
+        raised = Rejected
+    with (
+        client_for(index_host, s3_store.uri(prefix), **options) as client,
+        pytest.raises(raised, match="already exists" if refusal == "namespace" else "scheme"),
+    ):
+        import_data(client, rows(12, namespaces=["a", "b"]))
+    assert s3_store.files(prefix) == []
+    assert index_host.imports.all() == []
 
 
 def test_upserting_in_import_mode_is_refused_not_done_quietly(
