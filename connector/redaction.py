@@ -12,8 +12,12 @@ succeeded (a Milvus status, Weaviate's per-object errors) blanks them with the s
 
 The rules:
 
-- every occurrence of a credential becomes ``***``, also URL-encoded, JSON-escaped and in base64
-  (how Milvus sends its token); ``"Bearer <key>"`` holds the key, so it is blanked with it;
+- every occurrence of a credential becomes ``***``, also trimmed (HTTP servers drop a header value's
+  surrounding whitespace, then echo it), with any of its characters percent-encoded (either case of
+  hex), JSON-escaped (``\\u0026``, ``\\/``) or an HTML entity, wrapped across lines, and in base64 (how
+  Milvus sends its token), of the key alone or of a longer text holding it at any byte offset;
+  ``"Bearer <key>"`` holds the key, so it is blanked with it. One pattern matches all of these, so
+  blanking costs a scan of the text, and runs only on texts made of replies (errors, logs);
 - blank before shortening: a message cut first can keep a piece of a key that no longer matches;
 - a credential this process cannot read (an unset ``embed_api_key_env``) was not sent from here,
   so nothing here can echo it;
@@ -25,15 +29,14 @@ The rules:
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
-
-import orjson
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
 
@@ -174,27 +177,85 @@ def blank_logs(secrets: Secrets, *loggers: str) -> None:
             logger.addFilter(_LOG_FILTER)
 
 
+@functools.lru_cache(maxsize=64)  # clients made again with the same credentials compile it once
 def _pattern_of(forms: frozenset[str]) -> re.Pattern[str] | None:
-    # longest first: a form that holds another (a key and the key's JSON escape, a key ``k`` within a
-    # key ``sk-…``) goes whole
-    alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+    # longest first: a form that holds another (a key ``k`` within a key ``sk-…``) goes whole
+    alternatives = "|".join(_spelled(form) for form in sorted(forms, key=len, reverse=True))
     return re.compile(alternatives) if alternatives else None
 
 
+# a line break where a server wrapped the text: as it is, or JSON-escaped
+_WRAP = r"(?:\r?\n|\\r?\\n)?"
+_HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;|&apos;"}
+_JSON_SHORT = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "\\/",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _spelled(form: str) -> str:
+    """A pattern matching ``form`` with each character in any spelling a server may give it, mixed as
+    servers mix them (Go's JSON escapes only ``&<>``; a page escapes only what HTML needs), and line
+    breaks between characters (a long value wrapped)."""
+    return _WRAP.join(_spellings(char) for char in form)
+
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+@functools.lru_cache(maxsize=1024)
+def _spellings(char: str) -> str:
+    """One character as sent, percent-encoded (either case of hex), JSON-escaped (``\\u0026``, ``\\/``),
+    or as an HTML entity (named, decimal or hex)."""
+    if char in _UNRESERVED:  # no encoder escapes these; their other spellings only cost time
+        return char
+    code = ord(char)
+    units = [code] if code < 0x10000 else [0xD800 + ((code - 0x10000) >> 10), 0xDC00 + (code & 0x3FF)]
+    ways = [
+        "".join(f"%{_any_case(f'{byte:02x}')}" for byte in char.encode("utf-8", "surrogatepass")),
+        "".join(f"\\\\u{_any_case(f'{unit:04x}')}" for unit in units),
+        f"&#0*{code};",
+        f"&#[xX]0*{_any_case(f'{code:x}')};",
+    ]
+    if char == " ":
+        ways.append(r"\+")  # form encoding
+    if char in _JSON_SHORT:
+        ways.append(re.escape(_JSON_SHORT[char]))
+    if char in _HTML_NAMED:
+        ways.append(_HTML_NAMED[char])
+    ways.append(re.escape(char))  # last: a key ending in a backslash takes its JSON escape whole
+    return f"(?:{'|'.join(ways)})"
+
+
+def _any_case(hex_digits: str) -> str:
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in hex_digits)
+
+
+_MIN_BASE64_PIECE = 8  # shorter runs of base64 would blank unrelated text (and say little of a key)
+
+
 def _forms(value: str) -> set[str]:
-    """``value`` as a server may quote it: as sent, URL-encoded, JSON-escaped, in base64."""
-    encoded = base64.b64encode(value.encode()).decode()
-    escaped = orjson.dumps(value).decode()[1:-1]
-    return {
-        value,
-        quote(value, safe=""),
-        quote_plus(value, safe=""),
-        escaped,
-        escaped.replace("/", "\\/"),  # JSON may escape "/" too
-        encoded,
-        encoded.rstrip("="),
-        base64.urlsafe_b64encode(value.encode()).decode().rstrip("="),
-    }
+    """``value`` as a server may quote it: as sent (each character in any spelling, ``_spelled``), and in
+    base64, standard or URL-safe: of the value alone, or of a longer text holding it at any offset (a
+    header block, ``user:key``), where only the characters made of the value's bits alone are fixed."""
+    raw = value.encode("utf-8", "surrogatepass")
+    forms = {value}
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(raw).decode()
+        forms |= {whole, whole.rstrip("=")}
+        for offset in range(3):
+            text = encode(b"\0" * offset + raw).decode().rstrip("=")
+            # character i holds bits [6i, 6i + 6); the value's bits are [8 offset, 8 (offset + len))
+            piece = text[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
+            if len(piece) >= _MIN_BASE64_PIECE:
+                forms.add(piece)
+    return forms
 
 
 def _readable(read: Callable[[], str | None]) -> str | None:

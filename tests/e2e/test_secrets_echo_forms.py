@@ -8,7 +8,11 @@ base64 of a longer text, or wrapped across lines. None of it may show in what a 
 
 from __future__ import annotations
 
+import base64
+import html
+import re
 from collections.abc import Callable, Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -76,3 +80,26 @@ def test_qdrant_echoing_the_trimmed_key_shows_none_of_it(
     _echo_with(monkeypatch, str.strip)
     text = _refusal_text(qdrant.uri(kind, "docs"), PASTED)
     assert "the request's API key: ***" in text and TRIMMED[3:15] not in text, text
+
+
+ODD_KEY = "sk-A&b/c+d=e<f>-7f3a9c1e5b"  # Qdrant takes any string as a key
+ENCODED: dict[str, Callable[[str], str]] = {
+    "percent, lower-case hex": lambda key: re.sub(
+        "%[0-9A-F]{2}", lambda m: m[0].lower(), quote(key, safe="")
+    ),
+    "html": html.escape,
+    "base64 of a header line": lambda key: base64.b64encode(f"api-key={key}".encode()).decode(),
+    "wrapped at 16": lambda key: "\n".join(key[i : i + 16] for i in range(0, len(key), 16)),
+}
+
+
+@pytest.mark.parametrize("kind", ["rest", "grpc"])
+@pytest.mark.parametrize("encoding", list(ENCODED))
+def test_qdrant_echoing_the_key_encoded_shows_none_of_it(
+    qdrant: QdrantServer, kind: str, encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _echo_with(monkeypatch, ENCODED[encoding])
+    text = _refusal_text(qdrant.uri(kind, "docs"), ODD_KEY)
+    assert "the request's API key: " in text, text
+    shown = text.split("the request's API key: ")[1].split(")")[0]
+    assert "***" in shown and "7f3a9c1e5b" not in shown and "N2YzYTljMWU1Y" not in shown, shown
