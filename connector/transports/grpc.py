@@ -26,6 +26,7 @@ from ..errors import (
 )
 from ..redaction import Secrets
 from .base import WireReply, WireRequest, host_of, shared
+from .http import parse_retry_after
 from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, header_block
 
 __all__ = ["GrpcTransport", "error_for_status"]
@@ -151,11 +152,8 @@ def error_for_status(
             retry_after_s = int(pushback) / 1000  # bounded by ServerError
         except (ValueError, OverflowError):  # OverflowError: more digits than a float holds
             retry_after_s = None
-    elif trailing.get("retry-after") is not None:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED
-        try:
-            retry_after_s = float(trailing["retry-after"])  # bounded by ServerError
-        except ValueError:
-            retry_after_s = None
+    else:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED; or a gateway's HTTP Retry-After (a date)
+        retry_after_s = parse_retry_after(trailing.get("retry-after"))  # bounded by ServerError
     kind = ERROR_BY_STATUS.get(code_name, ServerError)
     message = f"{where}: {code_name}: {details}"
     if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):

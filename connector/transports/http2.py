@@ -83,9 +83,10 @@ SETTING = struct.Struct(">HI")
 U32 = struct.Struct(">I")
 GRPC_PREFIX = struct.Struct(">BI")
 
-# what an HTTP status says when a reply carries no grpc-status (a proxy's page): grpc's own mapping
+# what an HTTP status says when a reply carries no grpc-status (a proxy's page): grpc's own mapping, but
+# a gateway's 429 is its rate limit, so a throttle (the in-flight limit halves, its Retry-After honoured)
 STATUS_OF_HTTP = {400: "INTERNAL", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "UNIMPLEMENTED"}
-STATUS_OF_HTTP |= dict.fromkeys((429, 502, 503, 504), "UNAVAILABLE")
+STATUS_OF_HTTP |= dict.fromkeys((502, 503, 504), "UNAVAILABLE") | {429: "RESOURCE_EXHAUSTED"}
 # RST_STREAM error code → gRPC status, as grpc clients read it
 STATUS_OF_RESET = {0x7: "UNAVAILABLE", 0x8: "CANCELLED", 0xB: "RESOURCE_EXHAUSTED", 0xC: "PERMISSION_DENIED"}
 STATUS_NAMES = [
@@ -781,7 +782,11 @@ class _Stream:
         if http_status != "200":
             if "grpc-status" not in fields:
                 name = STATUS_OF_HTTP.get(_number(http_status), "UNKNOWN")
-                return Reply(name, f"HTTP status {http_status or '(none)'} without a gRPC status", b"")
+                # its headers too: a gateway's Retry-After says when to come back
+                pairs = {**head, **fields}.items()
+                headers = {field_name: value for field_name, value in pairs if not field_name.startswith(":")}
+                message = f"HTTP status {http_status or '(none)'} without a gRPC status"
+                return Reply(name, message, b"", headers)
         elif not head.get("content-type", "").startswith("application/grpc"):
             return Reply(
                 "UNKNOWN", f"not a gRPC reply (content-type: {head.get('content-type', '(none)')})", b""
