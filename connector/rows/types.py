@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
-from ..ids import CANONICAL_UUID, canonical_uuid
+from ..ids import canonical_uuid
 from ..report import BatchFailure
 from .ops import UPSERT, Op
 
@@ -43,6 +44,32 @@ ID_NAMESPACE = uuid.UUID("6f1c2a8e-3b7d-5c4e-9a0f-2d8b7e6c5a41")
 MAX_SPARSE_INDEX = 2**32 - 1
 
 
+# text a database may read as an integer: whitespace, a sign, leading zeros, digits of any script
+_AN_INTEGER = re.compile(r"\s*[+-]?\d[\d_]*\s*")
+# among ids joined by NULs (a NUL on either end; patterns that start with one are found fast): an integer
+# spelt otherwise than ``str(int)`` would, or 32 hex digits (a UUID spelt without hyphens)
+_ANOTHER_SPELLING = re.compile(
+    r"\x00(?:(?:\s+[+-]?\d|\+\d|-?0[\d_]|-0(?=\x00)|\d+_\d)[\d_]*\s*|-?\d+\s+|[0-9a-fA-F]{32})(?=\x00)"
+)
+_UUID_36 = re.compile(
+    r"\x00[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?=\x00)"
+)
+
+
+def _another_spelling(joined: str, uuids: bool) -> bool:
+    """Some id of ``joined`` is spelt otherwise than its key (``RowRules._key``): one pattern, tried once
+    an id; upper-case UUIDs only where there is an upper-case hex letter. A false alarm (32 hex digits
+    where only integers matter, "07" where only UUIDs do) costs the walk over each id, never a wrong
+    key."""
+    if not joined.isascii():
+        return True  # digits or spaces of another script
+    if _ANOTHER_SPELLING.search(joined) is not None:
+        return True
+    if uuids and any(c in joined for c in "ABCDEF"):
+        return any(not m.group().islower() for m in _UUID_36.finditer(joined))
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class RowRules:
     """What a backend can store; rows outside these rules fail before sending."""
@@ -52,6 +79,7 @@ class RowRules:
     max_metadata_bytes: int | None = None  # JSON bytes per row
     allow_sparse_only: bool = True  # a row may have a sparse vector and no dense one
     numeric_ids: bool = False  # ids may stay integers (Milvus INT64 keys)
+    integer_text: bool = False  # the database may read text as an integer: "07" is 7 (bigint, INT64 keys)
     # what makes two rows one row in the database (``row_keys``): a repeated one goes in input order
     namespaced: bool = True  # one id in two namespaces is two rows (else one: Chroma, Milvus, ...)
     uuid_ids: bool = False  # ids are stored as UUIDs: a UUID's spellings are one id (Qdrant, Weaviate)
@@ -65,12 +93,17 @@ class RowRules:
 
     def row_keys(self, ids: list[Any]) -> list[Any]:
         """Each id as a key no finer than the database's: an integer and its text are one (PostgreSQL
-        and Milvus cast one to the other, Weaviate maps both to one UUID), and so are a UUID's
-        spellings where ids are stored as UUIDs. Two keys that are one row there are one here; two
-        here that are two there only wait for each other. ``ids`` itself when they are text that needs no
-        mapping (the usual case); a key depends on its id alone, never on the other ids."""
+        and Milvus cast one to the other, Weaviate maps both to one UUID), where ids may be integers so
+        are every text spelling of one (``"07"``, ``" 7"``, ``"+7"`` are 7 to PostgreSQL's bigint), and
+        so are a UUID's spellings where ids are stored as UUIDs. Two keys that are one row there are one
+        here; two here that are two there only wait for each other. ``ids`` itself when they are text
+        that needs no mapping (the usual case); a key depends on its id alone, never on the other ids."""
         types = set(map(type, ids))
-        if types == {str} and (not self.uuid_ids or all(map(CANONICAL_UUID.fullmatch, ids))):
+        if types == {str} and (self.uuid_ids or self.integer_text):
+            joined = "\x00" + "\x00".join(ids) + "\x00"
+            if not _another_spelling(joined, self.uuid_ids):
+                return ids
+        elif types == {str}:
             return ids
         if types == {int}:  # keyed as text, whatever the batch holds: the same in every batch of a write
             return list(map(str, ids))
@@ -78,6 +111,11 @@ class RowRules:
 
     def _key(self, value: Any) -> Any:
         if type(value) is str:
+            if self.integer_text and _AN_INTEGER.fullmatch(value):
+                try:
+                    return str(int(value))
+                except ValueError:  # "1__0": no integer to Python, nor to a database
+                    return value
             return (canonical_uuid(value) or value) if self.uuid_ids else value
         if isinstance(value, int) and type(value) is not bool:
             return str(value)

@@ -241,3 +241,39 @@ def test_row_keys_are_the_ids_themselves_when_nothing_maps() -> None:
     assert RowRules().row_keys([7, "7", None]) == ["7", "7", None]
     assert RowRules(namespaced=False).scope("n1") is None
     assert RowRules().scope(None) == RowRules().scope("") == ""
+
+
+def test_where_text_may_be_read_as_an_integer_its_spellings_are_one_key() -> None:
+    """PostgreSQL's bigint and Milvus's INT64 read "07", " 7" and "+7" as row 7: a delete of one spelling
+    and an upsert of another are one row, which must go in input order, not side by side."""
+    rules = RowRules(numeric_ids=True, integer_text=True)
+    assert rules.row_keys(["07", " 7", "+7", "7\t", 7, "-0", "0", "٣"]) == ["7"] * 5 + ["0", "0", "3"]
+    assert rules.row_keys(["x7", "1__0", "doc-1", "7a"]) == ["x7", "1__0", "doc-1", "7a"]
+    ids = ["doc-1", UUID]
+    assert rules.row_keys(ids) is ids  # nothing maps: no copy
+    pg = RowRules(
+        numeric_ids=True, integer_text=True, uuid_ids=True
+    )  # a uuid column reads a UUID in any case as one
+    assert pg.row_keys([UUID.upper(), UUID.replace("-", ""), "00"]) == [UUID, UUID, "0"]
+    assert pg.row_keys(ids) is ids
+    assert RowRules(numeric_ids=True).row_keys(["07", "7"]) == ["07", "7"]  # Qdrant: text is never a number
+
+
+@st.composite
+def integer_spellings(draw: st.DrawFn) -> tuple[int, list[str]]:
+    n = draw(st.integers(-(2**63), 2**63 - 1))
+    pad = draw(st.integers(len(str(abs(n))), 25))
+    space = st.sampled_from(["", " ", "\t", "  "])
+    spellings = [str(n), f"{n:+d}", f"{'-' if n < 0 else ''}{abs(n):0{pad}d}"]
+    spellings.append(draw(space) + draw(st.sampled_from(spellings)) + draw(space))
+    return n, spellings
+
+
+@given(st.lists(integer_spellings(), min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_every_spelling_of_an_integer_is_its_key_whatever_the_ids_beside_it(
+    numbers: list[tuple[int, list[str]]], order: random.Random
+) -> None:
+    ids: list[Any] = [s for n, spelt in numbers for s in [n, *spelt]]
+    order.shuffle(ids)
+    keys = RowRules(integer_text=True).row_keys(ids)
+    assert keys == [str(int(i)) for i in ids]

@@ -79,6 +79,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         max_metadata_bytes=65_536,
         allow_sparse_only=False,
         numeric_ids=True,
+        integer_text=True,
         namespaced=False,  # one row per key across partitions
     )
 

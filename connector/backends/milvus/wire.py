@@ -210,7 +210,7 @@ def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> lis
     for row, value in enumerate(ids):
         if isinstance(value, str):
             text = value.strip()
-            value = int(text) if text.lstrip("-").isdigit() else None
+            value = int(text) if text.lstrip("-").isdecimal() else None  # isdigit: "²", which int() refuses
         if not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
             reasons.setdefault(
                 row,

@@ -56,7 +56,15 @@ class PgvectorBackend(Backend[PgvectorOptions]):
     limits = RequestLimits(
         max_rows=100_000, max_bytes=256_000_000, default_rows=1000, default_bytes=16_000_000
     )
-    rules = RowRules(max_id_length=512, max_metadata_bytes=None, allow_sparse_only=True, numeric_ids=True)
+    # a bigint id column reads "07" as 7, a uuid one a UUID in any case as one (a table of the user's own)
+    rules = RowRules(
+        max_id_length=512,
+        max_metadata_bytes=None,
+        allow_sparse_only=True,
+        numeric_ids=True,
+        integer_text=True,
+        uuid_ids=True,
+    )
 
     def __init__(self, options: PgvectorOptions) -> None:
         super().__init__(options)
