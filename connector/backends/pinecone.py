@@ -24,7 +24,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, NotFound
+from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
@@ -230,12 +230,39 @@ class PineconeBackend(Backend[PineconeOptions]):
         )
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
-        # A reply is all-or-nothing: it arrived, so every row is in the index (or, deleted, gone from it).
+        """A reply is all-or-nothing: it arrived, so every row is in the index (or, deleted, gone from it).
+        An upsert's reply that is not Pinecone's (a proxy's page) is ``MalformedReply``: its rows fail."""
         if reply.status in request.answers and b"namespace" not in reply.body.lower():
             # a 404 that is not about the namespace: the index itself is missing
             text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
             raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
+        if batch.op != DELETE:
+            self._upserted_count(batch, reply)
         return BatchOutcome(written=len(batch))
+
+    def _upserted_count(self, batch: RowBatch, reply: WireReply) -> int | None:
+        """``upsertedCount`` (REST) or ``UpsertResponse.upserted_count`` (field 1), ``None`` if the reply
+        has none; a body that is not Pinecone's reply is ``MalformedReply``."""
+        try:
+            if self.grpc:
+                fields = pw.FieldReader(reply.body).fields.get(1)
+                return None if not fields else int(fields[-1])
+            if not reply.body.strip():
+                return None
+            doc = orjson.loads(reply.body)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            count = doc.get("upsertedCount")
+            if count is not None and type(count) is not int:
+                raise ValueError("upsertedCount is not an integer")
+            return count
+        except (ValueError, TypeError, IndexError):  # orjson's error is a ValueError
+            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:200]  # blank, then cut
+            raise MalformedReply(
+                f"{self.describe()}: the reply ({reply.status}) to an upsert of {len(batch)} rows is not "
+                f"Pinecone's: {text!r}",
+                status=reply.status,
+            ) from None
 
 
 def encode_json(batch: RowBatch) -> bytes:

@@ -1,6 +1,6 @@
 """What the Pinecone backend reads in replies, against the Pinecone-protocol servers: a delete's NOT_FOUND
 is "the namespace holds nothing" only when the server's own words say so (never the index's host, which
-our messages quote), and an upsert's ``upsertedCount`` below the rows sent fails them."""
+our messages quote), and an upsert's reply that is not Pinecone's is a ``MalformedReply``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, NoReturn
 import grpc
 import pytest
 
-from tests.servers import pinecone_grpc
+from tests.servers import pinecone_grpc, pinecone_rest
 from tests.servers.fixtures import start_server
-from vectordb.connector import NotFound, connect
+from vectordb.connector import MalformedReply, NotFound, connect
 from vectordb.connector.transports.base import forget_shared
 
 pytestmark = pytest.mark.timeout(60)
@@ -89,3 +89,42 @@ def test_grpc_delete_index_not_found_is_not_read_as_an_empty_namespace_whatever_
         finally:
             forget_shared()
     assert host in str(raised.value), raised.value
+
+
+def _garbled_upsert_replies(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The servers apply each upsert and answer it with a body that is not Pinecone's reply."""
+    if kind == "grpc":
+        monkeypatch.setattr(pinecone_grpc.pb, "UpsertResponse", lambda **_: _Garbage())
+    else:
+        reply = pinecone_rest._Handler._reply
+
+        def garbled(handler: Any, status: int, body: bytes, *args: Any, **kwargs: Any) -> None:
+            upsert = status == 200 and body.startswith(b'{"upsertedCount"')
+            reply(handler, status, b"{<html>truncated" if upsert else body, *args, **kwargs)
+
+        monkeypatch.setattr(pinecone_rest._Handler, "_reply", garbled)
+
+
+class _Garbage:
+    def SerializeToString(self) -> bytes:
+        return b"<html>truncated"
+
+
+@pytest.mark.parametrize("kind", ["rest", "grpc"])
+def test_an_upsert_reply_that_is_not_pinecones_is_a_malformed_reply_naming_the_server(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _garbled_upsert_replies(monkeypatch, kind)
+    rows = [{"id": f"d{i}", "values": [float(i), 1.0]} for i in range(10)]
+    with start_server(kind) as server:
+        try:
+            with (
+                pytest.raises(MalformedReply) as raised,
+                connect(server.uri, on_error="report") as client,
+            ):
+                client.write(rows)
+        finally:
+            forget_shared()
+    assert server.uri.split("://")[1] in str(raised.value) and "10 rows" in str(raised.value)
+    report = raised.value.report
+    assert report is not None and report.written == 0 and report.failed == 10, report
