@@ -666,3 +666,37 @@ def test_deletes_where_nothing_can_be_succeed(milvus_lite: LiteServer, collectio
         assert client.delete(["g0"], namespace="nobody").deleted == 1  # no such partition
     assert sorted(read_collection(milvus_lite.client, collection_name)) == ["g0", "g1"]
     assert "nobody" not in milvus_lite.client.list_partitions(collection_name)
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_a_delete_in_a_partition_follows_an_upsert_of_the_id_still_in_flight(
+    milvus_lite: LiteServer, collection_name: str, moved: bool
+) -> None:
+    """Milvus Lite deletes a key in every partition, so the connector names only the keys the partition
+    holds, asked when the delete is sent: asked when it was encoded, an upsert of the id still on the
+    wire was missed (the row left behind) or, moving the id away, deleted with it."""
+    import time
+
+    seed = rows(1, prefix="a" if moved else "seed")  # a0 in p2, or p1 made without a0
+    namespace = "p2" if moved else "p1"
+    assert write(milvus_lite.uri, seed, collection=collection_name, create=True, namespace=namespace)
+    data = [
+        {"id": "a0", "values": [5.0] * DIM, "namespace": "p1", "op": "upsert"},
+        {"id": "a0", "namespace": "p2" if moved else "p1", "op": "delete"},
+    ]
+    with connect(milvus_lite.uri, collection=collection_name, op_column="op", batch_size=1) as client:
+        transport = client.engine.transport
+        send = transport.send
+
+        def slow_upserts(request: WireRequest, *, timeout_s: float) -> WireReply:
+            if request.method.endswith("/Upsert"):
+                time.sleep(0.3)  # the delete is encoded meanwhile
+            return send(request, timeout_s=timeout_s)
+
+        transport.send = slow_upserts  # type: ignore[method-assign]
+        report = client.write(data)
+    assert report.ok and report.deleted == 1, report
+    left = {
+        p: sorted(read_collection(milvus_lite.client, collection_name, partition=p)) for p in ("p1", "p2")
+    }
+    assert left == ({"p1": ["a0"], "p2": []} if moved else {"p1": ["seed0"], "p2": []})

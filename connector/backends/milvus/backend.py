@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -56,6 +57,13 @@ class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     id_type: Literal["auto", "varchar", "int64"] = "auto"  # key type of a collection made by create=true
     vector_field: str | None = None  # which FloatVector field, when the collection has several
     index_type: str = "AUTOINDEX"  # index of a collection made by create=true
+
+
+@dataclass(slots=True)
+class _InPartition(Encoded):
+    """A Milvus Lite delete in a partition, encoded when sent (``MilvusBackend._delete_in_partition``)."""
+
+    partition: str = ""
 
 
 class MilvusBackend(Backend[MilvusOptions]):
@@ -468,17 +476,31 @@ class MilvusBackend(Backend[MilvusOptions]):
             return WireRequest(
                 SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded
             )
-        present = None
         if partition is not None and self.lite_path:
-            # Milvus Lite deletes matching keys in every partition, whatever partition_name says: name only
-            # the keys this partition holds (a key is in one partition: an upsert elsewhere moves it)
-            present = self._keys_in(layout, partition, delete_keys(batch, layout)[0])
-        encoded = encode_delete_rows(batch, layout, partition=partition, present=present)
+            # Milvus Lite deletes matching keys in every partition, whatever partition_name says: only the
+            # keys this partition holds are named, and which it holds is asked when the request is sent,
+            # with its ids held (``outcome_of``): asked now, an earlier batch's upsert of one of them, still
+            # in flight, would be missed (the row left behind), or its move to another partition deleted
+            held = _InPartition(body=b"", sent=0, partition=partition)
+            return WireRequest(SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=held)
+        encoded = encode_delete_rows(batch, layout, partition=partition)
         if not encoded.body:
             return WireRequest(
                 SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=encoded
             )
         return WireRequest(SERVICE + "Delete", encoded.body, context=encoded)
+
+    def _delete_in_partition(self, batch: RowBatch, partition: str) -> BatchOutcome:
+        """Milvus Lite: delete the batch's keys that ``partition`` holds, asked now (see ``_delete_request``);
+        on the sender's thread, so a failure is retried as the request's own."""
+        layout = self._layout
+        assert layout is not None
+        present = self._keys_in(layout, partition, delete_keys(batch, layout)[0])
+        encoded = encode_delete_rows(batch, layout, partition=partition, present=present)
+        refused = list(encoded.refused)
+        if encoded.body:
+            self._expect_ok("Delete", self._call("Delete", encoded.body).message(1))
+        return BatchOutcome(written=len(batch) - sum(f.rows for f in refused), failures=refused)
 
     def _keys_in(self, layout: Layout, partition: str, keys: list[Any]) -> set[Any]:
         """Which of ``keys`` the partition holds (a Strong query)."""
@@ -502,6 +524,8 @@ class MilvusBackend(Backend[MilvusOptions]):
         return bool(has.int(2))
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        if isinstance(request.context, _InPartition):
+            return self._delete_in_partition(batch, request.context.partition)
         encoded = request.context if isinstance(request.context, Encoded) else None
         if encoded is not None and encoded.absent:  # a delete where nothing is there: those ids are gone
             refused = list(encoded.refused)
