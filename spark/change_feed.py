@@ -8,7 +8,10 @@ ends as. ``changes`` keeps, for each id:
 - only its latest change in the micro-batch: the highest ``_commit_version``, and within one
   version a post-image or insert over a delete (a commit that rewrites a table, an overwrite or a
   ``replaceWhere``, deletes the old row and inserts the new one under the same id: the row stays);
-- nothing of pre-images: they say what a row was, not what it is (and the sink refuses them);
+- nothing of pre-images, but for an update that changed the id itself (``SET id = …``, or a column of
+  ``id_from``): a pre-image that is its id's last change in the batch, with no post-image or insert of
+  that id in its version, says the id is gone, and leaves as a ``delete`` (a pre-image otherwise says
+  what a row was, not what it is);
 - its change type as the op (``insert``/``update_postimage`` upsert, ``delete`` deletes; the
   spellings of ``op_column``, ``connector/rows/ops.py``), in column ``op_column``; the commit
   columns are dropped.
@@ -111,19 +114,25 @@ def changes(
     from pyspark.sql import functions as F
 
     change = F.lower(F.col(CHANGE_TYPE))
-    kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE))
-    if table is not None:
-        kept = _with_rows_still_there(kept, keys, table)
     by_id = [F.col(k) for k in keys]
-    spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
-    # within one version a delete comes before the insert or post-image of the same id
-    order = F.when(change == DELETE, 0).otherwise(1)
-    newest_first = Window.partitionBy(*by_id).orderBy(F.col(COMMIT_VERSION).desc(), order.desc())
     no_id = F.lit(False)
     for key in by_id:
         no_id = no_id | key.isNull()
+    kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE) | ~no_id)  # a null id's: nothing
+    if table is not None:
+        kept = _with_rows_still_there(kept, keys, table)
+    spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
+    # within one version a pre-image comes first (the id had the row before it), then a delete, then the
+    # insert or post-image of the same id
+    order = F.when(change == PREIMAGE, -1).when(change == DELETE, 0).otherwise(1)
+    newest_first = Window.partitionBy(*by_id).orderBy(F.col(COMMIT_VERSION).desc(), order.desc())
     latest = spread.withColumn(_LATEST, F.row_number().over(newest_first)).filter(
         (F.col(_LATEST) == 1) | no_id
+    )
+    # a pre-image kept is an id an update took away from its row: it is gone
+    latest = latest.withColumn(
+        CHANGE_TYPE,
+        F.when(F.lower(F.col(CHANGE_TYPE)) == PREIMAGE, F.lit(DELETE)).otherwise(F.col(CHANGE_TYPE)),
     )
     dropped = [c for c in (_LATEST, COMMIT_VERSION, COMMIT_TIMESTAMP) if c in latest.columns]
     out = latest.drop(*dropped)

@@ -64,9 +64,17 @@ def history(draw: st.DrawFn) -> tuple[list[Change], dict[str, int], int]:
                 table[key] = serial
                 changes_.append((key, serial, "insert", version))
                 continue
-            kind = draw(st.sampled_from(["update", "delete", "rewrite"]))
+            kind = draw(st.sampled_from(["update", "delete", "rewrite", "rename"]))
             old = table[key]
-            if kind == "update":
+            if kind == "rename":  # an update of the id itself (SET id = ...): the old id is gone
+                renamed = f"r{serial}"  # no other change of this version touches it
+                changes_ += [
+                    (key, old, "update_preimage", version),
+                    (renamed, serial, "update_postimage", version),
+                ]
+                del table[key]
+                table[renamed] = serial
+            elif kind == "update":
                 changes_ += [
                     (key, old, "update_preimage", version),
                     (key, serial, "update_postimage", version),
@@ -92,12 +100,14 @@ def micro_batches(draw: st.DrawFn) -> tuple[list[Change], dict[str, int], int]:
 
 
 def table_after(before: dict[str, int], batch: list[Change]) -> dict[str, int]:
-    """The table after the batch's changes, applied in version order (deletes before inserts)."""
+    """The table after the batch's changes, applied in version order: within a version what rows were
+    (deletes, pre-images) goes before what they are (inserts, post-images)."""
     table = dict(before)
-    for key, value, kind, _ in sorted(batch, key=lambda c: (c[3], c[2] != "delete")):
-        if kind == "delete":
+    was = ("delete", "update_preimage")
+    for key, value, kind, _ in sorted(batch, key=lambda c: (c[3], c[2] not in was)):
+        if kind in was:
             table.pop(key, None)  # type: ignore[arg-type]
-        elif kind != "update_preimage":
+        else:
             table[key] = value  # type: ignore[index]
     return table
 
@@ -135,6 +145,9 @@ def test_several_versions_of_one_id_in_one_batch(spark: Any) -> None:
         ("d", 6, "update_preimage", 4),
         ("d", 7, "update_postimage", 4),
         ("d", 7, "delete", 5),
+        ("e", 8, "insert", 0),
+        ("e", 8, "update_preimage", 6),  # UPDATE ... SET id = 'f' WHERE id = 'e'
+        ("f", 8, "update_postimage", 6),
     ]
     out = changes(feed(spark, rows[::-1]))
     assert out.columns == ["id", "value", "_change_type"]
@@ -143,6 +156,8 @@ def test_several_versions_of_one_id_in_one_batch(spark: Any) -> None:
         "b": ("delete", 3),
         "c": ("insert", 5),
         "d": ("delete", 7),
+        "e": ("delete", 8),  # its row now has another id
+        "f": ("update_postimage", 8),
     }
 
 

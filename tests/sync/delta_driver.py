@@ -4,8 +4,9 @@
 
 - ``make``: writes a Delta table with the change data feed on, one commit per listed version: the
   first creates it, each later one is a ``MERGE`` of upserts and deletes (``merge``, which
-  ``jobs/bench/sync.py`` commits too), or an overwrite of the whole table (which the feed shows as a
-  delete and an insert of every row, in one version);
+  ``jobs/bench/sync.py`` commits too), an overwrite of the whole table (which the feed shows as a
+  delete and an insert of every row, in one version), or an ``UPDATE`` of one row's id (``rename``:
+  the old id's pre-image and the new id's post-image);
 - ``sink``: streams the table's change feed (``readChangeFeed``, ``trigger(availableNow=True)``, a
   checkpoint, ``maxFilesPerTrigger``) through ``vectordb.spark.changes`` into ``format("vectordb")``
   inside ``foreachBatch`` (``table=``: exact even where a micro-batch ends inside a commit). After each micro-batch is written, and before Spark records it as done,
@@ -59,6 +60,10 @@ def session(ivy: str) -> SparkSession:
 
 def make(spark: SparkSession, table: str, versions: list[dict[str, Any]]) -> None:
     for number, version in enumerate(versions):
+        if "rename" in version:
+            old, new = version["rename"]
+            spark.sql(f"UPDATE delta.`{table}` SET id = '{new}' WHERE id = '{old}'")
+            continue
         rows = [tuple(r) for r in version.get("upserts", [])]
         if number == 0 or version.get("overwrite"):
             df = spark.createDataFrame(rows, SCHEMA).coalesce(1)

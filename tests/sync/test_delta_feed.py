@@ -86,6 +86,10 @@ def plan_history() -> tuple[list[dict[str, Any]], list[dict[str, list[Any]]]]:
     commit(4, [*range(20, 26), 9], [0, 1, 2])
     commit(5, [9, 47], [16, 99])  # r9 inserted at v4 updated; r99 never existed
     commit(6, [46], [45, 47])
+    # an UPDATE of the id itself: the feed holds r20's pre-image and r60's post-image, and r20 must go
+    table["r60"] = ["r60", *table.pop("r20")[1:]]
+    plans.append({"rename": ["r20", "r60"]})
+    states.append({k: list(v) for k, v in table.items()})
     return plans, states
 
 
