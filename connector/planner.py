@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .errors import ConfigError, DimensionMismatch
+from .options import without_password
 
 if TYPE_CHECKING:
     from .client import Client, TargetPrepared
@@ -72,9 +73,8 @@ class DriverPlan:
                 f"not {stated} (option {given})"
             )
         if say is not None:
-            say(
-                f"embedding with {stage.options.model!r} at {stage.options.shown_endpoint}: {dim}-dimensional vectors"
-            )
+            endpoint = without_password(stage.options.endpoint)
+            say(f"embedding with {stage.options.model!r} at {endpoint}: {dim}-dimensional vectors")
         if stated is None:
             self._change(dimension=dim)
         return dim

@@ -37,6 +37,7 @@ import numpy as np
 from ..dispatch import Dispatcher
 from ..errors import ConnectorError, Rejected, SystemicRejection
 from ..forks import ForkCheck
+from ..options import without_password
 from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
@@ -200,7 +201,7 @@ class EmbeddingClient:
         self._embedding = threading.Lock()  # embed() calls from several threads queue on it
 
     def __repr__(self) -> str:
-        return f"EmbeddingClient({self.options.shown_endpoint}, model={self.options.model!r})"
+        return f"EmbeddingClient({without_password(self.options.endpoint)}, model={self.options.model!r})"
 
     def __enter__(self) -> EmbeddingClient:
         return self

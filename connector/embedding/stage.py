@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigError, DimensionMismatch
+from ..options import without_password
 from ..report import BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
@@ -107,7 +108,7 @@ class EmbeddingStage:
         self.pieces_ahead = max(2, -(-window_inputs // self.piece_rows) + 1)
 
     def __repr__(self) -> str:
-        return f"EmbeddingStage({self.options.shown_endpoint}, model={self.options.model!r}, text={self.text_column!r})"
+        return f"EmbeddingStage({without_password(self.options.endpoint)}, model={self.options.model!r}, text={self.text_column!r})"
 
     @property
     def client(self) -> EmbeddingClient:

@@ -70,3 +70,23 @@ def test_the_drivers_embedding_line_shows_no_url_password(url_with_password: str
             assert plan.learn_model_dimension(say=lines.append) == 64
         forget_shared()
     assert len(lines) == 1 and PASSWORD not in lines[0] and "user:***@" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://user:{PASSWORD}@host/v1",
+        f"https://user:p@{PASSWORD}@host:8443/v1",  # an unescaped @ in the password
+        f"http:/user:{PASSWORD}@host/v1",  # one slash short: refused, and quoted
+        f"user:{PASSWORD}@host",
+        "http://user@host/v1",
+        "http://host:8080/v1@x",
+    ],
+)
+def test_embedding_options_blank_a_url_as_without_password_blanks_a_uri(url: str) -> None:
+    """The module cannot import ``without_password`` (connector.options imports it): the same rule, kept
+    the same here."""
+    from vectordb.connector.embedding.options import _shown
+    from vectordb.connector.options import without_password
+
+    assert _shown(url) == without_password(url) and PASSWORD not in _shown(url)
