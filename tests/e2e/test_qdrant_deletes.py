@@ -90,3 +90,32 @@ def test_a_namespaces_delete_leaves_the_points_of_another(server: QdrantServer, 
         "a1",
         "a2",
     ]
+
+
+@pytest.mark.parametrize("transport", ["grpc", "rest"])
+def test_no_namespace_and_the_empty_one_are_one_default_namespace(
+    server: QdrantServer, transport: str
+) -> None:
+    """Payload namespaces: a row of no namespace and one of ``""`` land alike, without the namespace key,
+    and a delete or clear of ``""`` reaches both (it matched ``namespace == ""`` and left them)."""
+    uri = server.uri(transport, "docs")
+    with connect(uri, create=True, op_column="op") as client:
+        rows = [{"id": i, "values": [1.0, 2.0]} for i in ("n1", "n2", "n3")]
+        assert client.upsert([*rows, {"id": "e1", "values": [1.0, 2.0], "namespace": ""}]).ok
+        assert client.upsert([{"id": "x1", "values": [3.0, 4.0], "namespace": "x"}]).ok
+        assert client.delete(["n1", "x1"], namespace="").deleted == 2  # x1 is x's: it stays
+        assert client.write([{"id": "n2", "op": "delete", "namespace": ""}]).deleted == 1
+    official = server.client(prefer_grpc=transport == "grpc")
+    try:
+        points, _ = official.scroll("docs", limit=10, with_payload=True)
+        assert {p.payload["original_id"]: p.payload.get("namespace") for p in points} == {
+            "n3": None,
+            "e1": None,  # "" stored as no namespace, as None is
+            "x1": "x",
+        }
+        with connect(uri) as client:
+            client.clear("")
+        points, _ = official.scroll("docs", limit=10, with_payload=True)
+        assert [p.payload["original_id"] for p in points] == ["x1"]
+    finally:
+        official.close()

@@ -48,8 +48,13 @@ class Model:
 
     def delete(self, row_id: Any, namespace: str | None) -> None:
         key = self.key(row_id, namespace)
-        # Qdrant deletes a point by id in the row's namespace (a point another namespace wrote stays)
-        if self.kind != "qdrant" or namespace is None or self.rows.get(key, (None,))[0] == namespace:
+        # Qdrant deletes a point by id in the row's namespace (a point another namespace wrote stays; ""
+        # is the default namespace, whose points have none)
+        if (
+            self.kind != "qdrant"
+            or namespace is None
+            or self.rows.get(key, (None,))[0] == (namespace or None)
+        ):
             self.rows.pop(key, None)
 
     def applied_in_order(self, rows: list[dict[str, Any]]) -> dict[Any, Any]:
@@ -96,7 +101,7 @@ def handler_for(model: Model, delay: Callable[[], float]) -> Callable[[WireReque
                     ids, ns = body["points"], None
                 else:
                     must = body["filter"]["must"]
-                    ids, ns = must[0]["has_id"], must[1]["match"]["value"]
+                    ids, ns = must[0]["has_id"], "" if "is_empty" in must[1] else must[1]["match"]["value"]
                 for pid in ids:
                     model.delete(pid, ns)
             else:

@@ -32,6 +32,7 @@ from qdrant_client.conversions.conversion import GrpcToRest, RestToGrpc
 from qdrant_client.http import models as rest
 
 from .qdrant_rest import (
+    IS_EMPTY,
     VERSION,
     Incoming,
     QdrantError,
@@ -307,6 +308,7 @@ class QdrantGrpcServer:
                 for c in selector.filter.must
                 if c.HasField("field")
             ]
+            must += [(c.is_empty.key, IS_EMPTY) for c in selector.filter.must if c.HasField("is_empty")]
             chosen: list[Any] | None = None
             for c in selector.filter.must:  # HasIdCondition: the points among these ids
                 if c.HasField("has_id"):

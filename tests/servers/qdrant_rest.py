@@ -65,6 +65,7 @@ from .script import ECHO_HEADER, FaultScript, ServerState, echoed
 from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 
 __all__ = [
+    "IS_EMPTY",
     "VERSION",
     "Incoming",
     "Point",
@@ -78,6 +79,7 @@ __all__ = [
 # qdrant-client warns when the server's minor version is more than one away from its own; the tests pin
 # qdrant-client 1.20, so the server announces that line.
 VERSION = "1.20.0"
+IS_EMPTY = object()  # a filter's is_empty condition, as a value in delete_points' must
 
 Kind = Literal[
     "bad_input",
@@ -329,8 +331,9 @@ class QdrantStore:
         self, collection: str, ids: list[Any] | None, must: list[tuple[str, Any]], shard_key: Any
     ) -> None:
         """Delete the points among ``ids`` (``None``: every point; an id not there is no error) whose
-        payload matches every ``(key, value)`` of ``must`` (an empty filter matches every point), within
-        ``shard_key`` when given: a ``points`` selector, or a filter's ``has_id`` and ``match`` conditions."""
+        payload matches every ``(key, value)`` of ``must`` (an empty filter matches every point; a value of
+        ``IS_EMPTY``: the key missing, null or ``[]``, Qdrant's ``is_empty``), within ``shard_key`` when
+        given: a ``points`` selector, or a filter's ``has_id``, ``match`` and ``is_empty`` conditions."""
         with self._lock:
             coll = self._collection(collection)
             chosen = list(coll.points) if ids is None else [_point_id(i, "rest") for i in ids]
@@ -338,7 +341,12 @@ class QdrantStore:
                 point = coll.points.get(pid)
                 if point is None or (shard_key is not None and point.shard_key != shard_key):
                     continue
-                if all(point.payload.get(key) == value for key, value in must):
+                if all(
+                    point.payload.get(key) in (None, [])
+                    if value is IS_EMPTY
+                    else point.payload.get(key) == value
+                    for key, value in must
+                ):
                     del coll.points[pid]
 
     def record(self, entry: UpsertLog) -> None:
@@ -681,6 +689,7 @@ class _Handler(JsonHandler):
             ids = doc.get("points")
             conditions = (doc.get("filter") or {}).get("must") or []
             must = [(c["key"], c["match"]["value"]) for c in conditions if "key" in c]
+            must += [(c["is_empty"]["key"], IS_EMPTY) for c in conditions if "is_empty" in c]
             for condition in conditions:  # HasIdCondition: the points among these ids
                 if "has_id" in condition:
                     given = list(condition["has_id"])
