@@ -127,8 +127,11 @@ class _Batcher:
     def add(self, index: int, text: object) -> _Request | None:
         """Take one input; return the request it completed, if any."""
         ready = None
-        if not isinstance(text, str):
-            message = f"input {index} is {type(text).__name__}, not a string"
+        if not isinstance(text, str) or not text:
+            what = f"{type(text).__name__}, not a string"
+            if isinstance(text, str):  # never sent: OpenAI-compatible servers refuse a whole request for it
+                what = "an empty string, which embedding servers refuse"
+            message = f"input {index} is {what}"
             self.invalid.append(InputFailure(index=index, error_type="InvalidInput", message=message))
         else:
             if self.texts and self.chars + len(text) > self.max_chars:

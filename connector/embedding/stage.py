@@ -12,7 +12,7 @@ the client) have it in each row's metadata under that key, where the sink's read
 ``ml.rag`` Chunk's content under ``content_key``).
 
 A row whose text could not be embedded (refused by the server, retries spent, a text that is not
-a string) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
+a string or is empty, which is never sent) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
 holding its ``BatchFailure``, with the embedding's reason and the row's position in the write's input,
 which the client counts like any row it refuses; the rows kept keep their positions too. Rows that
 already have a vector, and rows without text, pass through untouched (a row with neither fails
@@ -76,19 +76,27 @@ class _Piece:
 
 def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Piece:
     """The piece for ``rows`` from the texts of its rows without a vector (position, value): strings are
-    embedded, other values fail their row, ``None`` means the row has no text."""
+    embedded, other values and empty strings fail their row, ``None`` means the row has no text."""
     need: list[int] = []
     sent: list[str] = []
     invalid: dict[int, str] = {}
     for i, text in texts:
         if text is None:
             continue
-        if isinstance(text, str):
+        if isinstance(text, str) and text:
             need.append(i)
             sent.append(text)
+        elif isinstance(text, str):
+            invalid[i] = _empty_text(text_column)
         else:
             invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
     return _Piece(rows, np.asarray(need, dtype=np.int64), sent, invalid)
+
+
+def _empty_text(text_column: str) -> str:
+    # failed here, never sent: an OpenAI-compatible server refuses a request with one empty input whole,
+    # and finding it by splitting the request spends the isolation budget the other rows' may need
+    return f"column {text_column!r} holds an empty string, which embedding servers refuse"
 
 
 class EmbeddingStage:
@@ -228,9 +236,11 @@ class EmbeddingStage:
                 wanted = pc.and_(wanted, pc.equal(lengths, 0))
             elif not pt.is_null(vectors.type):
                 wanted = pa.array(np.zeros(batch.num_rows, dtype=bool))  # refused later, by the column check
-        need = np.flatnonzero(wanted.to_numpy(zero_copy_only=False))
+        need = np.flatnonzero(wanted.to_numpy(zero_copy_only=False)).astype(np.int64)
         texts = text.take(pa.array(need)).to_pylist() if len(need) else []
-        return _Piece(batch, need.astype(np.int64), texts)
+        if "" not in texts:
+            return _Piece(batch, need, texts)
+        return _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)  # fails the empty
 
     def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Chunk | Prepared]:
         reasons = {int(piece.need[f.index - embedded.offset]): _reason(f) for f in embedded.failures}

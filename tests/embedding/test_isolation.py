@@ -2,7 +2,8 @@
 
 The server refuses a whole request when one input is over the model's context (OpenAI's message,
 which names no input and quotes the request's total token count, so two requests holding the same
-bad input get different messages) or is an empty string. Only the client's splitting can find them.
+bad input get different messages). Only the client's splitting can find them. An empty string, which
+the server refuses too, is failed by the client without being sent.
 """
 
 from __future__ import annotations
@@ -36,8 +37,15 @@ def servers() -> Iterator[dict[str, EmbeddingsServer]]:
         yield {"plain": plain, "named": named}
 
 
+def refused_alike(i: int) -> str:
+    """Over the context, as long as every other one: refused alone with one identical message."""
+    return f"long {i:06d} " + "x" * (4 * 512 + 8)
+
+
 def bad_text(i: int, kind: str) -> str:
-    return too_long(i) if kind == "long" else ""
+    if kind == "empty":
+        return ""
+    return too_long(i) if kind == "long" else refused_alike(i)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
@@ -70,7 +78,7 @@ def test_exactly_the_refused_inputs_fail_with_the_servers_reason_for_them_alone(
     else:
         rng = random.Random(data.draw(st.integers(0, 2**32 - 1)))
         bad = {i for i in range(n) if rng.random() < 0.5}
-    kinds = {i: data.draw(st.sampled_from(["long", "long", "empty"])) for i in sorted(bad)}
+    kinds = {i: data.draw(st.sampled_from(["long", "long", "alike", "empty"])) for i in sorted(bad)}
     texts = [bad_text(i, kinds[i]) if i in bad else words(i, 5) for i in range(n)]
 
     server = servers[server_kind]
@@ -85,15 +93,18 @@ def test_exactly_the_refused_inputs_fail_with_the_servers_reason_for_them_alone(
             return
     assert {f.index for f in result.failures} == bad
     for failure in result.failures:
+        if kinds[failure.index] == "empty":  # failed here, never sent
+            assert (failure.error_type, failure.retryable, failure.attempts) == ("InvalidInput", False, 0)
+            assert (
+                failure.message == f"input {failure.index} is an empty string, which embedding servers refuse"
+            )
+            continue
         assert failure.error_type == "Rejected" and not failure.retryable and failure.attempts >= 1
-        text = texts[failure.index]
-        if kinds[failure.index] == "long":  # the reason the server gives for this input sent alone
-            reason = context_error_message(512, tokens_of(text))
-            assert failure.message.endswith(f"HTTP 400: {reason}") or failure.message.endswith(
-                f"HTTP 400: Invalid 'input[0]': {reason}"
-            ), failure.message
-        else:
-            assert "'$.input' is invalid" in failure.message
+        # the reason the server gives for this input sent alone
+        reason = context_error_message(512, tokens_of(texts[failure.index]))
+        assert failure.message.endswith(f"HTTP 400: {reason}") or failure.message.endswith(
+            f"HTTP 400: Invalid 'input[0]': {reason}"
+        ), failure.message
     good = [i for i in range(n) if i not in bad]
     np.testing.assert_array_equal(result.vectors[good], expected_vectors([texts[i] for i in good], 16))
     assert np.isnan(result.vectors[sorted(bad)]).all()
@@ -129,11 +140,11 @@ def test_past_the_isolation_budget_inputs_fail_as_not_isolated_saying_they_may_b
 def test_a_server_that_refuses_faster_than_it_embeds_cannot_stop_a_stream_with_good_inputs(
     concurrency: int,
 ) -> None:
-    """Three inputs in four empty (refused), one input a request, and every answer with vectors 100 ms
+    """Three inputs in four refused alike (over the context), one input a request, and every answer with vectors 100 ms
     slower than a refusal: the first 32 answers are refusals alike, but the requests in flight behind
     them are waited for, and the stream goes on to the end instead of stopping as systemic."""
     n = 120
-    texts = [words(i) if i % 4 == 0 else "" for i in range(n)]
+    texts = [words(i) if i % 4 == 0 else refused_alike(i) for i in range(n)]
     with EmbeddingsServer(accept_delay_s=0.1) as server:
         options = {"url": server.url, "model": DEFAULT_MODEL, "api_key": DEFAULT_KEY, "dimensions": 16}
         options |= {"batch_size": 1, "max_concurrency": concurrency}
