@@ -19,7 +19,9 @@ texts is sent and accounted for, and keeps what is the embedding stream's own:
 
 Fatal errors (bad key, no such model, a server never reached, a reply that is not the protocol,
 a systemic refusal) stop the feeder, let the requests in flight finish, and are raised by the
-stream. Per-input failures are data: ``EmbeddedChunk.failures``.
+stream. Per-input failures are data: ``EmbeddedChunk.failures``. A stream closed on an error retries
+nothing more; on an interrupt (Ctrl-C) it does not wait for the requests on the wire either, as an
+interrupted write does not: they end on their own threads.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..dispatch import Dispatcher
-from ..errors import ConnectorError, Rejected, SystemicRejection
+from ..errors import ConnectorError, Rejected, ServerError, SystemicRejection
 from ..forks import ForkCheck
 from ..options import without_password
 from ..redaction import Secrets
@@ -92,6 +94,7 @@ class _Request:
     indices: np.ndarray | None = None
     vectors: np.ndarray | None = None
     done: bool = False
+    stop: threading.Event | None = None  # its stream's: set, the request is not sent again
 
     def finish(self, dim: int | None) -> None:
         """Merge the accepted pieces into one matrix, in input order (isolation may accept out of order)."""
@@ -174,6 +177,7 @@ class EmbeddingClient:
             max_connections=options.max_concurrency,
         )
         self._clock, self._sleep, self._rand = clock, sleep, rand
+        self._sending = threading.local()  # the stop of the request a sender thread last sent
         self._fork = ForkCheck()
         self._forget_parent()  # what a forked child makes anew is made here first
         self._format = options.encoding_format
@@ -189,7 +193,7 @@ class EmbeddingClient:
             self,
             self.options,
             clock=self._clock,
-            sleep=self._sleep,
+            sleep=self._pause,
             rand=self._rand,
             thread_name="vectordb-embed",
         )
@@ -232,8 +236,9 @@ class EmbeddingClient:
         requests and ``max_chunks_ahead`` chunks (a bound for chunks with few or no texts, when the
         caller holds more than the texts for each); an error it raises comes out of this iterator
         after the chunks read before it. Closing the iterator early stops the feeder and waits for
-        the requests in flight. One stream at a time: starting another while this one is open is a
-        ``RuntimeError``.
+        the requests in flight; closed on an error, it sends no retry, and on an interrupt (an error
+        that is not an ``Exception``: ``KeyboardInterrupt``) it does not wait for the requests on the
+        wire. One stream at a time: starting another while this one is open is a ``RuntimeError``.
         """
         if max_chunks_ahead < 1:
             raise ValueError("max_chunks_ahead must be at least 1")
@@ -282,7 +287,20 @@ class EmbeddingClient:
         return self._transport.host.answered
 
     def send(self, unit: _Unit) -> np.ndarray:
+        stop = unit.request.stop
+        if stop is not None and stop.is_set():
+            raise _StreamClosed("not sent: the embedding stream was closed on an error")
+        self._sending.stop = stop  # for the wait before a retry of it, on this thread (_pause)
         return self._send(unit.part.texts)
+
+    def _pause(self, delay_s: float) -> None:
+        """The dispatcher's wait before a retry, on the sender thread that just sent: cut short when the
+        request's stream is closed on an error, so no sender waits out a Retry-After for nothing."""
+        stop = getattr(self._sending, "stop", None)
+        if stop is not None and self._sleep is time.sleep:
+            stop.wait(delay_s)
+        elif stop is None or not stop.is_set():
+            self._sleep(delay_s)
 
     def accepted(self, unit: _Unit, matrix: np.ndarray) -> tuple[bool, ConnectorError | None]:
         if self._dim is None:
@@ -387,11 +405,27 @@ class _Run:
         self.source_error: BaseException | None = None
         self.fed_all = False
         self.stopping = False
+        self.stop = threading.Event()  # set: the stream was closed on an error, its requests are not retried
         self.feeder = threading.Thread(target=self._feed, name="vectordb-embed-feed", daemon=True)
 
     @property
     def fatal(self) -> BaseException | None:
         return self.client.dispatch.fatal
+
+    def _close_on(self, error: BaseException | None) -> None:
+        """Stop the feeder; closed on an error, send no retry (``stop``), and on an interrupt return
+        without waiting for the requests on the wire."""
+        with self.cond:
+            self.stopping = True
+            if error is not None:
+                self.stop.set()
+            self.cond.notify_all()
+        self.feeder.join()
+        if error is not None and not isinstance(error, Exception):
+            return  # the requests on the wire end on their own threads, accounted for in their requests
+        with self.cond:
+            while not self._settled():
+                self.cond.wait()
 
     # -- the feeder thread -------------------------------------------------------------------------
 
@@ -456,6 +490,7 @@ class _Run:
                 self.requests.append(request)
             self._done(_Unit(request, request.part))
             return True
+        request.stop = self.stop
         if not dispatch.take_slot(
             ready=lambda: len(self.requests) < self.window, stopped=lambda: self.stopping
         ):
@@ -480,6 +515,7 @@ class _Run:
 
     def results(self) -> Iterator[EmbeddedChunk]:
         self.feeder.start()
+        error: BaseException | None = None
         try:
             while True:
                 with self.cond:
@@ -497,14 +533,11 @@ class _Run:
                             return
                         self.cond.wait()
                 yield chunk
+        except BaseException as exc:
+            error = _error_closing(exc)
+            raise
         finally:
-            with self.cond:
-                self.stopping = True
-                self.cond.notify_all()
-            self.feeder.join()
-            with self.cond:
-                while not self._settled():
-                    self.cond.wait()
+            self._close_on(error)
 
     def _settled(self) -> bool:
         """The feeder stopped and no request of this stream is in flight."""
@@ -566,6 +599,20 @@ class _ChunkOut:
         else:
             matrix, found = np.concatenate(self.vectors), np.concatenate(self.indices)
         return EmbeddedChunk(self.offset, self.count, found, matrix, tuple(self.failures))
+
+
+class _StreamClosed(ServerError):
+    """A retry of a request whose stream was closed on an error: not sent (not retryable, not fatal)."""
+
+
+def _error_closing(exc: BaseException) -> BaseException | None:
+    """The error a stream is closed on: ``exc``, or for a ``GeneratorExit`` (its consumer's generators
+    closed in a ``finally``, as a stopped write closes its input's) the error that was propagating then;
+    ``None`` for a plain close."""
+    error: BaseException | None = exc
+    while isinstance(error, GeneratorExit):
+        error = error.__context__
+    return error
 
 
 def _as_list(chunk: Any) -> list[Any]:
