@@ -24,7 +24,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound
+from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound, Unavailable
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
@@ -230,14 +230,22 @@ class PineconeBackend(Backend[PineconeOptions]):
         )
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
-        """A reply is all-or-nothing: it arrived, so every row is in the index (or, deleted, gone from it).
-        An upsert's reply that is not Pinecone's (a proxy's page) is ``MalformedReply``: its rows fail."""
+        """A reply is all-or-nothing: it arrived, so every row is in the index (or, deleted, gone from it),
+        unless an upsert's ``upsertedCount`` says fewer. Which rows are missing it does not say, so a
+        short count is a transient fault: the request is sent again, and its rows fail if it stays short.
+        """
         if reply.status in request.answers and b"namespace" not in reply.body.lower():
             # a 404 that is not about the namespace: the index itself is missing
             text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
             raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
         if batch.op != DELETE:
-            self._upserted_count(batch, reply)
+            upserted = self._upserted_count(batch, reply)
+            if upserted is not None and upserted < len(batch):
+                raise Unavailable(
+                    f"{self.describe()}: the server upserted {upserted} of the {len(batch)} rows sent "
+                    "(upsertedCount), without saying which",
+                    status=reply.status,
+                )
         return BatchOutcome(written=len(batch))
 
     def _upserted_count(self, batch: RowBatch, reply: WireReply) -> int | None:

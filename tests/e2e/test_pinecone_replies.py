@@ -1,9 +1,10 @@
 """What the Pinecone backend reads in replies, against the Pinecone-protocol servers: a delete's NOT_FOUND
 is "the namespace holds nothing" only when the server's own words say so (never the index's host, which
-our messages quote), and an upsert's reply that is not Pinecone's is a ``MalformedReply``."""
+our messages quote), and an upsert's ``upsertedCount`` below the rows sent fails them."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any, NoReturn
 import grpc
 import pytest
 
-from tests.servers import pinecone_grpc, pinecone_rest
+from tests.servers import pinecone_grpc, pinecone_rest, script
 from tests.servers.fixtures import start_server
 from vectordb.connector import MalformedReply, NotFound, connect
 from vectordb.connector.transports.base import forget_shared
@@ -89,6 +90,56 @@ def test_grpc_delete_index_not_found_is_not_read_as_an_empty_namespace_whatever_
         finally:
             forget_shared()
     assert host in str(raised.value), raised.value
+
+
+def _short_counts(monkeypatch: pytest.MonkeyPatch, short_first: int) -> None:
+    """The servers apply each upsert but count one row fewer for the first ``short_first`` (not 0: gRPC
+    cannot tell a count of 0 from none, which proto3 leaves off the wire alike)."""
+    calls = {"n": 0}
+    serve = script.serve_upsert
+
+    def serve_upsert(*args: Any, **kwargs: Any) -> script.Verdict:
+        verdict = serve(*args, **kwargs)
+        calls["n"] += 1
+        short = verdict.outcome == "ok" and calls["n"] <= short_first
+        return dataclasses.replace(verdict, upserted=verdict.upserted - 1) if short else verdict
+
+    for module in (pinecone_rest, pinecone_grpc):
+        monkeypatch.setattr(module, "serve_upsert", serve_upsert)
+
+
+@pytest.mark.parametrize("kind", ["rest", "grpc"])
+def test_an_upserted_count_below_the_rows_sent_is_retried_then_fails_the_rows(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _short_counts(monkeypatch, short_first=100)
+    rows = [{"id": f"d{i}", "values": [float(i), 1.0]} for i in range(10)]
+    with start_server(kind) as server:
+        try:
+            with connect(server.uri, on_error="report", max_retries=2) as client:
+                report = client.write(rows)
+        finally:
+            forget_shared()
+    assert report.written == 0 and report.failed == 10 and report.retries == 2, report
+    assert sorted(report.failed_ids, key=str) == sorted(r["id"] for r in rows)
+    reasons = {f.error for f in report.failures}
+    assert len(reasons) == 1 and "upserted 9 of the 10 rows sent" in reasons.pop(), report
+    assert server.uri.split("://")[1] in report.failures[0].error
+
+
+@pytest.mark.parametrize("kind", ["rest", "grpc"])
+def test_a_short_upserted_count_once_is_retried_and_the_rows_are_written(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _short_counts(monkeypatch, short_first=1)
+    rows = [{"id": f"d{i}", "values": [float(i), 1.0]} for i in range(10)]
+    with start_server(kind) as server:
+        try:
+            with connect(server.uri, on_error="report") as client:
+                report = client.write(rows)
+        finally:
+            forget_shared()
+    assert report.ok and report.written == 10 and report.retries == 1, report
 
 
 def _garbled_upsert_replies(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:

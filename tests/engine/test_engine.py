@@ -28,7 +28,7 @@ from vectordb.connector.rows.chunks import DICT_CHUNK_ROWS
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
-OK = WireReply(pb.UpsertResponse(upserted_count=1).SerializeToString())
+OK = WireReply(b"")  # an UpsertResponse that states no count: every row upserted
 
 
 def rows(n: int, dim: int = 4, prefix: str = "r") -> list[dict]:

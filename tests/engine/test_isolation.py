@@ -24,7 +24,7 @@ from vectordb.connector.limits import IsolationBudget
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
-OK = WireReply(pb.UpsertResponse(upserted_count=1).SerializeToString())
+OK = WireReply(b"")  # an UpsertResponse that states no count: every row upserted
 REFUSAL = "INVALID_ARGUMENT: invalid vector"
 
 
