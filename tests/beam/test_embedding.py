@@ -90,7 +90,7 @@ def test_dicts_with_text_land_in_milvus_lite_exactly(
     embeddings_server: EmbeddingsServer, milvus_lite: LiteServer, collection_name: str
 ) -> None:
     records = [{"id": f"r{i}", "text": words(i), "n": i} for i in range(500)]
-    records[250]["text"] = ""  # refused by the server, as OpenAI refuses an empty input
+    records[250]["text"] = ""  # fails unsent: OpenAI refuses a whole request for one empty input
     sink = WriteToVectorDB(
         milvus_lite.uri,
         collection=collection_name,
