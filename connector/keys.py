@@ -1,4 +1,5 @@
-"""Where a key comes from: the option itself, or an environment variable read where the connection opens.
+"""Where a key comes from: the option itself, or an environment variable read where the connection opens;
+and a URI shown without the password it may hold (``without_password``), for every message that quotes one.
 
 Options built from ``api_key_env`` (or ``embed_api_key_env``) carry the variable's name to remote
 workers (a pickled Beam pipeline, which the runner stores), never the key; the variable is read in
@@ -8,11 +9,12 @@ the process that connects.
 from __future__ import annotations
 
 import os
+import re
 import socket
 
 from .errors import ConfigError
 
-__all__ = ["key_from"]
+__all__ = ["key_from", "without_password"]
 
 
 def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
@@ -28,3 +30,15 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
             f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
         )
     return key
+
+
+# user:pw@ after the start or any ":" or "/", so a mistyped separator ("qdrant:/u:pw@h", "qdrant//u:pw@h")
+# is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
+_PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
+_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
+
+
+def without_password(uri: str) -> str:
+    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``, also in a URI too
+    malformed to parse: the one that needs quoting in an error is the mistyped one."""
+    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))

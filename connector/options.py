@@ -9,7 +9,6 @@ Each backend extends ``BackendOptions`` with its own fields. Credentials are mas
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
@@ -17,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 import msgspec
 
 from .errors import ConfigError
-from .keys import key_from
+from .keys import key_from, without_password
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -404,15 +403,3 @@ def uri_database(uri: str) -> str:
             "nor a path for the embedded database (./vectors.db)"
         )
     return uri.split("://", 1)[0].lower().partition("+")[0]
-
-
-# user:pw@ after the start or any ":" or "/", so a mistyped separator ("qdrant:/u:pw@h", "qdrant//u:pw@h")
-# is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
-_PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
-_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
-
-
-def without_password(uri: str) -> str:
-    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``, also in a URI too
-    malformed to parse: the one that needs quoting in an error is the mistyped one."""
-    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))

@@ -9,14 +9,13 @@ request is one of the write's requests.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from ..errors import ConfigError
-from ..keys import key_from
+from ..keys import key_from, without_password
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -59,7 +58,7 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"option url: {_shown(self.url)!r} is not an http:// or https:// URL")
+            raise ConfigError(f"option url: {without_password(self.url)!r} is not an http:// or https:// URL")
         if not self.model:
             raise ConfigError("option model: give the embedding model's name")
         if self.api_key is not None and self.api_key_env is not None:
@@ -83,21 +82,11 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             if value is None or name == "option_prefix":
                 continue
             if name == "url":
-                value = _shown(value)  # a password in the URL is a credential too
+                value = without_password(value)  # a password in the URL is a credential too
             shown.append(f"{name}=***" if name == "api_key" else f"{name}={value!r}")
         return f"EmbedOptions({', '.join(shown)})"
 
     __str__ = __repr__
-
-
-# user:pw@ after the start, a ":" or a "/" (a mistyped "http:/u:pw@h" too), up to the host's "@"
-_PASSWORD_IN_URL = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
-
-
-def _shown(url: str) -> str:
-    """``url`` with a password in it shown as ``***``, by the rule of ``connector.options.without_password``
-    (which this module cannot import: that module imports this one)."""
-    return _PASSWORD_IN_URL.sub(r"\1***@", url)
 
 
 def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOptions:
@@ -111,7 +100,7 @@ def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOpt
             raise ConfigError(f"option {prefix}{required} is required")
     url = values["url"]
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        shown = _shown(url) if isinstance(url, str) else url
+        shown = without_password(url) if isinstance(url, str) else url
         raise ConfigError(f"option {prefix}url: {shown!r} is not an http:// or https:// URL")
     if values.get("api_key") is not None and values.get("api_key_env") is not None:
         raise ConfigError(f"options {prefix}api_key and {prefix}api_key_env exclude each other: give one")
