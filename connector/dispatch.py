@@ -123,10 +123,12 @@ class Dispatcher(Generic[U]):
         self.pool.shutdown(wait=True)
 
     def begin(self) -> None:
-        """A new write or stream: no fatal error, and "nothing accepted" is about this one."""
+        """A new write or stream: no fatal error, "nothing accepted" is about this one, and its retries have
+        at least the budget a new client's have."""
         with self.cond:
             self.fatal = None
             self._systemic, self._suspect = SystemicWatch(), None
+            self.retry.budget.refill()
 
     def set_fatal(self, exc: BaseException) -> None:
         with self.cond:

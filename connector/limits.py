@@ -138,6 +138,12 @@ class RetryBudget:
 
     def __init__(self, initial: float = 20.0, max_tokens: float = 100.0, per_success: float = 1.0) -> None:
         self.tokens, self.max_tokens, self.per_success = initial, max_tokens, per_success
+        self.initial = initial
+
+    def refill(self) -> None:
+        """A new write starts with at least the first tokens: a storm an earlier write met (an outage
+        since over) must not fail the next one's rows at their first transient error, unretried."""
+        self.tokens = max(self.tokens, self.initial)
 
     @classmethod
     def for_concurrency(cls, max_concurrency: int) -> RetryBudget:

@@ -145,6 +145,26 @@ def test_retry_budget_stops_a_retry_storm() -> None:
     assert len(transport.requests) == report.requests <= 50 + 22
 
 
+def test_a_write_after_a_retry_storm_has_its_retries_again() -> None:
+    """The budget a storm spent is the storm's write's: the next write on the client, the outage over,
+    retries its first transient error instead of failing the rows unretried."""
+    state = {"down": True, "flaky": 0}
+
+    def handler(request: WireRequest) -> WireReply:
+        if state["down"]:
+            raise Unavailable("down", status=503)
+        state["flaky"] += 1
+        if state["flaky"] <= 2:  # the outage's last two errors, at the next write's start
+            raise Unavailable("still waking up", status=503)
+        return OK
+
+    client, _ = client_with(handler, max_retries=5, on_error="report")
+    assert client.upsert(rows(500)).failed == 500  # the storm: the budget spent
+    state["down"] = False
+    report = client.upsert(rows(10))
+    assert (report.written, report.failed, report.retries) == (10, 0, 2), report
+
+
 def test_the_first_burst_of_throttles_at_high_concurrency_loses_no_row() -> None:
     # until AIMD finds a quota, up to about 2 x max_concurrency requests are throttled; with 16 in
     # flight that is more than a fixed 20-token budget holds, before any success refills it
