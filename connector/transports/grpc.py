@@ -147,11 +147,16 @@ def error_for_status(
     details = secrets.blank(details)
     pushback = trailing.get("grpc-retry-pushback-ms")
     retry_after_s = None
+    no_retry = False
     if pushback is not None:
         try:
             retry_after_s = int(pushback) / 1000  # bounded by ServerError
-        except (ValueError, OverflowError):  # OverflowError: more digits than a float holds
+        except ValueError:
             retry_after_s = None
+        except OverflowError:  # more digits than a float holds: the longest wait
+            retry_after_s = float("inf")
+        # gRPC's retry design (A6): a pushback that is negative or does not parse asks for no retry
+        no_retry = retry_after_s is None or retry_after_s < 0
     else:  # seconds, as Qdrant sends it with RESOURCE_EXHAUSTED; or a gateway's HTTP Retry-After (a date)
         retry_after_s = parse_retry_after(trailing.get("retry-after"))  # bounded by ServerError
     kind = ERROR_BY_STATUS.get(code_name, ServerError)
@@ -159,7 +164,12 @@ def error_for_status(
     if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):
         return ConnectError(f"{where}: cannot connect: {details}")
     if issubclass(kind, ServerError):
-        return kind(message, status=code_name, retry_after_s=retry_after_s)
+        if no_retry and kind.retryable:
+            message += f" (not retried: the server's grpc-retry-pushback-ms is {str(pushback)[:20]!r})"
+        exc = kind(message, status=code_name, retry_after_s=None if no_retry else retry_after_s)
+        if no_retry:
+            exc.retryable = False
+        return exc
     return kind(message)
 
 

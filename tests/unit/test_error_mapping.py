@@ -41,6 +41,16 @@ def test_grpc_pushback_becomes_retry_after() -> None:
     assert exc.retry_after_s == 0.25
 
 
+@pytest.mark.parametrize("pushback", ["-1", "soon"])
+def test_a_negative_or_unreadable_grpc_pushback_asks_for_no_retry(pushback: str) -> None:
+    exc = grpc_transport.error_for_status(
+        "UNAVAILABLE", "going away", "x", {"grpc-retry-pushback-ms": pushback}, secrets=NONE
+    )
+    assert isinstance(exc, errors.Unavailable) and not exc.retryable and exc.retry_after_s is None
+    assert "not retried" in str(exc)
+    assert grpc_transport.error_for_status("UNAVAILABLE", "going away", "x", {}, secrets=NONE).retryable
+
+
 def test_grpc_connect_failure_is_a_connect_error() -> None:
     exc = grpc_transport.error_for_status(
         "UNAVAILABLE", "failed to connect to all addresses", "x", {}, secrets=NONE
@@ -122,14 +132,14 @@ def test_str_of_every_error_works_without_arguments() -> None:
     ("pushback_ms", "retry_after", "waits_s"),
     [
         ("999999999999", None, 300.0),
-        ("inf", None, None),  # not a number of milliseconds: no hint
-        ("-5", None, 0.0),
+        ("inf", None, None),  # not a number of milliseconds: no hint, and no retry (gRPC's A6)
+        ("-5", None, None),  # negative: no retry (gRPC's A6)
         (None, "inf", 300.0),
         (None, "nan", None),
         (None, "1e30", 300.0),
         (None, "-3", 0.0),
         ("2500", None, 2.5),
-        ("9" * 400, None, None),  # more digits than a float holds
+        ("9" * 400, None, 300.0),  # more digits than a float holds: the longest wait
     ],
 )
 def test_no_hint_a_server_sends_holds_a_write_for_good(
