@@ -35,10 +35,15 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
 # user:pw@ after the start or any ":" or "/", so a mistyped separator ("qdrant:/u:pw@h", "qdrant//u:pw@h")
 # is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
 _PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
-_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&;\s])password=)[^&;\s]*", re.IGNORECASE)
+# a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, ...)
+SECRET_PARAMETER = re.compile(r"key|secret|token|passw|sig|credential", re.IGNORECASE)
+_PASSWORD_IN_QUERY = re.compile(
+    r"((?:^|[?&;\s])[^=&;\s?]*(?:key|secret|token|passw|sig|credential)[^=&;\s]*=)[^&;\s]*", re.IGNORECASE
+)
 
 
 def without_password(uri: str) -> str:
-    """``uri`` with any password (``user:pw@`` or ``password=``) shown as ``***``, also in a URI too
-    malformed to parse: the one that needs quoting in an error is the mistyped one."""
+    """``uri`` with any password (``user:pw@``, or a parameter such as ``password=``, ``api_key=`` or
+    ``token=``) shown as ``***``, also in a URI too malformed to parse: the one that needs quoting in an
+    error is the mistyped one."""
     return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))

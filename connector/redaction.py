@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
+from .keys import SECRET_PARAMETER
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -113,7 +114,8 @@ class Secrets:
 
 
 def uri_passwords(uri: str) -> list[str]:
-    """The password of a URI (``user:password@``) as written and decoded, and a ``password=`` parameter's."""
+    """The password of a URI (``user:password@``) as written and decoded, a ``password=`` parameter's, and
+    a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``)."""
     if not uri:
         return []
     try:
@@ -125,7 +127,13 @@ def uri_passwords(uri: str) -> list[str]:
         if ":" in userinfo:
             password = userinfo.partition(":")[2]
     found = [password, unquote(password)] if password else []
-    return found + [value for key, value in parse_qsl(parts.query) if key.lower() == "password" and value]
+    return found + [
+        value
+        for key, value in parse_qsl(parts.query)
+        # a key or token in the query (an endpoint that takes ?key=): blanked where a server quotes it,
+        # if long enough to be one (a short value would blank ordinary words)
+        if value and (key.lower() == "password" or (SECRET_PARAMETER.search(key) and len(value) >= 8))
+    ]
 
 
 class _BlankLogs(logging.Filter):

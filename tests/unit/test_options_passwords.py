@@ -48,3 +48,24 @@ def test_a_mistyped_uri_is_quoted_without_its_password(uri: str) -> None:
         connect(uri)
     text = str(refused.value)
     assert PASSWORD not in text and "admin:***@" in text, text
+
+
+def test_a_key_in_a_urls_query_is_a_credential_too() -> None:
+    """An endpoint that takes its key in the query (``?key=``, ``?api-key=``): the URL is shown without it,
+    and a server quoting it back has it blanked."""
+    from vectordb.connector.embedding import parse_embed_options
+    from vectordb.connector.redaction import Secrets
+
+    url = "https://embed.example.com/v1?api-key=QueryKey-0042&deployment=small"
+    shown = without_password(url)
+    assert "QueryKey-0042" not in shown and "deployment=small" in shown
+    options = parse_embed_options({"url": url, "model": "m"})
+    assert "QueryKey-0042" not in repr(options)
+    echoed = "HTTP 401: key QueryKey-0042 is not valid for deployment small"
+    assert Secrets.of(options).blank(echoed) == "HTTP 401: key *** is not valid for deployment small"
+    assert (
+        Secrets.of(parse_embed_options({"url": "https://h/v1?token=short", "model": "m"})).blank(
+            "a short value is no key: short"
+        )
+        == "a short value is no key: short"
+    )  # under 8 characters: ordinary words stay
