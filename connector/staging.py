@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConnectorError
+from .keys import SECRET_PARAMETER
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -37,7 +38,6 @@ __all__ = ["STAGING", "Folder", "StagingFailed", "refuse_credentials", "staged_n
 STAGING = "_temporary"
 _ATTEMPT_FILE = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
 _S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
-_SECRET_WORDS = re.compile(r"key|secret|token|password|passwd|sig|credential", re.IGNORECASE)
 
 
 class StagingFailed(ConnectorError, OSError):
@@ -256,7 +256,7 @@ def refuse_credentials(uri: str, option: str) -> None:
     from urllib.parse import parse_qsl, urlsplit
 
     parts = urlsplit(uri)
-    secret = [k for k, _ in parse_qsl(parts.query) if _SECRET_WORDS.search(k)]
+    secret = [k for k, _ in parse_qsl(parts.query) if SECRET_PARAMETER.search(k)]
     if parts.password is not None or "@" in parts.netloc or secret:
         raise ConfigError(
             f"option {option}: holds a credential (user:password@, or a query parameter such as "
