@@ -1,4 +1,5 @@
-"""Network helpers for tests: a port that never answers, a port that refuses, a server coming up."""
+"""Network helpers for tests: a port that never answers, a port that refuses, a server coming up, a
+CONNECT proxy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 import httpx
 
-__all__ = ["answers_200", "closed_port", "silent_listener"]
+__all__ = ["answers_200", "closed_port", "connect_proxy", "silent_listener"]
 
 
 @contextlib.contextmanager
@@ -78,3 +79,60 @@ def answers_200(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bo
                 pass
             time.sleep(0.1)
     return None
+
+
+@contextlib.contextmanager
+def connect_proxy(*, refuse: bool = False, to_port: int | None = None) -> Iterator[tuple[int, list[str]]]:
+    """An HTTP proxy on 127.0.0.1 that opens tunnels (``CONNECT``) and relays their bytes both ways; yields
+    its port and the heads of the requests it was sent. ``to_port``: every tunnel leads to 127.0.0.1 on
+    that port, whatever host it names (an index host such as ``namespace-…svc.pinecone.io`` then reaches
+    a test server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.1)
+    heads: list[str] = []
+    stop = threading.Event()
+
+    def relay(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65_536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def serve(client: socket.socket) -> None:
+        with client:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(4096)
+            text = head.decode("latin-1")
+            heads.append(text)
+            if refuse:
+                client.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+                return
+            host, _, port = text.split(" ")[1].rpartition(":")
+            where = ("127.0.0.1", to_port) if to_port is not None else (host.strip("[]"), int(port))
+            with socket.create_connection(where) as upstream:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                back = threading.Thread(target=relay, args=(upstream, client), daemon=True)
+                back.start()
+                relay(client, upstream)
+                back.join(5)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1], heads
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()

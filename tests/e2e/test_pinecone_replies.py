@@ -5,65 +5,18 @@ our messages quote), and an upsert's ``upsertedCount`` below the rows sent fails
 from __future__ import annotations
 
 import dataclasses
-import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from typing import Any, NoReturn
 
 import grpc
 import pytest
 
+from tests.net import connect_proxy
 from tests.servers import pinecone_grpc, pinecone_rest, script
 from tests.servers.fixtures import start_server
 from vectordb.connector import MalformedReply, NotFound, connect
 from vectordb.connector.transports.base import forget_shared
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@contextmanager
-def tunnel_to(port: int) -> Iterator[int]:
-    """An HTTP proxy on 127.0.0.1 whose every ``CONNECT`` tunnel leads to 127.0.0.1:``port``, whatever
-    host it names: an index host such as ``namespace-…svc.pinecone.io`` then reaches the test server."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop = threading.Event()
-
-    def relay(source: socket.socket, sink: socket.socket) -> None:
-        with suppress(OSError):
-            while data := source.recv(65_536):
-                sink.sendall(data)
-        with suppress(OSError):
-            sink.shutdown(socket.SHUT_WR)
-
-    def serve(client: socket.socket) -> None:
-        with client, socket.create_connection(("127.0.0.1", port)) as upstream:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                head += client.recv(4096)
-            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            back = threading.Thread(target=relay, args=(upstream, client), daemon=True)
-            back.start()
-            relay(client, upstream)
-            back.join(5)
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=serve, args=(client,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def _index_not_found(self: Any, body: bytes, context: grpc.ServicerContext) -> NoReturn:
@@ -78,7 +31,7 @@ def test_grpc_delete_index_not_found_is_not_read_as_an_empty_namespace_whatever_
     monkeypatch.setattr(pinecone_grpc.PineconeGrpcServer, "_delete", _index_not_found)
     for name in ("no_grpc_proxy", "no_proxy", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
-    with start_server("grpc") as server, tunnel_to(server.port) as proxy_port:
+    with start_server("grpc") as server, connect_proxy(to_port=server.port) as (proxy_port, _):
         monkeypatch.setenv("grpc_proxy", f"http://127.0.0.1:{proxy_port}")
         uri = f"pinecone+grpc://{host}:{server.port}"
         try:

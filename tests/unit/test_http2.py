@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.net import connect_proxy
 from tests.unit.test_http1 import make_ca_and_server_cert
 from vectordb.connector.errors import (
     AuthError,
@@ -893,60 +894,6 @@ def test_a_failed_call_leaves_no_cycle_holding_its_request() -> None:
             assert alive() is None
         finally:
             gc.enable()
-
-
-@contextmanager
-def connect_proxy(*, refuse: bool = False) -> Iterator[tuple[int, list[str]]]:
-    """An HTTP proxy on 127.0.0.1 that opens tunnels (``CONNECT``) and relays their bytes both ways; yields
-    its port and the heads of the requests it was sent."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.1)
-    heads: list[str] = []
-    stop = threading.Event()
-
-    def relay(source: socket.socket, sink: socket.socket) -> None:
-        with suppress(OSError):
-            while data := source.recv(65_536):
-                sink.sendall(data)
-        with suppress(OSError):
-            sink.shutdown(socket.SHUT_WR)
-
-    def serve(client: socket.socket) -> None:
-        with client:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                head += client.recv(4096)
-            text = head.decode("latin-1")
-            heads.append(text)
-            if refuse:
-                client.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
-                return
-            host, _, port = text.split(" ")[1].rpartition(":")
-            with socket.create_connection((host.strip("[]"), int(port))) as upstream:
-                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                back = threading.Thread(target=relay, args=(upstream, client), daemon=True)
-                back.start()
-                relay(client, upstream)
-                back.join(5)
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=serve, args=(client,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1], heads
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def test_a_proxy_the_environment_names_carries_the_calls_through_a_tunnel_unless_the_host_is_exempt(
