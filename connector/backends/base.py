@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigError, ServerError, TransportError
+from ..errors import ConfigError, MalformedReply, ServerError, TransportError
 from ..limits import Backoff
 from ..options import BackendOptions
 from ..redaction import Secrets
@@ -109,6 +109,15 @@ class Backend(ABC, Generic[OptionsT]):
         if self._secrets is None:
             self._secrets = Secrets.of(self.options)
         return self._secrets
+
+    def not_its_reply(self, reply: WireReply, request: str) -> MalformedReply:
+        """A 2xx reply that is not the database's (a proxy's page, a truncated body): the error that fails
+        the request's rows, naming the server and quoting the body (credentials blanked, then cut)."""
+        text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:200]
+        return MalformedReply(
+            f"{self.describe()}: the reply ({reply.status}) to {request} is not {self.name}'s: {text!r}",
+            status=reply.status,
+        )
 
     # -- required ---------------------------------------------------------------------------------
 

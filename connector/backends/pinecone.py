@@ -24,7 +24,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound, Unavailable
+from ..errors import ConfigError, DimensionMismatch, NotFound, Unavailable
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
 from ..report import BatchFailure
@@ -265,12 +265,7 @@ class PineconeBackend(Backend[PineconeOptions]):
                 raise ValueError("upsertedCount is not an integer")
             return count
         except (ValueError, TypeError, IndexError):  # orjson's error is a ValueError
-            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:200]  # blank, then cut
-            raise MalformedReply(
-                f"{self.describe()}: the reply ({reply.status}) to an upsert of {len(batch)} rows is not "
-                f"Pinecone's: {text!r}",
-                status=reply.status,
-            ) from None
+            raise self.not_its_reply(reply, f"an upsert of {len(batch)} rows") from None
 
 
 def encode_json(batch: RowBatch) -> bytes:

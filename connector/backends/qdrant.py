@@ -35,7 +35,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, MalformedReply, NotFound, Rejected
+from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
@@ -477,12 +477,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         try:
             refused = self._clock_rejected(reply)
         except (ValueError, TypeError, IndexError, AttributeError):  # orjson's error is a ValueError
-            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:200]  # blank, then cut
-            raise MalformedReply(
-                f"{self.describe()}: the reply ({reply.status}) to a request of {len(batch)} rows is not "
-                f"Qdrant's: {text!r}",
-                status=reply.status,
-            ) from None
+            raise self.not_its_reply(reply, f"a request of {len(batch)} rows") from None
         if refused:
             failure = batch.failure(range(len(batch)), "update rejected by clock (ClockRejected)", attempts=1)
             return BatchOutcome(written=0, failures=[failure])
