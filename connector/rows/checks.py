@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from .types import (
     ranges,
 )
 
-__all__ = ["assemble", "metadata_json_len"]
+__all__ = ["assemble", "metadata_json", "metadata_json_len"]
 
 
 def assemble(
@@ -121,10 +122,16 @@ def assemble(
                     continue
                 # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
                 try:
-                    size = metadata_json_len(md)
+                    encoded = metadata_json(md)
                 except TypeError as exc:
                     refuse([i], f"metadata cannot be written as JSON: {exc}")
                     continue
+                if b"null" in encoded and (where := _not_finite(md)) is not None:  # orjson writes NaN as null
+                    refuse(
+                        [i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)"
+                    )
+                    continue
+                size = len(encoded)
                 if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
                     refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
 
@@ -325,9 +332,34 @@ def _check_ids(
     return generations if generations.any() else None
 
 
+def metadata_json(metadata: dict[str, Any]) -> bytes:
+    """A row's metadata as JSON, as the encoders write it (numpy values as numbers, others as text)."""
+    return orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
 def metadata_json_len(metadata: dict[str, Any] | None) -> int:
     """Bytes of a row's metadata as JSON (0 when empty): the limit check here, and backends' size estimates."""
-    return len(orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)) if metadata else 0
+    return len(metadata_json(metadata)) if metadata else 0
+
+
+def _not_finite(value: Any, where: str = "") -> str | None:
+    """Where in ``value`` (``'a'``, ``'a'[2]``) a float is NaN or infinite, which JSON writers turn into
+    ``null`` (a stored value silently changed); ``None`` if nowhere."""
+    if isinstance(value, float | np.floating):
+        return None if math.isfinite(value) else where or "value"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_finite(item, f"{where}[{key!r}]" if where else repr(key))
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _not_finite(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "fc" and not np.isfinite(value).all():
+        return f"{where}[{int(np.flatnonzero(~np.isfinite(value.ravel()))[0])}]"
+    return None
 
 
 def _all_finite(flat: np.ndarray) -> bool:

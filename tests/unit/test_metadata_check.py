@@ -24,6 +24,17 @@ KINDS: list[tuple[Any, str | None]] = [
     ({"b": b"x"}, BINARY),
     ({"big": "x" * 200}, "metadata is 210 bytes as JSON; the limit is 100"),
     ({"k": {1.5: 1}}, "metadata cannot be written as JSON: Dict key must be str"),
+    # JSON has no NaN: orjson writes null, which every database would store in the value's place
+    ({"s": float("nan")}, "metadata 's' is NaN or infinity, which JSON cannot hold (it would be null)"),
+    (
+        {"o": {"p": [1.0, np.float32("-inf")]}},
+        "metadata 'o'['p'][1] is NaN or infinity, which JSON cannot hold (it would be null)",
+    ),
+    (
+        {"v": np.array([0.5, np.nan])},
+        "metadata 'v'[1] is NaN or infinity, which JSON cannot hold (it would be null)",
+    ),
+    ({"n": None, "t": "null"}, None),  # a null, and the text null, are no NaN
 ]
 
 
