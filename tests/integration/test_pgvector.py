@@ -838,3 +838,12 @@ def test_ids_sent_as_one_array_literal_read_back_as_themselves(pg_server: PgServ
     # (any text UTF-8 carries: an id with a lone surrogate is refused before it is sent, tests/badinput)
     (back,) = sql(pg_server, "SELECT CAST(%s AS text[])", array_literal(ids))[0]
     assert back == ids
+
+
+def test_a_credential_in_any_parameter_of_the_uri_is_never_shown() -> None:
+    """``sslpassword=``, or ``password`` percent-encoded: the target's label showed them as given."""
+    uri = "postgresql://loader@127.0.0.1:1/db?table=t&sslpassword=Hunter2pass&%70assword=Other2pass&sslmode=disable"
+    with connect(uri) as client:
+        shown = f"{client!r} {client.backend.describe()}"
+    assert "Hunter2pass" not in shown and "Other2pass" not in shown
+    assert "sslpassword=***" in shown and "sslmode=disable" in shown

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
+from ...keys import SECRET_PARAMETER
 from ...options import is_loopback_host
 
 __all__ = ["PgTarget", "TableName", "quote_ident"]
@@ -85,11 +86,17 @@ class PgTarget:
 
 
 def _masked(parts: Any, query: str, table: str) -> str:
+    """The target as messages and reprs show it: the password, and every parameter whose name (decoded)
+    says it holds a credential (``password``, ``sslpassword``, ...: ``keys.SECRET_PARAMETER``), as ``***``."""
     netloc = parts.netloc
     if parts.password is not None:
         netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
     items = [
-        ("password=***" if item.partition("=")[0] == "password" else item)
+        (
+            f"{item.partition('=')[0]}=***"
+            if SECRET_PARAMETER.search(unquote(item.partition("=")[0]))
+            else item
+        )
         for item in query.split("&")
         if item
     ]
