@@ -847,3 +847,24 @@ def test_a_credential_in_any_parameter_of_the_uri_is_never_shown() -> None:
         shown = f"{client!r} {client.backend.describe()}"
     assert "Hunter2pass" not in shown and "Other2pass" not in shown
     assert "sslpassword=***" in shown and "sslmode=disable" in shown
+
+
+def test_rows_a_table_has_no_column_for_fail_alone_and_the_others_land(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """A table of the user's own without jsonb or namespace columns: the rows carrying metadata, or a
+    namespace, fail with the column to add; the rest is written (the write stopped at the first such
+    batch, with rows before it written and none after accounted for)."""
+    sql(pg_server, f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding vector({DIM}))')
+    data = [{"id": r["id"], "values": r["values"]} for r in rows_of(3)]  # ids and vectors alone
+    data[1]["metadata"] = {"k": 1}
+    with connect(pg_server.uri(pg_table), on_error="report", batch_size=1) as client:
+        report = client.write(data)
+        in_namespace = client.upsert(data[:1] + data[2:], namespace="tenant")
+    assert (report.written, report.failed) == (2, 1), report
+    assert report.failed_ids == [data[1]["id"]]
+    assert f"table {pg_table} has no jsonb column" in report.failures[0].error
+    assert (in_namespace.written, in_namespace.failed) == (0, 2)
+    assert "has no namespace column" in in_namespace.failures[0].error
+    stored = sorted(row_id for (row_id,) in sql(pg_server, f'SELECT id FROM "{pg_table}"'))
+    assert stored == sorted(r["id"] for r in data if "metadata" not in r)

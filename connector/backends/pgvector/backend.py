@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import AuthError, ConfigError, Rejected, ServerError
 from ...options import BackendOptions
+from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules
 from ...rows.types import id_sizes, text_ids
 from ...transports.base import SqlTransport, Transport, WireReply, WireRequest
@@ -298,22 +299,30 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             ids = array_literal(text_ids(batch.ids))
             params = (ids, batch.namespace or "") if with_namespace else (ids,)
             return _statement_request(f"DELETE {layout.table}", sql, params)
-        if batch.namespace is not None and layout.namespace is None:
-            raise ConfigError(
-                f"rows carry namespace {batch.namespace!r} but table {layout.table} has no namespace column: "
-                "add one (namespace text), or set option namespace/namespace_column with create=true"
-            )
-        if batch.sparse is not None and layout.sparse is None and any(s is not None for s in batch.sparse):
-            raise ConfigError(
-                f"rows carry sparse vectors but table {layout.table} has no sparsevec column (option sparse_column)"
-            )
-        if batch.metadata is not None and layout.metadata is None and any(batch.metadata):
-            raise ConfigError(
-                f"rows carry metadata but table {layout.table} has no jsonb column: add metadata jsonb"
-            )
         setup, copy, apply = self._statements
         body = encode_copy(batch, layout)
         return _copy_request(f"COPY {layout.table}", body, setup, copy, apply)
+
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Rows the table has no column for fail alone, naming the column to add; the others go (a table
+        of the user's own may lack the namespace, sparsevec or jsonb column the rows carry)."""
+        layout = self.layout
+        if batch.op == DELETE:
+            return batch, []
+        if batch.namespace is not None and layout.namespace is None:
+            reason = (
+                f"rows carry namespace {batch.namespace!r} but table {layout.table} has no namespace column: "
+                "add one (namespace text), or set option namespace/namespace_column with create=true"
+            )
+            return None, [batch.failure(range(len(batch)), reason, error_type="Invalid")]
+        reasons: dict[int, str] = {}
+        if batch.sparse is not None and layout.sparse is None:
+            why = f"the row has a sparse vector but table {layout.table} has no sparsevec column (option sparse_column)"
+            reasons.update((i, why) for i, s in enumerate(batch.sparse) if s is not None)
+        if batch.metadata is not None and layout.metadata is None:
+            why = f"the row has metadata but table {layout.table} has no jsonb column: add metadata jsonb"
+            reasons.update((i, why) for i, m in enumerate(batch.metadata) if m and i not in reasons)
+        return batch.without(reasons)
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # the transaction committed: every row of the batch is in the table (or, deleted, not in it)
