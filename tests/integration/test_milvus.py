@@ -144,6 +144,17 @@ def test_integer_ids_make_an_int64_key(milvus_lite: LiteServer, collection_name:
     assert "INT64 primary key" in report.failures[0].error
 
 
+def test_one_integer_id_first_does_not_make_an_int64_key(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """id_type=auto decides on the first batch's ids together: its first row alone made the key INT64,
+    and the text ids after it failed."""
+    data = [{"id": 7, "values": [1.0] * DIM}] + [{"id": f"doc-{i}", "values": [2.0] * DIM} for i in range(5)]
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True)
+    assert report.ok and report.written == 6, report
+    assert int(fields_of(milvus_lite, collection_name)["id"]["type"]) == 21  # VarChar
+
+
 def test_a_namespace_lands_in_its_partition(milvus_lite: LiteServer, collection_name: str) -> None:
     report = write(
         milvus_lite.uri, rows(4, prefix="a"), collection=collection_name, create=True, namespace="tenant_a"

@@ -14,7 +14,7 @@ Control plane (``check_target``): HasCollection and DescribeCollection learn the
 scalar field names and check the dimension, so collections made elsewhere with other field
 names work. ``create=true`` makes a missing collection the way pymilvus's quick setup does (key
 ``id``, FloatVector ``vector``, dynamic field on, AUTOINDEX with the option's metric, loaded).
-The key type follows the data (integer ids → INT64, else VarChar(512)) unless option ``id_type``
+The key type follows the data (the first batch's ids all integers → INT64, else VarChar(512)) unless option ``id_type``
 fixes it, so a missing collection is created with the first batch, when ids and dimension are known.
 
 Named vectors (option ``vector_columns``): each name is a FloatVector field of that name, each encoded

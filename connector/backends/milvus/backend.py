@@ -334,8 +334,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not self._create_pending or (batch.vectors is None and not self._named_dims):
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
         id_type = self.options.id_type
+        # auto: INT64 only when every id of the first batch is an integer, never on its first row's say
         key_int64 = id_type == "int64" or (
-            id_type == "auto" and bool(batch.ids) and isinstance(batch.ids[0], int)
+            id_type == "auto" and bool(batch.ids) and all(type(i) is int for i in batch.ids)
         )
         sparse = batch.sparse is not None and any(s is not None for s in batch.sparse)
         layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
