@@ -296,14 +296,20 @@ def test_a_tenant_whose_index_has_another_dimension_fails_its_rows_with_weaviate
 def test_values_weaviate_would_change_fail_before_sending(
     weaviate_server: WeaviateServer, weaviate_collection: str
 ) -> None:
-    rows = [{"id": f"v{i}", "values": [0.5] * DIM, "n": i, "tags": ["x"]} for i in range(5)]
+    rows = [{"id": f"v{i}", "values": [0.5] * DIM, "n": i, "tags": ["x"]} for i in range(8)]
     rows[1]["n"] = 2**53 + 1
     rows[2]["tags"] = ["x", None]
+    rows[5]["o"] = {"deep": [1, 2**60 + 1]}  # nested: it was stored rounded
+    rows[6]["N"] = 6  # one property with "n": one value would be lost
+    rows[7]["original_id"] = "mine"  # where v7's own id is kept: it was overwritten
     report = write(weaviate_server, weaviate_collection, rows, create=True, on_error="report")
     assert report.written == 3
     assert {f.ids[0]: f.error for f in report.failures} == {
         "v1": "property 'n': 9007199254740993 is beyond ±2^53; Weaviate keeps numbers as float64 and would store another value",
         "v2": "property 'tags': a list holding a null, which Weaviate cannot store",
+        "v5": "property 'o': 1152921504606846977 is beyond ±2^53; Weaviate keeps numbers as float64 and would store another value",
+        "v6": "properties 'n' and 'N' are one Weaviate property, 'n' (it lower-cases a name's first letter): one would overwrite the other; rename one",
+        "v7": "property 'original_id' is where the row's id 'v7' is kept (it is no UUID): rename the metadata key, or set option original_id_key",
     }
     assert all(f.error_type == "Invalid" and f.attempts == 0 for f in report.failures)
 

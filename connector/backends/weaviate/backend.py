@@ -402,8 +402,16 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         Runs on the client's thread, before the batch is sized."""
         reasons: dict[int, str] = {}
         if batch.metadata is not None:
+            own_id = property_name(self.options.original_id_key)
             for i, meta in enumerate(batch.metadata):
                 problem = _unstorable(meta) if meta else None
+                if problem is None and meta and own_id in map(property_name, meta):
+                    row_id = batch.ids[i]
+                    if as_uuid(row_id) != row_id:  # the row's own id goes there: the value would be lost
+                        problem = (
+                            f"property {self.options.original_id_key!r} is where the row's id {row_id!r} is "
+                            "kept (it is no UUID): rename the metadata key, or set option original_id_key"
+                        )
                 if problem:
                     reasons[i] = problem
         refused: dict[int, str] = {}  # when asking Weaviate for a tenant or a property
@@ -676,18 +684,40 @@ def _schema_failure(failure: BatchFailure, exc: ServerError | TransportError) ->
 
 
 def _unstorable(meta: dict[str, Any]) -> str | None:
-    """Why Weaviate would not store this row's properties as given, or ``None``."""
+    """Why Weaviate would not store this row's properties as given, or ``None``: two keys that are one
+    property (Weaviate lower-cases a name's first letter), a list holding a null, an integer beyond
+    ±2^53 at any depth."""
+    names: dict[str, str] = {}
+    for key in meta:
+        other = names.setdefault(property_name(key), key)
+        if other != key:
+            return (
+                f"properties {other!r} and {key!r} are one Weaviate property, {property_name(key)!r} (it "
+                "lower-cases a name's first letter): one would overwrite the other; rename one"
+            )
     for key, value in meta.items():
-        if isinstance(value, list | tuple | np.ndarray):
-            if any(v is None for v in value):
-                return f"property {key!r}: a list holding a null, which Weaviate cannot store"
-            values: Iterable[Any] = value
-        else:
-            values = (value,)
-        for v in values:
-            if isinstance(v, int | np.integer) and not isinstance(v, bool) and abs(int(v)) > EXACT_INT:
-                return (
-                    f"property {key!r}: {int(v)} is beyond ±2^53; Weaviate keeps numbers as float64 "
-                    "and would store another value"
-                )
+        if isinstance(value, list | tuple | np.ndarray) and any(v is None for v in value):
+            return f"property {key!r}: a list holding a null, which Weaviate cannot store"
+        big = _inexact_int(value)
+        if big is not None:
+            return (
+                f"property {key!r}: {big} is beyond ±2^53; Weaviate keeps numbers as float64 "
+                "and would store another value"
+            )
+    return None
+
+
+def _inexact_int(value: Any) -> int | None:
+    """An integer beyond ±2^53 in ``value``, at any depth (nested objects and lists), or ``None``."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return int(value) if abs(int(value)) > EXACT_INT else None
+    items: Iterable[Any] = ()
+    if isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.dtype.kind in "iu"):
+        items = value
+    for item in items:
+        found = _inexact_int(item)
+        if found is not None:
+            return found
     return None
