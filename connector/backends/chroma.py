@@ -460,7 +460,8 @@ def _list_problem(items: list[Any] | tuple[Any, ...]) -> str | None:
         elif isinstance(item, bool | np.bool_):
             kinds.add("bools")
         elif isinstance(item, int | float | np.integer | np.floating):
-            kinds.add("numbers")
+            # one kind: a list of integers and floats comes back all floats (1 → 1.0, 2^60 + 1 rounded)
+            kinds.add("integers" if isinstance(item, int | np.integer) else "floats")
             if _value_problem(item):
                 return f"holds a number chroma cannot store ({item!r})"
         else:

@@ -125,6 +125,7 @@ def test_metadata_chroma_cannot_store_fails_alone(
         "nested": {"meta": {"a": 1}},
         "empty_list": {"tags": []},
         "mixed_list": {"tags": ["a", 1]},
+        "mixed_numbers": {"xs": [1, 2.5]},  # stored as [1.0, 2.5]: the integer changed
         "nan": {"score": float("nan")},
         "huge_int": {"big": 2**70},
         "when": {"at": datetime.datetime(2024, 1, 1)},
@@ -140,7 +141,8 @@ def test_metadata_chroma_cannot_store_fails_alone(
     assert all(reason.startswith("Invalid: ") for reason in why.values())
     assert "'meta' is a dict" in why["nested"]
     assert "empty list" in why["empty_list"]
-    assert "mixing numbers and strings" in why["mixed_list"]
+    assert "mixing integers and strings" in why["mixed_list"]
+    assert "mixing floats and integers" in why["mixed_numbers"]
     assert "NaN" in why["nan"]
     assert "exceeds 64-bit range" in why["huge_int"]  # refused by the shared row check, before chroma's own
     assert "'at' is a datetime" in why["when"]
