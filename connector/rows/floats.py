@@ -45,9 +45,12 @@ def float32_vector(value: Any) -> np.ndarray | None:
             return np.frombuffer(packed, dtype=_FLOAT32)
     try:
         with np.errstate(over="ignore"):  # beyond float32 becomes inf, which assemble refuses by name
-            return np.asarray(value, dtype=np.float32).reshape(-1)
+            array = np.asarray(value, dtype=np.float32)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond any double
         return None
+    # a vector is flat: nested lists or a 2-d array would be flattened into another vector, a number
+    # alone is none (each refused by the caller with its reason)
+    return array if array.ndim == 1 else None
 
 
 def _pack_numbers(values: list[Any] | tuple[Any, ...]) -> bytes | None:

@@ -46,6 +46,8 @@ CASES: list[Case] = [
          "vector contains NaN or infinity"),
     Case("a vector of strings", row(values=["a", "b", "c", "d"]), "fails alone",
          "vector is not a sequence of numbers"),
+    Case("a vector of nested lists ([[0.5, 1.0], [2.0, 3.0]])", row(values=[[0.5, 1.0], [2.0, 3.0]]),
+         "fails alone", "vector is not a sequence of numbers"),
     Case("a null id", {"id": None, "values": V}, "fails alone", "missing id", spark=True),
     Case("an empty id", {"id": "", "values": V}, "fails alone", "empty id", spark=True),
     Case("an id over the database's limit (600 characters; Pinecone: 512)", {"id": "x" * 600, "values": V},

@@ -140,7 +140,6 @@ def test_numpy_scalars_are_read_as_their_float(name: str, value: list[Any] | tup
         ((1, True, False, 2**24 + 1), [1.0, 1.0, 0.0, 2.0**24]),
         ([1e39, -1e39, ROUNDS_TO_MAX, HALFWAY], [np.inf, -np.inf, FLOAT32_MAX, np.inf]),
         (["1.5", 2], [1.5, 2.0]),  # numpy reads strings of numbers
-        ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0, 3.0, 4.0]),  # and flattens nested lists
         ([None, 1.0], [np.nan, 1.0]),  # and makes None a NaN (refused by name later)
         ([], []),
     ],
@@ -152,7 +151,20 @@ def test_what_each_path_makes_of(name: str, value: Any, expected: list[float]) -
 
 
 @pytest.mark.parametrize("name", PATHS)
-@pytest.mark.parametrize("value", [["x", 1.0], [10**400], [[1.0], [2.0, 3.0]], [object()], "abc", {"a": 1}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        ["x", 1.0],
+        [10**400],
+        [[1.0], [2.0, 3.0]],
+        [[1.0, 2.0], [3.0, 4.0]],  # nested: flattened, it would be stored as another vector
+        np.ones((2, 2)),
+        0.5,  # a number alone
+        [object()],
+        "abc",
+        {"a": 1},
+    ],
+)
 def test_no_sequence_of_numbers_is_no_vector(name: str, value: Any) -> None:
     assert converted(name, value) is None
 
@@ -161,8 +173,9 @@ def test_no_sequence_of_numbers_is_no_vector(name: str, value: Any) -> None:
 def test_a_float32_array_is_kept_and_other_arrays_are_converted(name: str) -> None:
     kept = np.arange(4, dtype=np.float32)
     assert converted(name, kept) is kept
-    doubles = np.array([[0.1, 1e39]])
+    doubles = np.array([0.1, 1e39])
     np.testing.assert_array_equal(converted(name, doubles), np.array([0.1, np.inf], dtype=np.float32))
+    assert converted(name, np.ones((1, 4), dtype=np.float32)) is None  # a row of a matrix is no vector
 
 
 class Shrinking:
