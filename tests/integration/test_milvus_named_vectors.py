@@ -323,3 +323,25 @@ def test_a_job_driver_makes_the_collection_when_the_key_type_is_stated(
     assert {row["id"]: as_f32(row["body"]) for row in rows} == {
         i + 1: vectors["body"][i].tobytes() for i in range(3)
     }
+
+
+def test_a_metadata_column_named_as_a_vector_field_fails_its_rows_naming_the_clash(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """A ``title`` text column beside the named vector ``title``: Milvus took it for the vector field and
+    refused the requests without naming a row (a systemic stop at 300 rows)."""
+    vectors = matrices(300)
+    ids = [f"r{i}" for i in range(300)]
+    titles = [f"t{i}" if i % 3 == 0 else None for i in range(300)]  # a third of the rows carry one
+    with connect(
+        milvus_lite.uri, collection=collection_name, create=True, vector_columns=NAMES, on_error="report"
+    ) as client:
+        report = client.upsert(arrow_rows(ids, vectors, title=titles))
+    assert (report.written, report.failed) == (200, 100), report
+    assert {f.error for f in report.failures} == {
+        f"metadata key 'title' is the name of collection {collection_name}'s field 'title' (its key or a "
+        "vector): rename the column, or leave it out (option metadata_columns)"
+    }
+    assert sorted(stored(milvus_lite, collection_name)) == sorted(
+        i for i, t in zip(ids, titles, strict=True) if t is None
+    )

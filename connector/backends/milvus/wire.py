@@ -229,6 +229,21 @@ def _split_metadata(
     rows = batch.metadata if batch.metadata is not None else [None] * n
     columns: dict[str, list[Any]] = {f.name: [None] * n for f in layout.scalars}
     meta: list[bytes] = []
+    # a key named as the collection's key or vector field: the server takes it for that field and refuses
+    # the request ("vector field 'title' must be list/tuple") without naming the row or the clash
+    taken = (
+        {layout.key, *(name for name, _ in layout.named)}
+        | (set() if layout.named else {layout.vector})
+        | ({layout.sparse} if layout.sparse else set())
+    )
+    for row, md in enumerate(rows):
+        clash = next((k for k in md if k in taken), None) if md else None
+        if clash is not None:
+            reasons.setdefault(
+                row,
+                f"metadata key {clash!r} is the name of collection {layout.collection}'s field {clash!r} (its "
+                "key or a vector): rename the column, or leave it out (option metadata_columns)",
+            )
     if not layout.scalars:
         meta = [_json(md) if md else b"{}" for md in rows] if layout.dynamic else []
         if not layout.dynamic:
