@@ -85,10 +85,19 @@ def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> in
 
     Returns:
         ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
-        job that finishes with failed rows does).
+        job that finishes with failed rows does), 130 for an interrupt (Ctrl-C), said in one line.
     """
     try:
         return job()
+    except KeyboardInterrupt:  # one line, not the traces of every thread and of Spark's gateway
+        if debug:
+            raise
+        print(
+            f"{prog}: interrupted; rows already written stay written (run it again: upserts by id)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 130
     except Exception as exc:
         found = _connector_error(exc)
         if found is None:

@@ -29,6 +29,7 @@ refused) is one line and exit status 2; ``--debug`` shows its trace.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import pkgutil
@@ -126,9 +127,12 @@ def check_environment() -> None:
         print(line, file=sys.stderr, flush=True)
         sys.exit(2)
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        sys.exit(
-            f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)"
+        print(
+            f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)",
+            file=sys.stderr,
+            flush=True,
         )
+        sys.exit(2)
 
 
 def session(master: str | None) -> tuple[Any, bool]:
@@ -152,24 +156,32 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     """The DataFrame to write: the sample, or the files, with the vector column as an array."""
     from pyspark.sql import functions as F
 
+    from vectordb.connector.errors import ConfigError
+
     if args.sample is not None:
         return sample_frame(spark, args.sample, args.dim, args.partitions)
     fmt = args.format or FORMATS.get(Path(args.input[0].rstrip("/")).suffix.lower())
     if fmt is None:
-        sys.exit(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+        raise ConfigError(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+    local = [path for path in args.input if "://" not in path]
+    missing = [path for path in local if not glob.glob(path)]
+    if missing:  # Spark's own refusal is a page of trace
+        raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
     reader = spark.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true")
     df = reader.load(args.input)
     if args.text_column is not None:
         if args.text_column not in df.columns:
-            sys.exit(
+            raise ConfigError(
                 f"no column {args.text_column!r} in the input (columns: {', '.join(df.columns)}); see --text-column"
             )
         if args.vector_column not in df.columns:  # text only: every vector comes from the model
             return df.repartition(args.partitions) if args.partitions else df
+    if named_vectors(args):  # options vector_columns/multi_vector_columns name the columns: the writer checks
+        return df.repartition(args.partitions) if args.partitions else df
     if args.vector_column not in df.columns:
-        sys.exit(
+        raise ConfigError(
             f"no column {args.vector_column!r} in the input (columns: {', '.join(df.columns)}); see --vector-column"
         )
     if dict(df.dtypes)[args.vector_column] == "string":  # CSV, or JSON with vectors as strings
@@ -188,14 +200,36 @@ def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
     return df.selectExpr("cast(id as string) as id", f"{values} as values", "concat('sample ', id) as title")
 
 
+def extra_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--option KEY=VALUE``s, keys lower-cased as Spark's are."""
+    from vectordb.connector.errors import ConfigError
+
+    options = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--option {item!r}: expected KEY=VALUE")
+        options[key.strip().lower()] = value
+    return options
+
+
+def named_vectors(args: argparse.Namespace) -> bool:
+    """Rows carry several vectors (``--option vector_columns=…`` or ``multi_vector_columns=…``): no one
+    vector column, and each name's dimension is the options' (``vector_dimensions``) or the target's."""
+    return not {"vector_columns", "multi_vector_columns"}.isdisjoint(extra_options(args))
+
+
 def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
+    extra = extra_options(args)
+    named = named_vectors(args)
     options = {
         "uri": args.uri,
         "id_column": args.id_column,
-        "vector_column": args.vector_column,
         "on_error": args.on_error,
         "report_path": report_dir,
     }
+    if not named:
+        options["vector_column"] = args.vector_column
     for key, value in (
         ("collection", args.collection),
         ("api_key_env", args.api_key_env),
@@ -209,28 +243,32 @@ def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[s
             options[name] = str(getattr(args, name))
     if args.overwrite:
         options["allow_overwrite"] = "true"
-    if not args.no_create and args.embed_url is not None:
-        options["create"] = "true"  # the driver's probe of the model gives the dimension
+    if not args.no_create and (args.embed_url is not None or named or "dimension" in extra):
+        options["create"] = "true"  # the model's probe, vector_dimensions or the option gives it
     elif not args.no_create:
         options["create"] = "true"
         # the dimension lets the driver create (or check) the collection before any task starts
         options["dimension"] = str(
-            args.dim if args.sample is not None else first_dimension(df, args.vector_column)
+            args.dim if args.sample is not None else common_dimension(df, args.vector_column)
         )
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            sys.exit(f"--option {item!r}: expected KEY=VALUE")
-        options[key.strip().lower()] = value
+    options.update(extra)
     return options
 
 
-def first_dimension(df: Any, column: str) -> int:
+SAMPLED_VECTORS = 10_000  # the first vectors, whose most common length is the collection's
+
+
+def common_dimension(df: Any, column: str) -> int:
+    """The most common length among the input's first vectors (the rule of option ``dimension``): no
+    single row decides it, so a first row of another length fails alone instead of every other row."""
     from pyspark.sql import functions as F
 
-    row = df.select(F.size(column).alias("n")).where(F.col(column).isNotNull()).first()
+    from vectordb.connector.errors import ConfigError
+
+    sizes = df.select(F.size(column).alias("n")).where(F.col(column).isNotNull() & (F.col("n") > 0))
+    row = sizes.limit(SAMPLED_VECTORS).groupBy("n").count().orderBy(F.desc("count"), "n").first()
     if row is None:
-        sys.exit("the input has no vectors")
+        raise ConfigError(f"the input has no vectors in column {column!r}")
     return int(row["n"])
 
 

@@ -92,14 +92,35 @@ def test_a_report_path_of_the_users_own_is_summarized_and_keeps_the_report(
 
 
 def test_vectors_of_the_wrong_column_name_are_named(
-    spark: Any, grpc_server: ServerHandle, tmp_path: Path
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "in.parquet"
     pq.write_table(
         pa.table({"id": ["a"], "embedding": pa.array([[1.0, 2.0]], type=pa.list_(pa.float32()))}), path
     )
-    with pytest.raises(SystemExit, match="no column 'values' in the input"):
-        main(["--input", str(path), "--uri", grpc_server.uri])
+    assert main(["--input", str(path), "--uri", grpc_server.uri]) == 2  # usage: not "rows failed"
+    assert "ConfigError: no column 'values' in the input" in capsys.readouterr().err
+
+
+def test_an_input_that_matches_nothing_is_one_line_and_status_2(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--input", str(tmp_path / "none-*.parquet"), "--uri", grpc_server.uri]) == 2
+    err = capsys.readouterr().err
+    assert "--input: nothing matches" in err and "Traceback" not in err
+
+
+def test_the_collection_takes_the_most_common_length_not_the_first_rows(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.json"
+    rows = [{"id": "short", "values": [1.0, 2.0]}] + [
+        {"id": f"r{i}", "values": [1.0, 2.0, 3.0]} for i in range(4)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["--input", str(path), "--uri", grpc_server.uri, "--on-error", "report"]) == 1
+    out = capsys.readouterr().out
+    assert "written:  4 of 5 rows (1 failed)" in out and "vector has 2 dimensions" in out
 
 
 def test_a_connector_error_in_sparks_python_worker_is_one_line_and_status_2(

@@ -5,6 +5,7 @@ driver, before any task."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,3 +92,38 @@ def test_spark_refuses_a_collection_without_the_name_on_the_driver(
             .save()
         )
     assert len(qdrant_session_server.store.log) == before  # no task sent anything
+
+
+def test_vectordb_load_writes_named_and_multi_vectors(
+    spark: Any, qdrant_session_server: QdrantServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--option vector_columns=…``: the command needs no ``values`` column and states no ``dimension``
+    (it refused both before: "no column 'values'", then "vector_column and vector_columns exclude each
+    other")."""
+    import pyarrow.parquet as pq
+
+    from vectordb.spark.load import main
+
+    table, title, tokens = _table(20, seed=5)
+    path = tmp_path / "named.parquet"
+    pq.write_table(table, path)
+    uri = qdrant_session_server.uri("grpc", "load_named")
+    argv = ["--input", str(path), "--uri", uri, "--option", "vector_columns=title:title_vec"]
+    argv += [
+        "--option",
+        "multi_vector_columns=tokens:tokens",
+        "--option",
+        "vector_dimensions=title:6,tokens:3",
+    ]
+    assert main(argv) == 0, capsys.readouterr()
+    assert "written:  20 of 20 rows" in capsys.readouterr().out
+    client = qdrant_session_server.client()
+    try:
+        points, _ = client.scroll("load_named", limit=50, with_vectors=True)
+    finally:
+        client.close()
+    got = {int(p.id): p.vector for p in points}
+    assert len(got) == 20
+    for i, vectors in got.items():
+        assert np.asarray(vectors["title"], dtype=np.float32).tobytes() == title[i].tobytes()
+        assert np.asarray(vectors["tokens"], dtype=np.float32).tobytes() == tokens[i].tobytes()

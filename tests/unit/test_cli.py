@@ -78,6 +78,17 @@ def test_run_command_prints_the_line_and_returns_2_or_1_when_rows_failed(
         run_command("vectordb-load", lambda: 1 // 0)
 
 
+def test_an_interrupt_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str]) -> None:
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    assert run_command("vectordb-load", interrupted) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("vectordb-load: interrupted") and err.count("\n") == 1
+    with pytest.raises(KeyboardInterrupt):  # --debug: the trace
+        run_command("vectordb-load", interrupted, debug=True)
+
+
 def test_the_summary() -> None:
     counts = {"written": 9_000, "failed": 1_000, "requests": 40, "retries": 3, "bytes_sent": 12_000_000}
     text = summary(
