@@ -34,7 +34,16 @@ from vectordb.connector.options import BackendOptions
 from vectordb.connector.rows.dicts import DictReader, NamedRow, Refused, Row, Sparse
 from vectordb.connector.rows.ops import DEFAULT_OP_KEY
 
-__all__ = ["ELEMENT_REPR_CHARS", "ElementReader", "NamedRow", "Refusal", "Row", "Sparse", "jsonable"]
+__all__ = [
+    "ELEMENT_REPR_CHARS",
+    "ElementReader",
+    "NamedRow",
+    "Refusal",
+    "Row",
+    "Sparse",
+    "jsonable",
+    "refused_line",
+]
 
 ELEMENT_REPR_CHARS = 1000  # of an element the sink does not take, kept in its dead letter
 
@@ -81,6 +90,8 @@ class ElementReader(DictReader):
         holding its ``repr`` (at most ``ELEMENT_REPR_CHARS``) as ``element``."""
         if type(element) is dict:
             return self.read_mapping(element)
+        if type(element) is Refusal:  # refused before the sink (a line that is not JSON): its letter
+            return element
         try:
             record = as_mapping(element, self)
         except TypeError as exc:
@@ -110,6 +121,14 @@ class ElementReader(DictReader):
         }
         id_column = None if self.id_from else self.id_column
         return Refusal(letter_with_row(why, jsonable(record), id_column))
+
+
+def refused_line(line: str, reason: str) -> Refusal:
+    """The dead letter of an input line that is no element (not JSON), holding the line (at most
+    ``ELEMENT_REPR_CHARS``): the sink counts it and hands it on with the others, so it fails alone."""
+    why = {"id": None, "error": reason, "error_type": "Invalid", "retryable": False, "attempts": 0}
+    shown = line if len(line) <= ELEMENT_REPR_CHARS else line[:ELEMENT_REPR_CHARS] + "…"
+    return Refusal(letter_with_row(why, {"line": shown}, None))
 
 
 def as_mapping(element: Any, reader: ElementReader) -> Mapping[str, Any]:

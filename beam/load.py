@@ -54,6 +54,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 from apache_beam.utils.secret import Secret
 
+from vectordb.beam.elements import refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.cli import connector_error_line, embedded_note, run_command, summary
@@ -243,11 +244,27 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
         records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
     else:
         records = (
-            pipeline
-            | "Read JSON Lines" >> beam.io.ReadFromText(args.input)
-            | "Parse" >> beam.Map(orjson.loads)
+            pipeline | "Read JSON Lines" >> beam.io.ReadFromText(args.input) | "Parse" >> beam.Map(parse_line)
         )
     return records | "Write" >> sink
+
+
+def parse_line(line: str) -> Any:
+    """A JSON Lines record; a line that is not JSON is its dead letter, failed alone (it stopped the job)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return refused_line(line, f"the line is not JSON: {exc}")
+
+
+def check_input(pattern: str) -> None:
+    """``ConfigError`` for an ``--input`` that matches no file: Beam's own refusal is a page of trace."""
+    try:
+        found = FileSystems.match([pattern])[0].metadata_list
+    except Exception:  # BeamIOError (no such folder, a store it cannot list): none found
+        found = []
+    if not found:
+        raise ConfigError(f"--input: nothing matches {pattern!r}")
 
 
 def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
@@ -297,6 +314,8 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     standard = options.view_as(StandardOptions)
     if not standard.runner:
         standard.runner = "DirectRunner"
+    if args.input is not None:
+        check_input(args.input)
     pipeline = beam.Pipeline(options=options)
     build(pipeline, args, sink)
     what = f"a sample of {args.sample}" if args.sample else args.input

@@ -221,3 +221,29 @@ def test_text_files_to_the_database_through_the_embedding_options(
         json.loads(line) for f in dead.glob("dead-letters-*.jsonl") for line in f.read_text().splitlines()
     ]
     assert letter["id"] == "t17" and "maximum context length" in letter["error"]
+
+
+def test_a_line_that_is_not_json_fails_alone_as_a_dead_letter(
+    grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It stopped the whole job with a Beam trace and no summary."""
+    source = tmp_path / "records.jsonl"
+    good = [json.dumps({"id": f"j{i}", "values": [0.5, 1.0, 1.5, 2.0]}) for i in range(3)]
+    source.write_text("\n".join([good[0], "{not json", *good[1:]]) + "\n")
+    dead = tmp_path / "dead"
+    argv = ["--runner=FnApiRunner", f"--input={source}", f"--uri={grpc_server.uri}", f"--dead_letters={dead}"]
+    assert main(argv) == 1
+    assert "written:  3 of 4 rows (1 failed)" in capsys.readouterr().out
+    assert grpc_server.arrived().ids() == {"j0", "j1", "j2"}
+    (letter,) = [
+        json.loads(line) for f in dead.glob("dead-letters-*.jsonl") for line in f.read_text().splitlines()
+    ]
+    assert letter["line"] == "{not json" and letter["error"].startswith("the line is not JSON: ")
+
+
+def test_an_input_that_matches_nothing_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--runner=FnApiRunner", f"--input={tmp_path / 'none-*.jsonl'}", "--uri=./v.db"]) == 2
+    err = capsys.readouterr().err
+    assert "--input: nothing matches" in err and "Traceback" not in err
