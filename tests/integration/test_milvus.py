@@ -498,6 +498,18 @@ def test_rows_a_collection_cannot_hold_are_refused_before_sending() -> None:
     assert list(request.fields_data[2].scalars.double_data.data) == [2.5]
     typed = Layout(collection="c", dim=3, scalars=(ScalarField("title", 5, required=False),))
     assert "cannot hold 'a'" in encode_upsert(_batch(["a", "b"]), typed).refused[0].error
+    # a Float (10) or Double (11) field would store these changed: inf, or an integer rounded
+    floats = Layout(collection="c", dim=3, scalars=(ScalarField("f", 10, False), ScalarField("d", 11, False)))
+    values = RowBatch(
+        ids=["big", "round", "fine"],
+        vectors=np.ones((3, 3), dtype=np.float32),
+        metadata=[{"f": 1e40}, {"d": 2**60 + 1}, {"f": 0.5, "d": 2**53}],
+    )
+    refused = {f.ids[0]: f.error for f in encode_upsert(values, floats).refused}
+    assert refused == {
+        "big": "field 'f' (data type 10) would store 1e+40 as inf",
+        "round": "field 'd' (data type 11) would store 1152921504606846977 as 1.152921504606847e+18",
+    }
 
 
 # -- clearing (Client.clear, Spark's overwrite) ------------------------------------------------------

@@ -8,6 +8,7 @@ request, each with its reason, so the rest of the batch lands.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,6 +198,14 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
         )
     elif f.dtype in (FLOAT, DOUBLE):
         ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+        if ok:  # a value the field would hold changed: beyond float32 (inf), an integer made inexact
+            width = np.float32 if f.dtype == FLOAT else np.float64
+            with np.errstate(over="ignore"):
+                held = width(value) if math.isfinite(float(value)) else None
+            if held is not None and (
+                not np.isfinite(held) or (isinstance(value, int | np.integer) and int(held) != int(value))
+            ):
+                return f"field {f.name!r} (data type {f.dtype}) would store {value!r} as {float(held)!r}"
     else:
         ok = isinstance(value, str)
     return None if ok else f"field {f.name!r} (data type {f.dtype}) cannot hold {value!r}"
