@@ -12,7 +12,16 @@ from vectordb.connector.rows import offsets_of
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["dense_ml_vectors"]
+__all__ = ["dense_ml_columns", "dense_ml_vectors"]
+
+
+def dense_ml_columns(batches: Iterable[pa.RecordBatch], options: Any) -> Iterator[pa.RecordBatch]:
+    """``dense_ml_vectors`` over every column of a write's dense vectors: ``vector_column``, and each
+    name's of option ``vector_columns`` (a named vector may be a ``VectorUDT`` column as the one is)."""
+    columns = [options.vector_column, *(options.vector_columns or {}).values()]
+    for column in dict.fromkeys(columns):
+        batches = dense_ml_vectors(batches, column)
+    return iter(batches)
 
 
 def dense_ml_vectors(batches: Iterable[pa.RecordBatch], column: str) -> Iterator[pa.RecordBatch]:

@@ -35,7 +35,7 @@ from vectordb.connector.errors import ConfigError
 from vectordb.connector.staging import Folder
 
 from .driver_log import log_line
-from .ml_vectors import dense_ml_vectors
+from .ml_vectors import dense_ml_columns
 from .options import SparkOptions, parse_spark_options, split_options
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def _check_columns(client: Client, schema: StructType) -> None:
         empty = pa.RecordBatch.from_pylist([], schema=arrow_schema(schema))
     except (TypeError, ValueError, NotImplementedError) as exc:
         raise ConfigError(f"input schema: a column has a type the Arrow writer cannot pass: {exc}") from None
-    (empty,) = dense_ml_vectors([empty], client.options.vector_column)  # as tasks hand it to the client
+    (empty,) = dense_ml_columns([empty], client.options)  # as tasks hand it to the client
     if client.embedding is not None:  # the text column's check; a vector column the stage adds
         empty = client.embedding.check_schema(empty)
     prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))

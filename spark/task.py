@@ -34,7 +34,7 @@ from vectordb.connector.dead_letters import dead_letters
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.staging import staged_name
 
-from .ml_vectors import dense_ml_vectors
+from .ml_vectors import dense_ml_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,7 +100,7 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     attempt_id = context.taskAttemptId() if context else 0
     cached = _client_for(plan)
     started = time.monotonic()
-    vectors = dense_ml_vectors(batches, plan.options.vector_column)
+    vectors = dense_ml_columns(batches, plan.options)
     staged, staged_rows = None, 0
     # a bulk path: rows go to this attempt's staged files instead of upserts
     bulk = cached.client.bulk

@@ -127,3 +127,29 @@ def test_vectordb_load_writes_named_and_multi_vectors(
     for i, vectors in got.items():
         assert np.asarray(vectors["title"], dtype=np.float32).tobytes() == title[i].tobytes()
         assert np.asarray(vectors["tokens"], dtype=np.float32).tobytes() == tokens[i].tobytes()
+
+
+def test_a_named_vector_may_be_a_spark_ml_vector_column(
+    spark: Any, qdrant_session_server: QdrantServer
+) -> None:
+    """``vector_columns`` takes a ``VectorUDT`` column as ``vector_column`` does (dense rows as they are,
+    sparse ones made dense); it was refused on the driver."""
+    from pyspark.ml.linalg import Vectors
+
+    rows = [(0, Vectors.dense([0.5, -1.0, 2.0])), (1, Vectors.sparse(3, [2], [4.0]))]
+    (
+        spark.createDataFrame(rows, ["id", "title_vec"])
+        .write.format("vectordb")
+        .option("uri", qdrant_session_server.uri("grpc", "spark_named_ml"))
+        .option("create", "true")
+        .option("vector_columns", "title:title_vec")
+        .option("vector_dimensions", "title:3")
+        .mode("append")
+        .save()
+    )
+    client = qdrant_session_server.client(prefer_grpc=True)
+    try:
+        records = {r.id: r.vector for r in client.retrieve("spark_named_ml", [0, 1], with_vectors=True)}
+    finally:
+        client.close()
+    assert records == {0: {"title": [0.5, -1.0, 2.0]}, 1: {"title": [0.0, 0.0, 4.0]}}
