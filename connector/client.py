@@ -15,6 +15,7 @@ batched (one op per batch), sent by the engine, retried, isolated and reported a
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -167,7 +168,8 @@ class Client:
 
     def close(self) -> None:
         """Close the client's senders and connections, once the write under way (another thread's) has
-        ended: closed under it, the write would stop half sent with no account of what landed."""
+        ended: closed under it, the write would stop half sent with no account of what landed. A later
+        write opens them again (a cached client reused after a close works), to be closed again after."""
         self._outside_a_write("close")
         with self._writing:
             if self._engine is not None:
@@ -285,13 +287,17 @@ class Client:
         """
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             raise ConfigError("delete() takes an iterable of ids, not a single id: wrap it in a list")
-        listed = list(ids)
+        if hasattr(ids, "to_pylist"):  # a pyarrow Array or ChunkedArray: its values, not Arrow scalars
+            ids = ids.to_pylist()
+        elif hasattr(ids, "tolist"):  # a numpy array or a pandas Series: Python ints, not numpy's
+            ids = ids.tolist()
         step = self.max_delete_rows * DELETE_CHUNK_REQUESTS
-        rows: Columns | list[Columns] = (
-            delete_rows(listed)
-            if len(listed) <= step
-            else [delete_rows(listed[i : i + step]) for i in range(0, len(listed), step)]
-        )
+        rows: Columns | Iterator[Columns]
+        if isinstance(ids, list) and len(ids) <= step:
+            rows = delete_rows(ids)
+        else:  # read as sent: a generator of many ids is never held whole
+            source = iter(ids)
+            rows = (delete_rows(chunk) for chunk in iter(lambda: list(itertools.islice(source, step)), []))
         return enforce(self.write(rows, namespace), self.options.on_error, self.backend.describe())
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:

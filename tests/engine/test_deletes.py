@@ -157,3 +157,29 @@ def test_the_index_ends_as_the_rows_applied_in_input_order(
     assert (report.written, report.failed, report.deleted) == (len(rows) - len(failed_positions),
                                                                len(failed_positions), deletes)  # fmt: skip
     assert index.largest_delete <= batch_size
+
+
+def test_delete_takes_arrays_of_ids_and_reads_a_generator_as_it_sends() -> None:
+    """numpy and pyarrow arrays of ids are their values (their scalars failed every id); a generator is
+    read chunk by chunk as requests go, never held whole (it was listed first)."""
+    import numpy as np
+
+    index = ScriptedIndex(set(), random.Random(0), 0.0)
+    client = connect("pinecone+grpc://127.0.0.1:1", verify=False, on_error="report")
+    client._engine = Engine(client.backend, MockTransport(index), client.options, sleep=lambda s: None)
+    with client:
+        assert client.delete(np.arange(5)).deleted == 5
+        assert client.delete(pa.array(["a", "b"])).deleted == 2
+        assert client.delete(pa.table({"id": ["c"]})["id"]).deleted == 1
+        step = client.max_delete_rows * 16
+        applied_before_the_third_chunk = []
+
+        def ids() -> Any:
+            for i in range(3 * step):
+                if i == 2 * step:  # listed whole first, no delete had been sent by now
+                    applied_before_the_third_chunk.append(index.applied)
+                yield f"g{i}"
+
+        report = client.delete(ids())
+    assert report.ok and report.deleted == 3 * step, report
+    assert applied_before_the_third_chunk[0] > 0
