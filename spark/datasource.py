@@ -240,5 +240,24 @@ def _rows_to_arrow(rows: Iterator[Any], schema: StructType) -> Iterator[pa.Recor
     from .plan import arrow_schema
 
     target = arrow_schema(schema)
+    ml = [f.name for f in schema.fields if type(f.dataType).__name__ == "VectorUDT"]
     while chunk := list(itertools.islice(rows, ROWS_PER_ARROW_BATCH)):
-        yield pa.RecordBatch.from_pylist([row.asDict(recursive=True) for row in chunk], schema=target)
+        records = [row.asDict(recursive=True) for row in chunk]
+        for record in records if ml else ():  # an ML vector as the struct Arrow carries it in
+            for name in ml:
+                record[name] = _ml_struct(record[name])
+        yield pa.RecordBatch.from_pylist(records, schema=target)
+
+
+def _ml_struct(vector: Any) -> dict[str, Any] | None:
+    """A Spark ML ``DenseVector``/``SparseVector`` as ``VectorUDT``'s struct (type 1 dense, 0 sparse)."""
+    if vector is None:
+        return None
+    if hasattr(vector, "indices"):  # SparseVector
+        return {
+            "type": 0,
+            "size": int(vector.size),
+            "indices": vector.indices.tolist(),
+            "values": vector.values.tolist(),
+        }
+    return {"type": 1, "size": None, "indices": None, "values": vector.toArray().tolist()}

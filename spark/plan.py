@@ -171,15 +171,15 @@ def _check_namespace_column(name: str | None, schema: StructType) -> None:
 def _check_overwrite(client: Client, spark: SparkOptions, streaming: bool) -> None:
     """``mode("overwrite")`` deletes the target's contents: only when asked, and the backend can."""
     name = client.backend.name
+    if streaming:  # first: allow_overwrite cannot lift it, so it is no fix to point to
+        raise ConfigError(
+            'mode("overwrite") / outputMode("complete") is not supported for streaming writes: every '
+            'micro-batch would first delete the previous ones; use outputMode("append")'
+        )
     if not spark.allow_overwrite:
         raise ConfigError(
             f'mode("overwrite") would delete what the {name} target holds before writing; use '
             'mode("append") (upserts replace rows by id), or set allow_overwrite=true to really replace it'
-        )
-    if streaming:
-        raise ConfigError(
-            'mode("overwrite") / outputMode("complete") is not supported for streaming writes: every '
-            'micro-batch would first delete the previous ones; use outputMode("append")'
         )
     if not client.backend.supports_clear:
         raise ConfigError(

@@ -299,3 +299,20 @@ def test_a_micro_batch_committed_again_replaces_its_dead_letters(tmp_path: Path)
         plan, [TaskReport(report=WriteReport(written=10), partition=0)], "batch-000007", again=True
     )
     assert report.ok and sorted(os.listdir(tmp_path)) == ["batch-000008-part-00000.parquet"]
+
+
+def test_spark_4_0s_stream_rows_carry_ml_vectors_as_their_struct() -> None:
+    """Spark 4.0 hands a stream writer ``Row``s: an ML vector in one is a ``DenseVector`` or
+    ``SparseVector``, which Arrow could not take for ``VectorUDT``'s struct (the task failed)."""
+    from pyspark.ml.linalg import DenseVector, SparseVector, VectorUDT
+    from pyspark.sql import Row
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from vectordb.spark.datasource import _rows_to_arrow
+
+    schema = StructType([StructField("id", StringType()), StructField("values", VectorUDT())])
+    rows = [Row(id="a", values=DenseVector([1.0, 2.0])), Row(id="b", values=SparseVector(2, [1], [5.0]))]
+    rows.append(Row(id="c", values=None))
+    (batch,) = _rows_to_arrow(iter(rows), schema)
+    (dense,) = dense_ml_vectors([batch], "values")
+    assert dense.column("values").to_pylist() == [[1.0, 2.0], [0.0, 5.0], None]

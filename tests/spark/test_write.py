@@ -354,3 +354,18 @@ def test_the_plans_spark_records_never_hold_the_key(spark: Any, grpc_server: Ser
     assert any("AppendData vectordb" in text for text in shown)
     assert not any(key in text for text in shown)
     assert len(grpc_server.arrived().ids()) == 10
+
+
+def test_a_streaming_overwrite_is_refused_for_what_it_is_whatever_allow_overwrite_says(
+    grpc_server: ServerHandle,
+) -> None:
+    """outputMode("complete") first pointed to allow_overwrite=true, which only led to this refusal."""
+    from pyspark.sql.types import ArrayType, FloatType, StringType, StructField, StructType
+
+    from vectordb.connector.errors import ConfigError
+    from vectordb.spark.plan import plan_write
+
+    schema = StructType([StructField("id", StringType()), StructField("values", ArrayType(FloatType()))])
+    for extra in ({}, {"allow_overwrite": "true"}):
+        with pytest.raises(ConfigError, match=r"not supported for streaming writes"):
+            plan_write({"uri": grpc_server.uri, **extra}, schema, True, streaming=True)
