@@ -13,6 +13,13 @@ the coders of ``Row`` and ``VectorBatch``.
 
 from __future__ import annotations
 
+import importlib.util
+
+if importlib.util.find_spec("apache_beam") is None:  # one line naming the extra, not a bare ImportError
+    from vectordb.connector.errors import MissingExtra
+
+    raise MissingExtra("vectordb.beam needs apache_beam: pip install 'vectordb-connector[beam]'")
+
 from .batch import VectorBatch
 from .coders import RowCoder, VectorBatchCoder
 from .config import VectorDBWriteConfig

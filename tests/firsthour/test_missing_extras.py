@@ -86,3 +86,15 @@ def test_a_missing_module_that_no_extra_brings_keeps_its_traceback(tmp_path: Pat
     assert done.returncode == 1
     assert "Traceback (most recent call last)" in done.stderr
     assert done.stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'orjson'"
+
+
+def test_importing_the_beam_sink_without_its_extra_names_it(tmp_path: Path) -> None:
+    """``import vectordb.beam`` without apache_beam: a ``MissingExtra`` naming the pip command, as a
+    database's driver does, not a bare ``ModuleNotFoundError`` from deep inside."""
+    code = "import vectordb.beam"
+    done = run_without([sys.executable, "-c", code], "apache_beam", tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "vectordb.connector.errors.MissingExtra: vectordb.beam needs apache_beam: "
+        "pip install 'vectordb-connector[beam]'"
+    )
