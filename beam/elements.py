@@ -95,10 +95,7 @@ class ElementReader(DictReader):
         try:
             record = as_mapping(element, self)
         except TypeError as exc:
-            shown = repr(element)
-            if len(shown) > ELEMENT_REPR_CHARS:
-                shown = shown[:ELEMENT_REPR_CHARS] + "…"
-            return self.refuse({"element": shown}, None, str(exc))
+            return refusal({"element": _shortened(repr(element))}, None, str(exc))
         if record is element or hasattr(element, "_asdict"):
             return self.read_mapping(record)
         return self._items.read_mapping(record)  # a Chunk: its metadata's "op" is data
@@ -111,24 +108,31 @@ class ElementReader(DictReader):
         return row
 
     def refuse(self, record: Mapping[str, Any], row_id: Any, reason: str) -> Refusal:
-        """The element's dead letter, in the core's form (``dead_letters.letter_with_row``)."""
-        why = {
-            "id": None if row_id is None else str(row_id),
-            "error": reason,
-            "error_type": "Invalid",
-            "retryable": False,
-            "attempts": 0,
-        }
-        id_column = None if self.id_from else self.id_column
-        return Refusal(letter_with_row(why, jsonable(record), id_column))
+        """The element's dead letter, its id column named as the reader reads it."""
+        return refusal(record, row_id, reason, None if self.id_from else self.id_column)
+
+
+def refusal(record: Mapping[str, Any], row_id: Any, reason: str, id_column: str | None = None) -> Refusal:
+    """The dead letter of an element, or of what never became one, in the core's form
+    (``dead_letters.letter_with_row``)."""
+    why = {
+        "id": None if row_id is None else str(row_id),
+        "error": reason,
+        "error_type": "Invalid",
+        "retryable": False,
+        "attempts": 0,
+    }
+    return Refusal(letter_with_row(why, jsonable(record), id_column))
 
 
 def refused_line(line: str, reason: str) -> Refusal:
     """The dead letter of an input line that is no element (not JSON), holding the line (at most
     ``ELEMENT_REPR_CHARS``): the sink counts it and hands it on with the others, so it fails alone."""
-    why = {"id": None, "error": reason, "error_type": "Invalid", "retryable": False, "attempts": 0}
-    shown = line if len(line) <= ELEMENT_REPR_CHARS else line[:ELEMENT_REPR_CHARS] + "…"
-    return Refusal(letter_with_row(why, {"line": shown}, None))
+    return refusal({"line": _shortened(line)}, None, reason)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= ELEMENT_REPR_CHARS else text[:ELEMENT_REPR_CHARS] + "…"
 
 
 def as_mapping(element: Any, reader: ElementReader) -> Mapping[str, Any]:
