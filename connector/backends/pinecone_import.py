@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
-import orjson
 
 from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
+from ..rows.checks import metadata_json
 from ..rows.ops import DELETE
 from ..staging import STAGING, Folder, StagingFailed, refuse_credentials, staged_name
 from .pinecone_import_api import ImportHost, ImportStatus, PineconeImports
@@ -67,7 +67,6 @@ __all__ = [
     "finish_import",
     "import_data",
     "import_folder",
-    "metadata_json",
     "namespace_dir",
     "publish_staged",
     "source_uri",
@@ -188,16 +187,13 @@ def rows_table(batch: RowBatch) -> pa.Table:
     else:
         sparse = pa.nulls(n, type=schema.field("sparse_values").type)
     if batch.metadata is not None:
-        metadata = pa.array([metadata_json(m) if m else None for m in batch.metadata], type=pa.string())
+        # as the upsert's body holds it: numpy numbers and booleans as numbers and booleans, not their text
+        metadata = pa.array(
+            [metadata_json(m).decode() if m else None for m in batch.metadata], type=pa.string()
+        )
     else:
         metadata = pa.nulls(n, type=pa.string())
     return pa.Table.from_arrays([ids, values, sparse, metadata], schema=schema)
-
-
-def metadata_json(metadata: dict[str, Any]) -> str:
-    """A row's metadata as the upsert's JSON body holds it (``pinecone.encode_json``'s orjson options), so an
-    import stores what an upsert would: numpy numbers and booleans as numbers and booleans, not their text."""
-    return orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 @dataclass
