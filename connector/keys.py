@@ -36,9 +36,10 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
 # is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
 _PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
 # a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, ...)
-SECRET_PARAMETER = re.compile(r"key|secret|token|passw|sig|credential", re.IGNORECASE)
+_SECRET_WORDS = r"key|secret|token|passw|sig|credential"
+SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
 _PASSWORD_IN_QUERY = re.compile(
-    r"((?:^|[?&;\s])[^=&;\s?]*(?:key|secret|token|passw|sig|credential)[^=&;\s]*=)[^&;\s]*", re.IGNORECASE
+    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)[^&;\s]*", re.IGNORECASE
 )
 
 

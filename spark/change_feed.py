@@ -132,7 +132,7 @@ def changes(
     # a pre-image kept is an id an update took away from its row: it is gone
     latest = latest.withColumn(
         CHANGE_TYPE,
-        F.when(F.lower(F.col(CHANGE_TYPE)) == PREIMAGE, F.lit(DELETE)).otherwise(F.col(CHANGE_TYPE)),
+        F.when(change == PREIMAGE, F.lit(DELETE)).otherwise(F.col(CHANGE_TYPE)),
     )
     dropped = [c for c in (_LATEST, COMMIT_VERSION, COMMIT_TIMESTAMP) if c in latest.columns]
     out = latest.drop(*dropped)
