@@ -64,12 +64,11 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
     """Finish a job whose tasks all succeeded; raises ``WriteFailed`` under ``on_error="fail"``. ``again``:
     the job may have been committed before under this name (a micro-batch Spark runs again)."""
     tasks = _task_reports(messages)
-    report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+    report = _merged(tasks)
     files: list[str] = []
     if plan.dead_letters is not None:
-        if (
-            again
-        ):  # a micro-batch run again replaces its letters: an earlier run's may name rows this one wrote
+        # a micro-batch run again replaces its letters: an earlier run's may name rows this one wrote
+        if again:
             plan.dead_letters.delete_published(f"{job}-part-")
         staged = [(t.partition, t.attempt_id) for t in tasks if t.dead_letters]
         published = plan.dead_letters.publish(
@@ -92,14 +91,14 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
 def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
     """Say what finished tasks already wrote (it stays: upserts cannot be rolled back); drop staged files."""
     tasks = _task_reports(messages)
-    report = functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+    report = _merged(tasks)
     line = (
         f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {report.written} rows, "
         "which stay written (upserts cannot be rolled back); running the job again upserts the same ids."
     )
     if report.failed:  # their dead letters are dropped with the job: say what they held
-        first = "; ".join(f"{n}x {reason}" for reason, n in report.reasons(3))
-        line += f" Those tasks also failed {report.failed} rows (first ids: {', '.join(map(str, report.failed_ids[:5]))}): {first}."
+        ids = ", ".join(map(str, report.failed_ids[:5]))
+        line += f" Those tasks also failed {report.failed} rows (first ids: {ids}): {_first_reasons(report)}."
     log_line(logging.WARNING, line)
     if plan.dead_letters is not None:
         plan.dead_letters.discard(job)
@@ -112,13 +111,20 @@ def _task_reports(messages: Sequence[object]) -> list[TaskReport]:
     return [m for m in messages if isinstance(m, TaskReport)]  # None: a task that failed
 
 
+def _merged(tasks: list[TaskReport]) -> WriteReport:
+    return functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+
+
+def _first_reasons(report: WriteReport) -> str:
+    return "; ".join(f"{n}x {reason}" for reason, n in report.reasons(3))
+
+
 def _summary_line(
     plan: WritePlan, job: str, report: WriteReport, tasks: list[TaskReport], files: list[str]
 ) -> str:
     line = f"{job} into {plan.target}: {report.summary()}; {len(tasks)} tasks"
     if report.failed:
-        first = "; ".join(f"{n}x {reason}" for reason, n in report.reasons(3))
-        line += f"; first reasons: {first}"
+        line += f"; first reasons: {_first_reasons(report)}"
     if files and plan.dead_letters is not None:
         rows = sum(t.dead_letter_rows for t in tasks)
         line += f"; {rows} dead letters in {plan.dead_letters.uri}"

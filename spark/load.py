@@ -178,7 +178,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
             )
         if args.vector_column not in df.columns:  # text only: every vector comes from the model
             return df.repartition(args.partitions) if args.partitions else df
-    if named_vectors(args):  # options vector_columns/multi_vector_columns name the columns: the writer checks
+    if named_vectors(extra_options(args)):  # vector_columns/multi_vector_columns name them: the writer checks
         return df.repartition(args.partitions) if args.partitions else df
     if args.vector_column not in df.columns:
         raise ConfigError(
@@ -213,15 +213,15 @@ def extra_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
-def named_vectors(args: argparse.Namespace) -> bool:
+def named_vectors(extra: dict[str, str]) -> bool:
     """Rows carry several vectors (``--option vector_columns=…`` or ``multi_vector_columns=…``): no one
     vector column, and each name's dimension is the options' (``vector_dimensions``) or the target's."""
-    return not {"vector_columns", "multi_vector_columns"}.isdisjoint(extra_options(args))
+    return not {"vector_columns", "multi_vector_columns"}.isdisjoint(extra)
 
 
 def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
     extra = extra_options(args)
-    named = named_vectors(args)
+    named = named_vectors(extra)
     options = {
         "uri": args.uri,
         "id_column": args.id_column,
