@@ -20,8 +20,9 @@ table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, `
 the embedding options for text in); they are checked before the pipeline starts. Parquet files are read
 as Arrow tables and written without a per-row step; JSON Lines records are dicts, vectors as lists.
 ``--sample N`` generates N deterministic vectors of ``--dim`` floats instead (the same N and D give the
-same vectors on every run). With ``--sample`` or ``--dim`` a missing collection is created with that
-dimension (``--no_create``: not); with ``--dead_letters DIR`` rows that fail are written to
+same vectors on every run). A missing collection is created (``--no_create``: not) with the dimension
+of ``--dim``, else of the model (embedding) or the options, else the most common vector length among
+the first 10,000 rows of ``--input``; with ``--dead_letters DIR`` rows that fail are written to
 ``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``) and the job succeeds; without it any failed row
 fails the job (``on_error=fail``), unless ``--option on_error=report``. ``--api_key_secret SPEC`` gives
 the key as a Beam secret that each worker fetches (on Dataflow, Secret Manager), so the job's stored
@@ -57,9 +58,10 @@ from apache_beam.utils.secret import Secret
 from vectordb.beam.elements import refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
-from vectordb.connector.cli import connector_error_line, embedded_note, run_command, summary
+from vectordb.connector.cli import canonical_flags, connector_error_line, embedded_note, run_command, summary
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import without_password
+from vectordb.connector.rows.types import agreed_length
 
 __all__ = ["build", "connector_options", "counters", "main", "make_parser", "parse_args", "sample_batch"]
 
@@ -68,6 +70,11 @@ DEFAULT_URI = "./vectors.db"
 SAMPLE_DIM = 384
 SAMPLE_CHUNK = 10_000  # rows per generated Arrow batch: fixed, so a row's vector never depends on N
 EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
+SAMPLED_ROWS = 10_000  # the input's first rows, whose most common vector length is a new collection's
+# how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
+POLICY_HINT = (
+    "Give --dead_letters DIR, or --option on_error=report, to keep the rows that did land without failing."
+)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -75,6 +82,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Load Parquet or JSON Lines records (or a generated sample) into a vector database with Beam."
+        " Its flags take - or _ alike (--dead_letters, --dead-letters)."
         f"\n\n{EXAMPLES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,  # --help lists Beam's options too
@@ -89,7 +97,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dim",
         type=int,
-        help=f"dimension of --sample vectors (default {SAMPLE_DIM}), and of the collection the job creates",
+        help=f"dimension of --sample vectors (default {SAMPLE_DIM}), and of the collection the job creates "
+        f"(default with --input: the most common vector length among its first {SAMPLED_ROWS:,} rows)",
     )
     parser.add_argument(
         "--input_format", choices=("auto", "parquet", "jsonl"), default="auto", help="default: from the name"
@@ -174,7 +183,7 @@ class _BeamGroup:
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The job's flags, and the rest: Beam's pipeline options."""
     own = make_parser()
-    args, rest = own.parse_known_args(argv)
+    args, rest = own.parse_known_args(canonical_flags(sys.argv[1:] if argv is None else argv, own))
     if args.sample is not None and args.sample < 1:
         own.error("--sample must be positive")
     if args.dim is not None and args.dim < 1:
@@ -220,9 +229,63 @@ def connector_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.sample is not None or args.dim is not None:
         options.setdefault("create", "true")
         options.setdefault("dimension", str(args.dim or SAMPLE_DIM))
-    elif "embed_url" in options:
-        options.setdefault("create", "true")  # with the model's dimension
+    elif not {"embed_url", "dimension", "vector_dimensions"}.isdisjoint(options):
+        options.setdefault("create", "true")  # the model's, the option's or each name's dimension
+    elif "create" not in options and {"vector_columns", "multi_vector_columns"}.isdisjoint(options):
+        # the dimension lets every worker create (or check) the collection before its first row
+        options["create"] = "true"
+        column = options.get("vector_column", "values")
+        options["dimension"] = str(input_dimension(args.input, input_format(args), column))
     return options
+
+
+def input_dimension(pattern: str, fmt: str, column: str) -> int:
+    """The most common vector length among the input's first rows (the rule of option ``dimension``,
+    as ``vectordb-load`` learns it): no single row decides, so a first row of another length fails
+    alone instead of every other row."""
+    lengths: list[int] = []
+    read = 0
+    for path in sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list):
+        with FileSystems.open(path) as stream:
+            for found, rows in (_parquet_lengths if fmt == "parquet" else _line_lengths)(stream, column):
+                lengths += found
+                read += rows
+                if read >= SAMPLED_ROWS:
+                    break
+        if read >= SAMPLED_ROWS:
+            break
+    if not lengths:
+        raise ConfigError(
+            f"--input: no vector in column {column!r} among its first {SAMPLED_ROWS:,} rows to give a new "
+            "collection its dimension; give --dim N (or --option vector_column=… naming the vectors)"
+        )
+    return agreed_length(np.asarray(lengths))
+
+
+def _parquet_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
+    """Each batch's present vector lengths, and its rows."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        batches = pq.ParquetFile(stream).iter_batches(batch_size=SAMPLED_ROWS, columns=[column])
+        for batch in batches:
+            lengths = pc.list_value_length(batch.column(0))
+            yield [n for n in lengths.to_pylist() if n], batch.num_rows
+    except (pa.ArrowException, ValueError, KeyError) as exc:
+        raise ConfigError(f"--input: cannot read the vectors of column {column!r}: {exc}") from None
+
+
+def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
+    """Each JSON Lines record's vector length (where it has a list there), one record at a time."""
+    for line in stream:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:  # a dead letter in the job; no dimension here
+            yield [], 1
+            continue
+        vector = record.get(column) if isinstance(record, dict) else None
+        yield ([len(vector)] if isinstance(vector, list) and vector else []), 1
 
 
 def input_format(args: argparse.Namespace) -> str:
@@ -301,12 +364,14 @@ def counters(result: PipelineResult) -> dict[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: parse ``argv`` (default: the command line), run the pipeline, return the exit status."""
     args, beam_args = parse_args(argv)
-    return run_command(PROG, lambda: load(args, beam_args), debug=args.debug)
+    return run_command(PROG, lambda: load(args, beam_args), debug=args.debug, policy_hint=POLICY_HINT)
 
 
 def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     """Run the pipeline; 1 when rows failed. Raises ``ConnectorError``."""
     uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on workers
+    if args.input is not None:
+        check_input(args.input)
     sink = WriteToVectorDB(
         uri, batching=args.batching, check_target=args.check_target, **connector_options(args)
     )
@@ -314,8 +379,6 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     standard = options.view_as(StandardOptions)
     if not standard.runner:
         standard.runner = "DirectRunner"
-    if args.input is not None:
-        check_input(args.input)
     pipeline = beam.Pipeline(options=options)
     build(pipeline, args, sink)
     what = f"a sample of {args.sample}" if args.sample else args.input

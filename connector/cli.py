@@ -19,6 +19,7 @@ code runs. Nothing here imports pyspark or apache_beam.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import re
 import sys
@@ -27,9 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 
 from .errors import ConnectorError, WriteFailed
+from .policy import HINT
 
 __all__ = [
     "beam_command",
+    "canonical_flags",
     "connector_error_line",
     "embedded_note",
     "load_command",
@@ -43,6 +46,8 @@ COMMANDS = {
     "vectordb-load": ("vectordb.spark.load", "spark", ("pyspark",)),
     "vectordb-beam": ("vectordb.beam.load", "beam", ("apache_beam",)),
 }
+# the commands whose module checks its extra itself, after its flags: ``--help`` needs no Spark
+CHECKED_BY_THE_JOB = {"vectordb-load"}
 
 # the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …",
 # or the exception alone after Spark's own words, when the worker sent no frames (``PYTHON_DATA_SOURCE_ERROR``)
@@ -72,7 +77,7 @@ def missing_extra(prog: str) -> str | None:
 
 
 def _installed_command(prog: str) -> int:
-    line = missing_extra(prog)
+    line = None if prog in CHECKED_BY_THE_JOB else missing_extra(prog)
     if line is not None:
         print(line, file=sys.stderr, flush=True)
         return 2
@@ -80,8 +85,35 @@ def _installed_command(prog: str) -> int:
     return main()
 
 
-def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> int:
+def canonical_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``argv`` with the parser's own flags spelt as it spells them: ``-`` and ``_`` are one.
+
+    ``vectordb-load`` spells its flags ``--dead-letter-path``, ``vectordb-beam`` ``--dead_letters``
+    (as Beam spells its pipeline options): a user of both types either in either. Other flags (Beam's)
+    and every value are left as they are."""
+    flags = {
+        flag.replace("_", "-"): flag
+        for action in parser._actions
+        for flag in action.option_strings
+        if flag.startswith("--")
+    }
+    spelt: list[str] = []
+    for arg in argv:
+        if arg == "--" or not arg.startswith("--"):
+            spelt.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        spelt.append(flags.get(name.replace("_", "-"), name) + equals + value)
+    return spelt
+
+
+def run_command(
+    prog: str, job: Callable[[], int], *, debug: bool = False, policy_hint: str | None = None
+) -> int:
     """Run ``job`` and return its exit status; a ``ConnectorError`` becomes one line on stderr.
+
+    ``policy_hint`` is how the command keeps failed rows from failing it (its flags): it replaces the
+    API's ``on_error`` words in a ``WriteFailed``'s line.
 
     Returns:
         ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
@@ -103,6 +135,8 @@ def run_command(prog: str, job: Callable[[], int], *, debug: bool = False) -> in
         if found is None:
             raise
         kind, line = found
+        if policy_hint is not None and issubclass(kind, WriteFailed):
+            line = line.replace(HINT, policy_hint)
         if debug:
             traceback.print_exception(exc)
         hint = "" if debug else " (--debug shows the trace)"

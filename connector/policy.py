@@ -9,7 +9,10 @@ from __future__ import annotations
 from .errors import WriteFailed
 from .report import WriteReport
 
-__all__ = ["enforce"]
+__all__ = ["HINT", "enforce"]
+
+# the last sentence of a ``fail`` policy's error, in the API's words; a command puts its flags instead
+HINT = "Set on_error='report' or 'dead_letter' to keep the rows that did land without failing."
 
 
 def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
@@ -18,7 +21,7 @@ def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
         sample = ", ".join(map(str, report.failed_ids[:5]))
         raise WriteFailed(
             f"{target}: {report.failed} of {report.written + report.failed} rows failed (first ids: {sample}); "
-            f"{report!r}. Set on_error='report' or 'dead_letter' to keep the rows that did land without failing.",
+            f"{report!r}. {HINT}",
             report,
         )
     return report

@@ -42,13 +42,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vectordb.connector.cli import embedded_note, missing_extra, run_command, summary
+from vectordb.connector.cli import canonical_flags, embedded_note, missing_extra, run_command, summary
 
 __all__ = ["main"]
 
 PROG = "vectordb-load"
 EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
 DEFAULT_URI = "./vectors.db"
+# how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
+POLICY_HINT = (
+    "Give --on-error report, or --on-error dead_letter with --dead-letter-path DIR, "
+    "to keep the rows that did land without failing."
+)
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
 EMBED_ARGS = (  # argument -> writer option: the same name
     "text_column",
@@ -64,7 +69,8 @@ EMBED_ARGS = (  # argument -> writer option: the same name
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Load vectors from files (or a generated sample) into a vector database with Spark.",
+        description="Load vectors from files (or a generated sample) into a vector database with Spark."
+        " Flags take - or _ alike (--dead-letter-path, --dead_letter_path).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -109,7 +115,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="any other writer option (repeatable)",
     )
     parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(canonical_flags(sys.argv[1:] if argv is None else argv, parser))
     if args.sample is not None and (args.sample < 1 or args.dim < 1):
         parser.error("--sample and --dim must be positive")
     embedding_given = [name for name in EMBED_ARGS if getattr(args, name) is not None]
@@ -343,7 +349,7 @@ def summarize(report_path: str, before: dict[str, int], wall_s: float) -> tuple[
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: parse ``argv`` (default: the command line), load, return the exit status."""
     args = parse_args(argv)
-    return run_command(PROG, lambda: load(args), debug=args.debug)
+    return run_command(PROG, lambda: load(args), debug=args.debug, policy_hint=POLICY_HINT)
 
 
 def load(args: argparse.Namespace) -> int:
@@ -384,6 +390,8 @@ def load(args: argparse.Namespace) -> int:
         note = embedded_note(args.uri)
         if note:
             print(note, flush=True)
+        if failed and args.on_error == "fail":  # the job failed for them: say how to keep the rest
+            print(f"{PROG}: rows failed, which fails the job. {POLICY_HINT}", file=sys.stderr, flush=True)
         return 1 if failed else 0
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)

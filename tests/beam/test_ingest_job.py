@@ -104,6 +104,7 @@ def test_a_sample_lands_and_the_summary_says_so(
 def test_a_bad_option_is_one_line_and_status_2_before_the_pipeline_runs(
     grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "x.jsonl").write_text('{"id": "a", "values": [1.0, 2.0]}\n')
     argv = [
         "--runner=FnApiRunner",
         f"--input={tmp_path}/x.jsonl",
@@ -165,9 +166,67 @@ def test_help_lists_the_jobs_flags_then_beams(capsys: pytest.CaptureFixture[str]
 
 def test_a_misspelt_flag_of_the_job_is_refused_not_passed_to_beam(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["--sample", "5", "--dead-letters", "out"])
+        main(["--sample", "5", "--dead-leters", "out"])
     assert exit_info.value.code == 2
-    assert "unrecognized argument --dead-letters: did you mean --dead_letters?" in capsys.readouterr().err
+    assert "unrecognized argument --dead-leters: did you mean --dead_letters?" in capsys.readouterr().err
+
+
+def test_its_flags_take_the_spark_jobs_spelling_too() -> None:
+    """``vectordb-load`` spells ``--no-create``; the same words work here, and Beam's flags are Beam's."""
+    args, rest = parse_args(
+        ["--sample", "5", "--no-create", "--dead-letters=out", "--check-target", "--temp-x=1"]
+    )
+    assert (args.no_create, args.dead_letters, args.check_target, rest) == (True, "out", True, ["--temp-x=1"])
+
+
+@pytest.mark.parametrize("kind", ["parquet", "jsonl"])
+def test_a_new_collection_takes_the_inputs_most_common_length_not_the_first_rows(
+    kind: str, grpc_server: ServerHandle, tmp_path: Path
+) -> None:
+    """Without ``--dim``, as ``vectordb-load``: the most common length among the input's first rows
+    gives a new collection its dimension (it needed ``--dim``); a first row of another length fails alone."""
+    rows = [{"id": "short", "values": [1.0, 2.0]}] + [
+        {"id": f"r{i}", "values": [1.0, 2.0, 3.0]} for i in range(4)
+    ]
+    source = tmp_path / f"in.{kind}"
+    if kind == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), source)
+    else:
+        source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = parse_args([f"--input={source}", f"--uri={grpc_server.uri}"])[0]
+    assert connector_options(args) == {"create": "true", "dimension": "3"}
+    dead = tmp_path / "dead"
+    argv = ["--runner=FnApiRunner", f"--input={source}", f"--uri={grpc_server.uri}", f"--dead-letters={dead}"]
+    assert main(argv) == 1
+    assert grpc_server.arrived().ids() == {f"r{i}" for i in range(4)}
+    (letter,) = [
+        json.loads(line) for f in dead.glob("dead-letters-*.jsonl") for line in f.read_text().splitlines()
+    ]
+    assert letter["id"] == "short" and "vector has 2 dimensions" in letter["error"]
+
+
+def test_an_input_without_vectors_for_a_new_collection_asks_for_dim(
+    grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "texts.jsonl"
+    source.write_text('{"id": "a", "text": "no vector"}\n')
+    assert main(["--runner=FnApiRunner", f"--input={source}", f"--uri={grpc_server.uri}"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "no vector in column 'values'" in line and "give --dim N" in line
+    assert grpc_server.arrived().requests == []
+
+
+def test_failed_rows_name_the_flags_that_keep_them(
+    grpc_server: ServerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error says how this command keeps failed rows from failing it, not the API's ``on_error=``."""
+    grpc_server.script(reject_ids=frozenset({"3"}))
+    argv = ["--sample", "10", "--dim", "4", "--uri", grpc_server.uri, "--no_create", "--runner=FnApiRunner"]
+    assert main(argv) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("vectordb-beam: WriteFailed: ") and "1 of 10 rows failed" in line
+    assert "Give --dead_letters DIR, or --option on_error=report, to keep the rows" in line
+    assert "on_error='report'" not in line
 
 
 def test_api_key_secret_becomes_a_beam_secret_the_sink_fetches_on_workers() -> None:

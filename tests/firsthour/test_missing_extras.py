@@ -69,6 +69,18 @@ def test_a_command_without_its_extra_names_it_in_one_line(command: str, tmp_path
     assert list(tmp_path.iterdir()) == [tmp_path / "shim"]  # nothing started, nothing written
 
 
+def test_the_spark_jobs_help_needs_no_spark(tmp_path: Path) -> None:
+    """``vectordb-load --help`` shows its flags before Spark is installed (the job checks after them)."""
+    script = SCRIPTS / "vectordb-load"
+    if not script.exists():
+        pytest.skip(
+            f"no vectordb-load beside {sys.executable}: install the package (the README's set-up block)"
+        )
+    done = run_without([str(script), "--help"], "pyspark", tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: vectordb-load") and "--dead-letter-path" in done.stdout
+
+
 def test_python_m_of_the_spark_job_says_the_same(tmp_path: Path) -> None:
     hidden, line = CASES["vectordb-load"]
     done = run_without([sys.executable, "-m", "vectordb.spark.load", "--sample", "10"], hidden, tmp_path)

@@ -17,6 +17,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +112,12 @@ def test_the_wheel_alone_gives_the_commands_spark_beam_and_embeddings(
     build = [*uv, "build", "--quiet", "--out-dir", str(dist), str(ROOT)]  # the sdist, then the wheel from it
     install_offline_first(build)
     (wheel,) = dist.glob("vectordb_connector-*.whl")
+    (sdist,) = dist.glob("vectordb_connector-*.tar.gz")
+    with tarfile.open(sdist) as tar:  # the license travels with the source and the wheel built from it
+        member = tar.extractfile(f"{sdist.name.removesuffix('.tar.gz')}/LICENSE")
+        assert member is not None and b"Apache License" in member.read()
+    with zipfile.ZipFile(wheel) as whl:
+        assert [n for n in whl.namelist() if n.endswith(".dist-info/licenses/LICENSE")], whl.namelist()
     venv = tmp_path / "venv"
     subprocess.run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")

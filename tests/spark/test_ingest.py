@@ -71,9 +71,14 @@ def test_failed_rows_make_the_exit_code_and_the_summary(
 ) -> None:
     grpc_server.script(reject_ids=frozenset({"11"}))
     assert main(["--sample", "100", "--dim", "4", "--uri", grpc_server.uri]) == 1
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "written:  99 of 100 rows (1 failed)" in out
     assert "failed:   1 x Rejected: " in out
+    # how this command keeps failed rows from failing it: its flags, not the API's on_error=
+    assert err.splitlines()[-1] == (
+        "vectordb-load: rows failed, which fails the job. Give --on-error report, or --on-error dead_letter "
+        "with --dead-letter-path DIR, to keep the rows that did land without failing."
+    )
 
 
 def test_a_report_path_of_the_users_own_is_summarized_and_keeps_the_report(
@@ -118,7 +123,8 @@ def test_the_collection_takes_the_most_common_length_not_the_first_rows(
         {"id": f"r{i}", "values": [1.0, 2.0, 3.0]} for i in range(4)
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["--input", str(path), "--uri", grpc_server.uri, "--on-error", "report"]) == 1
+    # the flag in vectordb-beam's spelling: - and _ are one
+    assert main(["--input", str(path), "--uri", grpc_server.uri, "--on_error", "report"]) == 1
     out = capsys.readouterr().out
     assert "written:  4 of 5 rows (1 failed)" in out and "vector has 2 dimensions" in out
 
