@@ -60,7 +60,7 @@ from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, 
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.cli import canonical_flags, connector_error_line, embedded_note, run_command, summary
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.options import without_password
+from vectordb.connector.options import BackendOptions, without_password
 from vectordb.connector.rows.types import agreed_length
 
 __all__ = ["build", "connector_options", "counters", "main", "make_parser", "parse_args", "sample_batch"]
@@ -192,10 +192,14 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     beam_flags = _beam_flags()
     for arg in rest:  # a misspelt flag of ours would otherwise go to Beam, which drops what it cannot parse
         name = arg.split("=", 1)[0]
-        if name.startswith("--") and name not in beam_flags:
-            close = difflib.get_close_matches(name, ours, n=1)
-            if close:
-                own.error(f"unrecognized argument {name}: did you mean {close[0]}?")
+        if not name.startswith("--") or name in beam_flags:
+            continue
+        option = name[2:].replace("-", "_")
+        if option in BackendOptions.__struct_fields__:  # vectordb-load's --id-column, --on-error, …
+            own.error(f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE")
+        close = difflib.get_close_matches(name, ours, n=1)
+        if close:
+            own.error(f"unrecognized argument {name}: did you mean {close[0]}?")
     return args, rest
 
 

@@ -12,7 +12,8 @@ file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__fi
 
 Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, or
 ``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
-also be a JSON array in a string). ``--sample N --dim D`` generates N deterministic vectors instead
+also be a JSON array in a string; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
+for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
 With ``--text-column``, ``--embed-url`` and ``--embed-model`` the input may be text instead: rows
 with text and no vector are embedded by that OpenAI-compatible endpoint in the write's tasks (the
@@ -174,8 +175,10 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     if missing:  # Spark's own refusal is a page of trace
         raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
     reader = spark.read.format(fmt)
-    if fmt == "csv":
-        reader = reader.option("header", "true")
+    if (
+        fmt == "csv"
+    ):  # as Python's csv module and spreadsheets write it: "" escapes a quote, fields span lines
+        reader = reader.option("header", "true").option("escape", '"').option("multiLine", "true")
     df = reader.load(args.input)
     if args.text_column is not None:
         if args.text_column not in df.columns:

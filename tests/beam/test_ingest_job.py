@@ -171,6 +171,22 @@ def test_a_misspelt_flag_of_the_job_is_refused_not_passed_to_beam(capsys: pytest
     assert "unrecognized argument --dead-leters: did you mean --dead_letters?" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flag", "option"),
+    [("--id-column", "id_column"), ("--on-error", "on_error"), ("--embed_url", "embed_url")],
+)
+def test_a_connector_option_given_as_a_flag_is_refused_naming_option(
+    flag: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``vectordb-load``'s ``--id-column doc`` went to Beam, which drops what it cannot parse: the job
+    wrote with the default ``id`` column and exited 0."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--sample", "5", flag, "x"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized argument {flag}: a connector option goes in --option {option}=VALUE" in err
+
+
 def test_its_flags_take_the_spark_jobs_spelling_too() -> None:
     """``vectordb-load`` spells ``--no-create``; the same words work here, and Beam's flags are Beam's."""
     args, rest = parse_args(

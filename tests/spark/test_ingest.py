@@ -3,6 +3,7 @@ files of each format, into a test server; a ``ConnectorError`` (raised in Spark'
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,24 @@ def test_files_of_each_format(spark: Any, grpc_server: ServerHandle, tmp_path: P
     arrived = grpc_server.arrived()
     assert {vid: v.values_f32 for (_, vid), v in arrived.final.items()} == float32_rows(table)
     assert arrived.vector("v3").metadata["title"] == "title 3"
+
+
+def test_a_csv_as_pythons_csv_module_writes_it_keeps_quotes_and_line_breaks(
+    spark: Any, grpc_server: ServerHandle, tmp_path: Path
+) -> None:
+    """A doubled quote is one quote, and a quoted field may span lines: the title was cut at the quote
+    (``He said ""hi``) or the line break (its second line a bogus row), and the job said OK."""
+    titles = ['He said "hi", then left', "two\nlines", "plain"]
+    path = tmp_path / "input.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "values", "title"])
+        writer.writerows([f"c{i}", json.dumps([float(i), 1.0]), t] for i, t in enumerate(titles))
+    assert main(["--input", str(path), "--uri", grpc_server.uri]) == 0
+    arrived = grpc_server.arrived()
+    assert {vid: v.metadata["title"] for (_, vid), v in arrived.final.items()} == {
+        f"c{i}": t for i, t in enumerate(titles)
+    }
 
 
 def test_failed_rows_make_the_exit_code_and_the_summary(
