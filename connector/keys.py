@@ -14,7 +14,7 @@ import socket
 
 from .errors import ConfigError
 
-__all__ = ["key_from", "without_password"]
+__all__ = ["key_from", "split_password", "without_password"]
 
 
 def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
@@ -32,9 +32,11 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
     return key
 
 
-# user:pw@ after the start or any ":" or "/", so a mistyped separator ("qdrant:/u:pw@h", "qdrant//u:pw@h")
-# is blanked too; the password runs to the host's "@", the last one before the path ("u:p@ss@h")
-_PASSWORD_IN_NETLOC = re.compile(r"((?:^|[:/])[^/?#@:\s]*:)[^/?#\s]*@")
+# what goes before a URI's user-info: the scheme and its slashes ("qdrant://"), mistyped ("qdrant:/",
+# "qdrant//"), or nothing ("user:pw@host"; "qdrant:user:pw@host", where which is the user is unknowable, so
+# the password starts at the first ":")
+_BEFORE_USERINFO = re.compile(r"[^/?#@:]*(?::/+|/+)")
+_WORD = re.compile(r"\S+")
 # a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, ...)
 _SECRET_WORDS = r"key|secret|token|passw|sig|credential"
 SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
@@ -43,8 +45,31 @@ _PASSWORD_IN_QUERY = re.compile(
 )
 
 
+def split_password(uri: str) -> tuple[str, str, str] | None:
+    """``uri`` (a run of non-space characters) as (what comes before the password, the password, the rest
+    from its ``@``), or ``None`` when it holds no ``user:password@``.
+
+    The user-info runs to the LAST ``@``, and the password from the first ``:`` in it: a generated password
+    may hold an unencoded ``#``, ``/``, ``?``, ``@`` or ``:``, which a parser reads as the end of the host
+    (urlsplit finds no password in ``u:Xq7/pw@h``). An ``@`` in a path or query is read as the host's too:
+    that blanks a piece of the path, never shows a piece of a password."""
+    at = uri.rfind("@")
+    if at < 0:
+        return None
+    before = _BEFORE_USERINFO.match(uri)
+    colon = uri.find(":", before.end() if before else 0, at)
+    if colon < 0:
+        return None
+    return uri[: colon + 1], uri[colon + 1 : at], uri[at:]
+
+
 def without_password(uri: str) -> str:
     """``uri`` with any password (``user:pw@``, or a parameter such as ``password=``, ``api_key=`` or
     ``token=``) shown as ``***``, also in a URI too malformed to parse: the one that needs quoting in an
     error is the mistyped one."""
-    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_NETLOC.sub(r"\1***@", uri))
+    return _PASSWORD_IN_QUERY.sub(r"\1***", _WORD.sub(_blanked_userinfo, uri))
+
+
+def _blanked_userinfo(word: re.Match[str]) -> str:
+    split = split_password(word.group())
+    return word.group() if split is None else f"{split[0]}***{split[2]}"

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
-from .keys import SECRET_PARAMETER
+from .keys import SECRET_PARAMETER, split_password
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -115,25 +115,32 @@ class Secrets:
 
 def uri_passwords(uri: str) -> list[str]:
     """The password of a URI (``user:password@``) as written and decoded, a ``password=`` parameter's, and
-    a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``)."""
+    a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``).
+
+    The password as ``keys.split_password`` reads it (up to the last ``@``: it may hold an unencoded ``#``,
+    ``/`` or ``?``) and as urlsplit does, which is what a driver that parses the URI sends (one with a
+    space in it too)."""
     if not uri:
         return []
+    passwords, words = [], []
+    for word in uri.split():
+        split = split_password(word)
+        passwords.append(split[1] if split else "")
+        words.append(split[0] + split[2] if split else word)  # the query, not a "?" of the password
     try:
-        parts = urlsplit(uri)
-        password = parts.password
-    except ValueError:  # a malformed URI (bad port) still holds its password: take what is there
-        parts, password = urlsplit(uri), None
-        userinfo = parts.netloc.rpartition("@")[0]
-        if ":" in userinfo:
-            password = userinfo.partition(":")[2]
-    found = [password, unquote(password)] if password else []
-    return found + [
+        passwords.append(urlsplit(uri).password or "")
+        query = urlsplit(" ".join(words)).query
+    except ValueError:  # a malformed netloc (a bracket left open): the password is still found above
+        query = ""
+    found = [form for password in passwords if password for form in (password, unquote(password))]
+    found += [
         value
-        for key, value in parse_qsl(parts.query)
+        for key, value in parse_qsl(query)
         # a key or token in the query (an endpoint that takes ?key=): blanked where a server quotes it,
         # if long enough to be one (a short value would blank ordinary words)
         if value and (key.lower() == "password" or (SECRET_PARAMETER.search(key) and len(value) >= 8))
     ]
+    return list(dict.fromkeys(found))
 
 
 class _BlankLogs(logging.Filter):

@@ -84,7 +84,7 @@ def test_a_key_variable_this_process_lacks_is_no_error_and_blanks_nothing() -> N
 def test_uri_passwords_as_written_decoded_and_as_a_parameter() -> None:
     assert uri_passwords("postgresql://u:p%2Fw@h/db") == ["p%2Fw", "p/w"]
     assert uri_passwords("postgresql://u@h/db?password=q-1&sslmode=disable") == ["q-1"]
-    assert uri_passwords("postgresql://u:pw-2@h:notaport/db") == ["pw-2", "pw-2"]
+    assert uri_passwords("postgresql://u:pw-2@h:notaport/db") == ["pw-2"]
     assert uri_passwords("qdrant://h/c") == [] and uri_passwords("") == []
 
 

@@ -1,0 +1,82 @@
+"""A URI password holding a character it should have had percent-encoded (``#``, ``/``, ``?``, ``@``,
+``:``, ``%``; generated passwords often do) is shown nowhere: ``without_password`` blanks it in every URI
+a message quotes, and ``uri_passwords`` finds it whole, so a server or driver quoting it has it blanked.
+
+urlsplit reads such a password as the end of the host (``u:Xq7/pw@h`` has no password for it), so both
+take the user-info up to the last ``@``."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from vectordb.connector import ConfigError, ConnectorError, connect
+from vectordb.connector.keys import without_password
+from vectordb.connector.redaction import Secrets, uri_passwords
+
+SPECIAL = "#/?@:%"
+# any character a password may hold but whitespace (a URI ends there) and lone surrogates
+CHARACTER = st.characters(exclude_categories=("Cs",)).filter(lambda c: not c.isspace())
+PASSWORDS = st.tuples(st.text(CHARACTER, max_size=8), st.text(st.sampled_from(SPECIAL), min_size=1, max_size=3),
+                      st.text(CHARACTER, max_size=8)).map("".join)  # fmt: skip
+USERS = st.text(st.sampled_from(string.ascii_lowercase + string.digits + "._-"), min_size=1, max_size=8)
+SCHEMES = st.sampled_from(["postgresql", "qdrant", "qdrant+grpc", "chroma", "pinecone", "https"])
+HOSTS = st.sampled_from(["127.0.0.1:9", "db.example.com", "db:5432", "[::1]:6334"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(scheme=SCHEMES, user=USERS, password=PASSWORDS, host=HOSTS)
+@example(scheme="postgresql", user="loader", password="Xq7/LmN2pass", host="127.0.0.1:9")
+@example(scheme="qdrant", user="user", password="Xq7#LmN2pass", host="127.0.0.1:9")
+@example(scheme="qdrant", user="user", password="Xq7?LmN2pass", host="127.0.0.1:9")
+@example(scheme="qdrant", user="u", password="p@ss/w:rd#%41?ü€😀", host="db:5432")
+def test_a_password_with_unencoded_characters_is_blanked_whole(
+    scheme: str, user: str, password: str, host: str
+) -> None:
+    uri = f"{scheme}://{user}:{password}@{host}/app?table=items"
+    assert without_password(uri) == f"{scheme}://{user}:***@{host}/app?table=items"
+    found = uri_passwords(uri)
+    assert password in found
+    quoted = f"could not connect to {uri} (password {password!r}, {password})"
+    shown = Secrets(*found).blank(quoted)
+    assert password not in shown and "***" in shown
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        ("qdrant://user:Xq7#LmN2pass@127.0.0.1:9/docs", "qdrant://user:***@127.0.0.1:9/docs"),
+        ("postgresql://u:Xq7/Lm?N2#p@db/app?password=pw-9&table=t", "postgresql://u:***@db/app?password=***&table=t"),
+        ("qdrant:/admin:a/b@db:6333/docs", "qdrant:/admin:***@db:6333/docs"),  # a mistyped separator too
+        ("uri 'qdrant://u:a#b@h/docs' and 'chroma://u:c?d@h'", "uri 'qdrant://u:***@h/docs' and 'chroma://u:***@h'"),
+        # an @ in a path after a port reads as the host's: a piece of the path blanked, never of a password
+        ("qdrant://db:6333/docs@2", "qdrant://db:***@2"),
+        ("qdrant://user@db:6333/docs", "qdrant://user@db:6333/docs"),  # no password
+        ("milvus+lite:///data/v@1.db", "milvus+lite:///data/v@1.db"),
+    ],
+)  # fmt: skip
+def test_without_password_takes_the_userinfo_to_the_last_at(uri: str, shown: str) -> None:
+    assert without_password(uri) == shown
+
+
+def test_uri_passwords_finds_the_query_behind_a_password_holding_a_hash() -> None:
+    """urlsplit reads ``#LmN2pass@…?token=…`` as a fragment: the query's key is found all the same."""
+    uri = "qdrant://user:Xq7#LmN2pass@h:6333/docs?api_key=QueryKey-0042"
+    assert uri_passwords(uri) == ["Xq7#LmN2pass", "QueryKey-0042"]
+
+
+@pytest.mark.parametrize("password", ["Xq7#LmN2pass", "Xq7/LmN2pass", "Xq7?LmN2pass"])
+@pytest.mark.parametrize("scheme", ["qdrant", "chroma", "postgresql"])
+def test_a_failed_connect_quotes_no_unencoded_password(scheme: str, password: str) -> None:
+    """End to end through ``connect``: a bad port, or a host no one listens on, refused with the URI quoted."""
+    uri = f"{scheme}://loader:{password}@127.0.0.1:9/app?table=items&connect_timeout=1"
+    with (
+        pytest.raises((ConfigError, ConnectorError)) as failed,
+        connect(uri, max_retries=0, timeout_s=1) as client,
+    ):
+        client.upsert([{"id": "a", "values": [0.1, 0.2]}])
+    text = f"{failed.value!s} {failed.value!r}"
+    assert "LmN2pass" not in text, text
