@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ...errors import ConfigError, DimensionMismatch
 from .options import PgvectorOptions
@@ -25,8 +26,12 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Column:
     name: str
-    sql_type: str  # format_type(): "vector(768)", "text", "bigint", "jsonb"
+    sql_type: str  # format_type() with the typmod (messages, CREATE): "vector(768)", "character varying(10)"
+    # what staged values are cast to: the type without its typmod, since an explicit cast to varchar(10) cuts a
+    # longer id short where the column's own (assignment) coercion refuses it (22001), and the row fails alone
+    cast_type: str
     dimension: int | None = None  # a vector column's typmod, when it has one
+    not_null: bool = False
 
     @property
     def ident(self) -> str:
@@ -91,19 +96,21 @@ class TableLayout:
 
     def upsert_sql(self) -> str:
         targets = [self.id, *self.vectors]
-        values = [f"CAST(s.id AS {self.id.sql_type})"]
+        values = [f"CAST(s.id AS {self.id.cast_type})"]
         values += [
-            f"CAST(s.{v} AS {c.sql_type})" for v, c in zip(self.stage_vectors(), self.vectors, strict=True)
+            f"CAST(s.{v} AS {c.cast_type})" for v, c in zip(self.stage_vectors(), self.vectors, strict=True)
         ]
         if self.metadata is not None:
             targets.append(self.metadata)
-            values.append(f"CAST(s.m AS {self.metadata.sql_type})")
+            values.append(f"CAST(s.m AS {self.metadata.cast_type})")
         if self.namespace is not None:
             targets.append(self.namespace)
-            values.append("COALESCE(s.ns, '')" if self.namespace_in_key else "s.ns")
+            # rows without one: NULL where the column takes it, else '' (create=true's default)
+            never_null = self.namespace_in_key or self.namespace.not_null
+            values.append("COALESCE(s.ns, '')" if never_null else "s.ns")
         if self.sparse is not None:
             targets.append(self.sparse)
-            values.append(f"CAST(s.sp AS {self.sparse.sql_type})")
+            values.append(f"CAST(s.sp AS {self.sparse.cast_type})")
         updates = ", ".join(f"{c.ident} = EXCLUDED.{c.ident}" for c in targets if c.name not in self.key)
         # the same order in every batch: concurrent batches then take row locks without deadlocking
         order = "s.ns, s.id" if self.namespace is not None else "s.id"
@@ -124,26 +131,29 @@ def default_layout(
     ``named``: a write of named vectors (option ``vector_columns``), a column per name (name -> its
     dimension) instead of ``embedding``."""
     namespaced = options.namespace is not None or options.namespace_column is not None
-    vector_type = options.vector_type + (f"({dimension})" if dimension else "")
+    vector_type = options.vector_type
     sparse = None
     if options.sparse_column:
-        dims = f"({options.sparse_dimension})" if options.sparse_dimension else ""
-        sparse = Column("sparse_embedding", f"sparsevec{dims}")
+        sparse = Column("sparse_embedding", _sized("sparsevec", options.sparse_dimension), "sparsevec")
     return TableLayout(
         table=table,
-        id=Column("id", options.id_type),
-        vector=None if named else Column("embedding", vector_type, dimension),
-        metadata=Column("metadata", "jsonb"),
-        namespace=Column("namespace", "text") if namespaced else None,
+        id=Column("id", options.id_type, options.id_type),
+        vector=None if named else Column("embedding", _sized(vector_type, dimension), vector_type, dimension),
+        metadata=Column("metadata", "jsonb", "jsonb"),
+        namespace=Column("namespace", "text", "text", not_null=True) if namespaced else None,
         sparse=sparse,
         key=("namespace", "id") if namespaced else ("id",),
         dimension=None if named else dimension,
         sparse_dimension=options.sparse_dimension,
         named=tuple(
-            Column(name, options.vector_type + (f"({dim})" if dim else ""), dim)
-            for name, dim in (named or {}).items()
+            Column(name, _sized(vector_type, dim), vector_type, dim) for name, dim in (named or {}).items()
         ),
     )
+
+
+def _sized(type_name: str, dimension: int | None) -> str:
+    """``vector(768)``; without a dimension, any: ``vector``."""
+    return type_name + (f"({dimension})" if dimension else "")
 
 
 def create_table_sql(layout: TableLayout) -> str:
@@ -196,7 +206,7 @@ def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, boo
     ids are unique across namespaces, and a batch without one deletes its ids whatever their namespace
     (as an upsert without one replaces them). ``""`` is also the rows stored with a NULL namespace.
     """
-    ids = f"{layout.id.ident} = ANY(CAST(%s AS {layout.id.sql_type}[]))"
+    ids = f"{layout.id.ident} = ANY(CAST(%s AS {layout.id.cast_type}[]))"
     sql = f"DELETE FROM {layout.table.sql} WHERE {ids}"
     if layout.namespace is None:
         if namespace is not None:  # never widen a namespace's delete to the whole table
@@ -213,9 +223,29 @@ def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, boo
     return sql + (f" AND ({ns} = %s OR {ns} IS NULL)" if namespace == "" else f" AND {ns} = %s"), True
 
 
-# (name, type name, format_type, typmod) per column, and the column lists of usable unique keys
+class CatalogColumn(NamedTuple):
+    """A row of ``COLUMNS_SQL``."""
+
+    name: str
+    typname: str
+    sql_type: str  # format_type() with the typmod: "character varying(10)"
+    typmod: int
+    # format_type() of the type, a domain's base type, without the typmod: "character varying", "bpchar"
+    # (not "character", which is char(1)); as PostgreSQL's information_schema, one level of domain
+    cast_type: str
+    not_null: bool
+    defaulted: bool  # a default, an identity or a generated column: filled when a row does not say
+
+    @property
+    def required(self) -> bool:
+        """A row must give it a value."""
+        return self.not_null and not self.defaulted
+
+
 COLUMNS_SQL = (
-    "SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.atttypmod "
+    "SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.atttypmod, "
+    "format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, -1), "
+    "a.attnotnull, a.atthasdef OR a.attidentity <> '' "
     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
     "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
 )
@@ -231,22 +261,24 @@ TYPES_SQL = (
     "JOIN pg_extension e ON e.extnamespace = t.typnamespace "
     "WHERE e.extname = 'vector' AND t.typname IN ('vector', 'halfvec', 'sparsevec')"
 )
+# the namespace is staged as text: a column of these types takes it without a cast
+NAMESPACE_TYPES = ("text", "varchar", "citext")
 
 
 def learn_layout(
     table: TableName,
-    columns: list[tuple[str, str, str, int]],
+    columns: Sequence[Sequence[Any]],
     keys: list[list[str]],
     types: dict[str, str],
     options: PgvectorOptions,
     dimension: int | None,
     named: Mapping[str, int | None] | None = None,
 ) -> TableLayout:
-    """The layout of an existing table from its catalog rows; ``ConfigError`` says what does not fit.
-    ``named``: a write of named vectors (name -> the write's dimension, ``None`` if not known yet), each
-    name a vector or halfvec column of that name instead of the one vector column."""
-    by_name = {name: (typname, sql_type, typmod) for name, typname, sql_type, typmod in columns}
-    listing = ", ".join(f"{name} {sql_type}" for name, _, sql_type, _ in columns)
+    """The layout of an existing table from its catalog rows (``COLUMNS_SQL``); ``ConfigError`` says what
+    does not fit. ``named``: a write of named vectors (name -> the write's dimension, ``None`` if not known
+    yet), each name a vector or halfvec column of that name instead of the one vector column."""
+    by_name = {row[0]: CatalogColumn(*row) for row in columns}
+    listing = ", ".join(f"{c.name} {c.sql_type}" for c in by_name.values())
     if "id" not in by_name:
         raise ConfigError(f"table {table} has no column id (columns: {listing})")
     vector = None
@@ -255,21 +287,16 @@ def learn_layout(
         vector_name = _pick(table, by_name, ("vector", "halfvec"), "embedding")
         if vector_name is None:
             raise ConfigError(f"table {table} has no vector or halfvec column (columns: {listing})")
-        _, vector_sql, typmod = by_name[vector_name]
-        table_dim = typmod if typmod > 0 else None
+        vector = _column(by_name[vector_name])
+        table_dim = vector.dimension
         if dimension is not None and table_dim is not None and dimension != table_dim:
             raise DimensionMismatch(
-                f"dimension mismatch: table {table} column {vector_name} is {vector_sql}, "
+                f"dimension mismatch: table {table} column {vector_name} is {vector.sql_type}, "
                 f"the data has {dimension} dimensions",
                 target_dimension=table_dim,
             )
-        vector = Column(vector_name, vector_sql, table_dim)
     metadata_name = _pick(table, by_name, ("jsonb", "json"), "metadata")
-    namespace = Column("namespace", by_name["namespace"][1]) if "namespace" in by_name else None
-    if namespace is None and (options.namespace is not None or options.namespace_column is not None):
-        raise ConfigError(
-            f"table {table} has no namespace column for option namespace/namespace_column: add namespace text"
-        )
+    namespace = _namespace_column(table, by_name.get("namespace"), options)
     sparse = None
     sparse_dim = None
     if options.sparse_column:
@@ -278,36 +305,76 @@ def learn_layout(
             raise ConfigError(
                 f"table {table} has no sparsevec column for option sparse_column (columns: {listing})"
             )
-        _, sparse_sql, sparse_mod = by_name[sparse_name]
-        sparse_dim = sparse_mod if sparse_mod > 0 else options.sparse_dimension
+        sparse = _column(by_name[sparse_name])
+        sparse_dim = sparse.dimension or options.sparse_dimension
         if sparse_dim is None:
             raise ConfigError(
-                f"table {table} column {sparse_name} is {sparse_sql}: set option sparse_dimension"
+                f"table {table} column {sparse_name} is {sparse.sql_type}: set option sparse_dimension"
             )
-        if options.sparse_dimension is not None and sparse_mod > 0 and sparse_mod != options.sparse_dimension:
+        if options.sparse_dimension is not None and sparse.dimension not in (None, options.sparse_dimension):
             raise ConfigError(
-                f"option sparse_dimension is {options.sparse_dimension} but {sparse_name} is {sparse_sql}"
+                f"option sparse_dimension is {options.sparse_dimension} but {sparse_name} is {sparse.sql_type}"
             )
-        sparse = Column(sparse_name, sparse_sql)
-    key = _conflict_key(table, keys, namespace)
-    return TableLayout(
+    layout = TableLayout(
         table=table,
-        id=Column("id", by_name["id"][1]),
+        id=_column(by_name["id"]),
         vector=vector,
-        metadata=None if metadata_name is None else Column(metadata_name, by_name[metadata_name][1]),
+        metadata=None if metadata_name is None else _column(by_name[metadata_name]),
         namespace=namespace,
         sparse=sparse,
-        key=key,
+        key=_conflict_key(table, keys, namespace),
         dimension=table_dim,
         sparse_dimension=sparse_dim,
         stage_vector_type=types.get("vector", "vector"),
         stage_sparse_type=types.get("sparsevec", "sparsevec"),
         named=_named_columns(table, by_name, named or {}, listing),
     )
+    _check_unfilled(layout, by_name)
+    return layout
+
+
+def _column(row: CatalogColumn) -> Column:
+    """The column a write fills; a vector type's typmod is its dimension."""
+    dimension = row.typmod if row.typname in ("vector", "halfvec", "sparsevec") and row.typmod > 0 else None
+    return Column(row.name, row.sql_type, row.cast_type, dimension, row.not_null)
+
+
+def _namespace_column(table: TableName, row: CatalogColumn | None, options: PgvectorOptions) -> Column | None:
+    """The ``namespace`` column, if any, of a text type: every row staged fills it (a write without a
+    namespace too), and a staged text goes into no other type (integer, uuid) without a cast."""
+    if row is None:
+        if options.namespace is not None or options.namespace_column is not None:
+            raise ConfigError(
+                f"table {table} has no namespace column for option namespace/namespace_column: "
+                "add namespace text"
+            )
+        return None
+    if row.typname not in NAMESPACE_TYPES:
+        raise ConfigError(
+            f"table {table} column namespace is {row.sql_type}: the connector writes namespaces as text "
+            f"(into {', '.join(NAMESPACE_TYPES)}): change its type, or rename the column if it is not "
+            "the rows' namespace"
+        )
+    return _column(row)
+
+
+def _check_unfilled(layout: TableLayout, by_name: Mapping[str, CatalogColumn]) -> None:
+    """A column that needs a value the write does not give would fail every row, each with the same
+    PostgreSQL reason after a costly isolation: refuse it once, by name."""
+    filled = {
+        c.name for c in (layout.id, *layout.vectors, layout.metadata, layout.namespace, layout.sparse) if c
+    }
+    unfilled = [c for c in by_name.values() if c.required and c.name not in filled]
+    if unfilled:
+        listing = ", ".join(f"{c.name} {c.sql_type}" for c in unfilled)
+        raise ConfigError(
+            f"table {layout.table} has NOT NULL column(s) without a default that the connector does not "
+            f"fill: {listing}: give each a DEFAULT, or drop NOT NULL"
+        )
 
 
 def _named_columns(
-    table: TableName, by_name: dict[str, tuple[str, str, int]], named: Mapping[str, int | None], listing: str
+    table: TableName, by_name: Mapping[str, CatalogColumn], named: Mapping[str, int | None], listing: str
 ) -> tuple[Column, ...]:
     """Each name's column: present, vector or halfvec, and of the write's dimension where both are known
     (the dimension is the column's typmod, ``vector(768)``); else ``ConfigError`` naming the name."""
@@ -316,25 +383,25 @@ def _named_columns(
         where = f"option vector_columns: name {name!r}: table {table}"
         if name not in by_name:
             raise ConfigError(f"{where} has no column {name!r} (columns: {listing})")
-        typname, sql_type, typmod = by_name[name]
-        if typname not in ("vector", "halfvec"):
-            raise ConfigError(f"{where} column {name!r} is {sql_type}, not vector or halfvec")
-        dim = typmod if typmod > 0 else None
-        if wanted is not None and dim is not None and wanted != dim:
+        row = by_name[name]
+        if row.typname not in ("vector", "halfvec"):
+            raise ConfigError(f"{where} column {name!r} is {row.sql_type}, not vector or halfvec")
+        column = _column(row)
+        if wanted is not None and column.dimension is not None and wanted != column.dimension:
             raise ConfigError(
-                f"{where} column {name!r} is {sql_type}, the write's vectors have {wanted} dimensions"
+                f"{where} column {name!r} is {row.sql_type}, the write's vectors have {wanted} dimensions"
             )
-        out.append(Column(name, sql_type, dim))
+        out.append(column)
     return tuple(out)
 
 
 def _pick(
-    table: TableName, by_name: dict[str, tuple[str, str, int]], typnames: tuple[str, ...], preferred: str
+    table: TableName, by_name: Mapping[str, CatalogColumn], typnames: tuple[str, ...], preferred: str
 ) -> str | None:
     """The column called ``preferred`` if its type fits, else the only column of those types."""
-    if preferred in by_name and by_name[preferred][0] in typnames:
+    if preferred in by_name and by_name[preferred].typname in typnames:
         return preferred
-    found = [name for name, (typname, _, _) in by_name.items() if typname in typnames]
+    found = [name for name, row in by_name.items() if row.typname in typnames]
     if len(found) > 1:
         raise ConfigError(
             f"table {table} has several {' or '.join(typnames)} columns ({', '.join(found)}): "
