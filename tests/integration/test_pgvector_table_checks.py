@@ -1,8 +1,9 @@
-"""PostgreSQL + pgvector: what a table of the user's own could get silently wrong.
+"""PostgreSQL + pgvector: what a table of the user's own, a name or the URI could get silently wrong.
 
-Ids longer than a ``varchar(n)``/``char(n)`` id column, a namespace column that is not text, a NOT NULL
-column the write does not fill: each either fails loudly, naming the column, or is written as asked.
-Against a real server, read back with psycopg.
+Ids longer than a ``varchar(n)``/``char(n)`` id column, names PostgreSQL would cut, a namespace column
+that is not text, a NOT NULL column the write does not fill, ``tls`` against the URI's ``sslmode``,
+and the password in a repr or an error: each either fails loudly, naming the option or column, or is
+written as asked. Against a real server, read back with psycopg.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from vectordb.connector import ConfigError, connect
+from vectordb.connector.backends.pgvector import PgTarget
 
 from .pg_server import PgServer, pg_server_fixture, pg_table_fixture  # noqa: F401
 
@@ -137,3 +139,65 @@ def test_a_not_null_column_without_a_default_is_a_config_error_naming_it(
     sql(pg_server, f"ALTER TABLE \"{pg_table}\" ALTER COLUMN owner SET DEFAULT 'loader'")
     with connect(pg_server.uri(pg_table)) as client:
         assert client.upsert(rows("r0")).written == 1
+
+
+# -- names PostgreSQL would cut --------------------------------------------------------------------
+
+LONG = "embeddings_for_customer_support_knowledge_base_articles_version_"  # 64 bytes
+
+
+@pytest.mark.parametrize(
+    ("uri_table", "collection", "part"),
+    [
+        (LONG + "2025_q3", None, "table"),
+        (None, LONG + "2025_q3", "table"),
+        (None, f"{LONG}.items", "schema"),
+        (None, "é" * 32, "table"),  # 32 characters, 64 bytes
+    ],
+)
+def test_a_name_longer_than_63_bytes_is_a_config_error(
+    pg_server: PgServer, uri_table: str | None, collection: str | None, part: str
+) -> None:
+    """PostgreSQL cuts names at 63 bytes: ..._2024_q1 and ..._2025_q3 would be one table."""
+    base = pg_server.uri("x").rsplit("&table=", 1)[0]
+    uri = base + (f"&table={uri_table}" if uri_table else "")
+    with pytest.raises(ConfigError, match=f"option collection: {part} name .* longer than PostgreSQL's 63"):
+        connect(uri, collection=collection, create=True)
+    assert sql(pg_server, "SELECT relname FROM pg_class WHERE relname LIKE 'embeddings_for_customer%'") == []
+
+
+def test_a_name_of_63_bytes_is_the_table(pg_server: PgServer) -> None:
+    name = LONG[:63]
+    try:
+        with connect(pg_server.uri(name), create=True) as client:
+            assert client.upsert(rows("a")).written == 1
+        assert sql(pg_server, f'SELECT id FROM "{name}"') == [("a",)]
+    finally:
+        sql(pg_server, f'DROP TABLE IF EXISTS "{name}"')
+
+
+# -- the URI: TLS, and the password ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sslmode", "tls"),
+    [("disable", True), ("allow", True), ("prefer", True), ("require", False), ("verify-full", False)],
+)
+def test_tls_against_the_uris_sslmode_is_a_config_error_naming_both(sslmode: str, tls: bool) -> None:
+    uri = f"postgresql://loader:pw@db.example.com/app?table=t&sslmode={sslmode}"
+    with pytest.raises(ConfigError, match=f"option tls={str(tls).lower()} and the URI's sslmode={sslmode}"):
+        PgTarget.parse(uri, None, tls)
+    with pytest.raises(ConfigError, match="disagree"):
+        connect(uri, tls=str(tls).lower())
+
+
+@pytest.mark.parametrize(("sslmode", "tls"), [("require", True), ("verify-ca", True), ("disable", False)])
+def test_tls_that_agrees_with_the_uris_sslmode_keeps_it(sslmode: str, tls: bool) -> None:
+    target = PgTarget.parse(f"postgresql://u@db.example.com/app?sslmode={sslmode}&table=t", None, tls)
+    assert target.conninfo == f"postgresql://u@db.example.com/app?sslmode={sslmode}"
+
+
+def test_the_targets_repr_holds_no_password() -> None:
+    client = connect("postgresql://loader:PWREPR-777@127.0.0.1:1/db?table=t")
+    shown = repr(client.backend.target)  # type: ignore[attr-defined]
+    assert "PWREPR-777" not in shown and "loader:***@127.0.0.1:1/db" in shown

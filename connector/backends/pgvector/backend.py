@@ -27,12 +27,11 @@ from .table import (
     learn_layout,
     truncate_sql,
 )
-from .target import PgTarget
+from .target import MAX_IDENTIFIER_BYTES, PgTarget
 
 __all__ = ["PgvectorBackend"]
 
 # SQLSTATEs of a TRUNCATE that a DELETE may still do, and why (for the log line)
-MAX_IDENTIFIER_BYTES = 63  # PostgreSQL cuts longer names (NAMEDATALEN - 1)
 TRUNCATE_REFUSED = {
     "42501": "no TRUNCATE privilege",
     "0A000": "a foreign key references the table",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -10,7 +10,11 @@ from ...errors import ConfigError
 from ...keys import SECRET_PARAMETER
 from ...options import is_loopback_host
 
-__all__ = ["PgTarget", "TableName", "quote_ident"]
+__all__ = ["MAX_IDENTIFIER_BYTES", "PgTarget", "TableName", "quote_ident"]
+
+MAX_IDENTIFIER_BYTES = 63  # PostgreSQL cuts longer names (NAMEDATALEN - 1)
+# libpq's sslmode values that insist on TLS (allow and prefer may connect without it)
+TLS_SSLMODES = ("require", "verify-ca", "verify-full")
 
 
 def quote_ident(name: str) -> str:
@@ -29,6 +33,14 @@ class TableName:
             schema, name = "", schema
         if not name or (dot and not schema):
             raise ConfigError(f"option collection: {text!r} is not a table name (TABLE or SCHEMA.TABLE)")
+        for part, value in (("schema", schema), ("table", name)):
+            if len(value.encode()) > MAX_IDENTIFIER_BYTES:
+                # PostgreSQL would cut it, silently: two long names sharing a start would be one table
+                raise ConfigError(
+                    f"option collection: {part} name {value!r} is {len(value.encode())} bytes, longer "
+                    f"than PostgreSQL's {MAX_IDENTIFIER_BYTES}: it would cut it to "
+                    f"{value.encode()[:MAX_IDENTIFIER_BYTES].decode(errors='ignore')!r}"
+                )
         return cls(schema or None, name)
 
     @property
@@ -45,14 +57,15 @@ class TableName:
 class PgTarget:
     """A URI split into what libpq gets (``conninfo``) and what the connector keeps."""
 
-    conninfo: str
+    conninfo: str = field(repr=False)  # may hold the password
     table: TableName
     label: str  # the URI with the password masked
 
     @classmethod
     def parse(cls, uri: str, collection: str | None, tls: bool | None = None) -> PgTarget:
-        """Split ``uri``. TLS: the URI's own ``sslmode`` wins; else option ``tls`` (``False``: off by
-        name); else required for a host that is neither loopback nor a unix socket."""
+        """Split ``uri``. TLS: the URI's own ``sslmode`` (option ``tls`` saying otherwise is a ``ConfigError``);
+        else option ``tls`` (``False``: off by name); else required for a host that is neither loopback nor
+        a unix socket."""
         parts = urlsplit(uri)
         database, _, transport = parts.scheme.lower().partition("+")
         if database not in ("postgresql", "postgres") or transport not in ("", "psycopg"):
@@ -76,13 +89,27 @@ class PgTarget:
             raise ConfigError(
                 "option uri: name the table: postgresql://host/db?table=items (or option collection)"
             )
-        if not any(unquote(item.partition("=")[0]) == "sslmode" for item in kept):
+        modes = [unquote(v) for k, _, v in (i.partition("=") for i in kept) if unquote(k) == "sslmode"]
+        if modes:
+            _check_tls(modes[-1], tls)
+        else:
             mode = _sslmode(parts.hostname, kept, tls)
             if mode:
                 kept.append(f"sslmode={mode}")
         query = "&".join(kept)
         conninfo = f"postgresql://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
         return cls(conninfo=conninfo, table=TableName.parse(table), label=_masked(parts, query, table))
+
+
+def _check_tls(sslmode: str, tls: bool | None) -> None:
+    """Option ``tls`` and the URI's ``sslmode`` must not disagree: either may be the one the user meant,
+    and taking the URI's would send the password in the clear where ``tls=true`` asked for TLS."""
+    if tls is None or (sslmode in TLS_SSLMODES) == tls:
+        return
+    raise ConfigError(
+        f"option tls={'true' if tls else 'false'} and the URI's sslmode={sslmode} disagree: give one "
+        f"(TLS is on for sslmode {', '.join(TLS_SSLMODES)})"
+    )
 
 
 def _masked(parts: Any, query: str, table: str) -> str:
