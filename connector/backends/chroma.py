@@ -52,8 +52,11 @@ Chroma's upsert merges metadata: keys not in the new row keep their old values, 
 from __future__ import annotations
 
 import binascii
+import datetime as dt
+import decimal
 import math
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import quote
@@ -81,7 +84,12 @@ MAX_ROWS = 5461
 # Collection names: 3–512 of [a-zA-Z0-9._-], starting and ending with a letter or digit.
 _NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_STORABLE = "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers"
+_STORABLE = (
+    "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers "
+    "(dates, times, decimals and UUIDs as their text)"
+)
+# values stored as their text: dates and times in ISO 8601 (orjson's own), the others as str() writes them
+_AS_TEXT = (dt.date, dt.time, dt.timedelta, decimal.Decimal, uuid.UUID)
 
 
 class ChromaOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -447,6 +455,8 @@ def _value_problem(value: Any) -> str | None:
         return None if math.isfinite(value) else "is NaN or infinite"
     if isinstance(value, list | tuple | np.ndarray):
         return _list_problem(value.tolist() if isinstance(value, np.ndarray) else value)
+    if isinstance(value, _AS_TEXT):  # written as text, as every other database's metadata takes them
+        return None
     return f"is a {type(value).__name__}; {_STORABLE}"
 
 
@@ -491,7 +501,7 @@ def encode_upsert(
         body["metadatas"] = metadatas
     if documents is not None:
         body["documents"] = documents
-    return orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+    return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)  # default: Decimal, timedelta
 
 
 def _base64_rows(matrix: np.ndarray) -> list[str]:
