@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vectordb.connector import ConfigError, connect
+from vectordb.connector import ConfigError, ConnectError, connect
 from vectordb.connector.backends.pgvector import PgTarget
 
 from .pg_server import PgServer, pg_server_fixture, pg_table_fixture  # noqa: F401
@@ -201,3 +201,15 @@ def test_the_targets_repr_holds_no_password() -> None:
     client = connect("postgresql://loader:PWREPR-777@127.0.0.1:1/db?table=t")
     shown = repr(client.backend.target)  # type: ignore[attr-defined]
     assert "PWREPR-777" not in shown and "loader:***@127.0.0.1:1/db" in shown
+
+
+@pytest.mark.parametrize("password", ["Xq7/LmN2pass", "Xq7?LmN2pass", "Xq7#LmN2pass", "p@ss:w0rd"])
+def test_a_password_with_uri_delimiters_is_masked_in_describe_and_connect_errors(password: str) -> None:
+    """urlsplit ends the netloc at the first ``/``, ``?`` or ``#``: its ``password`` is then a piece."""
+    uri = f"postgresql://loader:{password}@127.0.0.1:9/app"
+    with connect(uri, collection="t", max_retries=0) as client:
+        assert password not in client.backend.describe()  # type: ignore[attr-defined]
+        with pytest.raises(ConnectError) as caught:
+            client.upsert(rows("a"))
+    for piece in {password, *password.replace("?", "/").replace("#", "/").split("/")} - {""}:
+        assert piece not in str(caught.value), piece

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
-from ...keys import SECRET_PARAMETER
+from ...keys import SECRET_PARAMETER, without_password
 from ...options import is_loopback_host
 
 __all__ = ["MAX_IDENTIFIER_BYTES", "PgTarget", "TableName", "quote_ident"]
@@ -114,10 +114,9 @@ def _check_tls(sslmode: str, tls: bool | None) -> None:
 
 def _masked(parts: Any, query: str, table: str) -> str:
     """The target as messages and reprs show it: the password, and every parameter whose name (decoded)
-    says it holds a credential (``password``, ``sslpassword``, ...: ``keys.SECRET_PARAMETER``), as ``***``."""
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    says it holds a credential (``password``, ``sslpassword``, ...: ``keys.SECRET_PARAMETER``), as ``***``;
+    ``keys.without_password`` finds the password, in the order the URI had (urlsplit's own ``password``
+    misses one holding ``/``, ``?`` or ``#``)."""
     items = [
         (
             f"{item.partition('=')[0]}=***"
@@ -128,7 +127,9 @@ def _masked(parts: Any, query: str, table: str) -> str:
         if item
     ]
     items.append(f"table={table}")
-    return f"{parts.scheme}://{netloc}{parts.path}?{'&'.join(items)}"
+    # libpq URIs have no fragment: a "#" is the password's (urlsplit ended the netloc there), put back in place
+    fragment = f"#{parts.fragment}" if parts.fragment else ""
+    return without_password(f"{parts.scheme}://{parts.netloc}{parts.path}{fragment}?{'&'.join(items)}")
 
 
 def _sslmode(host: str | None, params: list[str], tls: bool | None) -> str | None:
