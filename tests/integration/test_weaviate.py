@@ -434,6 +434,17 @@ def test_a_namespace_needs_a_multi_tenant_collection(
         write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=9), namespace="x")
 
 
+def test_option_collection_cannot_name_another_collection_than_the_uri() -> None:
+    with pytest.raises(ConfigError, match="option collection 'ColB' disagrees with the URI's 'ColA'"):
+        connect("weaviate://127.0.0.1:8080/ColA", collection="ColB")
+    for uri, collection in (
+        ("weaviate://127.0.0.1:8080/colA", "ColA"),
+        ("weaviate://127.0.0.1:8080", "ColA"),
+    ):
+        with connect(uri, collection=collection) as client:  # one collection: Weaviate capitalises it
+            assert client.backend.describe() == "weaviate://127.0.0.1:8080/ColA"
+
+
 def test_a_missing_collection_and_consistency_level(
     weaviate_server: WeaviateServer, weaviate_collection: str
 ) -> None:

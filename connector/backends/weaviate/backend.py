@@ -109,7 +109,11 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             raise ConfigError(f"option uri: weaviate has no transport {uri.transport!r}; use weaviate://")
         if not uri.host:
             raise ConfigError("option uri: weaviate needs a host, e.g. weaviate://localhost:8080/Docs")
-        collection = options.collection or uri.path
+        if uri.path and options.collection and class_name(uri.path) != class_name(options.collection):
+            raise ConfigError(
+                f"option collection {options.collection!r} disagrees with the URI's {uri.path!r}"
+            )
+        collection = uri.path or options.collection
         if not collection or not _CLASS_NAME.match(class_name(collection)):
             raise ConfigError(
                 "option uri: weaviate needs one collection name of letters, digits and underscores, "
