@@ -9,6 +9,7 @@ reason, the other rows written; the API key travels as ``authorization: Bearer``
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(120)
 
 DIM = 8
+NO_TENANT = r"^option namespace: .*no Weaviate tenant"
 
 
 def read_back(server: WeaviateServer, name: str, vector: str = "default") -> dict[str, StoredRow]:
@@ -432,6 +434,56 @@ def test_a_namespace_needs_a_multi_tenant_collection(
     assert write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=9), create=True).ok
     with pytest.raises(ConfigError, match="has multi-tenancy off, and a namespace is a tenant"):
         write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=9), namespace="x")
+
+
+def test_a_namespace_that_is_no_tenant_name_fails_its_rows_at_once(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    rows = [
+        {"id": f"r{i}", "values": [0.5] * DIM, "ns": ns}
+        for i, ns in enumerate(["good", "bad name!", "", "x" * 65, "good-2_B"])
+    ]
+    started = time.monotonic()
+    report = write(
+        weaviate_server, weaviate_collection, rows, create=True, namespace_column="ns", on_error="report"
+    )
+    assert time.monotonic() - started < 10  # refused, not retried as if the server were down
+    assert report.written == 2 and sorted(report.failed_ids) == ["r1", "r2", "r3"], report
+    reasons = {f.ids: f for f in report.failures}
+    assert {f.error_type for f in reasons.values()} == {"Invalid"}
+    assert not any(f.retryable for f in reasons.values())
+    assert "namespace 'bad name!' is no Weaviate tenant name" in reasons[("r1",)].error
+    assert reasons[("r2",)].error == "an empty namespace names no Weaviate tenant"
+    assert repr("x" * 65) in reasons[("r3",)].error
+    stored = read_back(weaviate_server, weaviate_collection)
+    assert {k: r.metadata["tenant"] for k, r in stored.items()} == {"r0": "good", "r4": "good-2_B"}
+
+
+@pytest.mark.parametrize("namespace", ["", "bad name!"])
+def test_option_namespace_must_be_a_tenant_name(
+    weaviate_server: WeaviateServer, weaviate_collection: str, namespace: str
+) -> None:
+    with pytest.raises(ConfigError, match=NO_TENANT):
+        write(
+            weaviate_server,
+            weaviate_collection,
+            make_table(2, DIM, seed=13),
+            namespace=namespace,
+            create=True,
+        )
+    assert weaviate_server.rest("GET", f"/v1/schema/{weaviate_collection}").status_code == 404  # none made
+    assert write(
+        weaviate_server, weaviate_collection, make_table(2, DIM, seed=13), namespace="a", create=True
+    ).ok
+    with pytest.raises(ConfigError, match=NO_TENANT):  # a multi-tenant one
+        write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=13), namespace=namespace)
+    with (
+        pytest.raises(ConfigError, match=NO_TENANT),
+        connect(
+            weaviate_server.uri(weaviate_collection), **weaviate_server.options(), namespace="a"
+        ) as client,
+    ):
+        client.clear(namespace)
 
 
 def test_option_collection_cannot_name_another_collection_than_the_uri() -> None:

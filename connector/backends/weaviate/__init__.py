@@ -17,7 +17,9 @@ Ids: Weaviate takes UUIDs only. A UUID id is used as it is; any other id becomes
 (``connector.ids``), with the original kept in the property ``original_id_key`` (``original_id``),
 so a rerun replaces the objects it wrote. An existing UUID is an upsert: the object is replaced.
 
-Namespaces are tenants (multi-tenancy). ``create=true`` makes a missing collection (no vectorizer,
+Namespaces are tenants (multi-tenancy): a namespace that is no tenant name (1 to 64 letters, digits,
+``_`` and ``-``) is a ``ConfigError`` as option ``namespace`` and fails its rows from
+``namespace_column``, before Weaviate is asked. ``create=true`` makes a missing collection (no vectorizer,
 one HNSW index with ``metric``, multi-tenancy with automatic tenant creation when a namespace is
 given), creates a tenant a collection lacks, and declares the properties a batch brings that the
 collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema would turn whole

@@ -28,6 +28,7 @@ BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
 EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers would change
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
+_TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 
@@ -126,6 +127,9 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
         if options.vector_name == "":
             raise ConfigError("option vector_name: give a name, or leave it out")
+        problem = None if options.namespace is None else _tenant_problem(options.namespace)
+        if problem:  # before create=true makes a collection no write could use
+            raise ConfigError(f"option namespace: {problem}")
         # several vectors a row: name -> is a multi-vector, dense names first (the order they are sent in)
         self._named: dict[str, bool] = {
             **dict.fromkeys(options.vector_columns or {}, False),
@@ -403,7 +407,11 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         collection lacks is created. A property or tenant Weaviate refuses fails the rows that need it,
         with Weaviate's reason; one it could not be asked for within the retries (down, silent) fails
         them too, retryable, instead of raising over the rows earlier chunks of the write have stored.
-        Runs on the client's thread, before the batch is sized."""
+        A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
+        as if it were down). Runs on the client's thread, before the batch is sized."""
+        problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
+        if problem:
+            return batch.without(dict.fromkeys(range(len(batch)), problem))
         reasons: dict[int, str] = {}
         if batch.metadata is not None:
             own_id = property_name(self.options.original_id_key)
@@ -494,6 +502,9 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         tenants: list[str | None] = [None]
         if target.multi_tenant:
             if namespace is not None:
+                problem = _tenant_problem(namespace)
+                if problem:
+                    raise ConfigError(f"option namespace: {problem}")
                 tenants = [namespace]
             else:
                 tenants = [t["name"] for t in self._rest("GET", f"{self._path}/tenants") or []]
@@ -671,6 +682,17 @@ def _length(stored: Any, *, multi: bool) -> int | None:
     if nested != multi:
         return None
     return len(stored[0]) if multi else len(stored)
+
+
+def _tenant_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a tenant (Weaviate's rule: 1 to 64 letters, digits, '_' and '-'), or
+    ``None``. Checked before asking: a collection that makes its tenants answers a bad name over gRPC
+    with UNKNOWN, which reads as a server that is down."""
+    if _TENANT_NAME.fullmatch(name):
+        return None
+    if not name:
+        return "an empty namespace names no Weaviate tenant"
+    return f"namespace {name!r} is no Weaviate tenant name: 1 to 64 letters, digits, '_' and '-'"
 
 
 def _fails_rows(exc: ServerError | TransportError) -> bool:
