@@ -1,9 +1,10 @@
 """PostgreSQL + pgvector: ``postgresql://user@host:5432/db?table=items`` (also ``postgres://``).
 
 The URI is any libpq URI (a unix socket is ``?host=/path``); the connector's own parameter
-``table`` (or option ``collection``; ``schema.table`` allowed, names taken as written) is
-removed before the rest reaches libpq. A password may sit in the URI or in option
-``api_key``; it never appears in ``describe()``, reprs or errors.
+``table`` (or option ``collection``; ``schema.table`` allowed, names taken as written, each at
+most 63 bytes, which PostgreSQL would cut) is removed before the rest reaches libpq. A password
+may sit in the URI or in option ``api_key``; it never appears in ``describe()``, reprs or errors.
+The URI's ``sslmode`` and option ``tls`` may not disagree (``ConfigError``).
 
 One batch is one transaction (see transports/postgres.py): a binary ``COPY`` of the rows
 into a session-local staging table, then ``INSERT … SELECT … ON CONFLICT (id) DO UPDATE``,
@@ -17,9 +18,10 @@ PostgreSQL's reason (e.g. a NUL character, which text and jsonb refuse).
 
 The table, learnt in ``check_target``: an ``id`` column with a unique key (alone, or with
 ``namespace``), the one ``vector``/``halfvec`` column (``embedding`` when there are
-several), a ``jsonb`` ``metadata`` column, optionally ``namespace text`` and a
-``sparsevec`` column for option ``sparse_column``. With ``create=true`` a missing table is
-made as::
+several), a ``jsonb`` ``metadata`` column, optionally ``namespace`` (``text``, ``varchar`` or
+``citext``) and a ``sparsevec`` column for option ``sparse_column``; any other NOT NULL column
+needs a default. An id longer than a ``varchar(n)`` id column fails alone (PostgreSQL's 22001),
+never cut short. With ``create=true`` a missing table is made as::
 
     CREATE TABLE items (id text PRIMARY KEY, embedding vector(768), metadata jsonb)
     -- with namespaces: namespace text NOT NULL DEFAULT '', PRIMARY KEY (namespace, id)
