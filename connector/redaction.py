@@ -23,7 +23,12 @@ The rules:
   so nothing here can echo it;
 - a library that logs what a server sent (httpcore's debug trace quotes a reply's headers whole,
   psycopg's a failed connection's message) gets a filter on its loggers (``blank_logs``) that
-  blanks the credentials of every transport alive.
+  blanks the credentials of every transport alive;
+- no frame on the traceback of an error a transport raises holds what a request carried (its headers,
+  the key among them) or a raw reply: tools print a traceback's local variables (``traceback``'s
+  ``capture_locals``, pytest ``--showlocals``, rich, Sentry). A transport makes its error in a frame that
+  returns it, raises it from one that holds neither, and ``detached`` drops the frames (and the chained
+  errors) of an error raised on the way.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
@@ -45,9 +50,10 @@ if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
     from .options import BackendOptions
 
-__all__ = ["BLANK", "Secrets", "blank_logs", "uri_passwords"]
+__all__ = ["BLANK", "Secrets", "blank_logs", "detached", "uri_passwords"]
 
 BLANK = "***"
+E = TypeVar("E", bound=BaseException)
 
 
 class Secrets:
@@ -141,6 +147,14 @@ def uri_passwords(uri: str) -> list[str]:
         if value and (key.lower() == "password" or (SECRET_PARAMETER.search(key) and len(value) >= 8))
     ]
     return list(dict.fromkeys(found))
+
+
+def detached(error: E) -> E:
+    """``error`` without the frames it was raised through and the errors it was raised during (its
+    ``__context__`` and ``__cause__``): their locals hold a request's headers or a raw reply. For the
+    connector's own errors, whose message says what happened."""
+    error.__traceback__ = error.__context__ = error.__cause__ = None
+    return error
 
 
 class _BlankLogs(logging.Filter):

@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from ..errors import (
     AuthError,
+    ConfigError,
     ConnectError,
     DeadlineExceeded,
     MissingExtra,
@@ -24,7 +25,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets
+from ..redaction import Secrets, detached
 from .base import WireReply, WireRequest, host_of, shared
 from .http import parse_retry_after
 from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, header_block
@@ -94,28 +95,35 @@ class GrpcTransport:
         return f"GrpcTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        path = self._paths.get(request.method)
-        if path is None:
-            path = self._paths[request.method] = header_block([(":path", request.method)])
-        timeout = self._timeouts.get(timeout_s)
-        if timeout is None:
-            if len(self._timeouts) > 64:  # a caller whose timeouts vary keeps no more than a few
-                self._timeouts.clear()
-            timeout = self._timeouts[timeout_s] = header_block([("grpc-timeout", grpc_timeout(timeout_s))])
-        block = self._scheme + path + self._fixed + timeout
-        if request.headers:
-            block += header_block(list(request.headers))
+        outcome = self._exchange(request, timeout_s)
+        if isinstance(outcome, WireReply):
+            return outcome
+        # raised from this frame, which holds neither the header block (the key in it) nor the raw reply
+        # (``redaction``: tools print a traceback's locals). The local is dropped as it goes: a raised error
+        # held by the frame it leaves is a cycle (error -> traceback -> frame -> error) that keeps every
+        # caller's frame, their batches with them, until a full garbage collection
+        try:
+            raise outcome
+        finally:
+            del outcome
+
+    def _exchange(self, request: WireRequest, timeout_s: float) -> WireReply | Exception:
+        """The reply, or the error ``send`` raises: made here and returned, never raised through this frame."""
         where = f"{self.label} {request.method}"
         if len(request.body) > MAX_SEND_BYTES:  # never so from the engine, whose requests are far smaller
-            raise Rejected(
+            return Rejected(
                 f"{where}: a request of {len(request.body)} bytes, beyond the {MAX_SEND_BYTES} sent here"
             )
         try:
-            reply = self._pool.call(block, request.body, where=where, timeout_s=timeout_s)
+            reply = self._pool.call(
+                self._block(request, timeout_s), request.body, where=where, timeout_s=timeout_s
+            )
         except StreamRefused as exc:  # not processed: the engine sends it again
-            raise Unavailable(self._secrets.blank(str(exc)), status="UNAVAILABLE") from None
+            return Unavailable(self._secrets.blank(str(exc)), status="UNAVAILABLE")
         except TransportError as exc:  # connect failures, timeouts, connections lost: messages of our own
-            raise type(exc)(self._secrets.blank(str(exc))) from None
+            return type(exc)(self._secrets.blank(str(exc)))
+        except ConfigError as exc:  # a request's own metadata that gRPC cannot carry
+            return detached(exc)
         self.host.answered = True
         if reply.status == "OK":
             return WireReply(body=reply.body, status="OK", headers=reply.trailers)
@@ -127,13 +135,20 @@ class GrpcTransport:
             # the server's own details only (blanked): the error's text starts with our label, the host,
             # and a backend matching words in the body would read an index named "namespace-..." as them
             return WireReply(body=self._secrets.blank(details).encode(), status=error.status)
-        # the local is dropped as it goes: a raised error held by the frame it leaves is a cycle (error ->
-        # traceback -> frame -> error) that keeps every caller's frame, their batches with them, until a
-        # full garbage collection
-        try:
-            raise error
-        finally:
-            del error
+        return error
+
+    def _block(self, request: WireRequest, timeout_s: float) -> bytes:
+        """The call's header block: the fixed fields (the key among them), its path, timeout and extras."""
+        path = self._paths.get(request.method)
+        if path is None:
+            path = self._paths[request.method] = header_block([(":path", request.method)])
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            if len(self._timeouts) > 64:  # a caller whose timeouts vary keeps no more than a few
+                self._timeouts.clear()
+            timeout = self._timeouts[timeout_s] = header_block([("grpc-timeout", grpc_timeout(timeout_s))])
+        block = self._scheme + path + self._fixed + timeout
+        return block + header_block(list(request.headers)) if request.headers else block
 
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from ..errors import (
     AuthError,
     ConnectError,
+    ConnectorError,
     DeadlineExceeded,
     NotFound,
     Rejected,
@@ -27,7 +28,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, blank_logs
+from ..redaction import Secrets, blank_logs, detached
 from .base import WireReply, WireRequest, host_of, shared
 from .http1 import ConnectionPool, request_head
 
@@ -151,23 +152,39 @@ class HttpTransport:
         return f"HttpTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        route = self._routes.get(request.method) or self._route(request.method)
-        head, headers = (
-            (route.head, route.headers) if not request.headers else self._framed(route, request.headers)
-        )
-        status, body, reply_headers = self._pool.send(
-            route.verb,
-            route.url,
-            head,
-            headers,
-            request.body,
-            where=route.where,
-            timeout_s=timeout_s,
-            secrets=self._secrets,
-        )
+        outcome = self._exchange(request, timeout_s)
+        if isinstance(outcome, WireReply):
+            return outcome
+        # raised from this frame, which holds neither the request's head and headers (the key in them) nor
+        # the raw reply (``redaction``: tools print a traceback's locals); the local dropped as it goes, or
+        # the error -> traceback -> frame -> error cycle keeps every caller's frame until a full collection
+        try:
+            raise outcome
+        finally:
+            del outcome
+
+    def _exchange(self, request: WireRequest, timeout_s: float) -> WireReply | ConnectorError:
+        """The reply, or the error ``send`` raises: made here and returned, never raised through this frame."""
+        try:
+            route = self._routes.get(request.method) or self._route(request.method)
+            head, headers = (
+                (route.head, route.headers) if not request.headers else self._framed(route, request.headers)
+            )
+            status, body, reply_headers = self._pool.send(
+                route.verb,
+                route.url,
+                head,
+                headers,
+                request.body,
+                where=route.where,
+                timeout_s=timeout_s,
+                secrets=self._secrets,
+            )
+        except ConnectorError as exc:  # raised through frames holding the request's head and headers
+            return detached(exc)
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300 and status not in request.answers:
-            raise error_for_status(
+            return error_for_status(
                 status, body, route.where, reply_headers.get("retry-after"), secrets=self._secrets
             )
         return WireReply(body=body, status=status, headers=reply_headers)
