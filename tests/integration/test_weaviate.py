@@ -436,6 +436,32 @@ def test_a_namespace_needs_a_multi_tenant_collection(
         write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=9), namespace="x")
 
 
+def test_a_collection_that_makes_its_tenants_takes_a_new_namespace_without_create(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    body = {
+        "class": weaviate_collection,
+        "vectorConfig": {"default": {"vectorizer": {"none": {}}, "vectorIndexType": "hnsw"}},
+        "multiTenancyConfig": {"enabled": True, "autoTenantCreation": True},
+    }
+    assert weaviate_server.rest("POST", "/v1/schema", json=body).status_code == 200
+    cold = [{"name": "cold", "activityStatus": "COLD"}]
+    assert weaviate_server.rest("POST", f"/v1/schema/{weaviate_collection}/tenants", json=cold).is_success
+    report = write(weaviate_server, weaviate_collection, make_table(2, DIM, seed=0), namespace="brandnew")
+    assert report.ok and report.written == 2, report  # the server made the tenant
+    # an inactive tenant: the rows go, and fail with the server's reason (the write is not stopped)
+    report = write(
+        weaviate_server, weaviate_collection, make_table(2, DIM, seed=1), namespace="cold", on_error="report"
+    )
+    assert report.failed == 2 and report.reasons() == [("Rejected: tenant not active: 'cold'", 2)], report
+    client = weaviate_server.client()
+    try:
+        brandnew = client.collections.get(weaviate_collection).with_tenant("brandnew")
+        assert sorted(str(o.properties[ORIGINAL_ID_KEY]) for o in brandnew.iterator()) == ["r0", "r1"]
+    finally:
+        client.close()
+
+
 def test_a_namespace_that_is_no_tenant_name_fails_its_rows_at_once(
     weaviate_server: WeaviateServer, weaviate_collection: str
 ) -> None:

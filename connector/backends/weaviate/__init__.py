@@ -19,7 +19,8 @@ so a rerun replaces the objects it wrote. An existing UUID is an upsert: the obj
 
 Namespaces are tenants (multi-tenancy): a namespace that is no tenant name (1 to 64 letters, digits,
 ``_`` and ``-``) is a ``ConfigError`` as option ``namespace`` and fails its rows from
-``namespace_column``, before Weaviate is asked. ``create=true`` makes a missing collection (no vectorizer,
+``namespace_column``, before Weaviate is asked. A collection with automatic tenant creation takes a
+new tenant without ``create``. ``create=true`` makes a missing collection (no vectorizer,
 one HNSW index with ``metric``, multi-tenancy with automatic tenant creation when a namespace is
 given), creates a tenant a collection lacks, and declares the properties a batch brings that the
 collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema would turn whole

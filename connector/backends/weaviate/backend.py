@@ -29,6 +29,8 @@ EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
+# a tenant in a 422's reason (the server's ErrTenantNotFound, ErrTenantNotActive); no tenant name has a space
+TENANT_NOT_FOUND, TENANT_NOT_ACTIVE = "tenant not found", "tenant not active"
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 
@@ -360,14 +362,21 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def _stored_vectors(self, tenant: str | None) -> dict[str | None, Any] | None:
         """One stored object's vectors by name (``None``: the unnamed one); ``None`` for an empty
         collection (Weaviate's schema has no dimension: an index takes the length of its first vector)
-        or one with tenants per row."""
+        or one with tenants per row, or a tenant that does not exist or is inactive."""
         target = self._target
         if target is None or (target.multi_tenant and tenant is None):
             return None
         path = f"/v1/objects?class={quote(self.collection)}&limit=1&include=vector"
         if tenant is not None:
             path += f"&tenant={quote(tenant)}"
-        objects = (self._rest("GET", path) or {}).get("objects") or []
+        try:
+            objects = (self._rest("GET", path) or {}).get("objects") or []
+        except Rejected as exc:
+            # a tenant the server makes on the first write, or an inactive (COLD) one it may activate
+            # then: no stored vector to learn from; the write goes on, and the server judges its rows
+            if exc.status == 422 and (TENANT_NOT_FOUND in str(exc) or TENANT_NOT_ACTIVE in str(exc)):
+                return None
+            raise
         if not objects:
             return None
         obj = objects[0]
