@@ -187,15 +187,35 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
             )
         if args.vector_column not in df.columns:  # text only: every vector comes from the model
             return df.repartition(args.partitions) if args.partitions else df
-    if named_vectors(extra_options(args)):  # vector_columns/multi_vector_columns name them: the writer checks
-        return df.repartition(args.partitions) if args.partitions else df
-    if args.vector_column not in df.columns:
+    extra = extra_options(args)
+    if named_vectors(extra):  # vector_columns/multi_vector_columns name them: the writer checks them
+        vectors = vector_column_types(extra)
+    elif args.vector_column not in df.columns:
         raise ConfigError(
             f"no column {args.vector_column!r} in the input (columns: {', '.join(df.columns)}); see --vector-column"
         )
-    if dict(df.dtypes)[args.vector_column] == "string":  # CSV, or JSON with vectors as strings
-        df = df.withColumn(args.vector_column, F.from_json(args.vector_column, "array<float>"))
+    else:
+        vectors = {args.vector_column: "array<float>"}
+    types = dict(df.dtypes)
+    for column, spark_type in vectors.items():
+        if types.get(column) == "string":  # CSV, or JSON with vectors as strings
+            df = df.withColumn(column, F.from_json(column, spark_type))
     return df.repartition(args.partitions) if args.partitions else df
+
+
+def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
+    """Each column of ``--option vector_columns=…``/``multi_vector_columns=…``, and the Spark type its JSON
+    text is read as (a CSV has only text)."""
+    from vectordb.connector.options import _name_map
+
+    types = {}
+    for option, spark_type in (
+        ("vector_columns", "array<float>"),
+        ("multi_vector_columns", "array<array<float>>"),
+    ):
+        if option in extra:
+            types.update(dict.fromkeys(_name_map(option, extra[option]).values(), spark_type))
+    return types
 
 
 def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:

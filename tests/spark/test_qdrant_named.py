@@ -5,6 +5,9 @@ driver, before any task."""
 
 from __future__ import annotations
 
+import csv
+import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +156,36 @@ def test_a_named_vector_may_be_a_spark_ml_vector_column(
     finally:
         client.close()
     assert records == {0: {"title": [0.5, -1.0, 2.0]}, 1: {"title": [0.0, 0.0, 4.0]}}
+
+
+def test_vectordb_load_reads_named_and_multi_vectors_from_csv_text(
+    spark: Any, qdrant_session_server: QdrantServer, tmp_path: Path
+) -> None:
+    """A CSV holds text only: each named column's JSON is read as its vectors (only the single vector
+    column's was, and a named one failed the job: "column 't' has type string")."""
+    from vectordb.spark.load import main
+
+    _, title, tokens = _table(5, seed=3)
+    path = tmp_path / "named.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "t", "tok"])
+        for i in range(5):
+            writer.writerow([uuid.UUID(int=i), json.dumps(title[i].tolist()), json.dumps(tokens[i].tolist())])
+    uri = qdrant_session_server.uri("grpc", "load_csv_named")
+    argv = ["--input", str(path), "--uri", uri, "--option", "vector_columns=title:t"]
+    argv += [
+        "--option",
+        "multi_vector_columns=colbert:tok",
+        "--option",
+        "vector_dimensions=title:6,colbert:3",
+    ]
+    assert main(argv) == 0
+    client = qdrant_session_server.client(prefer_grpc=True)
+    ids = [str(uuid.UUID(int=i)) for i in range(5)]  # a CSV's ids are text: UUIDs are Qdrant's own
+    records = {r.id: r for r in client.retrieve("load_csv_named", ids, with_vectors=True)}
+    for i in range(5):
+        vectors = records[ids[i]].vector
+        assert isinstance(vectors, dict)
+        assert np.asarray(vectors["title"], np.float32).tobytes() == title[i].tobytes()
+        assert np.asarray(vectors["colbert"], np.float32).tobytes() == tokens[i].tobytes()
