@@ -454,6 +454,10 @@ def test_a_collection_that_makes_its_tenants_takes_a_new_namespace_without_creat
         weaviate_server, weaviate_collection, make_table(2, DIM, seed=1), namespace="cold", on_error="report"
     )
     assert report.failed == 2 and report.reasons() == [("Rejected: tenant not active: 'cold'", 2)], report
+    with connect(
+        weaviate_server.uri(weaviate_collection), **weaviate_server.options(), namespace="fresh"
+    ) as loader:  # an overwrite of a tenant that is not there yet: nothing to delete
+        assert loader.clear("fresh").startswith("0 objects in tenant 'fresh' of weaviate://")
     client = weaviate_server.client()
     try:
         brandnew = client.collections.get(weaviate_collection).with_tenant("brandnew")

@@ -36,8 +36,10 @@ the collection with one HNSW index per name (no vectorizer, ``metric``; multi-ve
 
 Deletes: ``DELETE /v1/batch/objects`` (REST, in the rows' tenant) matching ``id ContainsAny`` the
 rows' UUIDs (the same UUIDv5 rule as upserts), at most 10,000 a request (the server's default
-``QUERY_MAXIMUM_RESULTS``); objects the reply lists as failed fail with its reason, an id that is not
-there is no error, and neither is a tenant that does not exist (nothing in it to delete).
+``QUERY_MAXIMUM_RESULTS``); a server set lower deletes fewer a request than it matches, and the same
+request goes again until one deletes all it matches (rows it may have left are never counted deleted).
+Objects the reply lists as failed fail with its reason, an id that is not there is no error, and
+neither is a tenant that does not exist (nothing in it to delete, or to clear).
 
 Credentials: ``api_key`` as ``authorization: Bearer`` on REST and gRPC. ``consistency_level``
 (``one``, ``quorum``, ``all``) goes with every batch and delete.

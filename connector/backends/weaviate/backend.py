@@ -199,13 +199,18 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     def _rest(self, verb: str, path: str, body: Any = None, *, transport: Transport | None = None) -> Any:
         """A REST call through the retried control path; the reply's JSON (``None`` if empty)."""
+        payload = b"" if body is None else orjson.dumps(body)
+        reply = self._control(WireRequest(f"{verb} {path}", payload), transport)
+        return orjson.loads(reply.body) if reply.body.strip() else None
+
+    def _control(self, request: WireRequest, transport: Transport | None = None) -> WireReply:
+        """``request`` to the REST port through the retried control path (``transport``: the one
+        ``check_target`` was given)."""
         transport = transport or self._transport
         if transport is None:
             raise RuntimeError("WeaviateBackend: check_target() must run before the first request")
-        payload = b"" if body is None else orjson.dumps(body)
         rest = transport.rest if isinstance(transport, WeaviateTransport) else transport  # its host answers
-        reply = self.control(rest, WireRequest(f"{verb} {path}", payload))
-        return orjson.loads(reply.body) if reply.body.strip() else None
+        return self.control(rest, request)
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Read the collection (with ``create=true``, make a missing one: no vectorizer, one vector index
@@ -530,18 +535,12 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         return f"{deleted} objects in {where + ' of ' if where else ''}{self.describe()}"
 
     def _delete_all(self, tenant: str | None) -> int:
-        query = []
-        if tenant is not None:
-            query.append(f"tenant={quote(tenant)}")
-        if self.options.consistency_level:
-            query.append(f"consistency_level={self.options.consistency_level.upper()}")
-        path = "/v1/batch/objects" + ("?" + "&".join(query) if query else "")
-        match = {"class": self.collection, "where": {"path": ["id"], "operator": "Like", "valueText": "*"}}
+        """Delete every object of ``tenant`` (``None``: the collection's), a request's limit at a time;
+        a tenant that does not exist holds none."""
+        request = self._batch_delete(tenant, {"path": ["id"], "operator": "Like", "valueText": "*"})
         deleted = 0
         for _ in range(CLEAR_ROUNDS):
-            results = (self._rest("DELETE", path, {"match": match, "output": "minimal"}) or {}).get(
-                "results"
-            ) or {}
+            results = self._delete_results(self._control(request))
             matches, done = int(results.get("matches") or 0), int(results.get("successful") or 0)
             deleted += done
             if results.get("failed"):
@@ -601,30 +600,45 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         )
         return WireRequest(BATCH_OBJECTS, body)
 
-    def _delete_request(self, batch: RowBatch) -> WireRequest:
-        """A batch delete of the rows' objects, by UUID, in their tenant; failed objects are listed."""
+    def _batch_delete(self, tenant: str | None, where: dict[str, Any]) -> WireRequest:
+        """A batch delete of the objects ``where`` matches in ``tenant``; failed objects are listed, and a
+        422 is the reply's to read (``_delete_results``)."""
         query = []
-        if batch.namespace is not None:
-            query.append(f"tenant={quote(batch.namespace, safe='')}")
+        if tenant is not None:
+            query.append(f"tenant={quote(tenant, safe='')}")
         if self.options.consistency_level:
             query.append(f"consistency_level={self.options.consistency_level.upper()}")
         path = "/v1/batch/objects" + ("?" + "&".join(query) if query else "")
-        where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": uuids_of(batch.ids)}
         body = {"match": {"class": self.collection, "where": where}, "output": "minimal"}
         return WireRequest(f"DELETE {path}", orjson.dumps(body), answers=frozenset({422}))
 
-    def _delete_outcome(self, batch: RowBatch, reply: WireReply) -> BatchOutcome:
-        """Objects the reply lists as failed fail with their reason; a tenant that does not exist holds
-        nothing to delete (422 "tenant not found"); any other 422 refuses the request."""
+    def _delete_results(self, reply: WireReply) -> dict[str, Any]:
+        """A batch delete reply's ``results``; a tenant that does not exist holds nothing (422 "tenant not
+        found": no match); any other 422 refuses the request."""
         if reply.status == 422:
             from ...transports.http import reason_of
 
             reason = reason_of(reply.body, self.secrets)
-            if "tenant not found" not in reason:
+            if TENANT_NOT_FOUND not in reason:
                 raise Rejected(f"{self.describe()}: batch delete: HTTP 422: {reason}", status=422)
-            return BatchOutcome(written=len(batch))
-        results = (orjson.loads(reply.body or b"{}") or {}).get("results") or {}
-        if not results.get("failed"):
+            return {}
+        return dict((orjson.loads(reply.body or b"{}") or {}).get("results") or {})
+
+    def _delete_request(self, batch: RowBatch) -> WireRequest:
+        """A batch delete of the rows' objects, by UUID, in their tenant."""
+        where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": uuids_of(batch.ids)}
+        return self._batch_delete(batch.namespace, where)
+
+    def _delete_outcome(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
+        """Objects the reply lists as failed fail with their reason, the other rows are deleted. A reply
+        that matched more objects than it tried (a server's ``QUERY_MAXIMUM_RESULTS``, 10,000 by default,
+        caps a request) is followed by the same request until one tries all it matches; if one fails
+        objects before that, the rows it does not name may remain, and none of them counts as deleted."""
+        results = self._delete_results(reply)
+        while _matched_more(results) and int(results.get("successful") or 0) and not results.get("failed"):
+            results = self._delete_results(self._control(request))  # the objects still left
+        failed, cut_short = int(results.get("failed") or 0), _matched_more(results)
+        if not failed and not cut_short:
             return BatchOutcome(written=len(batch))
         rows_of: dict[str, list[int]] = {}
         for i, row_id in enumerate(batch.ids):
@@ -640,10 +654,18 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         failures = [
             batch.failure(sorted(rows), reason, attempts=1) for reason, rows in by_reason.items() if rows
         ]
-        if len(named) < int(results["failed"]):  # failures it did not attribute: none counts as deleted
+        if cut_short or len(named) < failed:  # objects it did not name may remain: none counts as deleted
             others = [i for i in range(len(batch)) if i not in named]
-            message = f"Weaviate's batch delete failed {results['failed']} objects without naming them all"
-            failures.append(batch.failure(others, message, error_type="Unattributed", attempts=1))
+            message = f"Weaviate's batch delete failed {failed} objects without naming them all"
+            if cut_short:
+                message = (
+                    f"Weaviate's batch delete matched {results.get('matches')} objects and tried "
+                    f"{int(results.get('successful') or 0) + failed} (at most {results.get('limit')} a "
+                    f"request: QUERY_MAXIMUM_RESULTS), failing {failed}; these rows' objects may remain "
+                    "(deleting them again is safe)"
+                )
+            if others:
+                failures.append(batch.failure(others, message, error_type="Unattributed", attempts=1))
             return BatchOutcome(written=0, failures=failures)
         return BatchOutcome(written=len(batch) - len(named), failures=failures)
 
@@ -652,7 +674,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         An error naming an index outside the request cannot be pinned on a row: then no unnamed row is
         counted as written either (they fail saying why; writing them again is safe, upserts are by id)."""
         if batch.op == DELETE:
-            return self._delete_outcome(batch, reply)
+            return self._delete_outcome(batch, request, reply)
         n = len(batch)
         by_row: dict[int, list[str]] = {}
         stray: list[tuple[int, str]] = []
@@ -702,6 +724,12 @@ def _tenant_problem(name: str) -> str | None:
     if not name:
         return "an empty namespace names no Weaviate tenant"
     return f"namespace {name!r} is no Weaviate tenant name: 1 to 64 letters, digits, '_' and '-'"
+
+
+def _matched_more(results: Mapping[str, Any]) -> bool:
+    """A batch delete reply that matched objects it did not try: the server's limit a request cut it."""
+    tried = int(results.get("successful") or 0) + int(results.get("failed") or 0)
+    return int(results.get("matches") or 0) > tried
 
 
 def _fails_rows(exc: ServerError | TransportError) -> bool:
