@@ -10,6 +10,7 @@ The statuses are read as grpc clients read them (``error_for_status``).
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 from ..errors import (
@@ -33,6 +34,7 @@ from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, heade
 __all__ = ["GrpcTransport", "error_for_status"]
 
 USER_AGENT = "vectordb-connector"
+_NUMBER = re.compile(r"-?[0-9]{1,20}")  # a pushback worth quoting: a (negative) number of milliseconds
 
 # StatusCode name → error class; a test checks every grpc.StatusCode is here.
 ERROR_BY_STATUS: dict[str, type[ServerError] | type[TransportError]] = {
@@ -180,12 +182,22 @@ def error_for_status(
         return ConnectError(f"{where}: cannot connect: {details}")
     if issubclass(kind, ServerError):
         if no_retry and kind.retryable:
-            message += f" (not retried: the server's grpc-retry-pushback-ms is {str(pushback)[:20]!r})"
+            shown = _shown_pushback(pushback, retry_after_s)
+            message += f" (not retried: the server's grpc-retry-pushback-ms is {shown})"
         exc = kind(message, status=code_name, retry_after_s=None if no_retry else retry_after_s)
         if no_retry:
             exc.retryable = False
         return exc
     return kind(message)
+
+
+def _shown_pushback(pushback: str | None, retry_after_s: float | None) -> str:
+    """A pushback that asks for no retry, as a message shows it: the value only when it is a number, since
+    any other text may be a key a server echoed into it (and a piece of one, cut to a length, is what no
+    blanking matches)."""
+    if pushback is not None and _NUMBER.fullmatch(pushback):
+        return repr(pushback)
+    return "not a number" if retry_after_s is None else "a negative number"
 
 
 def _is_connect_failure(details: str) -> bool:
