@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConnectorError
-from .keys import SECRET_PARAMETER
+from .keys import SECRET_PARAMETER, split_password
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -38,6 +38,7 @@ __all__ = ["STAGING", "Folder", "StagingFailed", "refuse_credentials", "staged_n
 STAGING = "_temporary"
 _ATTEMPT_FILE = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
 _S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
+_CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})  # container@account: no credential
 
 
 class StagingFailed(ConnectorError, OSError):
@@ -252,12 +253,19 @@ def _opened(folder: Folder, pid: int) -> tuple[pafs.FileSystem, str]:
 
 
 def refuse_credentials(uri: str, option: str) -> None:
-    """Options are logged and shown: store credentials belong in the environment, never in the URI."""
+    """Options are logged and shown: store credentials belong in the environment, never in the URI.
+
+    A password (``user:password@``, up to the last ``@``: a secret key may hold an unencoded ``/``, which
+    urlsplit reads as the end of the host), a user (an access key id), or a query parameter whose name says
+    it holds one (a SAS ``sig``, a ``token``) is refused; in ABFS and WASB URIs the part before ``@`` names
+    the container (``abfss://container@account.dfs.core.windows.net/path``), so only a password there is."""
     from urllib.parse import parse_qsl, urlsplit
 
     parts = urlsplit(uri)
     secret = [k for k, _ in parse_qsl(parts.query) if SECRET_PARAMETER.search(k)]
-    if parts.password is not None or "@" in parts.netloc or secret:
+    password = "://" in uri and split_password(uri) is not None
+    user = "@" in parts.netloc and parts.scheme.lower() not in _CONTAINER_SCHEMES
+    if password or user or secret:
         raise ConfigError(
             f"option {option}: holds a credential (user:password@, or a query parameter such as "
             f"{', '.join(secret) or 'a key'}); give the store's credentials through the environment "
