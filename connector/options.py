@@ -4,19 +4,26 @@ Options arrive as strings from Spark (keys lower-cased) and as Python values fro
 ``connect()``. ``parse_options`` validates them once, on the driver, and raises one
 ``ConfigError`` naming the option at fault; the parsed Struct is what travels to executors.
 Each backend extends ``BackendOptions`` with its own fields. Credentials are masked in
-``repr`` and never appear in error messages (msgspec names the field, not the value).
+``repr`` and never appear in error messages.
+
+Strings are read by the field's type, alike in every engine: a value for a number, a boolean or a
+choice is trimmed (Spark passes ``" 10 "`` as it was typed), a choice and a boolean case-folded
+(``"Cosine"``, ``"TRUE"``); free text (names, paths, keys) is taken as it is, except ``uri``, trimmed.
+A refused value is quoted, unless the option holds a credential, beside what the option accepts.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
+import msgspec.inspect as mi
 
 from .errors import ConfigError
-from .keys import key_from, without_password
+from .keys import SECRET_PARAMETER, key_from, without_password
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -202,26 +209,127 @@ def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
 
 def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
     """Options given as strings or values into the Struct ``cls``: the one parser, for the connector's
-    options and an adapter's own. ``"true"``/``"false"`` (and kin) become booleans where the field is one,
-    comma-separated strings lists where it is a list; ``None`` is "not given"."""
+    options and an adapter's own. A string is read by its field's type (the module docstring);
+    comma-separated strings become lists where the field is one; ``None`` is "not given"."""
+    kinds = _field_types(cls)
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if value is None:
             continue
-        if key in _LIST_FIELDS and isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        elif key in _MAP_FIELDS and isinstance(value, str):
-            value = _name_map(key, value)
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE and _is_bool_field(cls, key):
-            value = value.strip().lower() in _TRUE
-        values[key] = value
+        values[key] = _read_text(key, value, kinds.get(key)) if isinstance(value, str) else value
     try:
         return msgspec.convert(values, cls, strict=False)
     except msgspec.ValidationError as exc:
-        message = _name_option(str(exc))
-        if message.startswith("unknown option "):
-            message += did_you_mean(message.split("'")[1], cls.__struct_fields__)
-        raise ConfigError(f"invalid options: {message}") from None
+        raise ConfigError(f"invalid options: {_explain(str(exc), raw, cls)}") from None
+
+
+def _read_text(key: str, text: str, kind: mi.Type | None) -> Any:
+    """``text`` as the field of type ``kind`` reads it: free text as it is, any other value trimmed,
+    booleans and choices case-folded."""
+    if key in _LIST_FIELDS:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if key in _MAP_FIELDS:
+        return _name_map(key, text)
+    if key == "uri":
+        return text.strip()  # a pasted URI's trailing space would become part of its host
+    if kind is None or isinstance(kind, mi.StrType):  # names, paths, keys: a space may be meant
+        return text
+    folded = text.strip().lower()
+    if isinstance(kind, mi.BoolType) and folded in _TRUE | _FALSE:
+        return folded in _TRUE
+    if isinstance(kind, mi.LiteralType):
+        return {str(choice).lower(): choice for choice in kind.values}.get(folded, text.strip())
+    return text.strip()
+
+
+@functools.cache
+def _field_types(cls: type[msgspec.Struct]) -> dict[str, mi.Type]:
+    """Each field's type, an optional one as the type it holds when given."""
+    kinds: dict[str, mi.Type] = {}
+    for field in mi.type_info(cls).fields:  # type: ignore[attr-defined]
+        kind = field.type
+        if isinstance(kind, mi.UnionType):
+            given = [k for k in kind.types if not isinstance(k, mi.NoneType)]
+            kind = given[0] if len(given) == 1 else kind
+        kinds[field.name] = kind
+    return kinds
+
+
+def _explain(message: str, raw: Mapping[str, Any], cls: type[msgspec.Struct]) -> str:
+    """msgspec's message, reworded to name the option, quote the value given (never a credential's) and
+    say what the option accepts; ``"Expected `int | null`, got `str`"`` tells a Spark user nothing."""
+    if message.startswith("Object contains unknown field"):
+        return _unknown(message.split("`")[1] if "`" in message else message, cls)
+    text, at, where = message.partition(" - at `$.")
+    if not at:
+        return message  # a rule across options (``__post_init__``), worded where it is kept
+    path = where.rstrip("`")
+    name = path.split("[")[0]
+    kind = _field_types(cls).get(name)
+    value = raw.get(name)
+    if path != name and isinstance(kind, mi.DictType | mi.ListType):  # one of its items is at fault
+        item = kind.value_type if isinstance(kind, mi.DictType) else kind.item_type
+        accepted = _accepted(item)
+        if accepted is not None:
+            return f"option {name}: {_shown(name, value)} holds a value that is not {accepted}"
+    accepted = _accepted(kind) if path == name and kind is not None else None
+    if accepted is None:
+        return f"option {name}: {text}"
+    near = ""
+    if isinstance(kind, mi.LiteralType) and isinstance(value, str) and not _is_secret(name):
+        near = did_you_mean(value.strip(), [str(choice) for choice in kind.values])
+    return f"option {name}: {_shown(name, value)} is not {accepted}{near}"
+
+
+def _unknown(name: str, cls: type[msgspec.Struct]) -> str:
+    """An option ``cls`` does not have, with the nearest known name."""
+    return f"unknown option {name!r}{did_you_mean(name, cls.__struct_fields__)}"
+
+
+def _accepted(kind: mi.Type) -> str | None:
+    """What an option of type ``kind`` takes, in words; ``None`` where msgspec's own words say it."""
+    if isinstance(kind, mi.BoolType):
+        return "true or false (or yes/no, on/off, 1/0)"
+    if isinstance(kind, mi.LiteralType):
+        return "one of " + ", ".join(repr(choice) for choice in kind.values)
+    if isinstance(kind, mi.IntType):
+        return "an integer" + _bounds(kind)
+    if isinstance(kind, mi.FloatType):
+        return "a number" + _bounds(kind)
+    if isinstance(kind, mi.StrType):
+        return "a string"
+    if isinstance(kind, mi.ListType):
+        return "a list of names (or one string of them, comma-separated)"
+    if isinstance(kind, mi.DictType):
+        return "name:value pairs (e.g. 'title:title_vec,body:body_vec', or a dict)"
+    return None
+
+
+def _bounds(kind: mi.IntType | mi.FloatType) -> str:
+    """`` from 1 to 64``, `` > 0 and <= 3600``: a number type's bounds."""
+    if kind.ge is not None and kind.le is not None:
+        return f" from {_number(kind.ge)} to {_number(kind.le)}"
+    words = ((">=", kind.ge), (">", kind.gt), ("<", kind.lt), ("<=", kind.le))
+    parts = [f"{word} {_number(bound)}" for word, bound in words if bound is not None]
+    return " " + " and ".join(parts) if parts else ""
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _shown(name: str, value: Any) -> str:
+    """``value`` as an error quotes it: never a credential's, a URI's without its password, and short."""
+    if _is_secret(name):
+        return "the value given"
+    if name in ("uri", "embed_url") and isinstance(value, str):
+        value = without_password(value)
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:76]}...{text[-1]}"
+
+
+def _is_secret(name: str) -> bool:
+    return name in _SECRET_FIELDS or bool(SECRET_PARAMETER.search(name))
 
 
 def _name_map(option: str, text: str) -> dict[str, str]:
@@ -318,29 +426,15 @@ def _check_vector_names(options: BackendOptions) -> None:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` naming the known name nearest to a misspelt one, or ``""``."""
+    near = _nearest(name, known)
+    return f" (did you mean {near!r}?)" if near is not None else ""
+
+
+def _nearest(name: str, known: Iterable[str]) -> str | None:
     import difflib  # only on an error: the import of the connector stays cheap
 
     match = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
-
-
-def _is_bool_field(cls: type[msgspec.Struct], name: str) -> bool:
-    for klass in cls.__mro__:
-        field_type = getattr(klass, "__annotations__", {}).get(name)
-        if field_type is not None:
-            return "bool" in str(field_type)
-    return False
-
-
-def _name_option(message: str) -> str:
-    """Turn msgspec's "... - at `$.batch_size`" into "option batch_size: ..."."""
-    if " - at `$." in message:
-        text, _, where = message.partition(" - at `$.")
-        return f"option {where.rstrip('`').split('[')[0]}: {text}"
-    if message.startswith("Object contains unknown field"):
-        name = message.split("`")[1] if "`" in message else message
-        return f"unknown option {name!r}"
-    return message
+    return match[0] if match else None
 
 
 class ParsedUri(msgspec.Struct, frozen=True, kw_only=True):
@@ -402,4 +496,4 @@ def uri_database(uri: str) -> str:
             f"option uri: {without_password(uri)!r} is not SCHEME://host[:port][/collection] "
             "nor a path for the embedded database (./vectors.db)"
         )
-    return uri.split("://", 1)[0].lower().partition("+")[0]
+    return uri.split("://", 1)[0].strip().lower().partition("+")[0]

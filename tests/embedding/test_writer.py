@@ -290,11 +290,11 @@ def test_embed_dimensions_is_the_writes_dimension(
         ),
         (
             {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_batch_size": "0"},
-            "option embed_batch_size: Expected `int` >= 1",
+            "option embed_batch_size: '0' is not an integer from 1 to 100000",
         ),
         (
             {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_max_concurrency": "x"},
-            "option embed_max_concurrency: Expected `int",
+            "option embed_max_concurrency: 'x' is not an integer from 1 to 1024",
         ),
         (
             {"embed_url": "http://h", "embed_model": "m", "text_column": "values"},

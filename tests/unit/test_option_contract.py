@@ -1,0 +1,68 @@
+"""One option contract for every database and engine: what the review found uneven, held even.
+
+The target named once (a URI's collection and option ``collection`` agree, Pinecone's index is its
+host); one credential source at a time; Spark's own options known to the connector's parser (a typo
+matched, Beam and ``connect()`` told where they belong); a rate budget with a floor, and a pace that
+never overflows a sleep; strings read alike for every type, and refusals that quote the value (never a
+key) and say what is accepted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vectordb.connector import ConfigError
+from vectordb.connector.client import load_backend, resolve_options
+
+PINECONE = "pinecone+grpc://idx-abc.svc.pinecone.io"
+
+
+def parse(**options: object) -> object:
+    return resolve_options({"uri": PINECONE, "api_key": "k", **options})
+
+
+# -- 7. strings read alike; refusals that say what was given and what is accepted ----------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ({"batch_size": " 10 "}, ("batch_size", 10)),
+        ({"timeout_s": "2.5 "}, ("timeout_s", 2.5)),
+        ({"create": " TRUE "}, ("create", True)),
+        ({"metric": "Cosine"}, ("metric", "cosine")),
+        ({"on_error": " Report "}, ("on_error", "report")),
+        ({"namespace": " docs "}, ("namespace", " docs ")),  # free text is taken as it is
+    ],
+)
+def test_values_are_trimmed_and_choices_case_folded(given: dict[str, str], read: tuple[str, object]) -> None:
+    assert getattr(parse(**given), read[0]) == read[1]
+
+
+def test_a_uri_is_trimmed() -> None:
+    backend = load_backend(resolve_options({"uri": f" {PINECONE} ", "api_key": "k"}))
+    assert backend.describe() == f"{PINECONE}:443"
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"batch_size": "1,000"}, "option batch_size: '1,000' is not an integer from 1 to 100000"),
+        ({"timeout_s": "30s"}, "option timeout_s: '30s' is not a number > 0 and <= 3600"),
+        ({"metric": "cosin"}, "option metric: 'cosin' is not one of 'cosine', 'dotproduct', 'euclidean'"),
+        ({"metric": "cosin"}, "(did you mean 'cosine'?)"),
+        ({"on_error": "ignore"}, "option on_error: 'ignore' is not one of 'dead_letter', 'fail', 'report'"),
+        ({"create": "y"}, "option create: 'y' is not true or false"),
+        ({"max_concurrency": 0}, "option max_concurrency: 0 is not an integer from 1 to 64"),
+    ],
+)
+def test_a_refusal_quotes_the_value_and_says_what_is_accepted(given: dict[str, object], says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse(**given)
+    assert says in str(caught.value)
+
+
+def test_a_refused_credential_is_never_quoted() -> None:
+    with pytest.raises(ConfigError, match="option api_key: the value given is not a string") as caught:
+        resolve_options({"uri": PINECONE, "api_key": 12345678})
+    assert "12345678" not in str(caught.value)
