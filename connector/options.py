@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
 
 __all__ = [
+    "SPARK_OPTIONS",
     "BackendOptions",
     "ParsedUri",
     "convert_options",
@@ -41,6 +42,10 @@ __all__ = [
 ]
 
 _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
+# options the Spark data source takes itself (spark/options.py ``SparkOptions``; a test keeps the two
+# equal): named here, where the connector's own are parsed, so that Beam and connect() say where such
+# an option belongs, and a misspelt one is matched in Spark, which hands unknown keys to this parser
+SPARK_OPTIONS = frozenset({"allow_overwrite", "budget_tasks", "report_path"})
 
 
 class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -282,8 +287,17 @@ def _explain(message: str, raw: Mapping[str, Any], cls: type[msgspec.Struct]) ->
 
 
 def _unknown(name: str, cls: type[msgspec.Struct]) -> str:
-    """An option ``cls`` does not have, with the nearest known name."""
-    return f"unknown option {name!r}{did_you_mean(name, cls.__struct_fields__)}"
+    """An option ``cls`` does not have: where it belongs if it is Spark's, else the nearest known name."""
+    if name in SPARK_OPTIONS:
+        return (
+            f"option {name} is an option of the Spark data source (df.write.format('vectordb')); the Beam "
+            "sink and connect() do not take it"
+        )
+    near = _nearest(name, [*cls.__struct_fields__, *SPARK_OPTIONS])
+    if near is None:
+        return f"unknown option {name!r}"
+    spark = ", a Spark option" if near in SPARK_OPTIONS and near not in cls.__struct_fields__ else ""
+    return f"unknown option {name!r} (did you mean {near!r}{spark}?)"
 
 
 def _accepted(kind: mi.Type) -> str | None:

@@ -11,14 +11,41 @@ from __future__ import annotations
 
 import pytest
 
-from vectordb.connector import ConfigError
+from vectordb.connector import ConfigError, connect
 from vectordb.connector.client import load_backend, resolve_options
+from vectordb.spark.options import SparkOptions, split_options
 
 PINECONE = "pinecone+grpc://idx-abc.svc.pinecone.io"
 
 
 def parse(**options: object) -> object:
     return resolve_options({"uri": PINECONE, "api_key": "k", **options})
+
+
+# -- 5. Spark's own options ----------------------------------------------------------------------------
+
+
+def test_the_connector_knows_the_spark_options_names() -> None:
+    from vectordb.connector.options import SPARK_OPTIONS
+
+    assert set(SparkOptions.__struct_fields__) == SPARK_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [("budget_task", "budget_tasks"), ("report_paths", "report_path"), ("allow_overwite", "allow_overwrite")],
+)
+def test_a_misspelt_spark_option_gets_a_suggestion(typo: str, meant: str) -> None:
+    connector, adapter = split_options({"uri": PINECONE, "api_key": "k", typo: "1"})
+    assert adapter == {}
+    with pytest.raises(ConfigError, match=f"unknown option '{typo}' \\(did you mean '{meant}'"):
+        resolve_options(connector)
+
+
+@pytest.mark.parametrize("name", sorted(SparkOptions.__struct_fields__))
+def test_beam_and_python_refuse_a_spark_option_saying_so(name: str) -> None:
+    with pytest.raises(ConfigError, match=f"option {name} is an option of the Spark data source"):
+        connect(PINECONE, api_key="k", **{name: "1"})
 
 
 # -- 7. strings read alike; refusals that say what was given and what is accepted ----------------------
