@@ -46,6 +46,12 @@ _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
 # equal): named here, where the connector's own are parsed, so that Beam and connect() say where such
 # an option belongs, and a misspelt one is matched in Spark, which hands unknown keys to this parser
 SPARK_OPTIONS = frozenset({"allow_overwrite", "budget_tasks", "report_path"})
+# pairs that say one thing two ways: which one won would be a guess
+_EXCLUSIVE = (
+    ("namespace", "namespace_column"),
+    ("api_key", "api_key_env"),
+    ("embed_api_key", "embed_api_key_env"),
+)
 
 
 class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -103,8 +109,9 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 f'option dead_letter_path is written only with on_error="dead_letter" (on_error is '
                 f'"{self.on_error}"): set on_error="dead_letter", or leave dead_letter_path out'
             )
-        if self.namespace is not None and self.namespace_column is not None:
-            raise ConfigError("options namespace and namespace_column exclude each other: give one")
+        for one, other in _EXCLUSIVE:
+            if getattr(self, one) is not None and getattr(self, other) is not None:
+                raise ConfigError(f"options {one} and {other} exclude each other: give one")
         if self.namespace is not None:
             check_text("option namespace", self.namespace)
         _check_vector_names(self)
@@ -161,7 +168,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def with_credential(self) -> Self:
         """A copy holding the key itself, for workers that should not need the variable."""
-        return msgspec.structs.replace(self, api_key=self.credential())
+        return msgspec.structs.replace(self, api_key=self.credential(), api_key_env=None)
 
     def __repr__(self) -> str:
         fields = []

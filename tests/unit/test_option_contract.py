@@ -22,6 +22,35 @@ def parse(**options: object) -> object:
     return resolve_options({"uri": PINECONE, "api_key": "k", **options})
 
 
+# -- 3. one credential source --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        {"api_key": "key-from-option", "api_key_env": "MY_KEY"},
+        {
+            "embed_api_key": "e",
+            "embed_api_key_env": "E_KEY",
+            "embed_url": "http://127.0.0.1:1",
+            "embed_model": "m",
+            "text_column": "text",
+        },
+    ],
+)
+def test_a_key_and_its_variable_exclude_each_other(pair: dict[str, str]) -> None:
+    key, env = [name for name in pair if "api_key" in name]
+    with pytest.raises(ConfigError, match=f"options {key} and {env} exclude each other: give one") as caught:
+        resolve_options({"uri": PINECONE, **pair})
+    assert "key-from-option" not in str(caught.value)
+
+
+def test_a_copy_holding_the_key_drops_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VDB_CONTRACT_KEY", "from-env")
+    held = resolve_options({"uri": PINECONE, "api_key_env": "VDB_CONTRACT_KEY"}).with_credential()
+    assert (held.api_key, held.api_key_env) == ("from-env", None)
+
+
 # -- 5. Spark's own options ----------------------------------------------------------------------------
 
 

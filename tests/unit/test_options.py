@@ -111,8 +111,8 @@ def test_api_key_env_is_read_where_the_key_is_needed_not_where_options_are_parse
     held = opts.with_credential()
     assert held.api_key == "s3cr3t-from-env" and held.credential() == "s3cr3t-from-env"
     assert "s3cr3t" not in repr(held) and "s3cr3t" not in repr(opts)
-    given = resolve_options({"uri": URI, "api_key": "given", "api_key_env": "VDB_TEST_KEY"})
-    assert given.credential() == "given"
+    with pytest.raises(ConfigError, match="options api_key and api_key_env exclude each other"):
+        resolve_options({"uri": URI, "api_key": "given", "api_key_env": "VDB_TEST_KEY"})
 
 
 def test_api_key_never_in_repr_pickle_roundtrip_or_errors() -> None:
