@@ -45,6 +45,7 @@ __all__ = ["ENCODE_AHEAD", "Engine"]
 # Off: it pays only where a core is free for it (jobs.bench.rest_encoding, side by side); on a machine whose
 # cores are busy it measured no gain for about 5 % more CPU a vector.
 ENCODE_AHEAD = 0
+MAX_PACE_S = 86_400.0  # the longest the rate budget holds one request back
 _encoders: ThreadPoolExecutor | None = None
 _encoders_lock = threading.Lock()
 
@@ -240,7 +241,9 @@ class Engine:
         with self._cond:
             delay = self._rate.delay_for(rows, nbytes, self._clock())
         if delay > 0:
-            self._sleep(delay)
+            # clamped: a budget divided among many tasks can ask years of one request, which time.sleep
+            # refuses (OverflowError) and no job waits out; the debt stays in the budget for the next
+            self._sleep(min(delay, MAX_PACE_S))
 
     # -- the channel: how a batch of rows is sent and accounted for ---------------------------------
 

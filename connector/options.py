@@ -52,6 +52,9 @@ _EXCLUSIVE = (
     ("api_key", "api_key_env"),
     ("embed_api_key", "embed_api_key_env"),
 )
+# the slowest rate budget taken: a slower one is a typo (1e-300), and its waits would overflow a sleep
+MIN_ROWS_PER_SECOND = 0.001
+MIN_BYTES_PER_SECOND = 1.0
 
 
 class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -80,8 +83,8 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # per request, the embedding stage's included (embed_options)
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
     timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
-    max_rows_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
-    max_bytes_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    max_rows_per_second: Annotated[float, msgspec.Meta(ge=MIN_ROWS_PER_SECOND)] | None = None
+    max_bytes_per_second: Annotated[float, msgspec.Meta(ge=MIN_BYTES_PER_SECOND)] | None = None
     # requests per row sent; the embedding stage has a budget of its own, at this rate per text sent
     isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 1.0
     on_error: Literal["fail", "report", "dead_letter"] = "fail"

@@ -9,10 +9,14 @@ key) and say what is accepted.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from vectordb.connector import ConfigError, connect
 from vectordb.connector.client import load_backend, resolve_options
+from vectordb.connector.engine import Engine
+from vectordb.connector.transports.base import WireReply
+from vectordb.connector.transports.mock import MockTransport
 from vectordb.spark.options import SparkOptions, split_options
 
 PINECONE = "pinecone+grpc://idx-abc.svc.pinecone.io"
@@ -75,6 +79,29 @@ def test_a_misspelt_spark_option_gets_a_suggestion(typo: str, meant: str) -> Non
 def test_beam_and_python_refuse_a_spark_option_saying_so(name: str) -> None:
     with pytest.raises(ConfigError, match=f"option {name} is an option of the Spark data source"):
         connect(PINECONE, api_key="k", **{name: "1"})
+
+
+# -- 6. the rate budget ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("max_rows_per_second", "1e-300"), ("max_bytes_per_second", "0.5")]
+)
+def test_a_rate_too_slow_to_mean_anything_is_refused(option: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"option {option}: '{value}' is not a number >="):
+        parse(**{option: value})
+    parse(max_rows_per_second="0.001", max_bytes_per_second="1")
+
+
+def test_the_pace_never_asks_a_sleep_it_cannot_take() -> None:
+    client = connect("pinecone+grpc://127.0.0.1:1", verify=False, max_rows_per_second=1, max_concurrency=1)
+    # a per-task share of a job-wide budget can be far below the option's floor (Spark divides it)
+    slow = msgspec.structs.replace(client.options, max_rows_per_second=1e-300)
+    asked: list[float] = []
+    client._engine = Engine(client.backend, MockTransport(lambda r: WireReply(b"")), slow, sleep=asked.append)
+    report = client.upsert([{"id": f"r{i}", "values": [0.1, 0.2]} for i in range(5)])
+    assert report.written == 5
+    assert asked and max(asked) <= 86_400  # engine.MAX_PACE_S: a day
 
 
 # -- 7. strings read alike; refusals that say what was given and what is accepted ----------------------
