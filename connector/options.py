@@ -32,6 +32,7 @@ __all__ = [
     "SPARK_OPTIONS",
     "BackendOptions",
     "ParsedUri",
+    "collection_of",
     "convert_options",
     "is_loopback_host",
     "parse_options",
@@ -511,6 +512,16 @@ def parse_uri(uri: str) -> ParsedUri:
         path=parts.path.strip("/"),
         query=dict(parse_qsl(parts.query)),
     )
+
+
+def collection_of(from_uri: str, option: str | None) -> str:
+    """The target's collection: the URI's, or option ``collection`` where the URI names none (``""``: neither
+    does). Both naming different ones is a ``ConfigError`` naming both: writing to either would be a guess."""
+    if from_uri and option and from_uri != option:
+        raise ConfigError(
+            f"option collection {option!r} disagrees with the URI's collection {from_uri!r}: give one"
+        )
+    return from_uri or option or ""
 
 
 def uri_database(uri: str) -> str:

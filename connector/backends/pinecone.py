@@ -84,6 +84,11 @@ class PineconeBackend(Backend[PineconeOptions]):
                 "is not allowed "
                 "(use option namespace for a namespace)"
             )
+        if options.collection is not None:  # taken and dropped, a write would go to the host's index
+            raise ConfigError(
+                f"option collection: pinecone names the index by its host (option uri); leave collection "
+                f"{options.collection!r} out and give that index's host in uri"
+            )
         self.grpc = uri.transport == "grpc"
         self.tls = uri.tls(options.tls)
         self.port = uri.port or 443

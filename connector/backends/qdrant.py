@@ -38,7 +38,7 @@ from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
-from ..options import BackendOptions, parse_uri
+from ..options import BackendOptions, collection_of, parse_uri
 from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
@@ -120,7 +120,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             )
         if not uri.host:
             raise ConfigError("option uri: qdrant needs a host, e.g. qdrant://localhost:6333/docs")
-        collection = options.collection or uri.path
+        collection = collection_of(uri.path, options.collection)
         if not collection or "/" in collection:
             raise ConfigError(
                 "option uri: qdrant needs one collection name, as qdrant://host:6333/COLLECTION "

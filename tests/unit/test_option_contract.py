@@ -26,6 +26,25 @@ def parse(**options: object) -> object:
     return resolve_options({"uri": PINECONE, "api_key": "k", **options})
 
 
+# -- 1. the target: named once ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("uri", ["qdrant://127.0.0.1:6333/coll_a", "qdrant+grpc://127.0.0.1:6334/coll_a"])
+def test_qdrant_refuses_a_collection_other_than_the_uris(uri: str) -> None:
+    with pytest.raises(
+        ConfigError, match="option collection 'coll_b' disagrees with the URI's collection 'coll_a'"
+    ):
+        load_backend(resolve_options({"uri": uri, "collection": "coll_b"}))
+    assert load_backend(resolve_options({"uri": uri, "collection": "coll_a"})).describe().endswith("/coll_a")
+    bare = uri.rsplit("/", 1)[0]
+    assert load_backend(resolve_options({"uri": bare, "collection": "coll_b"})).describe().endswith("/coll_b")
+
+
+def test_pinecone_refuses_option_collection() -> None:
+    with pytest.raises(ConfigError, match="option collection: pinecone names the index by its host"):
+        load_backend(parse(collection="my-other-index"))
+
+
 # -- 3. one credential source --------------------------------------------------------------------------
 
 
