@@ -43,7 +43,7 @@ import collections
 import contextlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import apache_beam as beam
 import msgspec
@@ -59,7 +59,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.options import BackendOptions
+from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import BatchFailure, WriteReport
@@ -80,6 +80,18 @@ SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one ov
 MAX_LIVE_WINDOWS = 10  # batches being filled at once in windowed bounded input (BatchElements' limit)
 
 register()
+
+
+class _SinkOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``WriteToVectorDB``'s own parameters, read by the connector's parser as its options are (as
+    ``SparkOptions`` are): ``check_target="false"`` is false, ``rows_per_batch="100"`` a number, and a
+    bad value a ``ConfigError`` naming the parameter."""
+
+    batching: Batching = "auto"
+    rows_per_batch: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    # GroupIntoBatches' buffering: finite (NaN and inf would hold rows for ever), at most a day
+    max_buffering_s: Annotated[float, msgspec.Meta(gt=0, le=86_400)] = 5.0
+    check_target: bool = False
 
 
 class WriteResult(NamedTuple):
@@ -128,6 +140,15 @@ class WriteToVectorDB(beam.PTransform):
         **options: Any,
     ) -> None:
         super().__init__()
+        own = convert_options(
+            {
+                "batching": batching,
+                "rows_per_batch": rows_per_batch,
+                "max_buffering_s": max_buffering_s,
+                "check_target": check_target,
+            },
+            _SinkOptions,
+        )
         secret = options.pop("api_key") if isinstance(options.get("api_key"), Secret) else None
         if options.get("embed_url") is not None and options.get("text_column") is None:
             options["text_column"] = content_key  # an ml.rag Chunk's text: the reader puts it there
@@ -136,8 +157,8 @@ class WriteToVectorDB(beam.PTransform):
         self.secret: Secret | None = secret
         # the driver's plan (connector.planner); the secret is fetched only to ask the database now,
         # otherwise "" stands for "a key will come"
-        with DriverPlan(_with_secret(parsed, secret, fetch=check_target)) as plan:
-            if check_target:  # a probe: the model's dimension is the write's; then the target, once
+        with DriverPlan(_with_secret(parsed, secret, fetch=own.check_target)) as plan:
+            if own.check_target:  # a probe: the model's dimension is the write's; then the target, once
                 plan.learn_model_dimension()
                 plan.ask_target()
             else:  # no worker's rows may decide the dimension of a collection the pipeline creates
@@ -146,15 +167,11 @@ class WriteToVectorDB(beam.PTransform):
             rows_per_request = plan.client.max_rows
         # what the plan learnt, without the key it fetched: the pipeline is pickled, and stored
         self.options = msgspec.structs.replace(plan.options, api_key=parsed.api_key)
-        if batching not in ("auto", "bounded", "unbounded"):
-            raise ConfigError(f"batching={batching!r}: expected 'auto', 'bounded' or 'unbounded'")
-        if rows_per_batch is not None and rows_per_batch < 1:
-            raise ConfigError(f"rows_per_batch={rows_per_batch}: expected at least 1")
-        if max_buffering_s <= 0:
-            raise ConfigError(f"max_buffering_s={max_buffering_s}: expected more than 0")
-        self.batching = batching
-        self.rows_per_batch = rows_per_batch or max(1000, 4 * rows_per_request * self.options.max_concurrency)
-        self.max_buffering_s = max_buffering_s
+        self.batching = own.batching
+        self.rows_per_batch = own.rows_per_batch or max(
+            1000, 4 * rows_per_request * self.options.max_concurrency
+        )
+        self.max_buffering_s = own.max_buffering_s
         self.reader = ElementReader.from_options(self.options, content_key)
 
     def __repr__(self) -> str:
