@@ -155,17 +155,6 @@ def _check_columns(client: Client, schema: StructType) -> None:
     if client.embedding is not None:  # the text column's check; a vector column the stage adds
         empty = client.embedding.check_schema(empty)
     prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))
-    _check_namespace_column(client.options.namespace_column, schema)
-
-
-def _check_namespace_column(name: str | None, schema: StructType) -> None:
-    from pyspark.sql.types import StringType
-
-    if name is not None and not isinstance(schema[name].dataType, StringType):
-        raise ConfigError(
-            f"option namespace_column: column {name!r} has type {schema[name].dataType.simpleString()}; "
-            "expected a string"
-        )
 
 
 def _check_overwrite(client: Client, spark: SparkOptions, streaming: bool) -> None:

@@ -96,7 +96,7 @@ def prepare_arrow(
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
-    namespaces = batch.column(spec.namespace_column).to_pylist() if spec.namespace_column else None
+    namespaces = _arrow_namespaces(batch, spec.namespace_column) if spec.namespace_column else None
     cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces, named, multi)
     return assemble(cols, rules, dim, namespace, refused, positions, ops)
 
@@ -307,6 +307,19 @@ def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:
         raise ConfigError(
             f"option sparse_column: column {name!r} has type {typ}; expected struct<indices, values>"
         )
+    return column.to_pylist()
+
+
+def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> list[Any]:
+    """Each row's namespace; a column that holds no text is a ``ConfigError`` naming the option, on
+    Spark's driver as for a client's write (row by row it failed every row, and with on_error=report
+    the job succeeded)."""
+    import pyarrow.types as pt
+
+    column = batch.column(name)
+    typ = column.type.value_type if pt.is_dictionary(column.type) else column.type
+    if not (pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ) or pt.is_null(typ)):
+        raise ConfigError(f"option namespace_column: column {name!r} has type {typ}; expected strings")
     return column.to_pylist()
 
 
