@@ -11,6 +11,11 @@ The same three steps as the Spark writer, in Beam's terms, naming no database:
    files of the bundles that succeeded (a retried bundle's abandoned files are deleted with the
    staging folder), imports them, waits, and emits the write's one ``WriteReport``, applying
    ``on_error``.
+
+The Metrics counters are the sink's (``written``, ``failed``, …), each added once its bundle has
+finished (the sink's ``_BundleCounts``), so they end as the import's report says: staging counts the
+rows it refused as ``failed`` and the rows it staged as ``staged``; the import step counts ``written``
+(rows the import wrote) and, as ``failed``, the staged rows it did not import.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 from apache_beam.pvalue import PCollection, TaggedOutput
 from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
@@ -34,10 +38,13 @@ from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
 from .batch import VectorBatch
+from .sink import COUNTERS, _BundleCounts
 
 __all__ = ["FinishImport", "check", "stage_fn"]
 
 logger = logging.getLogger("vectordb.beam")
+# the counters staging adds from its reports, whose ``written`` is rows staged (counted as ``staged``)
+STAGED_COUNTERS = tuple(name for name in COUNTERS if name != "written")
 
 
 def check(options: BackendOptions, bounded: bool) -> None:
@@ -61,8 +68,7 @@ class _StageFn(beam.DoFn):
 
     def __init__(self, options: BackendOptions, target: str, job: str) -> None:
         self._options, self._target, self._job = options, target, job
-        self._staged = Metrics.counter("vectordb", "staged")
-        self._failed = Metrics.counter("vectordb", "failed")
+        self._counts = _BundleCounts(("staged", *STAGED_COUNTERS))
 
     def setup(self) -> None:
         self._client = Client(self._options)
@@ -71,6 +77,7 @@ class _StageFn(beam.DoFn):
 
     def start_bundle(self) -> None:
         self._stager = None  # a failed bundle's files stay staged, unpublished
+        self._counts.discard()  # and its counts uncounted
 
     def process(
         self,
@@ -83,8 +90,9 @@ class _StageFn(beam.DoFn):
             assert self._bulk is not None
             self._stager = self._bulk.stager(self._client, self._job, partition=bundle)
         report = self._stager.write(batch.for_client(), batch.namespace)
-        self._staged.inc(report.written)
-        self._failed.inc(report.failed)
+        self._counts.add("staged", report.written)
+        for name in STAGED_COUNTERS:
+            self._counts.add(name, getattr(report, name))
         enforce(report, self._options.on_error, self._target)
         where = WindowedValue(None, timestamp, (window,))
         yield where.with_value(report)
@@ -96,6 +104,7 @@ class _StageFn(beam.DoFn):
         if stager is not None:
             stager.close()
             yield TaggedOutput("staged", WindowedValue(stager.partition, MIN_TIMESTAMP, (GlobalWindow(),)))
+        self._counts.add_up()
 
     def teardown(self) -> None:
         self._client.close()
@@ -125,13 +134,18 @@ class FinishImport(beam.PTransform):
             | "Once" >> beam.Create([None])
             | "Start import"
             >> beam.Map(
-                _finish,
+                _import,
                 beam.pvalue.AsSingleton(merged),
                 beam.pvalue.AsSingleton(bundles),
                 self._options,
-                self._target,
                 self._job,
-            ).with_output_types(WriteReport)
+            ).with_output_types(tuple[WriteReport, WriteReport])
+            # counted in a step of its own: the BundleBasedDirectRunner drops the counters of a step that
+            # waited for its side inputs
+            | "Count import"
+            >> beam.ParDo(_CountImportFn(self._options, self._target, self._job)).with_output_types(
+                WriteReport
+            )
         )
 
 
@@ -142,11 +156,40 @@ def _merge(reports: Any) -> WriteReport:
     return total
 
 
-def _finish(
-    _: None, staged: WriteReport, bundles: list[int], options: BackendOptions, target: str, job: str
-) -> WriteReport:
+def _import(
+    _: None, staged: WriteReport, bundles: list[int], options: BackendOptions, job: str
+) -> tuple[WriteReport, WriteReport]:
+    """The staging's merged report and the import's."""
     bulk = bulk_path(options)
     assert bulk is not None
-    report = bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)
-    logger.info("%s into %s: %s", job, target, report.summary())
-    return enforce(report, options.on_error, target)
+    return staged, bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)
+
+
+class _CountImportFn(beam.DoFn):
+    """Counts what staging could not (rows written, staged rows not imported), then applies ``on_error``."""
+
+    def __init__(self, options: BackendOptions, target: str, job: str) -> None:
+        self._options, self._target, self._job = options, target, job
+        self._counts = _BundleCounts(COUNTERS)
+
+    def start_bundle(self) -> None:
+        self._counts.discard()  # a failed attempt's
+
+    def process(self, reports: tuple[WriteReport, WriteReport]) -> Iterator[WriteReport]:
+        staged, report = reports
+        # staging counted its part as each bundle finished: the rest, so the counters say what the report says
+        self._counts.add("written", report.written)
+        for name in STAGED_COUNTERS:
+            self._counts.add(name, getattr(report, name) - getattr(staged, name))
+        logger.log(
+            logging.INFO if report.ok else logging.WARNING,
+            "%s into %s: %s%s",
+            self._job,
+            self._target,
+            report.summary(),
+            "".join(f"; {rows} x {reason}" for reason, rows in report.reasons()),
+        )
+        yield enforce(report, self._options.on_error, self._target)
+
+    def finish_bundle(self) -> None:
+        self._counts.add_up()

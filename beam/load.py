@@ -30,8 +30,11 @@ pipeline does not hold it.
 
 The job ends with the summary the Spark job prints (``vectordb.connector.cli.summary``: rows written
 and failed, rows/s, MB/s, requests, retries, throttling), from the sink's counters; it exits with 1
-when rows failed. A ``ConnectorError`` (a bad option, a target that cannot be reached, a key refused)
-is one line and exit status 2; ``--debug`` shows its trace.
+when rows failed. With ``--option write_mode=import`` those counters are the import's (rows it
+imported; rows refused at staging and staged rows it did not import as failed), and the dead-letter
+files named are those holding letters: staged rows the import left out are not among them. A
+``ConnectorError`` (a bad option, a target that cannot be reached, a key refused) is one line and exit
+status 2; ``--debug`` shows its trace.
 """
 
 from __future__ import annotations
@@ -426,7 +429,8 @@ def dead_letter_files(args: argparse.Namespace) -> list[str]:
     if not args.dead_letters:
         return []
     pattern = FileSystems.join(args.dead_letters, f"{DEAD_LETTER_PREFIX}*.jsonl")
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    # only files with letters: an import's failed rows may all be staged rows it left out, which have none
+    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list if m.size_in_bytes)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from apache_beam.utils.secret import GcpSecret
 from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
 from tests.servers.fixtures import ServerHandle
+from tests.servers.pinecone_control import ImportScript, PineconeImportServer, store_opener
+from tests.servers.script import FaultScript
 from vectordb.beam.load import connector_options, main, parse_args, sample_batch
 from vectordb.connector import ConfigError
 
@@ -322,3 +324,44 @@ def test_an_input_that_matches_nothing_is_one_line_and_status_2(
     assert main(["--runner=FnApiRunner", f"--input={tmp_path / 'none-*.jsonl'}", "--uri=./v.db"]) == 2
     err = capsys.readouterr().err
     assert "--input: nothing matches" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("policy", ["report", "dead_letters", "fail"])
+def test_an_import_that_lands_part_of_the_rows_says_so_and_exits_1(
+    policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``write_mode=import``: the summary is the import's (it printed 0 of 0 rows and exited 0)."""
+    rows = [{"id": f"b{i}", "values": [0.5, 0.25, float(i), 1.0]} for i in range(N)]
+    if policy == "report":
+        rows[9]["values"] = [0.5, 0.25]  # refused while staging (under "fail" the staging step would fail)
+    source = tmp_path / "records.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flags = {
+        "report": ["--option=on_error=report"],
+        "dead_letters": [f"--dead_letters={tmp_path / 'dead'}"],
+        "fail": [],
+    }[policy]
+    with PineconeImportServer(store_opener()) as host:
+        host.state.set_script(FaultScript(dimension=4))
+        host.imports.set_script(ImportScript(fail_after_rows=100))
+        argv = [
+            "--runner=FnApiRunner",
+            f"--input={source}",
+            f"--uri={host.uri}",
+            "--no_create",
+            *["--option=api_key=k", "--option=namespace=docs", "--option=write_mode=import"],
+            f"--option=import_uri=file://{tmp_path / 'staged'}",
+            "--option=import_poll_s=0.05",
+            *flags,
+        ]
+        assert main(argv) == 1
+        assert len(host.state.snapshot().namespaces["docs"]) == 100
+    out, err = capsys.readouterr()
+    if policy == "fail":
+        (line,) = [line for line in err.splitlines() if line.startswith("vectordb-beam: ")]
+        assert line.startswith("vectordb-beam: WriteFailed: ") and "200 of 300 rows failed" in line
+        assert "staged rows were not imported" in line
+        return
+    assert "written:  100 of 300 rows (200 failed)" in out
+    # the dead-letter file holds no letter: Pinecone does not say which staged rows it left out
+    assert "dead letters:" not in out

@@ -3,18 +3,22 @@ store, one import brings them into the index; every vector read back exactly, a 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 from apache_beam.testing.util import assert_that, equal_to
 
+from tests.beam.conftest import counters
 from tests.bulk.conftest import S3Store
 from tests.servers.pinecone_control import ImportScript, PineconeImportServer
 from vectordb.beam import WriteToVectorDB
 from vectordb.connector import ConfigError, WriteFailed, connect
+from vectordb.connector.backends.pinecone_import import ImportStager
 
 DIM = 5
 API_KEY = "beam-key-8c"
@@ -92,3 +96,45 @@ def test_an_existing_namespace_or_unbounded_input_is_refused_while_the_pipeline_
     with pytest.raises(ConfigError, match="for bounded input"):
         _ = p | beam.Create(records(20)) | sink(index_host, s3_store, prefix, batching="unbounded")
     assert index_host.imports.all() == []
+
+
+def test_the_counters_are_the_imports_report_when_it_imports_part_of_the_rows(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """written: rows imported; failed: the refused row and the staged rows the import left out."""
+    index_host.imports.set_script(ImportScript(fail_after_rows=100))
+    pipeline = beam.Pipeline(runner="DirectRunner")
+    result = pipeline | beam.Create(records(300)) | sink(index_host, s3_store, prefix, on_error="report")
+    assert_that(result.written | beam.Map(summary), equal_to([(100, 200)]))
+    run = pipeline.run()
+    run.wait_until_finish()
+    assert len(index_host.state.snapshot().namespaces["docs"]) == 100
+    got = counters(run)
+    assert (got.get("written"), got.get("failed"), got.get("staged")) == (100, 200, 299), got
+
+
+def test_a_staging_bundle_the_runner_retries_counts_its_rows_once(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The BundleBasedDirectRunner retries a failed bundle and keeps the counter increments it made."""
+    write, calls = ImportStager.write, itertools.count()
+
+    def fails_once(self: ImportStager, *args: Any, **kwargs: Any) -> Any:
+        if next(calls) == 1:  # the second batch: its bundle has staged (and refused) rows already
+            raise RuntimeError("staging fails once")
+        return write(self, *args, **kwargs)
+
+    monkeypatch.setattr(ImportStager, "write", fails_once)
+    pipeline = beam.Pipeline(runner=BundleBasedDirectRunner())
+    _ = (
+        pipeline
+        | beam.Create([300])
+        | beam.FlatMap(records)  # one bundle of 300 rows: three batches of 100
+        | sink(index_host, s3_store, prefix, on_error="report")
+    )
+    run = pipeline.run()
+    run.wait_until_finish()
+    assert next(calls) > 4  # the bundle ran again
+    assert len(index_host.state.snapshot().namespaces["docs"]) == 299
+    got = counters(run)
+    assert (got.get("written"), got.get("failed"), got.get("staged")) == (299, 1, 299), got
