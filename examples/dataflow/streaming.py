@@ -54,7 +54,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         )
         _ = (
             result.failed
-            | "As bytes" >> beam.Map(lambda letter: json.dumps(letter).encode())
+            | "As bytes" >> beam.Map(lambda letter: json.dumps(letter, default=str).encode())
             | "Dead letters" >> beam.io.WriteToPubSub(args.dead_letter_topic)
         )
 

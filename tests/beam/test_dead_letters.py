@@ -96,3 +96,14 @@ def test_every_letter_is_ready_for_json_dumps(grpc_server: ServerHandle) -> None
     assert letters["d1"]["when"] == "2024-01-02T03:04:05" and letters["d1"]["u"] == str(uuid.UUID(int=5))
     assert letters["d2"]["metadata"] == {"when": "2024-01-02T03:04:05", "day": "2024-01-02"}
     assert letters["a2"]["when"] == "2024-01-02T03:04:05" and letters["a2"]["price"] == "2.50"
+
+
+def test_a_letter_holding_bytes_takes_json_dumps_with_default_str_as_the_readme_writes_it(
+    grpc_server: ServerHandle,
+) -> None:
+    """Binary metadata fails alone and its letter keeps the bytes: the README's ``json.dumps`` step
+    (which failed the pipeline on them) takes ``default=str``, as the sink's own files are written."""
+    run(grpc_server, [{"id": "b", "values": vector(1), "metadata": {"blob": b"\x00\x01"}}])
+    (letter,) = FAILED
+    assert letter["metadata"] == {"blob": b"\x00\x01"}
+    assert json.loads(json.dumps(letter, default=str))["metadata"] == {"blob": "b'\\x00\\x01'"}
