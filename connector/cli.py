@@ -124,13 +124,10 @@ def run_command(
     except KeyboardInterrupt:  # one line, not the traces of every thread and of Spark's gateway
         if debug:
             raise
-        print(
-            f"{prog}: interrupted; rows already written stay written (run it again: upserts by id)",
-            file=sys.stderr,
-            flush=True,
-        )
-        return 130
+        return _interrupted(prog)
     except Exception as exc:
+        if not debug and _is_interrupt(exc):  # Beam's runner re-raises it as a RuntimeError
+            return _interrupted(prog)
         found = _connector_error(exc)
         if found is None:
             raise
@@ -142,6 +139,28 @@ def run_command(
         hint = "" if debug else " (--debug shows the trace)"
         print(f"{prog}: {line}{hint}", file=sys.stderr, flush=True)
         return 1 if issubclass(kind, WriteFailed) else 2
+
+
+def _interrupted(prog: str) -> int:
+    print(
+        f"{prog}: interrupted; rows already written stay written (run it again: upserts by id)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return 130
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C that a runner wrapped: a ``KeyboardInterrupt`` among the causes, or Beam's bundle error,
+    ``RuntimeError("KeyboardInterrupt [while running 'Write/…']")``, which holds only its text."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt) or str(current).startswith("KeyboardInterrupt"):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def connector_error_line(exc: BaseException) -> str | None:

@@ -89,6 +89,29 @@ def test_an_interrupt_is_one_line_and_status_130(capsys: pytest.CaptureFixture[s
         run_command("vectordb-load", interrupted, debug=True)
 
 
+def test_an_interrupt_a_runner_wrapped_is_one_line_and_status_130_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Beam's runner re-raises a Ctrl-C in a bundle as a RuntimeError holding its text (a 160-line trace
+    and status 1, the status of failed rows); a cause or context that is one counts too."""
+
+    def beams() -> int:
+        raise RuntimeError("KeyboardInterrupt [while running 'Write/Write Arrow/ParDo(_WriteFn)']")
+
+    def caused() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("the bundle failed") from exc
+
+    for job in (beams, caused):
+        assert run_command("vectordb-beam", job) == 130
+        err = capsys.readouterr().err
+        assert err.startswith("vectordb-beam: interrupted") and err.count("\n") == 1
+    with pytest.raises(RuntimeError):  # --debug: the trace
+        run_command("vectordb-beam", beams, debug=True)
+
+
 def test_the_summary() -> None:
     counts = {"written": 9_000, "failed": 1_000, "requests": 40, "retries": 3, "bytes_sent": 12_000_000}
     text = summary(

@@ -25,7 +25,9 @@ PASSWORD = "UriPass-123"
         ("postgresql://db/x?password=pw&table=t", "postgresql://db/x?password=***&table=t"),
         # nothing to blank: no password, or an @ that is not the host's
         ("qdrant://user@db:6333/docs", "qdrant://user@db:6333/docs"),
-        ("qdrant://db:6333/docs@2", "qdrant://db:6333/docs@2"),
+        # an @ in a path after a port reads as the host's: a password may hold an unencoded "/", so a
+        # piece of a path is blanked rather than a piece of a password shown
+        ("qdrant://db:6333/docs@2", "qdrant://db:***@2"),
         ("milvus+lite:///data/v@1.db", "milvus+lite:///data/v@1.db"),
         ("pinecone+grpc://idx.svc.pinecone.io", "pinecone+grpc://idx.svc.pinecone.io"),
     ],
