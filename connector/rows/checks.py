@@ -216,8 +216,9 @@ def _check_named(
 def _multi_shapes(
     name: str, multi: MultiColumn, upserts: np.ndarray, refuse: Callable[[Iterable[int], str], None]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's vector length and whether its shape is sound (present, non-empty, no null vector, one
-    length); rows with an unsound shape are refused here."""
+    """Each row's vector length and whether its shape is sound (present, non-empty, no null or empty
+    vector, one length); rows with an unsound shape are refused here. An empty vector (``[[]]``) fails its
+    row as a dense ``[]`` does: kept, its length 0 could become the name's dimension."""
     n = len(multi.nulls)
     counts = np.diff(multi.outer)
     null = multi.nulls & upserts
@@ -232,12 +233,14 @@ def _multi_shapes(
         shortest = np.minimum.reduceat(multi.lengths, at)
         longest = np.maximum.reduceat(multi.lengths, at)
         holes = np.logical_or.reduceat(multi.inner_nulls, at)
+        hollow = np.logical_or.reduceat((multi.lengths == 0) & ~multi.inner_nulls, at)
         row_length[spans] = shortest
-        for k in np.flatnonzero(holes):
-            row = int(spans[k])
-            if ok[row]:
-                refuse([row], f"multi-vector {name!r} holds a null vector")
-                ok[row] = False
+        for flags, reason in ((holes, "a null vector"), (hollow, "an empty vector")):
+            for k in np.flatnonzero(flags):
+                row = int(spans[k])
+                if ok[row]:
+                    refuse([row], f"multi-vector {name!r} holds {reason}")
+                    ok[row] = False
         for k in np.flatnonzero(shortest != longest):
             row = int(spans[k])
             if ok[row]:

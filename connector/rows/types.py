@@ -381,19 +381,21 @@ class DimensionState:
         self.resolve_named = resolve_named
 
     def learn(self, lengths: np.ndarray) -> None:
-        """Agree on a dimension from the lengths of one chunk's present vectors, once."""
-        if self.value is not None or not lengths.size:
+        """Agree on a dimension from the lengths of one chunk's present vectors, once (a length of 0
+        gives none: no collection has vectors of no floats)."""
+        if self.value is not None or not _usable(lengths).size:
             return
         agreed = agreed_length(lengths)
         self.value = self.resolve(agreed) if self.resolve is not None else agreed
 
     def learn_named(self, lengths: Mapping[str, np.ndarray]) -> None:
         """Agree on each unknown name's dimension from the lengths of one chunk's vectors under it (a
-        multi-vector's: the length of its vectors, for rows whose vectors agree), then resolve them together."""
+        multi-vector's: the length of its vectors, for rows whose vectors agree), then resolve them together.
+        A length of 0 gives none: a name learnt as 0 would make a target without it (Qdrant) or fail it."""
         learnt = {
             name: agreed_length(lengths[name])
             for name, value in self.named.items()
-            if value is None and name in lengths and lengths[name].size
+            if value is None and name in lengths and _usable(lengths[name]).size
         }
         if not learnt:
             return
@@ -403,9 +405,17 @@ class DimensionState:
 
 
 def agreed_length(lengths: np.ndarray) -> int:
-    """The most common of ``lengths`` (the smaller on a tie): the dimension rule."""
-    values, counts = np.unique(lengths, return_counts=True)
+    """The most common of ``lengths`` of at least 1 (the smaller on a tie): the dimension rule. Lengths
+    of 0 do not count, so empty vectors never tie with or outvote real ones; at least one must be ≥ 1."""
+    values, counts = np.unique(_usable(lengths), return_counts=True)
+    if not values.size:
+        raise ValueError("no vector of at least one float to agree a dimension on")
     return int(values[int(np.argmax(counts))])
+
+
+def _usable(lengths: np.ndarray) -> np.ndarray:
+    """The lengths a dimension may be learnt from: 1 or more."""
+    return lengths[lengths >= 1]
 
 
 def derive_id(values: Sequence[Any]) -> str:
