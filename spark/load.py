@@ -10,8 +10,8 @@
 (``python -m vectordb.spark.load`` is the same command; under ``spark-submit``, give it this module's
 file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__file__)')" …``.)
 
-Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, or
-``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
+Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, a folder's
+its files', a folder in another store is Parquet, or ``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
 also be a JSON array in a string; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
 for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
@@ -80,7 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     source.add_argument("--sample", type=int, metavar="N", help="generate N vectors instead of reading files")
     parser.add_argument("--dim", type=int, default=384, help="dimension of --sample vectors (default 384)")
     parser.add_argument(
-        "--format", choices=sorted(set(FORMATS.values())), help="input format (default: by extension)"
+        "--format",
+        choices=sorted(set(FORMATS.values())),
+        help="input format (default: by extension; a folder: by its files', a folder of another store: parquet)",
     )
     parser.add_argument(
         "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
@@ -167,7 +169,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
 
     if args.sample is not None:
         return sample_frame(spark, args.sample, args.dim, args.partitions)
-    fmt = args.format or FORMATS.get(Path(args.input[0].rstrip("/")).suffix.lower())
+    fmt = args.format or input_format(args.input[0])
     if fmt is None:
         raise ConfigError(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
     local = [path for path in args.input if "://" not in path]
@@ -216,6 +218,23 @@ def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
         if option in extra:
             types.update(dict.fromkeys(_name_map(option, extra[option]).values(), spark_type))
     return types
+
+
+def input_format(path: str) -> str | None:
+    """The format of ``path``'s extension; of a local folder, its first data file's (Spark's own part files,
+    partition folders); of a folder in another store (``s3://bucket/embeddings/``), Parquet."""
+    suffix = Path(path.rstrip("/")).suffix.lower()
+    if suffix in FORMATS or not (os.path.isdir(path) or "://" in path):
+        return FORMATS.get(suffix)
+    if "://" in path:
+        return "parquet"
+    for _, subfolders, files in os.walk(path):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
+        for name in sorted(files):
+            found = FORMATS.get(Path(name).suffix.lower())
+            if found is not None and not name.startswith(("_", ".")):
+                return found
+    return None
 
 
 def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.net import closed_port
 from tests.servers.fixtures import ServerHandle
-from vectordb.spark.load import main
+from vectordb.spark.load import input_format, main
 
 from .conftest import float32_rows, vectors_table
 
@@ -65,6 +65,23 @@ def test_files_of_each_format(spark: Any, grpc_server: ServerHandle, tmp_path: P
     arrived = grpc_server.arrived()
     assert {vid: v.values_f32 for (_, vid), v in arrived.final.items()} == float32_rows(table)
     assert arrived.vector("v3").metadata["title"] == "title 3"
+
+
+def test_a_folder_takes_its_files_format(spark: Any, grpc_server: ServerHandle, tmp_path: Path) -> None:
+    """``--input embeddings/``, as ``--help``'s example gives it: the folder's files say the format (it
+    asked for --format); Spark's own marker files and partition folders are passed over."""
+    folder = tmp_path / "embeddings"
+    (folder / "day=1").mkdir(parents=True)
+    (folder / "_SUCCESS").write_text("")
+    table = vectors_table(40, 4)
+    pq.write_table(table, folder / "day=1" / "part-0.parquet")
+    assert input_format(str(folder) + "/") == "parquet"
+    assert input_format("s3://bucket/embeddings/") == "parquet"  # another store's folder: Parquet
+    (tmp_path / "lines").mkdir()
+    (tmp_path / "lines" / "a.jsonl").write_text("")
+    assert input_format(str(tmp_path / "lines")) == "json"
+    assert main(["--input", str(folder) + "/", "--uri", grpc_server.uri]) == 0
+    assert len(grpc_server.arrived().ids()) == 40
 
 
 def test_a_csv_as_pythons_csv_module_writes_it_keeps_quotes_and_line_breaks(
