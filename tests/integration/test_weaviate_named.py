@@ -335,3 +335,92 @@ def test_deletes_and_clear_with_named_vectors(
         assert set(stored(weaviate_server, weaviate_collection)) == {"d0", "d2", "d3", "d5"}
         assert client.clear().startswith("4 objects in weaviate://")
     assert count(weaviate_server, weaviate_collection) == 0
+
+
+def test_a_write_naming_only_some_of_the_vectors_is_refused(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """Weaviate replaces an object whole on upsert: a write naming only ``title`` would erase each object's
+    ``body`` and ``colbert``. It is a ConfigError before any row, naming the vectors it leaves out."""
+    rows = Rows(["a", "b"], seed=14)
+    assert write(weaviate_server, weaviate_collection, rows.table(), create=True).written == 2
+    only_title = pa.table({"id": ["a"], "title_vec": pa.array([[9.0] * 8], pa.list_(pa.float32()))})
+    message = (
+        r"option vector_columns: collection '\w+' also has the vector\(s\) 'body' \(vector_columns\), "
+        r"'colbert' \(multi_vector_columns\), which this write does not name; Weaviate replaces an object "
+        r"whole on upsert, so every object written would lose them"
+    )
+    with pytest.raises(ConfigError, match=message):
+        write(
+            weaviate_server,
+            weaviate_collection,
+            only_title,
+            vector_columns={"title": "title_vec"},
+            multi_vector_columns=None,
+        )
+    assert stored(weaviate_server, weaviate_collection) == rows.expected()
+
+
+def test_each_names_dimension_is_learnt_from_an_object_that_holds_it(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """Objects another client wrote with ``colbert`` only come first (in UUID order, and in the order they
+    were written); the one object holding ``title`` and ``body`` comes after them. Each name's dimension is
+    learnt from an object that holds it, so the rows of the index's length are written and the others fail
+    before sending (with the first object alone, ``title`` was learnt from the rows: 9 by majority, and
+    every row failed)."""
+    _create(weaviate_server, weaviate_collection, {"title": False, "body": False, "colbert": True})
+    client = weaviate_server.client()
+    try:
+        collection = client.collections.get(weaviate_collection)
+        for i in range(15):  # colbert only, UUIDs below every other object's
+            uid = f"00000000-0000-4000-8000-{i:012d}"
+            collection.data.insert({}, uuid=uid, vector={"colbert": [[1.0] * 4]})
+    finally:
+        client.close()
+    assert write(weaviate_server, weaviate_collection, Rows(["seed"], seed=15).table()).ok
+    rows = Rows(["w0", "w1", "w2", "ok"], seed=16)
+    title = [[1.0] * 9] * 3 + [rows.dense["title"][3].tolist()]
+    table = rows.table().set_column(1, "title_vec", pa.array(title, pa.list_(pa.float32())))
+    report = write(weaviate_server, weaviate_collection, table, on_error="report")
+    assert report.written == 1 and sorted(report.failed_ids) == ["w0", "w1", "w2"], report
+    assert {f.error for f in report.failures} == {"vector 'title' has 9 dimensions; expected 8"}
+    assert stored(weaviate_server, weaviate_collection)["ok"] == rows.expected()["ok"]
+
+
+def test_a_delete_before_any_upsert_makes_the_collection(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """create=true, no vector_dimensions: Weaviate's schema needs no dimension, so the collection is made at
+    once and a delete that comes first succeeds (an id that is not there is no error); the upserts after it
+    learn each name's dimension from their rows."""
+    with connect(
+        weaviate_server.uri(weaviate_collection), **weaviate_server.options(), create=True, **OPTIONS
+    ) as client:
+        report = client.delete(["z"])
+        assert report.ok and report.deleted == 1 and report.retries == 0, report
+        assert count(weaviate_server, weaviate_collection) == 0
+        rows = Rows(["a", "b"], seed=17)
+        assert client.write(rows.table()).written == 2
+    assert stored(weaviate_server, weaviate_collection) == rows.expected()
+
+
+def test_multi_vectors_longer_than_weaviate_frames_fail_their_rows(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """A multi-vector's length goes as a uint16: rows whose vectors are learnt as 65,536 floats long fail,
+    naming the vector, instead of the encoder raising a bare ValueError that stopped the write."""
+    _create(weaviate_server, weaviate_collection, {"title": False, "body": False, "colbert": True})
+    rows = Rows(["h0", "h1"], seed=18).dicts()
+    for row in rows:
+        row["tokens"] = [[0.5] * 65_536]
+    report = write(weaviate_server, weaviate_collection, rows, on_error="report")
+    assert report.written == 0 and sorted(report.failed_ids) == ["h0", "h1"], report
+    assert {(f.error_type, f.error) for f in report.failures} == {
+        (
+            "Invalid",
+            "multi-vector 'colbert' holds vectors of 65,536 floats; Weaviate's multi-vectors hold vectors "
+            "of 1 to 65,535 (their length is sent as a uint16)",
+        )
+    }
+    assert count(weaviate_server, weaviate_collection) == 0

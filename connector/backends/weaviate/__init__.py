@@ -25,14 +25,19 @@ one HNSW index with ``metric``, multi-tenancy with automatic tenant creation whe
 given), creates a tenant a collection lacks, and declares the properties a batch brings that the
 collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema would turn whole
 numbers into ``number``. Weaviate keeps no dimension in its schema; ``check_target`` learns it
-from one stored object, so rows of another length fail before sending (in an empty index, the
-first vector sets the length, and Weaviate may refuse the right rows of the same batch instead).
+from a stored object that holds the vector (the first, else up to 110 more are read), so rows of
+another length fail before sending (in an empty index, the first vector sets the length, and
+Weaviate may refuse the right rows of the same batch instead).
 
 Named vectors: an existing collection must have each name in its ``vectorConfig``, with
 ``multivector`` enabled exactly for the multi-vector names (else a ``ConfigError`` naming the name and
-its option); each name's dimension is learnt from one stored object, as above. ``create=true`` makes
-the collection with one HNSW index per name (no vectorizer, ``metric``; multi-vectors with
-``multivector`` on, compared by MaxSim), once every name's dimension is known.
+its option), and the write must name every one of its vectors: an upsert replaces an object whole, so
+a vector left out would be erased from every object written (a ``ConfigError`` naming them). Each
+name's dimension is learnt from a stored object that holds it, as above. ``create=true`` makes a
+missing collection at once (its schema needs no dimension, so a delete before any upsert finds it),
+with one HNSW index per name (no vectorizer, ``metric``; multi-vectors with ``multivector`` on,
+compared by MaxSim). A multi-vector's length is sent as a uint16: rows whose vectors are longer than
+65,535 floats fail, naming the vector.
 
 Deletes: ``DELETE /v1/batch/objects`` (REST, in the rows' tenant) matching ``id ContainsAny`` the
 rows' UUIDs (the same UUIDv5 rule as upserts), at most 10,000 a request (the server's default

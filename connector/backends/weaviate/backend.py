@@ -33,6 +33,8 @@ _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegex
 TENANT_NOT_FOUND, TENANT_NOT_ACTIVE = "tenant not found", "tenant not active"
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
+# objects a page read to learn each vector's dimension: the first object usually holds every name
+STORED_PAGES = (1, 10, 100)
 
 
 # canonical UUID text, a byte at a time, as bytes.translate classes it: hex digit "h", hyphen, newline
@@ -215,7 +217,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Read the collection (with ``create=true``, make a missing one: no vectorizer, one vector index
         with ``metric``, multi-tenancy when rows carry a namespace), check the vector name, the tenancy and
-        the job's tenant against it, and learn its dimension from one stored object. With named vectors,
+        the job's tenant against it, and learn its dimension from stored objects. With named vectors,
         ``check_named_target`` with the dimensions option ``vector_dimensions`` states."""
         if self._named:
             stated = self.options.vector_dimensions or {}
@@ -224,8 +226,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         target = self._read_target(transport) or self._create_target(None)
         self._send_name = self._vector_for(target)
         self._check_tenancy(target)
-        stored = self._stored_vectors(self.options.namespace if target.multi_tenant else None)
-        stored_dimension = None if stored is None else _length(stored.get(self._send_name), multi=False)
+        stored = self._stored_vectors(
+            self.options.namespace if target.multi_tenant else None, {self._send_name: False}
+        )
+        stored_dimension = _length(stored.get(self._send_name), multi=False)
         if stored_dimension is not None:
             self._learnt_dimension = stored_dimension
             if dimension and dimension != stored_dimension:
@@ -240,24 +244,24 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     ) -> dict[str, int]:
         """``Backend.check_named_target``: every name must be one of the collection's named vectors
         (``vectorConfig``), a multi-vector one (``multivector`` enabled) where the write's is, else a
-        ``ConfigError`` naming the name and its option; with ``create=true`` a missing collection is made
-        with every name (``class_body``) once every dimension is known. Weaviate's schema holds no
-        dimension (an index takes its first vector's length), so the dimensions returned are those of
-        one stored object's vectors; a dimension option ``vector_dimensions`` states that differs is a
-        ``ConfigError``, one the rows gave yields to the stored one (rows of another length fail alone)."""
+        ``ConfigError`` naming the name and its option; so must every one of the collection's vectors
+        (``_check_unnamed_kept``). With ``create=true`` a missing collection is made with every name
+        (``class_body``) at once: Weaviate's schema holds no dimension (an index takes its first vector's
+        length). The dimensions returned are those of stored objects' vectors (``_stored_vectors``); one
+        option ``vector_dimensions`` states that differs is a ``ConfigError``, one the rows gave yields to
+        the stored one (rows of another length fail alone), and a multi-vector length learnt from the rows
+        that Weaviate cannot take fails those rows (``refuse``), not the write."""
         opts = self.options
+        stated = opts.vector_dimensions or {}
         for name, multi in self._named.items():
-            if multi and (dimensions.get(name) or 0) > MAX_MULTI_DIMENSION:
+            if multi and stated.get(name, 0) > MAX_MULTI_DIMENSION:
                 raise ConfigError(
-                    f"option multi_vector_columns: {name!r} has vectors of {dimensions[name]} floats; "
-                    f"Weaviate's multi-vectors hold at most {MAX_MULTI_DIMENSION:,}"
+                    f"option vector_dimensions: multi-vector {name!r} has vectors of {stated[name]:,} floats; "
+                    f"Weaviate's multi-vectors hold vectors of at most {MAX_MULTI_DIMENSION:,}"
                 )
-        known = all(dimensions.get(name) is not None for name in self._named)
-        target = self._read_target(transport)
-        if target is None:
-            if not known:  # made once every name's dimension is known
-                return {}
-            target = self._create_target(self._named)
+        # Weaviate's schema holds no dimension (an index takes its first vector's length): a missing
+        # collection is made at once, so a write that deletes before it upserts finds it
+        target = self._read_target(transport) or self._create_target(self._named)
         if not target.named_vectors:
             raise ConfigError(
                 f"option {self._option_of(next(iter(self._named)))}: collection {self.collection!r} has one "
@@ -277,9 +281,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                     f"option {option}: vector {name!r} of collection {self.collection!r} has {has}; "
                     f"write it with option {wants}"
                 )
+        self._check_unnamed_kept(target)
         self._check_tenancy(target)
-        stored = self._stored_vectors(opts.namespace if target.multi_tenant else None) or {}
-        stated = opts.vector_dimensions or {}
+        names: dict[str | None, bool] = dict(self._named.items())
+        stored = self._stored_vectors(opts.namespace if target.multi_tenant else None, names)
         fixed: dict[str, int] = {}
         for name, multi in self._named.items():
             length = _length(stored.get(name), multi=multi)
@@ -295,6 +300,23 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     def _option_of(self, name: str) -> str:
         return "multi_vector_columns" if self._named.get(name) else "vector_columns"
+
+    def _check_unnamed_kept(self, target: Collection) -> None:
+        """Refuse a write that leaves out some of the collection's named vectors: Weaviate replaces an
+        object whole on upsert, so every object written would silently lose them."""
+        left_out = sorted(target.named_vectors - set(self._named))
+        if not left_out:
+            return
+        options = {
+            name: "multi_vector_columns" if name in target.multi_vectors else "vector_columns"
+            for name in left_out
+        }
+        shown = ", ".join(f"{name!r} ({option})" for name, option in options.items())
+        raise ConfigError(
+            f"option {options[left_out[0]]}: collection {self.collection!r} also has the vector(s) {shown}, "
+            "which this write does not name; Weaviate replaces an object whole on upsert, so every object "
+            "written would lose them: give each of the collection's vectors a column"
+        )
 
     def _read_target(self, transport: Transport) -> Collection | None:
         """The collection; ``None`` when it is missing and option ``create`` would make it, else a
@@ -364,28 +386,41 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
         return name
 
-    def _stored_vectors(self, tenant: str | None) -> dict[str | None, Any] | None:
-        """One stored object's vectors by name (``None``: the unnamed one); ``None`` for an empty
-        collection (Weaviate's schema has no dimension: an index takes the length of its first vector)
-        or one with tenants per row, or a tenant that does not exist or is inactive."""
+    def _stored_vectors(self, tenant: str | None, names: Mapping[str | None, bool]) -> dict[str | None, Any]:
+        """Per name of ``names`` (name → is a multi-vector; ``None``: the unnamed vector), a stored
+        object's vector of that shape, read a page of objects at a time (``STORED_PAGES``) until each
+        name was seen: an object may lack one (written by another client, or before writes naming only
+        some were refused). Weaviate's schema has no dimension, an index takes its first vector's
+        length. Empty for an empty collection, one with tenants per row, or a tenant that does not
+        exist or is inactive; a name no object in those pages holds is left out."""
         target = self._target
         if target is None or (target.multi_tenant and tenant is None):
-            return None
-        path = f"/v1/objects?class={quote(self.collection)}&limit=1&include=vector"
-        if tenant is not None:
-            path += f"&tenant={quote(tenant)}"
-        try:
-            objects = (self._rest("GET", path) or {}).get("objects") or []
-        except Rejected as exc:
-            # a tenant the server makes on the first write, or an inactive (COLD) one it may activate
-            # then: no stored vector to learn from; the write goes on, and the server judges its rows
-            if exc.status == 422 and (TENANT_NOT_FOUND in str(exc) or TENANT_NOT_ACTIVE in str(exc)):
-                return None
-            raise
-        if not objects:
-            return None
-        obj = objects[0]
-        return {None: obj.get("vector"), **(obj.get("vectors") or {})}
+            return {}
+        found: dict[str | None, Any] = {}
+        after: str | None = None
+        for limit in STORED_PAGES:
+            path = f"/v1/objects?class={quote(self.collection)}&limit={limit}&include=vector"
+            if tenant is not None:
+                path += f"&tenant={quote(tenant)}"
+            if after is not None:
+                path += f"&after={quote(after)}"
+            try:
+                objects = (self._rest("GET", path) or {}).get("objects") or []
+            except Rejected as exc:
+                # a tenant the server makes on the first write, or an inactive (COLD) one it may activate
+                # then: no stored vector to learn from; the write goes on, and the server judges its rows
+                if exc.status == 422 and (TENANT_NOT_FOUND in str(exc) or TENANT_NOT_ACTIVE in str(exc)):
+                    return {}
+                raise
+            for obj in objects:
+                vectors = {None: obj.get("vector"), **(obj.get("vectors") or {})}
+                for name, multi in names.items():
+                    if name not in found and _length(vectors.get(name), multi=multi) is not None:
+                        found[name] = vectors[name]
+            if len(found) == len(names) or len(objects) < limit:
+                break
+            after = str(objects[-1].get("id"))
+        return found
 
     def _ensure_tenant(self, tenant: str) -> None:
         """Make sure ``tenant`` exists: with ``create=true`` (or a collection that makes its tenants) a
@@ -407,7 +442,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._tenants.add(tenant)
 
     def fixed_dimension(self) -> int | None:
-        """Learnt from a stored object (a collection's vector index takes its first vector's length).
+        """Learnt from stored objects (a collection's vector index takes its first vector's length).
         ``create`` stays as given for tasks: they declare properties and tenants their rows bring."""
         return self._learnt_dimension
 
@@ -424,6 +459,12 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
         as if it were down). Runs on the client's thread, before the batch is sized."""
         problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
+        for name, multi in batch.multi_vectors.items():
+            if problem is None and len(multi) and not 0 < multi.dim <= MAX_MULTI_DIMENSION:
+                problem = (  # a batch's rows share the name's length: each row holds such vectors
+                    f"multi-vector {name!r} holds vectors of {multi.dim:,} floats; Weaviate's multi-vectors "
+                    f"hold vectors of 1 to {MAX_MULTI_DIMENSION:,} (their length is sent as a uint16)"
+                )
         if problem:
             return batch.without(dict.fromkeys(range(len(batch)), problem))
         reasons: dict[int, str] = {}

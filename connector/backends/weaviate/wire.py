@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ... import protowire as pw
+from ...errors import ConfigError
 from ...redaction import Secrets
 from ...rows import MultiVectors, RowBatch
 
@@ -213,8 +214,8 @@ class _MultiName:
 
     def __init__(self, name: str, multi: MultiVectors) -> None:
         dim = multi.dim
-        if not 0 < dim <= MAX_MULTI_DIMENSION:
-            raise ValueError(
+        if not 0 < dim <= MAX_MULTI_DIMENSION:  # WeaviateBackend.refuse fails such rows before this
+            raise ConfigError(
                 f"multi-vector {name!r}: Weaviate takes vectors of 1 to 65,535 floats, not {dim}"
             )
         self.name_field = pw.string_field(1, name)
