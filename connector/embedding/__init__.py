@@ -84,6 +84,9 @@ def embed(
             "encoding_format": encoding_format,
         }
     )
+    # an error raised through this frame must not show the key (``redaction``: tools print a traceback's
+    # locals); the options hold it, masked
+    del api_key
     with EmbeddingClient(options) as client:
         result = client.embed(texts)
     if result.failures:

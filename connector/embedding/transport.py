@@ -7,14 +7,17 @@ client (its sender threads go with it). With 32 threads sending 128-input reques
 CPU per embedding (22 µs against 10 µs, reply decoding included), most of it in its pool and h11 parsing
 under the GIL. Statuses map to the connector's errors exactly as every HTTP transport maps them
 (``error_for_status``); the key travels only in the ``Authorization`` header, and the credentials in use
-(``secrets``) are blanked out of any message the server sends back.
+(``secrets``) are blanked out of any message the server sends back. No frame an error is raised through
+holds the key or the raw reply (``redaction``: tools print a traceback's locals): the error is made in
+a frame that returns it and raised from one that holds neither, as the database transports do.
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ..redaction import Secrets
+from ..errors import ConfigError, ConnectorError
+from ..redaction import Secrets, detached
 from ..transports.base import host_of
 from ..transports.http import ServerPool, error_for_status
 from ..transports.http1 import request_head
@@ -47,33 +50,69 @@ class EmbeddingTransport:
             "Accept": "application/json",
             "Content-Type": "application/json",
         }
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._head = request_head("POST", path, headers)
         self._url = f"{parts.scheme}://{netloc}{path}"
-        self._client_headers = {name: value for name, value in headers.items() if name != "Host"}
+        request = _request(path, headers, api_key)
+        del api_key  # this frame raises the error of a key HTTP cannot carry: it must not hold the key
+        if isinstance(request, ConfigError):
+            try:
+                raise request
+            finally:
+                del request  # held by this frame, the raised error would be a cycle through it
+        self._head, self._client_headers = request
         self._pool = ServerPool(f"{parts.scheme}://{netloc}", max_connections)  # one a sender thread
 
     def __repr__(self) -> str:
         return f"EmbeddingTransport({self.where})"
 
     def post(self, body: bytes, timeout_s: float) -> bytes:
-        status, data, headers = self._pool.send(
-            "POST",
-            self._url,
-            self._head,
-            self._client_headers,
-            body,
-            where=self.where,
-            timeout_s=timeout_s,
-            secrets=self.secrets,
-        )
+        outcome = self._exchange(body, timeout_s)
+        if isinstance(outcome, bytes):
+            return outcome
+        # raised from this frame, which holds neither the reply's body and headers (a server echoes the
+        # key) nor the request's head; the local dropped as it goes, or the error -> traceback -> frame ->
+        # error cycle keeps every caller's frame until a full collection
+        try:
+            raise outcome
+        finally:
+            del outcome
+
+    def _exchange(self, body: bytes, timeout_s: float) -> bytes | ConnectorError:
+        """The reply's body, or the error ``post`` raises: made here and returned, never raised through this frame."""
+        try:
+            status, data, headers = self._pool.send(
+                "POST",
+                self._url,
+                self._head,
+                self._client_headers,
+                body,
+                where=self.where,
+                timeout_s=timeout_s,
+                secrets=self.secrets,
+            )
+        except ConnectorError as exc:  # raised through frames holding the request's head and headers
+            return detached(exc)
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300:
-            raise error_for_status(status, data, self.where, headers.get("retry-after"), secrets=self.secrets)
+            return error_for_status(
+                status, data, self.where, headers.get("retry-after"), secrets=self.secrets
+            )
         return data
 
     def close(self) -> None:
         """Close every connection (each sender thread's)."""
         self._pool.close()
+
+
+def _request(
+    path: str, headers: dict[str, str], api_key: str | None
+) -> tuple[bytes, dict[str, str]] | ConfigError:
+    """The request's head and its headers for httpx (no ``Host``), the key among them; or the error of a
+    key HTTP cannot carry, returned without the frames that held the key."""
+    if api_key:
+        headers = headers | {"Authorization": f"Bearer {api_key}"}
+    try:
+        head = request_head("POST", path, headers)
+    except ConfigError as exc:  # raised where the request's lines, the key in them, are locals
+        return detached(exc)
+    return head, {name: value for name, value in headers.items() if name != "Host"}
