@@ -413,10 +413,25 @@ class Client:
 
     def _agree_named_dimensions(self, dimensions: dict[str, int | None]) -> dict[str, int]:
         """Per name, what ``_agree_dimension`` is for the single vector: the backend checks (with
-        ``create=true`` makes) the target for every name, and the dimensions it fixes are the write's."""
-        fixed = self.backend.check_named_target(self.engine.transport, dimensions)
+        ``create=true`` makes) the target for every name, and the dimensions it fixes are the write's.
+        ``dimensions`` learnt from the rows make a missing target; where the target has others, its own are
+        the write's (``_check_named_target``)."""
+        fixed = self._check_named_target(self.engine.transport, dimensions)
         self._target_checked = True
         return fixed
+
+    def _check_named_target(self, transport: Any, dimensions: Mapping[str, int | None]) -> dict[str, int]:
+        """``Backend.check_named_target``; a ``DimensionMismatch`` with dimensions learnt from the rows
+        among ``dimensions`` is checked again with the stated ones alone (option ``vector_dimensions``):
+        a learnt dimension is no statement and yields to the target's, as the single vector's does (rows of
+        another length fail alone); a stated one the target contradicts is raised."""
+        stated = self._stated_dimensions()
+        try:
+            return self.backend.check_named_target(transport, dimensions)
+        except DimensionMismatch:
+            if dict(dimensions) == stated:
+                raise
+        return self.backend.check_named_target(transport, stated)
 
     def _agree_dimension(self, from_rows: int) -> int:
         """The dimension a write learnt from its rows, unless the target has another: then the target's

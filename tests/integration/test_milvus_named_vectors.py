@@ -150,7 +150,7 @@ def test_an_existing_collection_is_written_by_field_name(
         (
             {"title": 8, "body": 6},
             {"vector_dimensions": "title:8,body:5"},
-            r"option vector_columns: name 'body': field 'body' of milvus collection '\w+' has dim 6, the "
+            r"option vector_dimensions: name 'body': field 'body' of milvus collection '\w+' has dim 6, the "
             r"write's vectors have 5",
         ),
         (
@@ -183,16 +183,44 @@ def test_an_existing_collection_is_checked_per_name_before_any_row(
     assert milvus_lite.client.query(collection_name, filter='id != ""', output_fields=["id"]) == []
 
 
-def test_rows_of_another_dimension_than_the_field_fail_before_sending(
+@pytest.mark.parametrize("stated", [{}, {"vector_dimensions": {"title": 8}}])
+def test_rows_of_another_dimension_than_the_field_fail_alone(
+    milvus_lite: LiteServer, collection_name: str, stated: dict[str, Any]
+) -> None:
+    """No dimension stated for 'body': the field's dim is the write's, as the single vector's is. Most
+    rows' 'body' is 5 long where the field is 6: those rows fail alone, and the row that fits is written
+    (the dimension the rows gave is no statement to refuse the whole write for)."""
+    make_collection(milvus_lite, collection_name, {"title": 8, "body": 6})
+    vectors = matrices(3)
+    body = [row.tolist() for row in vectors["body"]]
+    body[2] = body[2] + [0.5]  # the one row of the field's dim
+    table = pa.table(
+        {
+            "id": ["x", "y", "z"],
+            "title_vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors["title"].reshape(-1)), 8),
+            "body_vec": pa.array(body, pa.list_(pa.float32())),
+        }
+    )
+    options = {"collection": collection_name, "vector_columns": NAMES, "on_error": "report", **stated}
+    with connect(milvus_lite.uri, **options) as client:
+        report = client.write(table)
+    assert report.written == 1
+    assert {f.ids: f.error for f in report.failures} == {
+        ("x", "y"): "vector 'body' has 5 dimensions; expected 6"
+    }
+    got = stored(milvus_lite, collection_name)
+    assert sorted(got) == ["z"] and as_f32(got["z"]["body"]) == np.asarray(body[2], np.float32).tobytes()
+
+
+def test_a_stated_dimension_the_field_contradicts_stops_the_write_before_any_row(
     milvus_lite: LiteServer, collection_name: str
 ) -> None:
     make_collection(milvus_lite, collection_name, {"title": 8, "body": 6})
-    message = r"name 'body': .* has dim 6, the write's vectors have 5"
-    with (
-        pytest.raises(ConfigError, match=message),
-        connect(milvus_lite.uri, collection=collection_name, vector_columns=NAMES) as client,
-    ):
+    message = r"option vector_dimensions: name 'body': .* has dim 6, the write's vectors have 5"
+    options = {"collection": collection_name, "vector_columns": NAMES, "vector_dimensions": {"body": 5}}
+    with pytest.raises(ConfigError, match=message), connect(milvus_lite.uri, **options) as client:
         client.upsert(arrow_rows(["x", "y"], matrices(2)))
+    assert stored(milvus_lite, collection_name) == {}
 
 
 def test_bad_rows_fail_alone_by_name_and_dead_letters_carry_the_whole_row(

@@ -173,17 +173,49 @@ def test_an_existing_table_is_checked_per_name_before_any_row(
     assert sql(pg_server, f'SELECT count(*) FROM "{pg_table}"') == [(0,)]
 
 
-def test_rows_of_another_dimension_than_the_column_fail_before_sending(
+@pytest.mark.parametrize("stated", [{}, {"vector_dimensions": {"Title": 8}}])
+def test_rows_of_another_dimension_than_the_column_fail_alone(
+    pg_server: PgServer, pg_table: str, stated: dict[str, Any]
+) -> None:
+    """No dimension stated for 'body text': the column's vector(N) is the write's, as the single vector's
+    is. Most rows' 'body text' is 5 long where the column is vector(6): those rows fail alone, and the row
+    that fits is written (the dimension the rows gave is no statement to refuse the whole write for)."""
+    sql(
+        pg_server,
+        f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, "Title" vector(8), "body text" vector(6))',
+    )
+    vectors = matrices(3)
+    body = [row.tolist() for row in vectors["body text"]]
+    body[2] = body[2] + [0.5]  # the one row of the column's dimension
+    table = pa.table(
+        {
+            "id": ["x", "y", "z"],
+            "title_vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors["Title"].reshape(-1)), 8),
+            "body_vec": pa.array(body, pa.list_(pa.float32())),
+        }
+    )
+    with connect(pg_server.uri(pg_table), vector_columns=NAMES, on_error="report", **stated) as client:
+        report = client.write(table)
+    assert report.written == 1
+    assert {f.ids: f.error for f in report.failures} == {
+        ("x", "y"): "vector 'body text' has 5 dimensions; expected 6"
+    }
+    rows = sql(pg_server, f'SELECT id, "body text"::real[] FROM "{pg_table}"')
+    assert [(i, np.asarray(v, np.float32).tobytes()) for i, v in rows] == [
+        ("z", np.asarray(body[2], np.float32).tobytes())
+    ]
+
+
+def test_a_stated_dimension_the_column_contradicts_stops_the_write_before_any_row(
     pg_server: PgServer, pg_table: str
 ) -> None:
     sql(
         pg_server,
         f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, "Title" vector(8), "body text" vector(6))',
     )
-    with (
-        pytest.raises(ConfigError, match=r"name 'body text': .* is vector\(6\), the write's vectors have 5"),
-        connect(pg_server.uri(pg_table), vector_columns=NAMES) as client,
-    ):
+    message = r"name 'body text': .* is vector\(6\), the write's vectors have 5"
+    options = {"vector_columns": NAMES, "vector_dimensions": {"body text": 5}}
+    with pytest.raises(ConfigError, match=message), connect(pg_server.uri(pg_table), **options) as client:
         client.upsert(arrow_rows(["x", "y"], matrices(2)))
     assert sql(pg_server, f'SELECT count(*) FROM "{pg_table}"') == [(0,)]
 

@@ -19,8 +19,9 @@ fixes it, so a missing collection is created with the first batch, when ids and 
 
 Named vectors (option ``vector_columns``): each name is a FloatVector field of that name, each encoded
 from its name's float32 matrix as the single vector is. ``check_named_target`` checks each name's field
-and dimension (a missing name, another type, a wrong dimension, or a required FloatVector field no name
-fills: ``ConfigError`` naming it); ``create=true`` makes the quick-setup collection with a FloatVector
+(a missing name, another type, another dim than option ``vector_dimensions`` states, or a required
+FloatVector field no name fills: ``ConfigError`` naming it); each field's dim is the write's, so rows of
+another length fail alone, as with the single vector; ``create=true`` makes the quick-setup collection with a FloatVector
 field per name instead of ``vector``, each with its own index (``index_type``, ``metric``). Option
 ``vector_field`` names the single vector's field and is refused beside them. Multi-vectors are refused
 (``ConfigError`` before any row): Milvus 2.6 keeps them as ArrayOfVector fields of a struct array, which

@@ -206,10 +206,11 @@ class MilvusBackend(Backend[MilvusOptions]):
     def check_named_target(
         self, transport: Transport, dimensions: Mapping[str, int | None]
     ) -> dict[str, int]:
-        """Named vectors (option ``vector_columns``): each name a FloatVector field of that name and
-        dimension; with ``create=true`` a missing collection gets one per name, each indexed as the single
-        vector is (``index_type``, ``metric``), once every dimension is known (with ``id_type=auto``, with
-        the first batch, whose ids give the key's type)."""
+        """Named vectors (option ``vector_columns``): each name a FloatVector field of that name, of the
+        dim option ``vector_dimensions`` states (``dimensions`` the rows gave only make a collection); with
+        ``create=true`` a missing collection gets one per name, each indexed as the single vector is
+        (``index_type``, ``metric``), once every dimension is known (with ``id_type=auto``, with the first
+        batch, whose ids give the key's type). Returns each field's dim: the write's."""
         self._transport = transport
         layout = self._describe_or_create()
         if layout is None:
@@ -223,7 +224,7 @@ class MilvusBackend(Backend[MilvusOptions]):
                 return dict(self._named_dims)
             sparse = self.options.sparse_column is not None
             layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=sparse)
-        self._check_named_layout(layout, dimensions)
+        self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
         self._layout = layout
         if self.lite_path:
             self._load_if_released()
@@ -243,12 +244,16 @@ class MilvusBackend(Backend[MilvusOptions]):
                     f"option vector_columns: name {name!r} {why}: create=true makes a field of each name"
                 )
 
-    def _check_named_layout(self, layout: Layout, dimensions: Mapping[str, int | None]) -> None:
+    def _check_named_layout(self, layout: Layout, dimensions: Mapping[str, int | None], option: str) -> None:
+        """Each field's dim against ``dimensions``: on an existing collection the ones option
+        ``vector_dimensions`` states (a dimension the rows gave is no statement: the field's is the
+        write's, and rows of another length fail alone); after a create, those the rows were checked
+        against (a concurrent creator's collection may have others)."""
         for name, dim in layout.named:
             wanted = dimensions.get(name)
             if wanted is not None and dim is not None and wanted != dim:
                 raise ConfigError(
-                    f"option vector_columns: name {name!r}: field {name!r} of milvus collection "
+                    f"option {option}: name {name!r}: field {name!r} of milvus collection "
                     f"{self.collection!r} has dim {dim}, the write's vectors have {wanted}"
                 )
 
@@ -341,7 +346,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         sparse = batch.sparse is not None and any(s is not None for s in batch.sparse)
         layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
         if self._names:
-            self._check_named_layout(layout, self._named_dims)
+            self._check_named_layout(layout, self._named_dims, "vector_columns")
         else:
             self._check_layout(layout, batch.dimension)
         self._layout = layout

@@ -377,7 +377,9 @@ def _named_columns(
     table: TableName, by_name: Mapping[str, CatalogColumn], named: Mapping[str, int | None], listing: str
 ) -> tuple[Column, ...]:
     """Each name's column: present, vector or halfvec, and of the write's dimension where both are known
-    (the dimension is the column's typmod, ``vector(768)``); else ``ConfigError`` naming the name."""
+    (the dimension is the column's typmod, ``vector(768)``); else ``ConfigError`` naming the name. Another
+    dimension is a ``DimensionMismatch``: where the rows gave it (no option ``vector_dimensions``), the
+    client yields to the column's, and rows of another length fail alone."""
     out = []
     for name, wanted in named.items():
         where = f"option vector_columns: name {name!r}: table {table}"
@@ -388,8 +390,9 @@ def _named_columns(
             raise ConfigError(f"{where} column {name!r} is {row.sql_type}, not vector or halfvec")
         column = _column(row)
         if wanted is not None and column.dimension is not None and wanted != column.dimension:
-            raise ConfigError(
-                f"{where} column {name!r} is {row.sql_type}, the write's vectors have {wanted} dimensions"
+            raise DimensionMismatch(
+                f"{where} column {name!r} is {row.sql_type}, the write's vectors have {wanted} dimensions",
+                target_dimension=column.dimension,
             )
         out.append(column)
     return tuple(out)
