@@ -26,6 +26,7 @@ from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Unavailable
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
+from ..redaction import detached
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules
 from ..rows.types import id_sizes, text_ids
@@ -101,7 +102,26 @@ class PineconeBackend(Backend[PineconeOptions]):
         return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
 
     def open_transport(self) -> Transport:
-        key = self.options.credential() or ""
+        made = self._transport()
+        if not isinstance(made, ConfigError):
+            return made
+        # raised from this frame, which holds no key: the frames that built the metadata or headers did
+        # (``redaction``: tools print a traceback's locals); the local dropped as it goes, or the error ->
+        # traceback -> frame -> error cycle keeps the callers' frames until a full collection
+        try:
+            raise made
+        finally:
+            del made
+
+    def _transport(self) -> Transport | ConfigError:
+        """The transport, or the error of a key its metadata or headers cannot carry, returned without the
+        frames it was raised through (they hold the key)."""
+        try:
+            return self._new_transport(self.options.credential() or "")
+        except ConfigError as exc:
+            return detached(exc)
+
+    def _new_transport(self, key: str) -> Transport:
         if self.grpc:
             from ..transports.grpc import GrpcTransport
 

@@ -1,10 +1,10 @@
-"""No frame on the traceback of a failed write holds a credential outside the database transports: the
-embedding endpoint's key.
+"""No frame on the traceback of a failed write holds a credential outside the database transports' sends:
+the embedding endpoint's key, a Pinecone key gRPC metadata cannot carry.
 
 As ``test_traceback_locals`` (whose check this reuses) for the database transports: tools that print a
 traceback's locals (``capture_locals``, pytest ``--showlocals``, rich, Sentry) show every frame on the
 error's traceback and on its ``__cause__``/``__context__`` chain. Against the project's embeddings server
-and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy.
+and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy; the Pinecone gRPC server.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.e2e.test_traceback_locals import KEY, assert_no_key_in_locals
+from tests.e2e.test_traceback_locals import KEY, assert_no_key_in_locals, failed_write
 from tests.net import closed_port, silent_listener
 from tests.servers.echo import EchoHttpServer
 from tests.servers.embeddings import EmbeddingsServer
@@ -104,4 +104,14 @@ def test_an_embedding_key_http_cannot_carry_is_refused_with_no_key_in_the_traceb
         error = failed_embedding_write(server.url, key_suffix="\n")
         assert server.stats.requests == 0
     assert isinstance(error, ConfigError)
+    assert_no_key_in_locals(error)
+
+
+@pytest.mark.parametrize("suffix", ["\n", "\u00e9"])
+def test_a_pinecone_key_grpc_metadata_cannot_carry_leaves_no_key_in_the_traceback(suffix: str) -> None:
+    """Refused as the transport is built, from frames holding the key and the metadata made of it."""
+    with start_server("grpc") as server:
+        error = failed_write(server.uri, key_suffix=suffix)
+        assert not server.arrived().requests
+    assert isinstance(error, ConfigError) and "gRPC metadata api-key" in str(error)
     assert_no_key_in_locals(error)
