@@ -424,3 +424,25 @@ def test_multi_vectors_longer_than_weaviate_frames_fail_their_rows(
         )
     }
     assert count(weaviate_server, weaviate_collection) == 0
+
+
+def test_the_single_vector_into_a_collection_with_more_names_is_refused(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """``vector_name`` writes one named vector; Weaviate would erase the object's others. Its upserts are a
+    ConfigError before any row is sent; a delete with the same options still works (it erases no vector)."""
+    rows = Rows(["a", "b"], seed=19)
+    assert write(weaviate_server, weaviate_collection, rows.table(), create=True).written == 2
+    single = {"vector_name": "title", "vector_columns": None, "multi_vector_columns": None}
+    values = pa.array([[9.0] * 8], pa.list_(pa.float32()))
+    with pytest.raises(
+        ConfigError,
+        match=r"option vector_name: collection '\w+' also has the vector\(s\) 'body' \(vector_columns\), "
+        r"'colbert' \(multi_vector_columns\), which this write does not name",
+    ):
+        write(weaviate_server, weaviate_collection, pa.table({"id": ["a"], "values": values}), **single)
+    assert stored(weaviate_server, weaviate_collection) == rows.expected()
+    uri = weaviate_server.uri(weaviate_collection)
+    with connect(uri, **weaviate_server.options(), vector_name="title") as client:
+        assert client.delete(["b"]).deleted == 1
+    assert set(stored(weaviate_server, weaviate_collection)) == {"a"}

@@ -281,7 +281,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                     f"option {option}: vector {name!r} of collection {self.collection!r} has {has}; "
                     f"write it with option {wants}"
                 )
-        self._check_unnamed_kept(target)
+        self._check_unnamed_kept(target, set(self._named), option=None)
         self._check_tenancy(target)
         names: dict[str | None, bool] = dict(self._named.items())
         stored = self._stored_vectors(opts.namespace if target.multi_tenant else None, names)
@@ -301,21 +301,23 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def _option_of(self, name: str) -> str:
         return "multi_vector_columns" if self._named.get(name) else "vector_columns"
 
-    def _check_unnamed_kept(self, target: Collection) -> None:
-        """Refuse a write that leaves out some of the collection's named vectors: Weaviate replaces an
-        object whole on upsert, so every object written would silently lose them."""
-        left_out = sorted(target.named_vectors - set(self._named))
+    def _check_unnamed_kept(self, target: Collection, written: set[str], *, option: str | None) -> None:
+        """Refuse a write whose upserts leave out some of the collection's named vectors (``written``:
+        those it names): Weaviate replaces an object whole on upsert, so every object written would
+        silently lose them. ``option``: the one to blame (``None``: the option of the first left out)."""
+        left_out = sorted(target.named_vectors - written)
         if not left_out:
             return
         options = {
             name: "multi_vector_columns" if name in target.multi_vectors else "vector_columns"
             for name in left_out
         }
-        shown = ", ".join(f"{name!r} ({option})" for name, option in options.items())
+        shown = ", ".join(f"{name!r} ({where})" for name, where in options.items())
         raise ConfigError(
-            f"option {options[left_out[0]]}: collection {self.collection!r} also has the vector(s) {shown}, "
-            "which this write does not name; Weaviate replaces an object whole on upsert, so every object "
-            "written would lose them: give each of the collection's vectors a column"
+            f"option {option or options[left_out[0]]}: collection {self.collection!r} also has the vector(s) "
+            f"{shown}, which this write does not name; Weaviate replaces an object whole on upsert, so every "
+            "object written would lose them: give each of the collection's vectors a column (options "
+            "vector_columns and multi_vector_columns)"
         )
 
     def _read_target(self, transport: Transport) -> Collection | None:
@@ -457,7 +459,17 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         with Weaviate's reason; one it could not be asked for within the retries (down, silent) fails
         them too, retryable, instead of raising over the rows earlier chunks of the write have stored.
         A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
-        as if it were down). Runs on the client's thread, before the batch is sized."""
+        as if it were down). Upserts of the single vector into a collection with other named vectors
+        are a ``ConfigError`` (``_check_unnamed_kept``). Runs on the client's thread, before the batch is
+        sized."""
+        if (
+            batch.op != DELETE
+            and self._send_name is not None
+            and self._target is not None
+            and not self._named
+        ):
+            # here, not in check_target: a write that only deletes (or clears) erases no vector
+            self._check_unnamed_kept(self._target, {self._send_name}, option="vector_name")
         problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
         for name, multi in batch.multi_vectors.items():
             if problem is None and len(multi) and not 0 < multi.dim <= MAX_MULTI_DIMENSION:
