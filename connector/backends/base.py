@@ -165,8 +165,11 @@ class Backend(ABC, Generic[OptionsT]):
         A backend that stores them must:
 
         - on an existing target, check every name: present, dense vs multi as asked, and of the
-          given dimension, raising ``ConfigError`` naming the name (and option ``vector_columns`` or
-          ``multi_vector_columns``) before any row is sent;
+          dimension option ``vector_dimensions`` states, raising ``ConfigError`` naming the name (and
+          option ``vector_columns`` or ``multi_vector_columns``) before any row is sent; a dimension in
+          ``dimensions`` learnt from the rows is no statement: where the target has another, return
+          the target's, or raise ``DimensionMismatch`` and the client checks again with the stated
+          dimensions alone;
         - with ``create=true`` and no target, make it with every name (its dimension, option
           ``metric``, multi-vectors compared by late interaction, MaxSim) when every dimension is
           known, and make nothing while one is ``None``;
