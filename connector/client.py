@@ -127,6 +127,15 @@ class Client:
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
         self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)
+        # what sets it, for a row too large to send: the option, its default here, or the database's limit
+        if options.max_batch_bytes is not None and options.max_batch_bytes < limits.max_bytes:
+            self._bytes_limit = "option max_batch_bytes"
+        elif self.max_bytes < limits.max_bytes:
+            self._bytes_limit = (
+                f"option max_batch_bytes's default; {self.backend.name} takes {limits.max_bytes}"
+            )
+        else:
+            self._bytes_limit = f"{self.backend.name}'s request limit"
         # a delete row is its id: requests of DELETE_ROWS ids (or batch_size's), as many as the database takes
         self.max_delete_rows = min(
             options.batch_size or max(limits.default_rows, DELETE_ROWS), limits.max_delete_rows
@@ -505,7 +514,8 @@ class Client:
                 refused.append(
                     batch.failure(
                         [piece],
-                        f"row is about {int(sizes[piece])} bytes encoded; a request takes at most {self.max_bytes}",
+                        f"row is about {int(sizes[piece])} bytes encoded; a request takes at most "
+                        f"{self.max_bytes} ({self._bytes_limit})",
                         error_type="Invalid",
                     )
                 )

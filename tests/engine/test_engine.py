@@ -256,7 +256,7 @@ def test_row_larger_than_a_request_fails_alone() -> None:
     data = [*rows(5), {"id": "huge", "values": [1.0] * 4, "metadata": {"text": "x" * 4000}}]
     report = client.upsert(data)
     assert report.written == 5 and report.failed_ids == ["huge"]
-    assert "a request takes at most 2048" in report.failures[0].error
+    assert "a request takes at most 2048 (option max_batch_bytes)" in report.failures[0].error
 
 
 def test_on_error_fail_raises_with_the_report() -> None:
