@@ -239,7 +239,16 @@ class QdrantBackend(Backend[QdrantOptions]):
                 ) from None
             if any(size is None for size in dimensions.values()):
                 return {}  # made once every name's dimension is known
-            self._create_collection(transport, None, {n: int(d) for n, d in dimensions.items() if d})
+            empty = sorted(name for name, size in dimensions.items() if not size)
+            if empty:  # a vector of no floats: Qdrant cannot store one, and the name would be left out
+                option = "multi_vector_columns" if empty[0] in multi else "vector_columns"
+                raise ConfigError(
+                    f"option {option}: vector {empty[0]!r} has dimension 0; {self.describe()} cannot make "
+                    f"collection {self.collection!r} with it (state its size with option vector_dimensions)"
+                ) from None
+            self._create_collection(
+                transport, None, {n: int(d) for n, d in dimensions.items() if d is not None}
+            )
             target = self._describe_collection(transport)
         if opts.create and opts.namespace_mode == "shard_key" and opts.namespace:
             self._create_shard_key(transport, opts.namespace)

@@ -13,7 +13,9 @@ import pytest
 from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
+from vectordb.connector.backends.qdrant import QdrantBackend, QdrantOptions
 from vectordb.connector.errors import ConfigError
+from vectordb.connector.options import parse_options
 
 qdrant_server = qdrant_grpc.qdrant_server  # the fixture
 
@@ -34,6 +36,21 @@ def _stored(server: QdrantServer, collection: str) -> Any:
         return client.retrieve(collection, [1], with_vectors=True)[0].vector
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_zero_dimension_makes_no_collection(qdrant_server: QdrantServer, transport: str) -> None:
+    options = parse_options(
+        {"uri": qdrant_server.uri(transport, "c"), "create": True, **NAMED}, QdrantOptions
+    )
+    backend = QdrantBackend(options)
+    transport_ = backend.open_transport()
+    with pytest.raises(ConfigError, match="option multi_vector_columns: vector 'colbert' has dimension 0"):
+        backend.check_named_target(transport_, {"title": 2, "colbert": 0})
+    client = qdrant_server.client()
+    # before the fix: 'c' was made with 'title' only, and every later write naming 'colbert' refused
+    assert not client.collection_exists("c")
+    client.close()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
