@@ -29,7 +29,9 @@ when the server sent one (data and constraint errors are rejections the engine b
 serialization failures, deadlocks and shutdowns are retryable; a statement timeout is a
 deadline), by libpq's message when a connection could not be made (no SQLSTATE there).
 Passwords never appear in errors or reprs: the credentials in use (``secrets``) are blanked out of
-every message (``redaction``).
+every message (``redaction``). Nor on a refused connection's traceback: psycopg's error, raised in
+frames holding the conninfo and the password, is translated where it is caught and not kept as the
+connector's error's context (``_open``).
 """
 
 from __future__ import annotations
@@ -203,21 +205,26 @@ def _server_message(exc: BaseException) -> str:
 
 
 @contextmanager
-def pg_errors(where: str, secrets: Secrets, *, connecting: bool = False) -> Iterator[None]:
+def pg_errors(where: str, secrets: Secrets) -> Iterator[None]:
     """Raise psycopg errors as the connector's, with ``secrets`` blanked out of the message."""
     psycopg = _import_psycopg()
     try:
         yield
     except psycopg.Error as exc:
-        error = error_for(exc, where, connecting=connecting)
-        error.args = (secrets.blank(str(error)),)
-        # psycopg's error stays reachable as the error's __context__ (raised in a handler: "from None"
-        # only hides it from tracebacks), and its message quotes the server: blank it too
-        exc.args = tuple(secrets.blank(a) if isinstance(a, str) else a for a in exc.args)
+        error = _blanked(exc, where, secrets)
         try:
             raise error from None
         finally:
             del error  # held by this frame, the raised error would be a cycle keeping the callers' frames
+
+
+def _blanked(exc: BaseException, where: str, secrets: Secrets, *, connecting: bool = False) -> ConnectorError:
+    """``error_for`` with ``secrets`` blanked out of its message and out of psycopg's: raised in a handler,
+    the error keeps psycopg's as its __context__ ("from None" only hides it from tracebacks)."""
+    error = error_for(exc, where, connecting=connecting)
+    error.args = (secrets.blank(str(error)),)
+    exc.args = tuple(secrets.blank(a) if isinstance(a, str) else a for a in exc.args)
+    return error
 
 
 # past statement_timeout, the time the server's own cancellation (57014) has to arrive before the client gives up
@@ -543,13 +550,29 @@ class PostgresTransport:
 
     @contextmanager
     def _session(self, where: str, timeout_s: float, *, statements: bool) -> Iterator[_Session]:
-        with pg_errors(where, self._secrets, connecting=True):
-            session = self._pool.take(timeout_s)
+        session = self._open(where, timeout_s)
+        if isinstance(session, ConnectorError):
+            # raised here, outside psycopg's handler, so psycopg's error is not its __context__; the local
+            # dropped as it goes, or the error -> traceback -> frame -> error cycle keeps the callers' frames
+            try:
+                raise session
+            finally:
+                del session
         self.host.answered = True  # a session: the server took the connection and the credentials
         with self._pool.lease(session):
             with pg_errors(where, self._secrets):
                 session.limit(timeout_s, statements=statements)
             yield session
+
+    def _open(self, where: str, timeout_s: float) -> _Session | ConnectorError:
+        """A session, or the error of a connection refused, returned: psycopg's error is not kept, as its
+        traceback's frames (``psycopg.connect``'s, ``_Pool.take``'s) hold the conninfo and the password and
+        tools print a traceback's locals (``redaction``); the connector's error says what happened."""
+        psycopg = _import_psycopg()
+        try:
+            return self._pool.take(timeout_s)
+        except psycopg.Error as exc:
+            return _blanked(exc, where, self._secrets, connecting=True)
 
     def close(self) -> None:
         """The pool is shared by the process; it closes with ``forget_shared`` or at exit."""

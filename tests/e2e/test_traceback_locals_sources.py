@@ -1,10 +1,10 @@
 """No frame on the traceback of a failed write holds a credential outside the database transports' sends:
-the embedding endpoint's key, a Pinecone key gRPC metadata cannot carry.
+the embedding endpoint's key, PostgreSQL's password, a Pinecone key gRPC metadata cannot carry.
 
 As ``test_traceback_locals`` (whose check this reuses) for the database transports: tools that print a
 traceback's locals (``capture_locals``, pytest ``--showlocals``, rich, Sentry) show every frame on the
 error's traceback and on its ``__cause__``/``__context__`` chain. Against the project's embeddings server
-and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy; the Pinecone gRPC server.
+and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy; a real PostgreSQL refusing the password; the Pinecone gRPC server.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from tests.e2e.test_traceback_locals import KEY, assert_no_key_in_locals, failed_write
+from tests.integration.pg_server import LOADER, PgServer, pg_server_fixture, pg_table_fixture
 from tests.net import closed_port, silent_listener
 from tests.servers.echo import EchoHttpServer
 from tests.servers.embeddings import EmbeddingsServer
@@ -23,6 +24,8 @@ from tests.servers.fixtures import start_server
 from vectordb.connector import AuthError, ConfigError, ConnectorError, connect
 from vectordb.connector.embedding import embed
 from vectordb.connector.transports.base import forget_shared
+
+__all__ = ["pg_server_fixture", "pg_table_fixture"]  # fixtures, used by name
 
 TEXTS = pa.table({"id": ["a", "b"], "text": ["one", "two"]})
 
@@ -104,6 +107,31 @@ def test_an_embedding_key_http_cannot_carry_is_refused_with_no_key_in_the_traceb
         error = failed_embedding_write(server.url, key_suffix="\n")
         assert server.stats.requests == 0
     assert isinstance(error, ConfigError)
+    assert_no_key_in_locals(error)
+
+
+def failed_pg_write(pg_server: PgServer, pg_table: str, *, in_uri: bool) -> ConnectorError:
+    """The error a write as ``LOADER`` with the password ``KEY`` (in the URI, or as ``api_key``) raises;
+    this frame holds no password itself."""
+    try:
+        with connect(
+            pg_server.uri(pg_table, user=LOADER, password=KEY if in_uri else None),
+            max_retries=0,
+            **({} if in_uri else {"api_key": KEY}),
+        ) as client:
+            client.upsert([{"id": "a", "values": [0.1, 0.2, 0.3]}])
+    except ConnectorError as exc:
+        return exc
+    raise AssertionError("the password was taken")
+
+
+@pytest.mark.parametrize("in_uri", [True, False], ids=["in-uri", "as-api-key"])
+def test_a_refused_postgresql_password_is_in_no_frame_or_context_of_the_error(
+    pg_server: PgServer, pg_table: str, in_uri: bool
+) -> None:
+    """psycopg's error, raised in frames holding the conninfo and the password, is not kept as context."""
+    error = failed_pg_write(pg_server, pg_table, in_uri=in_uri)
+    assert isinstance(error, AuthError) and "password authentication failed" in str(error)
     assert_no_key_in_locals(error)
 
 
