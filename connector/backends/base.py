@@ -172,7 +172,8 @@ class Backend(ABC, Generic[OptionsT]):
           dimensions alone;
         - with ``create=true`` and no target, make it with every name (its dimension, option
           ``metric``, multi-vectors compared by late interaction, MaxSim) when every dimension is
-          known, and make nothing while one is ``None``;
+          known, and make nothing while one is ``None`` (a database whose schema holds no dimension,
+          Weaviate, may make it at once);
         - return the dimensions the target fixes per name (``{}``: none yet), which become the
           write's: rows of another length then fail alone, and a job's driver hands them to its
           workers (option ``vector_dimensions``).
