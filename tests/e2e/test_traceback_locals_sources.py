@@ -4,7 +4,8 @@ the embedding endpoint's key, PostgreSQL's password, a Pinecone key gRPC metadat
 As ``test_traceback_locals`` (whose check this reuses) for the database transports: tools that print a
 traceback's locals (``capture_locals``, pytest ``--showlocals``, rich, Sentry) show every frame on the
 error's traceback and on its ``__cause__``/``__context__`` chain. Against the project's embeddings server
-and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy; a real PostgreSQL refusing the password; the Pinecone gRPC server.
+and an echo server refusing the key, a port that refuses connections, one that never answers, a proxy; a
+real PostgreSQL refusing the password; the Pinecone gRPC server.
 """
 
 from __future__ import annotations
