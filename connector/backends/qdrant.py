@@ -281,7 +281,27 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"not {stated[name]}"
                 )
             fixed[name] = have  # rows whose vectors have another length fail alone
+        self._check_none_left_out(target, set(dimensions))
         return fixed
+
+    def _check_none_left_out(self, target: _Target, names: set[str]) -> None:
+        """Refuse a write that leaves out some of the collection's vectors: an upsert replaces a point whole,
+        so every point written would silently lose them."""
+        opts = self.options
+        written = {opts.sparse_vector_name} if opts.sparse_column else set()
+        left_out = {
+            name: "multi_vector_columns" if name in target.multi else "vector_columns"
+            for name in sorted(set(target.named) - names)
+        }
+        left_out |= {name: "sparse_column" for name in sorted(target.sparse_names - written)}
+        if not left_out:
+            return
+        shown = ", ".join(f"{name!r} ({option})" for name, option in left_out.items())
+        raise ConfigError(
+            f"option {next(iter(left_out.values()))}: collection {self.collection!r} also has the vector(s) "
+            f"{shown}, which this write does not fill; an upsert replaces a point whole, so every point written "
+            "would lose them: give each of the collection's vectors a column"
+        )
 
     def _check_names(self, target: _Target) -> None:
         opts = self.options

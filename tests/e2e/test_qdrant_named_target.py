@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from qdrant_client import models
 
 from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
@@ -30,12 +31,72 @@ NAMED: dict[str, Any] = {
 }
 
 
+def _row(title: list[float], tokens: list[list[float]] | None = None, sparse: bool = True) -> pa.Table:
+    columns: dict[str, Any] = {"id": [1], "t": pa.array([title], F32)}
+    if tokens is not None:
+        columns["tok"] = pa.array([tokens], pa.list_(F32))
+    if sparse:
+        columns["sp"] = pa.array([{"indices": [3], "values": [0.5]}], SPARSE)
+    return pa.table(columns)
+
+
 def _stored(server: QdrantServer, collection: str) -> Any:
     client = server.client()
     try:
         return client.retrieve(collection, [1], with_vectors=True)[0].vector
     finally:
         client.close()
+
+
+FULL = {
+    "title": [1.0, 2.0, 3.0, 4.0],
+    "colbert": [[1.0, 2.0], [3.0, 4.0]],
+    "sp": models.SparseVector(indices=[3], values=[0.5]),
+}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("options", "data", "left_out"),
+    [
+        pytest.param(
+            {"vector_columns": {"title": "t"}, "sparse_column": "sp"},
+            _row([9, 9, 9, 9]),
+            "'colbert' (multi_vector_columns)",
+            id="multi",
+        ),
+        pytest.param(
+            {"multi_vector_columns": {"colbert": "tok"}, "sparse_column": "sp"},
+            pa.table({"id": [1], "tok": pa.array([[[9, 9]]], pa.list_(F32))}).append_column(
+                "sp", pa.array([{"indices": [3], "values": [0.5]}], SPARSE)
+            ),
+            "'title' (vector_columns)",
+            id="dense",
+        ),
+        pytest.param(
+            {"vector_columns": {"title": "t"}, "multi_vector_columns": {"colbert": "tok"}},
+            _row([9, 9, 9, 9], [[9, 9]], sparse=False),
+            "'sp' (sparse_column)",
+            id="sparse",
+        ),
+    ],
+)
+def test_a_write_leaving_out_a_vector_is_refused_and_erases_nothing(
+    qdrant_server: QdrantServer, transport: str, options: dict[str, Any], data: pa.Table, left_out: str
+) -> None:
+    uri = qdrant_server.uri(transport, "docs")
+    full = {**NAMED, "sparse_vector_name": "sp", "vector_dimensions": {"title": 4, "colbert": 2}}
+    with connect(uri, create=True, **full) as client:
+        assert client.upsert(_row([1, 2, 3, 4], [[1, 2], [3, 4]])).ok
+    assert _stored(qdrant_server, "docs") == FULL
+    with (
+        connect(uri, sparse_vector_name="sp", **options) as client,
+        pytest.raises(ConfigError, match="also has the vector") as refused,
+    ):
+        client.upsert(data)
+    assert left_out in str(refused.value)
+    assert "an upsert replaces a point whole" in str(refused.value)
+    assert _stored(qdrant_server, "docs") == FULL  # before the fix: the left-out vector was gone, report OK
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
