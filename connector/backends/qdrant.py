@@ -162,6 +162,8 @@ class QdrantBackend(Backend[QdrantOptions]):
         self.collection = collection
         self._path = f"/collections/{quote(collection, safe='')}"
         self._target: _Target | None = None
+        # create=true, the collection missing and a dimension not known yet: it is made by the first upsert
+        self._awaiting_create = False
 
     def describe(self) -> str:
         return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
@@ -238,6 +240,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                     "(option create=true makes it)"
                 ) from None
             if any(size is None for size in dimensions.values()):
+                self._awaiting_create = True  # a delete sent meanwhile finds nothing to delete
                 return {}  # made once every name's dimension is known
             empty = sorted(name for name, size in dimensions.items() if not size)
             if empty:  # a vector of no floats: Qdrant cannot store one, and the name would be left out
@@ -250,6 +253,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 transport, None, {n: int(d) for n, d in dimensions.items() if d is not None}
             )
             target = self._describe_collection(transport)
+        self._awaiting_create = False
         if opts.create and opts.namespace_mode == "shard_key" and opts.namespace:
             self._create_shard_key(transport, opts.namespace)
         self._target = target
@@ -450,6 +454,8 @@ class QdrantBackend(Backend[QdrantOptions]):
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """Delete the points of ``namespace`` (its payload key, or its shard key), or every point."""
         opts = self.options
+        if self._awaiting_create:  # create=true makes it with the first upsert: no point to delete yet
+            return f"no point: {self.describe()} does not exist yet"
         by_payload = namespace is not None and opts.namespace_mode == "payload"
         shard = namespace if namespace is not None and opts.namespace_mode == "shard_key" else None
         if self.grpc:
@@ -505,16 +511,23 @@ class QdrantBackend(Backend[QdrantOptions]):
     # -- encoding ---------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
+        # a delete before the collection is made (create=true): Qdrant's "doesn't exist" is read by outcome_of
+        missing: frozenset[int | str] = (
+            frozenset({"NOT_FOUND", 404}) if self._awaiting_create else frozenset()
+        )
         if self.grpc:
             if batch.op == DELETE:
-                return WireRequest(GRPC_DELETE, encode_grpc_delete(batch, self.collection, self.options))
+                body = encode_grpc_delete(batch, self.collection, self.options)
+                return WireRequest(GRPC_DELETE, body, answers=missing)
             return WireRequest(GRPC_UPSERT, encode_grpc(batch, self.collection, self.options))
         query = f"?wait={'true' if self.options.wait else 'false'}"
         if self.options.ordering:
             query += f"&ordering={self.options.ordering}"
         if batch.op == DELETE:
             return WireRequest(
-                f"POST {self._path}/points/delete{query}", encode_json_delete(batch, self.options)
+                f"POST {self._path}/points/delete{query}",
+                encode_json_delete(batch, self.options),
+                answers=missing,
             )
         return WireRequest(f"PUT {self._path}/points{query}", encode_json(batch, self.options))
 
@@ -524,6 +537,9 @@ class QdrantBackend(Backend[QdrantOptions]):
         A 2xx reply that is not Qdrant's (a proxy's truncated page) is ``MalformedReply``: its rows fail,
         so the report still accounts for every row, instead of a decoding error escaping from a sender.
         """
+        if reply.status in request.answers:
+            self._deleted_nothing(reply)
+            return BatchOutcome(written=len(batch))
         try:
             refused = self._clock_rejected(reply)
         except (ValueError, TypeError, IndexError, AttributeError):  # orjson's error is a ValueError
@@ -532,6 +548,13 @@ class QdrantBackend(Backend[QdrantOptions]):
             failure = batch.failure(range(len(batch)), "update rejected by clock (ClockRejected)", attempts=1)
             return BatchOutcome(written=0, failures=[failure])
         return BatchOutcome(written=len(batch))
+
+    def _deleted_nothing(self, reply: WireReply) -> None:
+        """A delete's NOT_FOUND where the collection is not made yet (``create=true``, a dimension not known):
+        no point to delete, as for a missing id. Any other NOT_FOUND (a wrong path) is fatal as before."""
+        if f"Collection `{self.collection}` doesn't exist" not in reply.body.decode("utf-8", "replace"):
+            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
+            raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
 
     def _clock_rejected(self, reply: WireReply) -> bool:
         """True if Qdrant refused the update as stale; raises if the body is not Qdrant's reply."""

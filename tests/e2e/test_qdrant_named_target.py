@@ -15,8 +15,10 @@ from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
 from vectordb.connector.backends.qdrant import QdrantBackend, QdrantOptions
-from vectordb.connector.errors import ConfigError
+from vectordb.connector.errors import ConfigError, NotFound
 from vectordb.connector.options import parse_options
+from vectordb.connector.rows import DELETE
+from vectordb.connector.transports.base import WireReply, WireRequest
 
 qdrant_server = qdrant_grpc.qdrant_server  # the fixture
 
@@ -153,3 +155,40 @@ def test_a_vector_named_sparse_is_written_without_a_sparse_column(
     ) as client:
         assert client.upsert(pa.table({"id": [1], "t": pa.array([[1, 2]], F32)})).ok
     assert _stored(qdrant_server, "c") == {"sparse": [1.0, 2.0]}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_delete_before_the_collection_is_made_deletes_nothing(
+    qdrant_server: QdrantServer, transport: str
+) -> None:
+    """create=true with no vector_dimensions: the collection is made by the first upsert, once every name's
+    dimension is known; deletes before it find no point, as a delete of a missing id does."""
+    uri = qdrant_server.uri(transport, "docs")
+    named = {"vector_columns": {"title": "t"}, "multi_vector_columns": {"colbert": "tok"}}
+    with connect(uri, create=True, op_column="op", on_error="report", **named) as client:
+        report = client.write(pa.table({"id": [7], "op": ["delete"]}))
+        assert report.ok and report.deleted == 1, report  # before the fix: NotFound, the write stopped
+        assert client.delete([8]).deleted == 1
+        assert "does not exist yet" in client.clear()
+        upserts = _row([1, 2, 3, 4], [[1, 2], [3, 4]], sparse=False).append_column("op", pa.array(["upsert"]))
+        assert client.write(upserts).ok
+        assert client.delete([1]).deleted == 1  # the collection now exists: a real delete
+    reader = qdrant_server.client()
+    assert sorted(reader.get_collection("docs").config.params.vectors) == ["colbert", "title"]
+    assert reader.count("docs", exact=True).count == 0
+    reader.close()
+
+
+@pytest.mark.parametrize("status", ["NOT_FOUND", 404])
+def test_a_delete_not_found_about_anything_else_stays_fatal(status: int | str) -> None:
+    """Only Qdrant's "Collection `docs` doesn't exist" reads as nothing deleted; another 404 (a proxy's, a wrong
+    path) stops the write as before."""
+    options = parse_options({"uri": "qdrant://127.0.0.1:6333/docs", "create": True, **NAMED}, QdrantOptions)
+    backend = QdrantBackend(options)
+    backend._awaiting_create = True  # what check_named_target leaves while a dimension is unknown
+    request = WireRequest("POST /collections/docs/points/delete", b"{}", answers=frozenset({status}))
+    batch: Any = type("Batch", (), {"op": DELETE, "__len__": lambda self: 2})()
+    missing = b'{"status":{"error":"Not found: Collection `docs` doesn\'t exist!"},"time":0.0}'
+    assert backend.outcome_of(batch, request, WireReply(missing, status=status)).written == 2
+    with pytest.raises(NotFound):
+        backend.outcome_of(batch, request, WireReply(b"404 page not found", status=status))
