@@ -54,6 +54,7 @@ __all__ = ["BLANK", "Secrets", "blank_logs", "detached", "uri_passwords"]
 
 BLANK = "***"
 E = TypeVar("E", bound=BaseException)
+T = TypeVar("T")
 
 
 class Secrets:
@@ -147,6 +148,22 @@ def uri_passwords(uri: str) -> list[str]:
         if value and (key.lower() == "password" or (SECRET_PARAMETER.search(key) and len(value) >= 8))
     ]
     return list(dict.fromkeys(found))
+
+
+def returned(outcome: T | BaseException) -> T:
+    """``outcome``, or, if it is an error, that error raised from this frame, which holds nothing else.
+
+    For an error made by a frame holding what no traceback may show (a request's headers, a raw reply,
+    a key: tools print a traceback's locals), which returns it instead of raising it: ``return
+    returned(self._exchange(...))`` leaves it in no caller's locals either. The local is dropped as it
+    goes: an error held by a frame it passes is a cycle (error -> traceback -> frame -> error) that
+    keeps every caller's frame, their batches with them, until a full garbage collection."""
+    if isinstance(outcome, BaseException):
+        try:
+            raise outcome
+        finally:
+            del outcome
+    return outcome
 
 
 def detached(error: E) -> E:

@@ -26,7 +26,7 @@ from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Unavailable
 from ..jsonvec import json_rows
 from ..options import BackendOptions, parse_uri
-from ..redaction import detached
+from ..redaction import detached, returned
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules
 from ..rows.types import id_sizes, text_ids
@@ -102,16 +102,8 @@ class PineconeBackend(Backend[PineconeOptions]):
         return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
 
     def open_transport(self) -> Transport:
-        made = self._transport()
-        if not isinstance(made, ConfigError):
-            return made
-        # raised from this frame, which holds no key: the frames that built the metadata or headers did
-        # (``redaction``: tools print a traceback's locals); the local dropped as it goes, or the error ->
-        # traceback -> frame -> error cycle keeps the callers' frames until a full collection
-        try:
-            raise made
-        finally:
-            del made
+        # an error is raised from no frame that holds the key: the frames that built the metadata did
+        return returned(self._transport())
 
     def _transport(self) -> Transport | ConfigError:
         """The transport, or the error of a key its metadata or headers cannot carry, returned without the

@@ -17,7 +17,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ConnectorError
-from ..redaction import Secrets, detached
+from ..redaction import Secrets, detached, returned
 from ..transports.base import host_of
 from ..transports.http import ServerPool, error_for_status
 from ..transports.http1 import request_head
@@ -66,16 +66,9 @@ class EmbeddingTransport:
         return f"EmbeddingTransport({self.where})"
 
     def post(self, body: bytes, timeout_s: float) -> bytes:
-        outcome = self._exchange(body, timeout_s)
-        if isinstance(outcome, bytes):
-            return outcome
-        # raised from this frame, which holds neither the reply's body and headers (a server echoes the
-        # key) nor the request's head; the local dropped as it goes, or the error -> traceback -> frame ->
-        # error cycle keeps every caller's frame until a full collection
-        try:
-            raise outcome
-        finally:
-            del outcome
+        # an error is raised from no frame that holds the reply's body and headers (a server echoes the
+        # key) or the request's head
+        return returned(self._exchange(body, timeout_s))
 
     def _exchange(self, body: bytes, timeout_s: float) -> bytes | ConnectorError:
         """The reply's body, or the error ``post`` raises: made here and returned, never raised through this frame."""

@@ -26,7 +26,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, detached
+from ..redaction import Secrets, detached, returned
 from .base import WireReply, WireRequest, host_of, shared
 from .http import parse_retry_after
 from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, header_block
@@ -97,17 +97,8 @@ class GrpcTransport:
         return f"GrpcTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        outcome = self._exchange(request, timeout_s)
-        if isinstance(outcome, WireReply):
-            return outcome
-        # raised from this frame, which holds neither the header block (the key in it) nor the raw reply
-        # (``redaction``: tools print a traceback's locals). The local is dropped as it goes: a raised error
-        # held by the frame it leaves is a cycle (error -> traceback -> frame -> error) that keeps every
-        # caller's frame, their batches with them, until a full garbage collection
-        try:
-            raise outcome
-        finally:
-            del outcome
+        # an error is raised from no frame that holds the header block (the key in it) or the raw reply
+        return returned(self._exchange(request, timeout_s))
 
     def _exchange(self, request: WireRequest, timeout_s: float) -> WireReply | Exception:
         """The reply, or the error ``send`` raises: made here and returned, never raised through this frame."""

@@ -28,7 +28,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, blank_logs, detached
+from ..redaction import Secrets, blank_logs, detached, returned
 from .base import WireReply, WireRequest, host_of, shared
 from .http1 import ConnectionPool, request_head
 
@@ -152,16 +152,8 @@ class HttpTransport:
         return f"HttpTransport({self.label})"
 
     def send(self, request: WireRequest, *, timeout_s: float) -> WireReply:
-        outcome = self._exchange(request, timeout_s)
-        if isinstance(outcome, WireReply):
-            return outcome
-        # raised from this frame, which holds neither the request's head and headers (the key in them) nor
-        # the raw reply (``redaction``: tools print a traceback's locals); the local dropped as it goes, or
-        # the error -> traceback -> frame -> error cycle keeps every caller's frame until a full collection
-        try:
-            raise outcome
-        finally:
-            del outcome
+        # an error is raised from no frame that holds the request's head and headers (the key) or the reply
+        return returned(self._exchange(request, timeout_s))
 
     def _exchange(self, request: WireRequest, timeout_s: float) -> WireReply | ConnectorError:
         """The reply, or the error ``send`` raises: made here and returned, never raised through this frame."""

@@ -61,7 +61,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, blank_logs
+from ..redaction import Secrets, blank_logs, returned
 from .base import WireReply, WireRequest, host_of, shared
 
 __all__ = ["CopyRequest", "PostgresTransport", "StatementRequest", "error_for"]
@@ -550,14 +550,8 @@ class PostgresTransport:
 
     @contextmanager
     def _session(self, where: str, timeout_s: float, *, statements: bool) -> Iterator[_Session]:
-        session = self._open(where, timeout_s)
-        if isinstance(session, ConnectorError):
-            # raised here, outside psycopg's handler, so psycopg's error is not its __context__; the local
-            # dropped as it goes, or the error -> traceback -> frame -> error cycle keeps the callers' frames
-            try:
-                raise session
-            finally:
-                del session
+        # an error is raised here, outside psycopg's handler, so psycopg's error is not its __context__
+        session = returned(self._open(where, timeout_s))
         self.host.answered = True  # a session: the server took the connection and the credentials
         with self._pool.lease(session):
             with pg_errors(where, self._secrets):
