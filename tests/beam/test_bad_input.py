@@ -19,7 +19,6 @@ BEAM_CANNOT_CARRY = {
     "metadata text that is not UTF-8 (a lone surrogate)",
     "an id that is not UTF-8 (a lone surrogate)",
     "a namespace that is not UTF-8 (a lone surrogate)",
-    "an integer beyond 2^64 in metadata",
 }
 ROWS = [
     c
