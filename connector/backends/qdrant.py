@@ -39,6 +39,7 @@ from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
 from ..ids import ORIGINAL_ID_KEY, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
+from ..report import BatchFailure
 from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
@@ -288,9 +289,20 @@ class QdrantBackend(Backend[QdrantOptions]):
         self._check_none_left_out(target, set(dimensions))
         return fixed
 
-    def _check_none_left_out(self, target: _Target, names: set[str]) -> None:
-        """Refuse a write that leaves out some of the collection's vectors: an upsert replaces a point whole,
-        so every point written would silently lose them."""
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Every row; but upserts of the one dense vector (option ``vector_name``, or the unnamed one) into a
+        collection with other vectors are a ``ConfigError`` (``_check_none_left_out``): here, not in
+        ``check_target``, since a write that only deletes (or clears) erases no vector."""
+        if batch.op != DELETE and not self._named_mode and self._target is not None:
+            name = self.options.vector_name
+            dense, option = ({name}, "vector_name") if name is not None else (set(), "vector_column")
+            self._check_none_left_out(self._target, dense, option=option)
+        return batch, []
+
+    def _check_none_left_out(self, target: _Target, names: set[str], *, option: str | None = None) -> None:
+        """Refuse a write that leaves out some of the collection's vectors (``names``: the dense and
+        multi-vector names it writes): an upsert replaces a point whole, so every point written would
+        silently lose them."""
         opts = self.options
         written = {opts.sparse_vector_name} if opts.sparse_column else set()
         left_out = {
@@ -300,11 +312,12 @@ class QdrantBackend(Backend[QdrantOptions]):
         left_out |= {name: "sparse_column" for name in sorted(target.sparse_names - written)}
         if not left_out:
             return
-        shown = ", ".join(f"{name!r} ({option})" for name, option in left_out.items())
+        shown = ", ".join(f"{name!r} ({wants})" for name, wants in left_out.items())
         raise ConfigError(
-            f"option {next(iter(left_out.values()))}: collection {self.collection!r} also has the vector(s) "
-            f"{shown}, which this write does not fill; an upsert replaces a point whole, so every point written "
-            "would lose them: give each of the collection's vectors a column"
+            f"option {option or next(iter(left_out.values()))}: collection {self.collection!r} also has the "
+            f"vector(s) {shown}, which this write does not fill; an upsert replaces a point whole, so every "
+            "point written would lose them: give each of the collection's vectors a column (vector_columns, "
+            "multi_vector_columns, sparse_column)"
         )
 
     def _check_names(self, target: _Target) -> None:

@@ -192,3 +192,55 @@ def test_a_delete_not_found_about_anything_else_stays_fatal(status: int | str) -
     assert backend.outcome_of(batch, request, WireReply(missing, status=status)).written == 2
     with pytest.raises(NotFound):
         backend.outcome_of(batch, request, WireReply(b"404 page not found", status=status))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("vectors", "options", "left_out"),
+    [
+        pytest.param(
+            {
+                "title": models.VectorParams(size=2, distance=models.Distance.COSINE),
+                "colbert": models.VectorParams(
+                    size=2,
+                    distance=models.Distance.DOT,
+                    multivector_config=models.MultiVectorConfig(
+                        comparator=models.MultiVectorComparator.MAX_SIM
+                    ),
+                ),
+            },
+            {"vector_name": "title"},
+            "option vector_name: collection 'docs' also has the vector(s) 'colbert' (multi_vector_columns)",
+            id="named",
+        ),
+        pytest.param(
+            models.VectorParams(size=2, distance=models.Distance.COSINE),
+            {},
+            "option vector_column: collection 'docs' also has the vector(s) 'sp' (sparse_column)",
+            id="unnamed",
+        ),
+    ],
+)
+def test_an_upsert_of_the_one_vector_leaving_out_others_is_refused_and_deletes_are_not(
+    qdrant_server: QdrantServer, transport: str, vectors: Any, options: dict[str, Any], left_out: str
+) -> None:
+    """Option vector_name (or the unnamed vector) into a collection with other vectors: its upserts would erase
+    them, so they are a ConfigError; its deletes erase no vector and go on."""
+    reader = qdrant_server.client()
+    reader.create_collection(
+        "docs", vectors_config=vectors, sparse_vectors_config={"sp": models.SparseVectorParams()}
+    )
+    dense = {"title": [0.6, 0.8], "colbert": [[1.0, 2.0]]} if options else {"": [0.6, 0.8]}
+    stored = {**dense, "sp": models.SparseVector(indices=[3], values=[0.5])}
+    reader.upsert("docs", points=[models.PointStruct(id=i, vector=stored) for i in (1, 2)])
+    before = reader.retrieve("docs", [1], with_vectors=True)[0].vector
+    uri = qdrant_server.uri(transport, "docs")
+    with connect(uri, vector_column="t", **options) as client:
+        with pytest.raises(ConfigError, match="also has the vector") as refused:
+            client.upsert(pa.table({"id": [1], "t": pa.array([[0.0, 1.0]], F32)}))
+        assert left_out in str(refused.value)
+        assert client.delete([2]).deleted == 1
+    # before the fix: written, and the point had lost 'colbert' and 'sp'
+    assert reader.retrieve("docs", [1], with_vectors=True)[0].vector == before
+    assert reader.count("docs", exact=True).count == 1
+    reader.close()
