@@ -42,6 +42,7 @@ __all__ = [
     "without_password",
 ]
 
+MAX_EMBED_INPUTS = 2048  # texts an embedding request may carry: OpenAI's limit (its API reference)
 _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
 # options the Spark data source takes itself (spark/options.py ``SparkOptions``; a test keeps the two
 # equal): named here, where the connector's own are parsed, so that Beam and connect() say where such
@@ -99,7 +100,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     embed_model: str | None = None
     embed_api_key: str | None = None
     embed_api_key_env: str | None = None
-    embed_batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    embed_batch_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_EMBED_INPUTS)] | None = None
     embed_max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] | None = None
     embed_dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
 

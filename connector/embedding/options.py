@@ -16,6 +16,7 @@ import msgspec
 
 from ..errors import ConfigError
 from ..keys import key_from, without_password
+from ..options import MAX_EMBED_INPUTS
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -46,7 +47,7 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     model: str
     api_key: str | None = None
     api_key_env: str | None = None
-    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 64
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_EMBED_INPUTS)] = 64
     max_batch_chars: Annotated[int, msgspec.Meta(ge=1)] = 200_000
     max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
     dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None

@@ -290,7 +290,11 @@ def test_embed_dimensions_is_the_writes_dimension(
         ),
         (
             {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_batch_size": "0"},
-            "option embed_batch_size: '0' is not an integer from 1 to 100000",
+            "option embed_batch_size: '0' is not an integer from 1 to 2048",
+        ),
+        (  # OpenAI's embeddings API takes at most 2,048 inputs: more was refused request after request
+            {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_batch_size": "5000"},
+            "option embed_batch_size: '5000' is not an integer from 1 to 2048",
         ),
         (
             {"embed_url": "http://h", "embed_model": "m", "text_column": "t", "embed_max_concurrency": "x"},
