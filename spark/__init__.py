@@ -28,15 +28,58 @@ if TYPE_CHECKING:
     from .change_feed import changes
     from .datasource import VectorDataSource
 
-__all__ = ["VectorDataSource", "changes", "register", "workers_python_mismatch"]
+__all__ = ["VectorDataSource", "changes", "connect_redaction_regex", "register", "workers_python_mismatch"]
+
+
+# Spark Connect shows each statement's text, option values included, in the Spark UI and writes it to the
+# event log, blanking only what this session conf matches (unset by default)
+_REDACTION_CONF = "spark.sql.redaction.string.regex"
 
 
 def register(spark: SparkSession) -> None:
-    """Register ``format("vectordb")`` with ``spark`` (a classic or a Spark Connect session)."""
+    """Register ``format("vectordb")`` with ``spark`` (a classic or a Spark Connect session).
+
+    On Spark Connect it also has the server blank the connector's credentials in that statement text.
+    """
     from .datasource import VectorDataSource
 
     spark.dataSource.register(VectorDataSource)
+    if type(spark).__module__.startswith("pyspark.sql.connect"):  # no import: it needs pyspark[connect]
+        _redact_credentials(spark)
     _warn_if_workers_run_another_python(spark)
+
+
+def connect_redaction_regex() -> str:
+    """A Java regex for ``spark.sql.redaction.string.regex`` that matches, in a Connect plan's text, the
+    value of every option whose name says it holds a credential (``api_key``, ``embed_api_key``,
+    ``password``, ``token``: the words the connector blanks everywhere else) and a URI's password
+    (``user:password@``, ``?api_key=``), wherever a URI is quoted."""
+    from vectordb.connector.keys import SECRET_PARAMETER
+
+    words = SECRET_PARAMETER.pattern
+    quoted = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # a text-format string: \" inside does not end it
+    option = rf'key: "[^"]*(?:{words})[^"]*"\s*value: {quoted}'
+    userinfo = r'://[^"\\/@:\s]*:[^"\\]*(?:\\.[^"\\]*)*@'  # to the last @ in the string, as keys.py reads it
+    query = rf'[?&;][^=&;"\\\s]*(?:{words})[^=&;"\\\s]*=[^&;"\\\s]*'
+    return f"(?i:{option}|{userinfo}|{query})"
+
+
+def _redact_credentials(spark: SparkSession) -> None:
+    """Add ``connect_redaction_regex()`` to the session's redaction pattern, keeping one the user set; a
+    server that refuses the conf gets a warning saying how to start it, since keys would show otherwise."""
+    ours = connect_redaction_regex()
+    try:
+        current = spark.conf.get(_REDACTION_CONF, None) or ""
+        if ours in current:
+            return
+        spark.conf.set(_REDACTION_CONF, f"(?:{current})|{ours}" if current else ours)
+    except Exception as exc:  # a server that lets clients set only some confs (a serverless one)
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        logging.getLogger("vectordb.spark").warning(
+            "Spark Connect shows each write's options in the Spark UI and the event log, and this session "
+            f"may not set {_REDACTION_CONF} to blank the keys among them ({reason}): pass keys with api_key_env (or "
+            f"embed_api_key_env), or start the server with --conf {_REDACTION_CONF}='{ours}'"
+        )
 
 
 def _warn_if_workers_run_another_python(spark: SparkSession) -> None:
