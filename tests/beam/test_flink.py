@@ -17,6 +17,7 @@ why: no Java, no jar and no Maven artifacts, or no way to make the namespace.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import signal
@@ -24,10 +25,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.utils.subprocess_server import JavaJarServer
 from apache_beam.version import __version__ as beam_version
 
@@ -108,13 +111,17 @@ def private_network() -> list[str]:
 
 
 @pytest.mark.timeout(ASSEMBLY_BUDGET_S + RUN_BUDGET_S + 300)
-def test_flink_in_a_private_network(request: pytest.FixtureRequest) -> None:
-    """Runs the Flink write below in namespaces of its own, where every interface is loopback."""
+@pytest.mark.parametrize(
+    "inner_test",
+    ["test_flink_portable_runner_writes_everything", "test_flink_unbounded_poison_rows_fail_alone"],
+)
+def test_flink_in_a_private_network(request: pytest.FixtureRequest, inner_test: str) -> None:
+    """Runs a Flink write below in namespaces of its own, where every interface is loopback."""
     isolated = private_network()
     job_server = request.getfixturevalue("job_server_jar")  # after the probe: no download to skip after
     env = {**os.environ, JAR_ENV: job_server, IN_NAMESPACE_ENV: "1"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    inner = f"{Path(__file__).resolve().relative_to(ROOT)}::test_flink_portable_runner_writes_everything"
+    inner = f"{Path(__file__).resolve().relative_to(ROOT)}::{inner_test}"
     pytest_cmd = [
         sys.executable,
         "-m",
@@ -186,3 +193,62 @@ def test_flink_portable_runner_writes_everything(job_server_jar: str, server_pro
     assert arrived.ids() == set(want)
     assert all(arrived.vector(i).values_f32 == want[i][0] for i in want)
     assert counters(run).get("written") == len(want)
+
+
+V = [0.5, -0.25, 1.0, 2.0]
+AT = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+# rows the bad-input table says fail alone, each with (a fragment of) its reason
+POISON = {
+    "big-int": ({"id": "big-int", "values": V, "n": 2**70}, "exceeds 64-bit range"),
+    "int-key": ({"id": "int-key", "values": V, "metadata": {1: "x"}}, "key must be str"),
+    "ns-5": ({"id": "ns-5", "values": V, "namespace": 5}, "namespace 5 is not a string"),
+}
+
+
+def poison_elements(_: int) -> list[dict[str, Any]]:
+    """Good rows, rows the table says are written (an id of 2^64, an aware datetime), and the poison."""
+    good = [{"id": f"good-{i}", "values": V} for i in range(20)]
+    written = [{"id": 2**64, "values": V}, {"id": "at", "values": V, "at": AT}]
+    return good + written + [row for row, _ in POISON.values()]
+
+
+@pytest.mark.skipif(
+    os.environ.get(IN_NAMESPACE_ENV) != "1",
+    reason="runs inside the private network namespace that test_flink_in_a_private_network makes",
+)
+@pytest.mark.usefixtures("worker_env")
+@pytest.mark.filterwarnings(
+    "ignore:(?s)Exception in thread .*Multiplexer hanging up:pytest.PytestUnhandledThreadExceptionWarning"
+)
+def test_flink_unbounded_poison_rows_fail_alone(job_server_jar: str, server_process: ServerHandle) -> None:
+    """``batching="unbounded"`` on Flink: rows wait in ``GroupIntoBatches`` encoded by ``RowCoder``, where
+    an int beyond 64 bits, a non-text key or namespace 5 stopped the pipeline (OverflowError, a msgspec
+    ValidationError) and an aware datetime came back re-zoned to UTC. Now each fails alone with its reason
+    and the rest land as the bounded path writes them."""
+    server_process.reset()
+    server_process.script(dimension=4)
+    options = PipelineOptions(
+        [
+            "--runner=FlinkRunner",
+            "--flink_master=[local]",
+            f"--flink_version={FLINK_VERSION}",
+            f"--flink_job_server_jar={job_server_jar}",
+            "--environment_type=LOOPBACK",
+            "--parallelism=2",
+        ]
+    )
+    reasons = {row_id: says for row_id, (_, says) in POISON.items()}
+    with beam.Pipeline(options=options) as pipeline:
+        result = (
+            pipeline
+            | beam.Create([0], reshuffle=False)
+            | beam.FlatMap(poison_elements)  # made on the worker: no coder of Create's carries them
+            | WriteToVectorDB(server_process.uri, api_key="k", on_error="report", batching="unbounded")
+        )
+        failed = result.failed | beam.Map(
+            lambda d: (d["id"], reasons[d["id"]] if reasons.get(d["id"], "?") in d["error"] else d["error"])
+        )
+        assert_that(failed, equal_to(sorted(reasons.items())))
+    arrived = server_process.arrived()
+    assert arrived.ids() == {f"good-{i}" for i in range(20)} | {str(2**64), "at"}
+    assert arrived.vector("at").metadata == {"at": "2024-05-06T07:08:09+02:00"}
