@@ -7,7 +7,9 @@ through fsspec, ``az://`` with adlfs). Each task attempt writes its own file und
 ``_temporary-<job>/`` (``staged_name``; readers skip names starting with ``_``), one folder per job so
 concurrent jobs never delete each other's; ``publish`` moves the files of the attempts that succeeded
 to final names that depend only on the job and the partition (a retried or speculative task leaves no
-duplicate, a replayed micro-batch overwrites) and deletes the rest; ``discard`` drops a failed job's,
+duplicate, a replayed micro-batch overwrites), deletes the rest and says which of those attempts it
+found no file of (a folder on each node's own disk, where the driver cannot see what the executors
+wrote: its caller fails the job rather than lose them); ``discard`` drops a failed job's,
 ``delete_dir`` a folder of published files nothing will read.
 
 Errors name the option that gave the folder: a folder that cannot be opened or written is a
@@ -33,7 +35,15 @@ from .keys import SECRET_PARAMETER, split_password
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
-__all__ = ["STAGING", "Folder", "StagingFailed", "refuse_credentials", "staged_name", "staging_dir"]
+__all__ = [
+    "STAGING",
+    "Folder",
+    "Published",
+    "StagingFailed",
+    "refuse_credentials",
+    "staged_name",
+    "staging_dir",
+]
 
 STAGING = "_temporary"
 _ATTEMPT_FILE = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
@@ -54,6 +64,15 @@ def staged_name(job: str, partition: int, attempt: int, subfolder: str = "") -> 
     """One task attempt's file, relative to the folder; ``publish`` finds it by this name."""
     inner = f"{subfolder}/" if subfolder else ""
     return f"{staging_dir(job)}/{inner}part-{partition:05d}-attempt-{attempt}.parquet"
+
+
+class Published(dict[str, list[str]]):
+    """What ``Folder.publish`` did: the paths published per subfolder (a dict, as before), and in
+    ``missing`` the (partition, attempt)s asked for whose files it did not find, sorted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missing: list[tuple[int, int]] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,18 +207,21 @@ class Folder:
 
     def publish(
         self, job: str, attempts: Iterable[tuple[int, int]], final: Callable[[str, int], str]
-    ) -> dict[str, list[str]]:
+    ) -> Published:
         """Move the files that ``attempts`` (partition, attempt) staged for ``job`` to ``final(subfolder,
         partition)``, delete the staging folder with every other attempt's files; the paths published,
-        per subfolder (``""``: files staged at the top)."""
+        per subfolder (``""``: files staged at the top), and the attempts none of whose files were found
+        (``Published.missing``): a folder on each node's own disk loses them without an error here."""
         import pyarrow.fs as pafs
 
         fs, root = self.filesystem()
         staging = f"{root}/{staging_dir(job)}"
         wanted = set(attempts)
-        published: dict[str, list[str]] = {}
+        published = Published()
+        found: set[tuple[int, int]] = set()
         with self.failing_as("publish", staging_dir(job)):
             if fs.get_file_info(staging).type == pafs.FileType.NotFound:
+                published.missing = sorted(wanted)
                 return published
             for info in fs.get_file_info(pafs.FileSelector(staging, recursive=True)):
                 match = _ATTEMPT_FILE.search(info.path)
@@ -208,6 +230,7 @@ class Folder:
                 partition, attempt = int(match.group(1)), int(match.group(2))
                 if (partition, attempt) not in wanted:
                     continue
+                found.add((partition, attempt))
                 relative = info.path[len(staging) + 1 :]
                 subfolder = relative.rsplit("/", 1)[0] if "/" in relative else ""
                 target = f"{root}/{final(subfolder, partition)}"
@@ -215,7 +238,22 @@ class Folder:
                 fs.move(info.path, target)
                 published.setdefault(subfolder, []).append(target)
             fs.delete_dir(staging)
+        published.missing = sorted(wanted - found)
         return published
+
+    def not_shared(self, what: str, partitions: Iterable[int], consequence: str) -> StagingFailed:
+        """The error for staged files the driver cannot find (``Published.missing``): the folder is not
+        one the driver and the executors share, which no retry mends; ``consequence``: what is left."""
+        shown = sorted(set(partitions))
+        listed = ", ".join(map(str, shown[:10])) + (
+            f" (and {len(shown) - 10} more)" if len(shown) > 10 else ""
+        )
+        return StagingFailed(
+            f"option {self.option}: the driver cannot see the {what} the tasks staged under {self.option} "
+            f"({self.shown}; no file of partition {listed}); {self.option} must be storage shared by the "
+            "driver and the executors (s3://, gs://, abfss://, hdfs://, or a mount every node shares such as "
+            f"/dbfs/... or /Volumes/...), not a folder on each node's own disk. {consequence}"
+        )
 
     def delete_published(self, prefix: str) -> list[str]:
         """Delete the files at the folder's top whose names start with ``prefix`` (a job's published

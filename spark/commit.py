@@ -77,7 +77,7 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
         files = [path for paths in published.values() for path in paths]
     bulk = bulk_path(plan.options)
     if bulk is not None:  # the tasks staged files: the database imports them
-        attempts = [(t.partition, t.attempt_id) for t in tasks]
+        attempts = [(t.partition, t.attempt_id) for t in tasks if t.report.written]  # rows staged
         report = bulk.finish(report, attempts, job, lambda m: log_line(logging.INFO, m))
     line = _summary_line(plan, job, report, tasks, files)
     if plan.reports is not None:

@@ -12,8 +12,9 @@ belongs:
    letters, as for upserts); the others go into one Parquet file per namespace and task attempt in
    a staging folder.
 3. On the driver, once every task succeeded (``finish_import``): the files of the attempts that
-   succeeded move to ``<import_uri>/<job>/<namespace>/`` (the rest are deleted, so a retried task
-   adds nothing twice), ``POST /bulk/imports`` starts the import of ``<job>/`` (error mode
+   succeeded move to ``<import_uri>/<job>/<namespace>/`` (the rest are deleted, so a retried task adds nothing twice),
+   and staged rows whose files the driver cannot find fail the write (``import_uri`` on each node's
+   own disk); ``POST /bulk/imports`` starts the import of ``<job>/`` (error mode
    ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
    with progress logged, until it ends. The report counts the records Pinecone imported; staged
    rows it did not import are failures: named by id (read back from the files) when it imported none,
@@ -48,7 +49,7 @@ from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.checks import metadata_json
 from ..rows.ops import DELETE
-from ..staging import STAGING, Folder, StagingFailed, refuse_credentials, staged_name
+from ..staging import STAGING, Folder, Published, StagingFailed, refuse_credentials, staged_name, staging_dir
 from .pinecone_import_api import ImportHost, ImportStatus, PineconeImports
 
 if TYPE_CHECKING:
@@ -342,9 +343,9 @@ def abort_import(options: BackendOptions, job: str) -> None:
     import_folder(options).discard(job)
 
 
-def publish_staged(folder: Folder, job: str, attempts: Iterable[tuple[int, int]]) -> dict[str, list[str]]:
+def publish_staged(folder: Folder, job: str, attempts: Iterable[tuple[int, int]]) -> Published:
     """Move the staged files of the attempts that succeeded to ``<job>/<namespace>/part-N.parquet``, delete
-    the rest; the published files per namespace folder."""
+    the rest; the published files per namespace folder, and the attempts whose files were not found."""
     return folder.publish(
         job, attempts, lambda directory, partition: f"{job}/{directory}/part-{partition:05d}.parquet"
     )
@@ -359,9 +360,13 @@ def finish_import(
 ) -> WriteReport:
     """Publish the staged files, start the import, wait for its end; the write's report.
 
-    ``staged`` is the merged report of the tasks (``written``: rows staged); the result's ``written``
-    is what Pinecone imported, and staged rows it did not import are failures (named when it imported
-    none).
+    ``staged`` is the merged report of the tasks (``written``: rows staged); ``attempts``: those that
+    succeeded (an attempt that staged nothing may be among them). The result's ``written`` is what
+    Pinecone imported, and staged rows it did not import are failures (named when it imported none).
+
+    Raises:
+        StagingFailed: the driver cannot find every staged row's file (``import_uri`` is not storage
+            the driver shares with the executors); nothing is imported.
     """
     say = progress or logger.info
     options = client.options
@@ -369,13 +374,22 @@ def finish_import(
     folder = import_folder(options)
     started = time.monotonic()
     published = publish_staged(folder, job, attempts)
-    if not published or staged.written == 0:
+    if staged.written == 0:
         say(f"{job} into {target}: no rows to import")
         return staged
     imports = PineconeImports(cast(ImportHost, client.backend))
     error_mode = "abort" if options.on_error == "fail" else "continue"
     asked = False
     try:
+        # an attempt may have staged nothing (a Beam bundle whose rows were all refused): only fewer rows in
+        # the files than the tasks staged proves the driver cannot see them (read only when files are missing)
+        if (published.missing or not published) and _published_rows(folder, published) < staged.written:
+            raise folder.not_shared(
+                "files",
+                (partition for partition, _ in published.missing),
+                f"Nothing was imported and no row counts as written; what the driver did see is deleted, the "
+                f"rest stays where the tasks wrote it ({staging_dir(job)}/ on the executors' own disks).",
+            )
         namespaces = [_namespace_name(d) for d in published]
         _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
         uri = source_uri(folder, options, job)
@@ -501,6 +515,19 @@ def _imported(
         )
     report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
     return report
+
+
+def _published_rows(folder: Folder, published: Mapping[str, Sequence[str]]) -> int:
+    """The rows in the published files, from their footers."""
+    import pyarrow.parquet as pq
+
+    fs, root = folder.filesystem()
+    rows = 0
+    for paths in published.values():
+        for path in paths:
+            with folder.failing_as("read", path[len(root) + 1 :]), fs.open_input_file(path) as file:
+                rows += pq.ParquetFile(file).metadata.num_rows
+    return rows
 
 
 def _published_ids(folder: Folder, published: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

@@ -8,7 +8,9 @@ import, not just an assertion here.
 
 from __future__ import annotations
 
+import functools
 import logging
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +25,15 @@ from tests.servers.script import FaultScript
 from vectordb.connector import ConfigError, WriteFailed, connect
 from vectordb.connector.backends.pinecone_import import (
     ImportStager,
+    finish_import,
     import_data,
     import_folder,
     publish_staged,
 )
+from vectordb.connector.client import Client
 from vectordb.connector.errors import DeadlineExceeded, Rejected
+from vectordb.connector.report import WriteReport
+from vectordb.connector.staging import Folder, StagingFailed, staged_name, staging_dir
 
 __all__ = ["embeddings_server"]
 
@@ -453,3 +459,65 @@ def test_an_import_that_imported_nothing_names_every_staged_row_and_they_become_
         assert letters[f"v{i}"]["error"] == not_imported.error
         assert (letters[f"v{i}"]["title"], letters[f"v{i}"]["rank"]) == (f"doc {i}", i)
     assert index_host.state.snapshot().namespaces == {}
+
+
+# -- what the driver's commit must not do: count rows written that no import wrote -----------------
+
+
+def with_nan(table: pa.Table, *positions: int) -> pa.Table:
+    """``table`` with a NaN in the vectors of the rows at ``positions``: refused while staging."""
+    rows_ = table.to_pylist()
+    for i in positions:
+        rows_[i]["values"][0] = float("nan")
+    return pa.Table.from_pylist(rows_, schema=table.schema)
+
+
+def stage_parts(client: Client, folder: Folder, job: str, parts: dict[int, pa.Table]) -> WriteReport:
+    """Stage each table as partition N's attempt 0, as Spark's tasks do; their merged report."""
+    reports = []
+    for partition, data in parts.items():
+        with ImportStager(client, folder, job, partition=partition) as stager:
+            reports.append(stager.write(data))
+    return functools.reduce(WriteReport.merge, reports, WriteReport())
+
+
+@pytest.mark.parametrize("on_error", ["fail", "report"])
+@pytest.mark.parametrize("lost", ["one partition", "every partition"])
+def test_staged_files_the_driver_cannot_find_fail_the_write_and_no_row_counts_written(
+    index_host: PineconeImportServer, tmp_path: Path, on_error: str, lost: str
+) -> None:
+    """import_uri on each node's own disk: the tasks staged their rows, the driver finds some files or none.
+    Nothing may be imported, and nothing reported written: the job fails and says which storage it needs."""
+    root = tmp_path / "imports"
+    with client_for(index_host, str(root), namespace="docs", on_error=on_error) as client:
+        folder = import_folder(client.options)
+        parts = {0: rows(10), 1: rows(15, start=10), 2: rows(5, start=25)}
+        staged = stage_parts(client, folder, "job-x", parts)
+        if lost == "one partition":  # on another node's disk
+            (root / staged_name("job-x", 1, 0, "docs")).unlink()
+        else:
+            shutil.rmtree(root / staging_dir("job-x"))
+        with pytest.raises(StagingFailed) as info:
+            finish_import(client, staged, [(0, 0), (1, 0), (2, 0)], "job-x")
+    message = str(info.value)
+    assert message.startswith(
+        f"option import_uri: the driver cannot see the files the tasks staged under import_uri ({root}; "
+        f"no file of partition {'1' if lost == 'one partition' else '0, 1, 2'}); import_uri must be "
+        "storage shared by the driver and the executors"
+    ), message
+    assert "Nothing was imported and no row counts as written" in message
+    assert index_host.imports.all() == []
+    assert index_host.state.snapshot().namespaces == {}
+    assert not (root / "job-x").exists()  # what the driver did see is deleted: no import will read it
+
+
+def test_an_attempt_that_staged_nothing_is_no_missing_file(
+    index_host: PineconeImportServer, tmp_path: Path
+) -> None:
+    """A Beam bundle whose rows were all refused is among the attempts that succeeded, with no file."""
+    with client_for(index_host, str(tmp_path / "imports"), namespace="docs", on_error="report") as client:
+        folder = import_folder(client.options)
+        staged = stage_parts(client, folder, "job-y", {0: rows(10), 1: with_nan(rows(2, start=10), 0, 1)})
+        report = finish_import(client, staged, [(0, 0), (1, 0)], "job-y")
+    assert (report.written, report.failed) == (10, 2), report
+    assert_imported_exactly(index_host, rows(10), "docs")

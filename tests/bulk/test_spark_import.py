@@ -154,3 +154,32 @@ def test_an_existing_namespace_fails_the_job_before_any_task(
     assert API_KEY not in str(info.value) and STORE_SECRET not in str(info.value)
     assert s3_store.files(prefix) == []  # no task ran
     assert index_host.imports.all() == []
+
+
+def save(df: Any, raw: dict[str, str]) -> None:
+    writer = df.write.format("vectordb").mode("append")
+    for key, value in raw.items():
+        writer = writer.option(key, value)
+    writer.save()
+
+
+def test_an_import_uri_the_driver_cannot_see_fails_the_job_and_imports_nothing(
+    spark: Any, index_host: PineconeImportServer, s3_store: S3Store, prefix: str, tmp_path: Path
+) -> None:
+    """import_uri on each node's own disk: pyarrow's ``mock://`` filesystem lives in each process's memory, so
+    every task stages its files where the driver's commit cannot see them, as on a cluster whose executors
+    write to their own disks. The job must fail naming import_uri, not report every row written."""
+    reports = tmp_path / "reports"
+    df = spark.createDataFrame(table(400).to_pandas()).repartition(2)
+    raw = options(index_host, s3_store, prefix, on_error="report", report_path=str(reports))
+    with pytest.raises(Exception) as info:
+        save(df, {**raw, "import_uri": f"mock://{tmp_path}/imports"})
+    message = str(info.value)
+    assert (
+        "option import_uri: the driver cannot see the files the tasks staged under import_uri" in message
+        and "must be storage shared by the driver and the executors" in message
+        and "no row counts as written" in message
+    ), message
+    assert index_host.imports.all() == []
+    assert index_host.state.snapshot().namespaces == {}
+    assert list(reports.glob("job-*.json")) == []  # no report says a row was written
