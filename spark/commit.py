@@ -1,7 +1,8 @@
 """The driver's end of a write: merge the tasks' reports, publish dead letters, log, apply ``on_error``.
 
 ``commit`` runs once per job (or micro-batch) after every task succeeded: the reports are merged,
-the dead-letter files of the attempts that succeeded are moved into place (and the rest deleted),
+the dead-letter files of the attempts that succeeded are moved into place (and the rest deleted; one
+the driver cannot find fails the job, as ``dead_letter_path`` on each node's own disk would lose it),
 the report is written to ``report_path`` if given, one summary line is logged, and then the
 ``on_error`` policy decides: ``fail`` raises ``WriteFailed`` (the job fails, with the counts and the
 first reasons), ``report`` and ``dead_letter`` let it succeed. ``abort`` cannot undo anything:
@@ -20,6 +21,7 @@ import msgspec
 from vectordb.connector.bulk import bulk_path
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
+from vectordb.connector.staging import Folder, StagingFailed, staging_dir
 
 from .driver_log import log_line
 from .task import TaskReport
@@ -74,6 +76,8 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
         published = plan.dead_letters.publish(
             job, staged, lambda _, partition: f"{job}-part-{partition:05d}.parquet"
         )
+        if published.missing:  # letters the driver cannot see would be lost without a word
+            raise _letters_unseen(plan.dead_letters, plan, job, tasks, published.missing)
         files = [path for paths in published.values() for path in paths]
     bulk = bulk_path(plan.options)
     if bulk is not None:  # the tasks staged files: the database imports them
@@ -113,6 +117,25 @@ def _task_reports(messages: Sequence[object]) -> list[TaskReport]:
 
 def _merged(tasks: list[TaskReport]) -> WriteReport:
     return functools.reduce(WriteReport.merge, (t.report for t in tasks), WriteReport())
+
+
+def _letters_unseen(
+    folder: Folder, plan: WritePlan, job: str, tasks: list[TaskReport], missing: Sequence[tuple[int, int]]
+) -> StagingFailed:
+    """The job fails rather than succeed without the letters: its report would say where they are."""
+    lost = {attempt for _, attempt in missing}
+    rows = sum(t.dead_letter_rows for t in tasks if t.attempt_id in lost)
+    report = _merged(tasks)
+    if bulk_path(plan.options) is None:
+        kept = f"The job's {report.written} written rows stay written (upserts cannot be rolled back)"
+    else:
+        kept = f"Nothing was imported ({report.written} rows were staged)"
+    return folder.not_shared(
+        "dead letters",
+        (partition for partition, _ in missing),
+        f"{kept}; the {rows} dead letters of those tasks stay where they wrote them "
+        f"({staging_dir(job)}/ on the executors' own disks).",
+    )
 
 
 def _first_reasons(report: WriteReport) -> str:

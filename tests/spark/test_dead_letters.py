@@ -11,6 +11,7 @@ Here rather than in tests/e2e because the Spark case needs the shared session (t
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -149,3 +150,36 @@ def test_dead_letters_carry_the_whole_original_row(
         never_sent = letter["error_type"] == "Invalid"  # refused before sending
         assert (letter["attempts"] == 0) == never_sent
     assert len(grpc_server.arrived().ids()) == 6 - len(letters)
+
+
+def test_dead_letters_the_driver_cannot_see_fail_the_job_naming_dead_letter_path(
+    grpc_server: ServerHandle, tmp_path: Path, spark: Any
+) -> None:
+    """dead_letter_path on each node's own disk: pyarrow's ``mock://`` filesystem lives in each process's
+    memory, so the tasks stage their letters where the driver's commit cannot find them. The job must fail
+    and say so (the rows stay written), not succeed with ``dead_letter_files: []``."""
+    grpc_server.script(reject_ids=frozenset({refused_id("string")}))
+    reports = tmp_path / "reports"
+    with pytest.raises(Exception) as info:
+        (
+            spark.createDataFrame(input_table("string"))
+            .write.format("vectordb")
+            .option("uri", grpc_server.uri)
+            .option("id_column", "key")
+            .option("dimension", str(DIM))
+            .option("on_error", "dead_letter")
+            .option("dead_letter_path", f"mock://{tmp_path}/dead")
+            .option("report_path", str(reports))
+            .mode("append")
+            .save()
+        )
+    message = str(info.value)
+    assert re.search(
+        r"option dead_letter_path: the driver cannot see the dead letters the tasks staged under "
+        rf"dead_letter_path \(mock://{tmp_path}/dead; no file of partition \d+(, \d+)*\); dead_letter_path "
+        "must be storage shared by the driver and the executors",
+        message,
+    ), message
+    assert "The job's 4 written rows stay written" in message and "the 2 dead letters" in message, message
+    assert len(grpc_server.arrived().ids()) == 4  # written, and it stays
+    assert list(reports.glob("*.json")) == []  # no report says the letters are nowhere
