@@ -10,8 +10,9 @@ path without naming a database:
    completes the files (before the task reports), ``partition`` names the task's files;
 3. ``finish`` on the driver once every task succeeded: publish the files of the attempts that
    succeeded, import them, wait, and return the write's report; ``abort`` drops them otherwise.
-   Rows count as written only once imported: staged rows whose files the driver cannot find (a folder
-   on each node's own disk) fail the write before any import starts.
+   Rows count as written only once imported: under ``on_error=fail`` rows refused while staging fail
+   the write before any import starts (an import into a new namespace cannot be run again), and
+   staged rows whose files the driver cannot find (a folder on each node's own disk) fail it too.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class BulkPath(Protocol):
         progress: Callable[[str], None] | None = None,
     ) -> WriteReport:
         """Import the files of the ``(partition, attempt)``s that succeeded (one that staged nothing may
-        be among them); the write's report. Raises ``StagingFailed`` (staged files the driver cannot find)
-        before any import."""
+        be among them); the write's report. Raises ``WriteFailed`` (``on_error=fail`` and rows refused
+        while staging) or ``StagingFailed`` (staged files the driver cannot find) before any import."""
         ...
 
     def abort(self, job: str) -> None:

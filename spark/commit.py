@@ -6,7 +6,8 @@ the driver cannot find fails the job, as ``dead_letter_path`` on each node's own
 the report is written to ``report_path`` if given, one summary line is logged, and then the
 ``on_error`` policy decides: ``fail`` raises ``WriteFailed`` (the job fails, with the counts and the
 first reasons), ``report`` and ``dead_letter`` let it succeed. ``abort`` cannot undo anything:
-upserts that reached the database stay there. It says how many rows the finished tasks wrote.
+upserts that reached the database stay there. It says how many rows the finished tasks wrote (or,
+for a bulk import, staged: a rerun of an import is not the idempotent upsert a rerun of upserts is).
 """
 
 from __future__ import annotations
@@ -93,21 +94,30 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
 
 
 def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
-    """Say what finished tasks already wrote (it stays: upserts cannot be rolled back); drop staged files."""
+    """Say what finished tasks already wrote (it stays: upserts cannot be rolled back) or, for an import, staged
+    (a rerun is another import, refused once a namespace exists); drop staged files."""
     tasks = _task_reports(messages)
     report = _merged(tasks)
-    line = (
-        f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {report.written} rows, "
-        "which stay written (upserts cannot be rolled back); running the job again upserts the same ids."
-    )
+    bulk = bulk_path(plan.options)
+    if bulk is None:
+        line = (
+            f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and wrote {report.written} "
+            "rows, which stay written (upserts cannot be rolled back); running the job again upserts the same ids."
+        )
+    else:  # a rerun imports only into a namespace that does not exist yet
+        line = (
+            f"{job} into {plan.target} failed: {len(tasks)} tasks had finished and staged {report.written} "
+            "rows (the staged files the driver can reach are deleted). If the commit started an import (its "
+            "log says so), what it imported stays and its namespace now exists, which another import refuses: "
+            "write those rows with write_mode=upsert; otherwise nothing was imported and the job can run again."
+        )
     if report.failed:  # their dead letters are dropped with the job: say what they held
         ids = ", ".join(map(str, report.failed_ids[:5]))
         line += f" Those tasks also failed {report.failed} rows (first ids: {ids}): {_first_reasons(report)}."
     log_line(logging.WARNING, line)
     if plan.dead_letters is not None:
         plan.dead_letters.discard(job)
-    bulk = bulk_path(plan.options)
-    if bulk is not None:  # nothing was imported: drop the staged files
+    if bulk is not None:  # drop the staged files
         bulk.abort(job)
 
 

@@ -11,8 +11,10 @@ belongs:
    values, sparse vectors, metadata size); refused rows are failures of the task's report (dead
    letters, as for upserts); the others go into one Parquet file per namespace and task attempt in
    a staging folder.
-3. On the driver, once every task succeeded (``finish_import``): the files of the attempts that
-   succeeded move to ``<import_uri>/<job>/<namespace>/`` (the rest are deleted, so a retried task adds nothing twice),
+3. On the driver, once every task succeeded (``finish_import``): under ``on_error=fail`` rows refused
+   in step 2 fail the write here, before anything is imported (the namespace stays new, so the fixed
+   write can import); the files of the attempts that succeeded move to
+   ``<import_uri>/<job>/<namespace>/`` (the rest are deleted, so a retried task adds nothing twice),
    and staged rows whose files the driver cannot find fail the write (``import_uri`` on each node's
    own disk); ``POST /bulk/imports`` starts the import of ``<job>/`` (error mode
    ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
-from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
+from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError, WriteFailed
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.checks import metadata_json
@@ -365,6 +367,9 @@ def finish_import(
     Pinecone imported, and staged rows it did not import are failures (named when it imported none).
 
     Raises:
+        WriteFailed: under ``on_error=fail`` when staging refused rows, before anything is published: the
+            write fails anyway, and an import started now would fill the new namespace, which Pinecone
+            then refuses to import into again once the rows are fixed.
         StagingFailed: the driver cannot find every staged row's file (``import_uri`` is not storage
             the driver shares with the executors); nothing is imported.
     """
@@ -373,6 +378,9 @@ def finish_import(
     target = client.backend.describe()
     folder = import_folder(options)
     started = time.monotonic()
+    if staged.failed and options.on_error == "fail":
+        nothing = msgspec.structs.replace(staged, written=0, failures=list(staged.failures))
+        raise WriteFailed(_refused_before_import(staged, target), nothing)
     published = publish_staged(folder, job, attempts)
     if staged.written == 0:
         say(f"{job} into {target}: no rows to import")
@@ -515,6 +523,18 @@ def _imported(
         )
     report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
     return report
+
+
+def _refused_before_import(staged: WriteReport, target: str) -> str:
+    ids = ", ".join(map(str, staged.failed_ids[:5]))
+    reasons = "; ".join(f"{n}x {reason}" for reason, n in staged.reasons(3))
+    return (
+        f"{target}: {staged.failed} of {staged.written + staged.failed} rows were refused while staging "
+        f"(first ids: {ids}): {reasons}. Nothing was imported: under on_error=fail a refused row stops the "
+        "import before it starts, so the namespace is still new and the write can run again once those rows "
+        "are fixed or left out (on_error='report' or 'dead_letter' imports the other rows and counts or keeps "
+        "the refused ones)."
+    )
 
 
 def _published_rows(folder: Folder, published: Mapping[str, Sequence[str]]) -> int:

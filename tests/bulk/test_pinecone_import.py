@@ -521,3 +521,29 @@ def test_an_attempt_that_staged_nothing_is_no_missing_file(
         report = finish_import(client, staged, [(0, 0), (1, 0)], "job-y")
     assert (report.written, report.failed) == (10, 2), report
     assert_imported_exactly(index_host, rows(10), "docs")
+
+
+def test_a_row_refused_while_staging_fails_an_on_error_fail_import_before_it_starts(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """The write fails anyway: an import started first would fill the new namespace, and Pinecone refuses
+    to import into it again, so the fixed write could not run. Nothing is imported, the namespace stays new."""
+    table = rows(30)
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs") as client,
+        pytest.raises(WriteFailed) as info,
+    ):
+        import_data(client, with_nan(table, 4))
+    message = str(info.value)
+    assert "1 of 30 rows were refused while staging (first ids: v4): 1x " in message and "NaN" in message
+    assert "Nothing was imported" in message and "can run again" in message
+    assert "did land" not in message and "upserts the same ids" not in message
+    assert (info.value.report.written, info.value.report.failed) == (0, 1)
+    assert index_host.imports.all() == []
+    assert index_host.state.snapshot().namespaces == {}
+    assert s3_store.files(prefix) == []  # the staged files are dropped with the write
+    fixed = table.filter(pa.compute.not_equal(table["id"], "v4"))
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
+        report = import_data(client, fixed)
+    assert (report.written, report.failed) == (29, 0), report
+    assert_imported_exactly(index_host, fixed, "docs")

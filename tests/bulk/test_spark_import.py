@@ -8,6 +8,7 @@ Every vector is read back from the index exactly; refused rows are dead letters 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +184,48 @@ def test_an_import_uri_the_driver_cannot_see_fails_the_job_and_imports_nothing(
     assert index_host.imports.all() == []
     assert index_host.state.snapshot().namespaces == {}
     assert list(reports.glob("job-*.json")) == []  # no report says a row was written
+
+
+def test_a_row_refused_while_staging_fails_the_job_before_the_import_and_the_fixed_job_imports(
+    spark: Any, index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """on_error=fail: the two refused rows fail the job whatever happens next, so no import may start (it
+    would fill the new namespace, and the fixed job's import would then be refused)."""
+    data = table(400)
+    df = spark.createDataFrame(data.to_pandas()).repartition(2)
+    with pytest.raises(Exception) as info:
+        save(df, options(index_host, s3_store, prefix))
+    message = str(info.value)
+    assert "2 of 400 rows were refused while staging" in message and "Nothing was imported" in message, (
+        message
+    )
+    assert "did land" not in message and "upserts the same ids" not in message
+    assert index_host.imports.all() == []
+    assert index_host.state.snapshot().namespaces == {}
+    assert s3_store.files(prefix) == []  # the job's abort dropped the staged files
+    save(df.where("id not in ('s17', 's250')"), options(index_host, s3_store, prefix))
+    (job,) = index_host.imports.all()
+    assert (job.status, job.records_imported) == ("Completed", 398)
+    assert len(index_host.state.snapshot().namespaces["docs"]) == 398
+
+
+def test_an_aborted_import_job_does_not_promise_that_running_it_again_upserts(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rerun of an import is another import, refused once a namespace exists: not the upsert of the same
+    ids that a rerun of upserts is."""
+    from vectordb.connector.report import WriteReport
+    from vectordb.spark.commit import abort_job
+    from vectordb.spark.task import TaskReport
+
+    with caplog.at_level(logging.INFO, logger="vectordb.spark"):
+        abort_job(
+            plan(options(index_host, s3_store, prefix)), [TaskReport(report=WriteReport(written=398))], "j"
+        )
+    assert (
+        "1 tasks had finished and staged 398 rows (the staged files the driver can reach are deleted)"
+        in caplog.text
+    )
+    assert "what it imported stays and its namespace now exists" in caplog.text
+    assert "otherwise nothing was imported and the job can run again" in caplog.text
+    assert "upserts the same ids" not in caplog.text and "stay written" not in caplog.text
