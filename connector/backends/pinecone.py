@@ -97,6 +97,7 @@ class PineconeBackend(Backend[PineconeOptions]):
         if options.api_key is None and not options.api_key_env and not uri.is_loopback:
             raise ConfigError("option api_key (or api_key_env) is required for pinecone")
         self._index_dimension: int | None = None  # learnt by check_target
+        self._dense: bool | None = None  # learnt by check_target: the index is dense (else sparse)
 
     def describe(self) -> str:
         return f"{'pinecone+grpc' if self.grpc else 'pinecone'}://{self.host}:{self.port}"
@@ -155,6 +156,8 @@ class PineconeBackend(Backend[PineconeOptions]):
         else:
             index_dimension = int(orjson.loads(reply.body or b"{}").get("dimension") or 0)
         self._index_dimension = index_dimension or None  # 0: a sparse-only index
+        # a dense index reports its dimension; a sparse one none ("Not specified if sparse index")
+        self._dense = bool(index_dimension)
         if dimension and index_dimension and dimension != index_dimension:
             raise DimensionMismatch(
                 f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}",
@@ -208,17 +211,26 @@ class PineconeBackend(Backend[PineconeOptions]):
         return self._index_dimension
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """Rows whose metadata Pinecone refuses, each with why, before they cost a request (Pinecone's
-        own refusal names no row). Metadata values are strings, numbers, booleans or lists of strings;
-        numbers are float64, so an integer beyond 2^53 would come back changed."""
-        if batch.metadata is None:
-            return batch, []
-        reasons = {}
-        for i, metadata in enumerate(batch.metadata):
-            problem = metadata and metadata_problem(metadata)
-            if problem:
-                reasons[i] = problem
+        """Rows Pinecone refuses, each with why, before they cost a request: Pinecone refuses the whole
+        request, mostly naming no row, so each would cost an isolation walk. Metadata values are strings,
+        numbers, booleans or lists of strings (numbers are float64: an integer beyond 2^53 would come back
+        changed); a row with no dense vector needs a sparse index."""
+        reasons: dict[int, str] = {}
+        if batch.metadata is not None:
+            for i, metadata in enumerate(batch.metadata):
+                problem = metadata and metadata_problem(metadata)
+                if problem:
+                    reasons[i] = problem
+        if batch.vectors is None and self._index_is_dense():  # a batch with no matrix holds sparse-only rows
+            dimension = self._index_dimension or self.options.dimension
+            reason = f"no dense vector: the index is dense (dimension {dimension}); {SPARSE_ONLY}"
+            reasons.update((i, reason) for i in range(len(batch.ids)) if i not in reasons)
         return batch.without(reasons)
+
+    def _index_is_dense(self) -> bool:
+        """What ``check_target`` learnt; without it (``verify=false``), a stated dimension (the driver
+        hands its tasks the index's) says dense, since a sparse index has none."""
+        return self._dense if self._dense is not None else self.options.dimension is not None
 
     # -- sizes ----------------------------------------------------------------------------------
 
@@ -390,6 +402,7 @@ def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch,
 
 
 _EXACT_INT = 2**53  # float64 holds every integer up to here
+SPARSE_ONLY = "Pinecone stores a sparse vector only beside a dense one (sparse-only rows need a sparse index)"
 
 
 def metadata_problem(metadata: dict[str, Any]) -> str | None:

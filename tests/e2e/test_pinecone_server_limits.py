@@ -161,6 +161,20 @@ def test_sparse_indices_and_values_of_different_lengths_are_refused(server: Serv
     accepted(server, [vector("a", sparseValues={"indices": [1, 2], "values": [0.5, 0.25]})])
 
 
+def test_a_dense_index_refuses_a_row_with_no_dense_vector(server: ServerHandle) -> None:
+    # "Records with sparse vector values must also contain dense vector values"; Pinecone's reply:
+    # 400 {"code":3,"message":"Vector dimension 0 does not match the dimension of the index 1536"}
+    server.script(dimension=DIM)
+    sparse_only = {"id": "s", "sparseValues": {"indices": [1, 2], "values": [0.5, 0.25]}}
+    assert refused(server, [vector("a"), sparse_only]) == (
+        f"Vector dimension 0 does not match the dimension of the index {DIM}"
+    )
+    assert refused(server, [{**sparse_only, "values": []}]).startswith("Vector dimension 0 does not match")
+    accepted(server, [vector("a"), {**sparse_only, "values": [0.5] * DIM}])
+    server.reset()  # an index that reports no dimension (as Pinecone's sparse index) takes it
+    accepted(server, [sparse_only])
+
+
 def test_scripted_anonymous_rejections_and_limit_refusals_name_no_row(server: ServerHandle) -> None:
     server.script(reject_ids={"secret-row"}, reject_named=False)
     assert refused(server, [vector("a"), vector("secret-row")]) == "Invalid vector: request rejected"

@@ -3,8 +3,10 @@
 The numbers are the connector's (``PineconeBackend.limits`` and ``.rules``): at most 1,000 vectors
 and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector whose values are
 strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
-index, and sparse indices and values of equal length. Each check returns the reason Pinecone gives,
-worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it.
+index (a dense index refuses a row with no dense vector: "Records with sparse vector values must also
+contain dense vector values"), and sparse indices and values of equal length. Each check returns the
+reason Pinecone gives, worded as Pinecone words it: naming no row, so a client cannot lean on the
+message to find it.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def sparse_problem(indices: list[int] | None, value_count: int) -> str | None:
 
 
 def dimension_problem(dimension: int, index_dimension: int | None) -> str | None:
-    """A dense vector whose length is not the index's (``None``: the index has none yet)."""
-    if dimension and index_dimension and dimension != index_dimension:
+    """A dense vector whose length is not the index's (``None``: the index has none yet); a row with no
+    dense vector (0) in a dense index too, as Pinecone words it: "Vector dimension 0 does not match"."""
+    if index_dimension and dimension != index_dimension:
         return f"Vector dimension {dimension} does not match the dimension of the index {index_dimension}"
     return None

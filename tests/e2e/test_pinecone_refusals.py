@@ -1,0 +1,85 @@
+"""Rows Pinecone refuses fail alone before sending, each with its reason: a row with a sparse vector and
+no dense one in a dense index.
+
+Pinecone refuses the whole request for it, so a row sent would cost an isolation walk (and,
+with ``on_error=fail``, the write); here the good rows go out in one accepted request and the test
+server, which refuses it as Pinecone does (tests/e2e/test_pinecone_server_limits.py), never sees a
+bad one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.servers.fixtures import ServerHandle, start_server
+from vectordb.connector import connect
+from vectordb.connector.report import WriteReport
+from vectordb.connector.transports.base import forget_shared
+
+DIM = 8
+SPARSE = pa.struct([("indices", pa.list_(pa.int64())), ("values", pa.list_(pa.float32()))])
+
+
+@pytest.fixture(params=["grpc", "rest"])
+def server(request: pytest.FixtureRequest) -> Iterator[ServerHandle]:
+    with start_server(request.param) as handle:
+        yield handle
+        forget_shared()  # close the client's channel before the server stops
+
+
+def write(server: ServerHandle, rows: list[dict[str, Any]], **options: Any) -> WriteReport:
+    """``rows`` (id, values, sparse) as one Arrow table, through the client with ``on_error=report``."""
+    data = pa.table(
+        {
+            "id": [r["id"] for r in rows],
+            "values": pa.array([r.get("values") for r in rows], type=pa.list_(pa.float32())),
+            "sparse": pa.array([r.get("sparse") for r in rows], type=SPARSE),
+        }
+    )
+    with connect(server.uri, api_key="k", on_error="report", sparse_column="sparse", **options) as client:
+        return client.upsert(data)
+
+
+def failed(report: WriteReport) -> dict[str, str]:
+    return {row_id: f.error for f in report.failures for row_id in (f.ids or ()) if row_id is not None}
+
+
+def sent_whole(server: ServerHandle) -> None:
+    """Every request was accepted: nothing was refused, so no isolation walk ran."""
+    assert {r.outcome for r in server.arrived().requests} == {"ok"}
+
+
+GOOD = [
+    {"id": "dense", "values": [0.5] * DIM},
+    {"id": "both", "values": [0.5] * DIM, "sparse": {"indices": [1, 4], "values": [0.5, 0.25]}},
+]
+SPARSE_ONLY = {"id": "sparse-only", "sparse": {"indices": [2, 3], "values": [0.5, 0.25]}}
+
+
+@pytest.mark.parametrize("verify", [True, False], ids=["verified", "a-task-told-the-dimension"])
+def test_a_sparse_only_row_into_a_dense_index_fails_alone_before_sending(
+    server: ServerHandle, verify: bool
+) -> None:
+    # a Spark task skips verify and is told the index's dimension by the driver: a sparse index has none
+    server.script(dimension=DIM)
+    options = {} if verify else {"verify": False, "dimension": DIM}
+    report = write(server, [GOOD[0], SPARSE_ONLY, GOOD[1]], **options)
+    assert (report.written, report.failed) == (2, 1), report
+    assert failed(report) == {
+        "sparse-only": f"no dense vector: the index is dense (dimension {DIM}); Pinecone stores a sparse "
+        "vector only beside a dense one (sparse-only rows need a sparse index)"
+    }
+    sent_whole(server)
+    assert server.arrived().ids() == {"dense", "both"}
+
+
+def test_sparse_only_rows_go_to_an_index_that_reports_no_dimension(server: ServerHandle) -> None:
+    # Pinecone's describe_index_stats gives no dimension for a sparse index ("Not specified if sparse
+    # index"); the test server's index does the same until a dense vector fixes one
+    report = write(server, [SPARSE_ONLY, {**SPARSE_ONLY, "id": "sparse-2"}])
+    assert report.ok and report.written == 2, report
+    assert server.arrived().ids() == {"sparse-only", "sparse-2"}
