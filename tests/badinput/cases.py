@@ -91,6 +91,8 @@ CASES: list[Case] = [
     Case("a sparse vector and no dense vector, into a dense index (Pinecone)",
          row(values=None, sparse_values={"indices": [1], "values": [0.5]}), "fails alone",
          "no dense vector: the index is dense (dimension 4)", pinecone_only=True),
+    Case("an all-zero dense vector (Pinecone)", row(values=[0.0, -0.0, 0.0, 0.0]), "fails alone",
+         "vector is all zeros", pinecone_only=True),
     Case("a namespace that is not a string", row(namespace=5), "fails alone", "namespace 5 is not a string"),
     Case("a namespace that is not UTF-8 (a lone surrogate)", row(namespace="ns\udcff"), "fails alone",
          "namespace holds a lone surrogate"),

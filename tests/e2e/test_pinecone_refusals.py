@@ -1,9 +1,9 @@
 """Rows Pinecone refuses fail alone before sending, each with its reason: a row with a sparse vector and
-no dense one in a dense index.
+no dense one in a dense index and an all-zero dense vector.
 
-Pinecone refuses the whole request for it, so a row sent would cost an isolation walk (and,
+Pinecone refuses the whole request for any of them, so a row sent would cost an isolation walk (and,
 with ``on_error=fail``, the write); here the good rows go out in one accepted request and the test
-server, which refuses it as Pinecone does (tests/e2e/test_pinecone_server_limits.py), never sees a
+server, which refuses each as Pinecone does (tests/e2e/test_pinecone_server_limits.py), never sees a
 bad one.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -83,3 +84,35 @@ def test_sparse_only_rows_go_to_an_index_that_reports_no_dimension(server: Serve
     report = write(server, [SPARSE_ONLY, {**SPARSE_ONLY, "id": "sparse-2"}])
     assert report.ok and report.written == 2, report
     assert server.arrived().ids() == {"sparse-only", "sparse-2"}
+
+
+def test_an_all_zero_dense_vector_fails_alone_before_sending(server: ServerHandle) -> None:
+    server.script(dimension=DIM)
+    rows = [
+        GOOD[0],
+        {"id": "zeros", "values": [0.0] * DIM},
+        {"id": "negative-zeros", "values": [-0.0] * DIM},
+        {"id": "zeros-but-the-last", "values": [0.0] * (DIM - 1) + [1e-30]},
+        {"id": "zeros-with-sparse", "values": [0.0] * DIM, "sparse": {"indices": [1], "values": [1.0]}},
+    ]
+    report = write(server, rows)
+    reason = "vector is all zeros: Pinecone needs at least one non-zero value in a dense vector"
+    assert failed(report) == {"zeros": reason, "negative-zeros": reason, "zeros-with-sparse": reason}
+    assert report.written == 2
+    sent_whole(server)
+    assert server.arrived().ids() == {"dense", "zeros-but-the-last"}
+
+
+@pytest.mark.parametrize("leading_zeros", [3, 100], ids=["few-start-with-zero", "all-start-with-zero"])
+def test_zero_rows_finds_exactly_the_all_zero_rows(leading_zeros: int) -> None:
+    # a few rows starting with a zero are read gathered, many in place: both find the same rows
+    from vectordb.connector.backends.pinecone import zero_rows
+
+    matrix = np.random.default_rng(0).uniform(0.5, 1.0, (100, 1536)).astype(np.float32)
+    matrix[:leading_zeros, 0] = 0.0
+    matrix[[1, 2], :] = 0.0
+    matrix[2, 7] = -0.0
+    matrix[0, -1] = 1e-30  # starts with a zero, not all zeros
+    assert zero_rows(matrix) == [1, 2]
+    assert zero_rows(np.zeros((0, 4), np.float32)) == []
+    assert zero_rows(matrix[3:]) == []

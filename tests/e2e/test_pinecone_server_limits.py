@@ -1,8 +1,8 @@
 """The Pinecone test servers refuse what Pinecone refuses, so no test can pass a client Pinecone would fail.
 
 Each limit (``tests/servers/pinecone_rules.py``) is tried with a request just past it, refused whole
-(REST 400 with Pinecone's error body, gRPC ``INVALID_ARGUMENT``) with a message naming no row, and
-with a request at it, accepted. Requests are sent raw (HTTP, or the generated stubs), so nothing
+(REST 400 with Pinecone's error body, gRPC ``INVALID_ARGUMENT``) with a message naming no row (but the
+all-zero vector's, which names it as Pinecone's does), and with a request at it, accepted. Requests are sent raw (HTTP, or the generated stubs), so nothing
 on the client side can hold a wrong one back; one test sends them through the official SDK.
 """
 
@@ -173,6 +173,19 @@ def test_a_dense_index_refuses_a_row_with_no_dense_vector(server: ServerHandle) 
     accepted(server, [vector("a"), {**sparse_only, "values": [0.5] * DIM}])
     server.reset()  # an index that reports no dimension (as Pinecone's sparse index) takes it
     accepted(server, [sparse_only])
+
+
+def test_an_all_zero_dense_vector_is_refused_naming_it(server: ServerHandle) -> None:
+    # Pinecone's reply: 400 {"code":3,"message":"Dense vectors must contain at least one non-zero value.
+    # Vector ID '…' contains only zeros"}, the one refusal here whose message names the row
+    for zeros in ([0.0] * DIM, [-0.0] * DIM):
+        ok, message = upsert(server, [vector("a"), {"id": "z", "values": zeros}])
+        assert not ok and server.arrived().requests[-1].outcome == "rejected"
+        assert message.endswith(
+            "Dense vectors must contain at least one non-zero value. Vector ID 'z' contains only zeros"
+        )
+        assert server.arrived().final == {}
+    accepted(server, [vector("a"), {"id": "z", "values": [0.0] * (DIM - 1) + [1e-30]}])
 
 
 def test_scripted_anonymous_rejections_and_limit_refusals_name_no_row(server: ServerHandle) -> None:

@@ -33,7 +33,7 @@ from google.protobuf.message import DecodeError
 
 from vectordb.connector.protowire import read_varint as _varint
 
-from .pinecone_rest import PineconeRestServer, serve_until_signal
+from .pinecone_rest import PineconeRestServer, serve_until_signal, with_value_rules
 from .script import (
     ECHO_HEADER,
     MAX_DELETE_IDS,
@@ -139,6 +139,9 @@ def count_grpc(body: bytes) -> int:
     return count
 
 
+_decode_judged = with_value_rules(decode_grpc)
+
+
 class PineconeGrpcServer:
     """The gRPC server (a thread pool) and its HTTP control server, both on 127.0.0.1."""
 
@@ -177,7 +180,7 @@ class PineconeGrpcServer:
             body,
             headers=metadata,
             api_key=metadata.get("api-key"),
-            decode=decode_grpc,
+            decode=_decode_judged,
             count=count_grpc,
         )
         if verdict.outcome == "ok":

@@ -6,7 +6,8 @@ numbers, so tests compare them byte for byte. The reply is ``{"upsertedCount": n
 are ``{"code", "message", "details"}`` with Pinecone's statuses: 400 rejected, 401 bad key,
 429 throttled (with ``Retry-After``), 503 unavailable; a dropped request gets its socket closed
 without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`` on every reply.
-Requests are judged by Pinecone's limits (``pinecone_rules``, through ``script.serve_upsert``).
+Requests are judged by Pinecone's limits (``pinecone_rules``, through ``script.serve_upsert``; the rule
+on dense values through ``with_value_rules``).
 ``POST /describe_index_stats`` and ``POST /vectors/delete`` (1 to 1,000 ids, or ``deleteAll``, in a
 namespace; 400 otherwise; 404 for a namespace that holds nothing, as Pinecone answers) work on the
 same stored vectors.
@@ -29,6 +30,7 @@ import contextlib
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -36,6 +38,7 @@ import msgspec
 import numpy as np
 import orjson
 
+from . import pinecone_rules as rules
 from .script import (
     ECHO_HEADER,
     MAX_DELETE_IDS,
@@ -51,7 +54,14 @@ from .script import (
 )
 from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
 
-__all__ = ["PineconeRestServer", "count_rest", "decode_rest", "main", "serve_until_signal"]
+__all__ = [
+    "PineconeRestServer",
+    "count_rest",
+    "decode_rest",
+    "main",
+    "serve_until_signal",
+    "with_value_rules",
+]
 
 UPSERT_PATH = "/vectors/upsert"
 STATS_PATH = "/describe_index_stats"
@@ -111,9 +121,28 @@ def _numbers(value: Any, where: str, dtype: str) -> np.ndarray:
     return array.astype(dtype)
 
 
+def with_value_rules(decode: Callable[[bytes], Decoded]) -> Callable[[bytes], Decoded]:
+    """``decode``, then Pinecone's rule on dense values (``pinecone_rules.zero_problem``), which reads the
+    values ``script.rejection_message`` does not: its refusal (400 / ``INVALID_ARGUMENT``, the message
+    after ``serve_upsert``'s "Invalid request: ") names the row, as Pinecone's does."""
+
+    def decode_judged(body: bytes) -> Decoded:
+        decoded = decode(body)
+        for v in decoded.vectors:
+            problem = rules.zero_problem(v.id, v.values_f32)
+            if problem is not None:
+                raise ValueError(problem)
+        return decoded
+
+    return decode_judged
+
+
 def count_rest(body: bytes) -> int:
     """The noop count: one ``"id"`` key per vector (metadata keys named "id" count too)."""
     return body.count(b'"id"')
+
+
+_decode_judged = with_value_rules(decode_rest)
 
 
 class _Handler(JsonHandler):
@@ -167,7 +196,7 @@ class _Handler(JsonHandler):
             body,
             headers=headers,
             api_key=headers.get("api-key"),
-            decode=decode_rest,
+            decode=_decode_judged,
             count=count_rest,
         )
         if verdict.outcome == "dropped":

@@ -4,9 +4,10 @@ The numbers are the connector's (``PineconeBackend.limits`` and ``.rules``): at 
 and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector whose values are
 strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
 index (a dense index refuses a row with no dense vector: "Records with sparse vector values must also
-contain dense vector values"), and sparse indices and values of equal length. Each check returns the
-reason Pinecone gives, worded as Pinecone words it: naming no row, so a client cannot lean on the
-message to find it.
+contain dense vector values"), a dense vector with at least one non-zero value, and sparse indices
+and values of equal length. Each check returns the reason Pinecone gives, worded as Pinecone words it:
+naming no row, so a client cannot lean on the message to find it, but for the all-zero vector, whose
+real message names its id.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import orjson
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "metadata_problem",
     "size_problem",
     "sparse_problem",
+    "zero_problem",
 ]
 
 MAX_UPSERT_VECTORS = 1000
@@ -101,4 +104,14 @@ def dimension_problem(dimension: int, index_dimension: int | None) -> str | None
     dense vector (0) in a dense index too, as Pinecone words it: "Vector dimension 0 does not match"."""
     if index_dimension and dimension != index_dimension:
         return f"Vector dimension {dimension} does not match the dimension of the index {index_dimension}"
+    return None
+
+
+def zero_problem(vector_id: str, values_f32: bytes) -> str | None:
+    """A dense vector of zeros only (an absent one is the dimension rule's); Pinecone's message names it."""
+    if values_f32 and not np.frombuffer(values_f32, dtype="<f4").any():
+        return (
+            "Dense vectors must contain at least one non-zero value. "
+            f"Vector ID '{vector_id}' contains only zeros"
+        )
     return None
