@@ -214,7 +214,8 @@ class PineconeBackend(Backend[PineconeOptions]):
         """Rows Pinecone refuses, each with why, before they cost a request: Pinecone refuses the whole
         request, mostly naming no row, so each would cost an isolation walk. Metadata values are strings,
         numbers, booleans or lists of strings (numbers are float64: an integer beyond 2^53 would come back
-        changed); a dense vector needs a non-zero value; a row with no dense vector needs a sparse index."""
+        changed); a dense vector needs a non-zero value; a sparse vector holds at most 1,000 values; a row
+        with no dense vector needs a sparse index."""
         reasons: dict[int, str] = {}
         if batch.metadata is not None:
             for i, metadata in enumerate(batch.metadata):
@@ -228,6 +229,10 @@ class PineconeBackend(Backend[PineconeOptions]):
             dimension = self._index_dimension or self.options.dimension
             reason = f"no dense vector: the index is dense (dimension {dimension}); {SPARSE_ONLY}"
             reasons.update((i, reason) for i in range(len(batch.ids)) if i not in reasons)
+        if batch.sparse is not None:
+            for i, sparse in enumerate(batch.sparse):
+                if sparse is not None and len(sparse[0]) > MAX_SPARSE_VALUES:
+                    reasons.setdefault(i, sparse_count_problem(len(sparse[0])))
         return batch.without(reasons)
 
     def _index_is_dense(self) -> bool:
@@ -405,6 +410,7 @@ def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch,
 
 
 _EXACT_INT = 2**53  # float64 holds every integer up to here
+MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (Pinecone's limits)
 ZERO_VECTOR = "vector is all zeros: Pinecone needs at least one non-zero value in a dense vector"
 SPARSE_ONLY = "Pinecone stores a sparse vector only beside a dense one (sparse-only rows need a sparse index)"
 
@@ -421,6 +427,11 @@ def zero_rows(matrix: np.ndarray) -> list[int]:
     if 8 * maybe.size > len(matrix):
         return np.flatnonzero(~matrix.any(axis=1)).tolist()
     return maybe[~matrix[maybe].any(axis=1)].tolist()
+
+
+def sparse_count_problem(count: int) -> str:
+    """Why a sparse vector of ``count`` values is refused."""
+    return f"sparse vector has {count} non-zero values; Pinecone takes at most {MAX_SPARSE_VALUES}"
 
 
 def metadata_problem(metadata: dict[str, Any]) -> str | None:

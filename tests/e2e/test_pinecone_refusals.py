@@ -1,5 +1,5 @@
 """Rows Pinecone refuses fail alone before sending, each with its reason: a row with a sparse vector and
-no dense one in a dense index and an all-zero dense vector.
+no dense one in a dense index, an all-zero dense vector, and a sparse vector of more than 1,000 values.
 
 Pinecone refuses the whole request for any of them, so a row sent would cost an isolation walk (and,
 with ``on_error=fail``, the write); here the good rows go out in one accepted request and the test
@@ -101,6 +101,29 @@ def test_an_all_zero_dense_vector_fails_alone_before_sending(server: ServerHandl
     assert report.written == 2
     sent_whole(server)
     assert server.arrived().ids() == {"dense", "zeros-but-the-last"}
+
+
+def test_a_sparse_vector_of_over_1000_values_fails_alone_before_sending(server: ServerHandle) -> None:
+    server.script(dimension=DIM)
+
+    def sparse(n: int) -> dict[str, list[Any]]:
+        return {"indices": list(range(0, 3 * n, 3)), "values": [0.5] * n}
+
+    rows = [
+        {"id": "1000", "values": [0.5] * DIM, "sparse": sparse(1000)},
+        {"id": "1001", "values": [0.5] * DIM, "sparse": sparse(1001)},
+    ]
+    report = write(server, rows)
+    assert failed(report) == {"1001": "sparse vector has 1001 non-zero values; Pinecone takes at most 1000"}
+    sent_whole(server)
+    assert server.arrived().ids() == {"1000"}
+    server.reset()  # an index that reports no dimension: a sparse one, with the same limit
+    report = write(
+        server, [{"id": "sparse-1000", "sparse": sparse(1000)}, {"id": "5000", "sparse": sparse(5000)}]
+    )
+    assert failed(report) == {"5000": "sparse vector has 5000 non-zero values; Pinecone takes at most 1000"}
+    sent_whole(server)
+    assert server.arrived().ids() == {"sparse-1000"}
 
 
 @pytest.mark.parametrize("leading_zeros", [3, 100], ids=["few-start-with-zero", "all-start-with-zero"])

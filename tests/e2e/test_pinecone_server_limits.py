@@ -161,6 +161,16 @@ def test_sparse_indices_and_values_of_different_lengths_are_refused(server: Serv
     accepted(server, [vector("a", sparseValues={"indices": [1, 2], "values": [0.5, 0.25]})])
 
 
+def test_a_sparse_vector_of_over_1000_values_is_refused(server: ServerHandle) -> None:
+    def sparse(n: int) -> dict[str, list[Any]]:
+        return {"indices": list(range(n)), "values": [0.5] * n}
+
+    message = refused(server, [vector("a", sparseValues=sparse(rules.MAX_SPARSE_VALUES + 1))])
+    assert "Sparse vector has 1001 non-zero values" in message
+    assert "sparse vectors can contain no more than 1000 non-zero values" in message
+    accepted(server, [vector("a", sparseValues=sparse(rules.MAX_SPARSE_VALUES))])
+
+
 def test_a_dense_index_refuses_a_row_with_no_dense_vector(server: ServerHandle) -> None:
     # "Records with sparse vector values must also contain dense vector values"; Pinecone's reply:
     # 400 {"code":3,"message":"Vector dimension 0 does not match the dimension of the index 1536"}

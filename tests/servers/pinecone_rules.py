@@ -5,9 +5,9 @@ and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector 
 strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
 index (a dense index refuses a row with no dense vector: "Records with sparse vector values must also
 contain dense vector values"), a dense vector with at least one non-zero value, and sparse indices
-and values of equal length. Each check returns the reason Pinecone gives, worded as Pinecone words it:
-naming no row, so a client cannot lean on the message to find it, but for the all-zero vector, whose
-real message names its id.
+and values of equal length, at most 1,000 of them. Each check returns the reason Pinecone gives,
+worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it, but for
+the all-zero vector, whose real message names its id.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_ID_BYTES",
     "MAX_METADATA_BYTES",
     "MAX_REQUEST_BYTES",
+    "MAX_SPARSE_VALUES",
     "MAX_UPSERT_VECTORS",
     "count_problem",
     "dimension_problem",
@@ -36,6 +37,7 @@ MAX_UPSERT_VECTORS = 1000
 MAX_REQUEST_BYTES = 2 << 20  # 2 MB
 MAX_ID_BYTES = 512
 MAX_METADATA_BYTES = 40_960
+MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (limits page)
 
 _KINDS = {dict: "object", type(None): "null"}  # Pinecone's names for the kinds it refuses
 
@@ -93,9 +95,15 @@ def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
 
 
 def sparse_problem(indices: list[int] | None, value_count: int) -> str | None:
-    """Sparse indices and values of different lengths."""
+    """Sparse indices and values of different lengths, or more than 1,000 of them (Pinecone documents the
+    limit, not its message: this is the documented sentence with the count)."""
     if indices is not None and len(indices) != value_count:
         return "Sparse vector indices and values must have the same length"
+    if indices is not None and len(indices) > MAX_SPARSE_VALUES:
+        return (
+            f"Sparse vector has {len(indices)} non-zero values; sparse vectors can contain no more than "
+            f"{MAX_SPARSE_VALUES} non-zero values"
+        )
     return None
 
 
