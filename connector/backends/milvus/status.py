@@ -24,7 +24,8 @@ ROOT_CODE_MASK = (1 << 16) - 1
 
 # Status.code: Milvus's merr codes (pkg/util/merr/errors.go); any other is a rejection
 CODE_KIND: dict[int, type[ServerError]] = {
-    1: Unavailable,  # service not ready
+    # 1 (service not ready) is absent: a real Milvus sends it retriable (bit 20, field 4), which makes it
+    # Unavailable; Milvus Lite answers every unexpected exception, a bad row's too, with a bare code 1
     2: Unavailable,  # service unavailable
     3: Unavailable,  # memory limit exceeded (a quota: it frees up)
     4: Throttled,  # request limit exceeded

@@ -1,0 +1,90 @@
+"""Milvus rows and options the connector must refuse alone, or name, against a real Milvus Lite server.
+
+Each test writes through the connector and reads back with pymilvus: a bad row fails alone with its
+reason, the others land unchanged, and a bad option is a ConfigError naming it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from vectordb.connector import connect
+from vectordb.connector.backends.milvus.status import Status, status_of
+from vectordb.connector.redaction import Secrets
+from vectordb.connector.report import WriteReport
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+
+DIM = 4
+
+
+def write(uri: str, data: Any, **options: Any) -> WriteReport:
+    options.setdefault("on_error", "report")
+    with connect(uri, **options) as client:
+        return client.write(data)
+
+
+def vec(seed: int) -> list[float]:
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32).tolist()
+
+
+def stored(server: LiteServer, name: str, **kwargs: Any) -> dict[Any, dict[str, Any]]:
+    server.client.load_collection(name)
+    rows = server.client.query(name, filter="", output_fields=["*"], limit=1000, **kwargs)
+    return {row["id"]: row for row in rows}
+
+
+def make_collection(
+    server: LiteServer, name: str, *fields: tuple[str, Any, dict[str, Any]], **kw: Any
+) -> None:
+    """A collection made with pymilvus: VarChar ``id`` (INT64 with ``int64=True``), a ``vector``, ``fields``."""
+    from pymilvus import DataType
+
+    client = server.client
+    schema = client.create_schema(enable_dynamic_field=True, **kw.pop("schema", {}))
+    if kw.pop("int64", False):
+        schema.add_field("id", DataType.INT64, is_primary=True)
+    else:
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM)
+    for field_name, dtype, params in fields:
+        schema.add_field(field_name, getattr(DataType, dtype), **params)
+    index = client.prepare_index_params()
+    index.add_index("vector", index_type="AUTOINDEX", metric_type="COSINE")
+    client.create_collection(name, schema=schema, index_params=index)
+
+
+# -- 1: Milvus Lite's code 1 is a refusal, not "service not ready" ---------------------------------
+
+
+def test_a_row_lite_refuses_with_code_1_fails_alone(milvus_lite: LiteServer, collection_name: str) -> None:
+    """A JSON field given 5: Lite answers code 1 (UnexpectedError); read as Unavailable, the whole batch
+    was retried for ~20 s and failed, good rows with it."""
+    make_collection(milvus_lite, collection_name, ("js", "JSON", {"nullable": True}))
+    data = [{"id": f"good{i}", "values": vec(i), "js": {"k": i}} for i in range(6)]
+    data.insert(3, {"id": "bad", "values": vec(9), "js": 5})
+    report = write(milvus_lite.uri, data, collection=collection_name, max_retries=1)
+    assert report.written == 6 and report.failed_ids == ["bad"], report
+    assert report.failures[0].error_type == "Rejected"
+    assert "(code 1)" in report.failures[0].error
+    back = stored(milvus_lite, collection_name)
+    assert sorted(back) == [f"good{i}" for i in range(6)]
+    assert back["good4"]["js"] == {"k": 4}
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [({1: 1, 3: 1}, Status(1)), ({3: 1}, Status(1)), ({1: 1, 3: 1, 4: 1}, Status(1, retriable=True)),
+     ({3: 1 | 1 << 20}, Status(1, retriable=True))],
+)  # fmt: skip
+def test_code_1_is_unavailable_only_from_a_server_not_ready(fields: dict[int, int], expected: Status) -> None:
+    from vectordb.connector import protowire as pw
+
+    raw = b"".join(pw.varint_field(number, value) for number, value in sorted(fields.items()))
+    status = status_of(pw.FieldReader(raw), Secrets())
+    assert status == expected
+    assert status.kind.__name__ == ("Unavailable" if expected.retriable else "Rejected")
