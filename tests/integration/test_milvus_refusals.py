@@ -88,3 +88,28 @@ def test_code_1_is_unavailable_only_from_a_server_not_ready(fields: dict[int, in
     status = status_of(pw.FieldReader(raw), Secrets())
     assert status == expected
     assert status.kind.__name__ == ("Unavailable" if expected.retriable else "Rejected")
+
+
+# -- 2: an INT64 key's text ids follow one rule ------------------------------------------------------
+
+
+def test_a_malformed_integer_id_fails_alone_in_upserts_and_deletes(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """ "--7" passed ``lstrip("-").isdecimal()`` and int() raised: the whole write stopped with a ValueError."""
+    make_collection(milvus_lite, collection_name, int64=True)
+    data = [
+        {"id": 10, "values": vec(1)},
+        {"id": "--7", "values": vec(2)},
+        {"id": " -11 ", "values": vec(3)},
+        {"id": 1, "values": vec(0)},
+    ]
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert report.written == 3 and report.failed_ids == ["--7"], report
+    assert report.failures[0].error.startswith("id '--7' is not a 64-bit integer")
+    assert sorted(stored(milvus_lite, collection_name)) == [-11, 1, 10]
+    with connect(milvus_lite.uri, collection=collection_name, on_error="report") as client:
+        report = client.delete([1, "--7"])
+    assert report.written == 1 and report.failed_ids == ["--7"], report
+    assert "is not a 64-bit integer" in report.failures[0].error
+    assert sorted(stored(milvus_lite, collection_name)) == [-11, 10]

@@ -9,6 +9,7 @@ request, each with its reason, so the rest of the batch lands.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 DYNAMIC_FIELD = "$meta"
+INT64_TEXT = re.compile(r"-?[0-9]+")  # a text id an INT64 key takes (after strip)
 
 
 @dataclass(slots=True)
@@ -219,7 +221,9 @@ def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> lis
     for row, value in enumerate(ids):
         if isinstance(value, str):
             text = value.strip()
-            value = int(text) if text.lstrip("-").isdecimal() else None  # isdigit: "²", which int() refuses
+            # one rule, checked before int(): lstrip("-") let "--7" through to int(), whose ValueError
+            # stopped the whole write; ASCII digits only, as Milvus's parser reads a key
+            value = int(text) if INT64_TEXT.fullmatch(text) else None
         if not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
             reasons.setdefault(
                 row,
