@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from vectordb.connector import connect
+from vectordb.connector import ConfigError, connect
 from vectordb.connector.backends.milvus.status import Status, status_of
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.report import WriteReport
@@ -113,3 +113,32 @@ def test_a_malformed_integer_id_fails_alone_in_upserts_and_deletes(
     assert report.written == 1 and report.failed_ids == ["--7"], report
     assert "is not a 64-bit integer" in report.failures[0].error
     assert sorted(stored(milvus_lite, collection_name)) == [-11, 10]
+
+
+# -- 3: namespaces are partition names only when Milvus's rule allows -------------------------------
+
+
+def test_a_namespace_that_is_no_partition_name_fails_its_rows_alone(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """Lite made a directory of ``../../../x`` outside the collection, took ``bad-name`` and ``has space``,
+    and a 300-character name ("File name too long") stopped the whole write."""
+    from pathlib import Path
+
+    escaped = f"escaped_{collection_name}"
+    bad = [f"../../../{escaped}", "bad-name", "has space", "y" * 300, "", "é"]
+    names = ["aa", *bad, "1digit", "_x" + "z" * 253]
+    data = [{"id": f"p{i}", "values": vec(i), "ns": ns} for i, ns in enumerate(names)]
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True, namespace_column="ns")
+    refused = [f"p{i}" for i, ns in enumerate(names) if ns in bad and ns]
+    assert sorted(report.failed_ids) == sorted(refused), report
+    assert all("is not a Milvus partition name" in f.error for f in report.failures)
+    assert report.written == len(names) - len(refused)
+    assert not list(Path(milvus_lite.path).parent.rglob(escaped))
+    partitions = set(milvus_lite.client.list_partitions(collection_name))
+    assert {"aa", "1digit", "_x" + "z" * 253} <= partitions and not partitions & set(bad)
+    assert sorted(stored(milvus_lite, collection_name)) == sorted(
+        f"p{i}" for i in range(len(names)) if f"p{i}" not in refused
+    )
+    with pytest.raises(ConfigError, match="option namespace 'bad-name' is not a Milvus partition name"):
+        write(milvus_lite.uri, data[:1], collection=collection_name, namespace="bad-name")

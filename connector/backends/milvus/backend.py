@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from ... import protowire as pw
-from ...errors import ConfigError, DimensionMismatch, NotFound, ServerError
+from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
 from ...options import BackendOptions, did_you_mean, parse_uri
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...rows.types import id_sizes
@@ -50,6 +50,10 @@ CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is
 # a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
 CLEAR_TIMEOUT_S = 600.0
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
+# a partition name every Milvus takes (proxy validatePartitionTag: letters, digits, '_', at most 255; a
+# first digit passes its check, '$' and '-' only some versions'); Milvus Lite checks none, and makes a
+# directory of the name: "../../x" one outside the collection, 300 characters "File name too long"
+PARTITION_NAME = re.compile(r"[A-Za-z0-9_]{1,255}")
 
 
 class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -181,12 +185,14 @@ class MilvusBackend(Backend[MilvusOptions]):
         layout = self._describe_or_create()
         if layout is None:
             self._create_pending = True
+            self._check_namespace_option()
             id_type = self.options.id_type
             if dimension is None or id_type == "auto":
                 return  # made with the first batch, whose ids and dimension say what it needs
             layout = self._create(dimension, key_int64=id_type == "int64", sparse=False)
         self._check_layout(layout, dimension)
         self._layout = layout
+        self._check_namespace_option()
         if self.lite_path:
             self._load_if_released()
 
@@ -220,15 +226,25 @@ class MilvusBackend(Backend[MilvusOptions]):
             self._named_dims = {name: known[name] for name in self._names}
             self._check_field_names()
             self._create_pending = True
+            self._check_namespace_option()
             if self.options.id_type == "auto":
                 return dict(self._named_dims)
             sparse = self.options.sparse_column is not None
             layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=sparse)
         self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
         self._layout = layout
+        self._check_namespace_option()
         if self.lite_path:
             self._load_if_released()
         return {name: dim for name, dim in layout.named if dim is not None}
+
+    def _check_namespace_option(self) -> None:
+        """Option ``namespace`` names a partition unless the collection has a partition key field."""
+        namespace = self.options.namespace
+        if namespace and (self._layout is None or self._layout.partition_key is None):
+            why = partition_problem(namespace)
+            if why:
+                raise ConfigError(f"option {why}")
 
     def _check_field_names(self) -> None:
         """Names create=true can make a field of: Milvus's rule, and not a field the collection has anyway."""
@@ -323,15 +339,23 @@ class MilvusBackend(Backend[MilvusOptions]):
                 "LoadCollection", self._call("LoadCollection", pw.string_field(3, self.collection))
             )
 
-    def _ensure_partition(self, partition: str) -> None:
+    def _ensure_partition(self, partition: str) -> str | None:
+        """Make the partition if missing; a name or a refusal that leaves none: why, for its rows alone."""
         if partition in self._partitions:
-            return
+            return None
+        why = partition_problem(partition)
+        if why:
+            return why
         body = pw.string_field(3, self.collection) + pw.string_field(4, partition)
         has = self._call("HasPartition", body)
         self._expect_ok("HasPartition", has.message(1))
         if not has.int(2):
-            self._expect_ok("CreatePartition", self._call("CreatePartition", body), allow=("exist",))
+            try:
+                self._expect_ok("CreatePartition", self._call("CreatePartition", body), allow=("exist",))
+            except Rejected as exc:  # this namespace's refusal: retrying or stopping the write loses the rest
+                return f"namespace {partition!r}: {exc}"
         self._partitions.add(partition)
+        return None
 
     def _layout_for(self, batch: RowBatch) -> Layout:
         if self._layout is not None:
@@ -455,7 +479,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         layout = self._layout_for(batch)
         partition = None
         if batch.namespace and layout.partition_key is None:
-            self._ensure_partition(batch.namespace)
+            why = self._ensure_partition(batch.namespace)
+            if why:
+                return self._refused(batch, why)
             partition = batch.namespace
         encoded = encode_upsert(batch, layout, partition=partition)
         if encoded.sent == 0:
@@ -473,6 +499,9 @@ class MilvusBackend(Backend[MilvusOptions]):
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
         partition = None
         if layout is not None and batch.namespace and layout.partition_key is None:
+            why = partition_problem(batch.namespace)
+            if why:
+                return self._refused(batch, why)
             partition = batch.namespace if self._has_partition(batch.namespace) else None
             absent = partition is None
         else:
@@ -495,6 +524,11 @@ class MilvusBackend(Backend[MilvusOptions]):
                 SERVICE + "HasCollection", pw.string_field(3, layout.collection), context=encoded
             )
         return WireRequest(SERVICE + "Delete", encoded.body, context=encoded)
+
+    def _refused(self, batch: RowBatch, why: str) -> WireRequest:
+        """Every row of ``batch`` fails with ``why``; a harmless call stands in for the request."""
+        encoded = Encoded(body=b"", sent=0, sent_rows=[], refused=[batch.failure(range(len(batch)), why)])
+        return WireRequest(SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded)
 
     def _delete_in_partition(self, batch: RowBatch, partition: str) -> BatchOutcome:
         """Milvus Lite: delete the batch's keys that ``partition`` holds, asked now (see ``_delete_request``);
@@ -565,3 +599,13 @@ class MilvusBackend(Backend[MilvusOptions]):
                     return BatchOutcome(written=0, failures=refused)
                 sent -= len(named)
         return BatchOutcome(written=sent, failures=refused)
+
+
+def partition_problem(namespace: str) -> str | None:
+    """Why ``namespace`` cannot name a Milvus partition, or ``None`` if it can."""
+    if PARTITION_NAME.fullmatch(namespace):
+        return None
+    return (
+        f"namespace {namespace[:100]!r}{'...' if len(namespace) > 100 else ''} is not a Milvus partition name "
+        "(letters, digits and _, at most 255 characters)"
+    )
