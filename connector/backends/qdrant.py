@@ -18,6 +18,11 @@ namespace's: with ``namespace_mode=payload`` a filter ``has_id`` and the namespa
 another namespace wrote stays), with ``shard_key`` the request's shard key. A missing id is no error.
 In payload mode the default namespace, ``""`` as much as none, is the points without the namespace key:
 an upsert in it writes none, and a delete or clear of ``""`` matches ``is_empty`` on the key.
+
+Names: a collection name Qdrant takes in no request (over 255 characters, ``/`` or NUL) is a ``ConfigError``
+at once; what only a create refuses (a collection or vector name holding ``< > : " \\ | ? *`` or ``\\x1F``, a
+vector name over 200 bytes, a size outside 1 to 65,536) just before ``create=true`` would send one: a
+collection that is there may be older than those rules, and is written.
 """
 
 from __future__ import annotations
@@ -66,6 +71,36 @@ DISTANCE = {"cosine": "Cosine", "euclidean": "Euclid", "dotproduct": "Dot"}
 _GRPC_DISTANCE = {"Cosine": 1, "Euclid": 2, "Dot": 3}
 _GRPC_ORDERING = {"weak": 0, "medium": 1, "strong": 2}
 _CLOCK_REJECTED = 3  # UpdateStatus.ClockRejected: the update was refused, nothing applied
+
+# Qdrant's names and sizes (qdrant/qdrant lib/common/common/src/validation.rs, VectorParams): a collection
+# name has 1 to 255 characters, none of _NAME_CHARS to be created (a collection made before Qdrant 1.5 may
+# hold all but / and NUL, so only those are refused in a name that is there); a vector name at most 200 UTF-8
+# bytes and none of _NAME_CHARS to be created (Qdrant 1.18+); a vector 1 to 65,536 floats
+_NAME_CHARS = '<>:"/\\|?*\0\x1f'
+_LEGACY_NAME_CHARS = "/\0"
+MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_536
+_SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
+
+
+def _collection_name_problem(name: str, *, create: bool) -> str | None:
+    """Why Qdrant refuses ``name`` for a collection (``create``: to make one; else in any request), or None."""
+    if not 1 <= len(name) <= MAX_COLLECTION_NAME_CHARS:
+        return f"is {len(name)} characters long; Qdrant takes 1 to {MAX_COLLECTION_NAME_CHARS}"
+    bad = next((c for c in (_NAME_CHARS if create else _LEGACY_NAME_CHARS) if c in name), None)
+    if bad is None:
+        return None
+    return f"holds {bad!r}, and Qdrant makes no collection whose name holds any of {_SHOWN_CHARS}"
+
+
+def _vector_name_problem(name: str) -> str | None:
+    """Why Qdrant refuses ``name`` for a vector of a collection it makes, or None."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_VECTOR_NAME_BYTES:
+        return f"is {size} bytes long; Qdrant takes at most {MAX_VECTOR_NAME_BYTES}"
+    bad = next((c for c in _NAME_CHARS if c in name), None)
+    if bad is None:
+        return None
+    return f"holds {bad!r}, and Qdrant makes no vector whose name holds any of {_SHOWN_CHARS}"
 
 
 class QdrantOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -147,6 +182,12 @@ class QdrantBackend(Backend[QdrantOptions]):
                 "option uri: qdrant needs one collection name, as qdrant://host:6333/COLLECTION "
                 "or with option collection"
             )
+        self._collection_option = "uri" if uri.path else "collection"  # the option that names it
+        problem = _collection_name_problem(collection, create=False)
+        if problem:  # no request of Qdrant's takes it
+            raise ConfigError(
+                f"option {self._collection_option}: collection name {collection[:80]!r} {problem}"
+            )
         if options.vector_name == "":
             raise ConfigError('option vector_name: give a name, or leave it out for the unnamed vector ""')
         if options.vector_name is not None and (options.vector_columns or options.multi_vector_columns):
@@ -206,6 +247,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"{self.describe()}: collection {self.collection!r} does not exist "
                     "(option create=true makes it)"
                 ) from None
+            self._check_creatable({self.options.vector_name or "": dimension})
             self._create_collection(transport, dimension)
             target = self._describe_collection(transport)
         if self.options.create and self.options.namespace_mode == "shard_key" and self.options.namespace:
@@ -240,16 +282,10 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"{self.describe()}: collection {self.collection!r} does not exist "
                     "(option create=true makes it)"
                 ) from None
+            self._check_creatable(dimensions)  # the names at once, each size once known
             if any(size is None for size in dimensions.values()):
                 self._awaiting_create = True  # a delete sent meanwhile finds nothing to delete
                 return {}  # made once every name's dimension is known
-            empty = sorted(name for name, size in dimensions.items() if not size)
-            if empty:  # a vector of no floats: Qdrant cannot store one, and the name would be left out
-                option = "multi_vector_columns" if empty[0] in multi else "vector_columns"
-                raise ConfigError(
-                    f"option {option}: vector {empty[0]!r} has dimension 0; {self.describe()} cannot make "
-                    f"collection {self.collection!r} with it (state its size with option vector_dimensions)"
-                ) from None
             self._create_collection(
                 transport, None, {n: int(d) for n, d in dimensions.items() if d is not None}
             )
@@ -298,6 +334,42 @@ class QdrantBackend(Backend[QdrantOptions]):
             dense, option = ({name}, "vector_name") if name is not None else (set(), "vector_column")
             self._check_none_left_out(self._target, dense, option=option)
         return batch, []
+
+    def _check_creatable(self, dimensions: Mapping[str, int | None]) -> None:
+        """Refuse, before the create is sent, what Qdrant would refuse in it (so nothing is made): the
+        collection's name, the write's vector names, and each known size (``dimensions``: per name, ``""`` the
+        unnamed vector). Checked only here: a collection that is there may be older than these rules."""
+        opts = self.options
+        problem = _collection_name_problem(self.collection, create=True)
+        if problem:
+            raise ConfigError(
+                f"option {self._collection_option}: {self.describe()} cannot create collection: its name "
+                f"{self.collection[:80]!r} {problem}"
+            )
+        named = [("vector_name", opts.vector_name)] if opts.vector_name is not None else []
+        named += [("vector_columns", name) for name in opts.vector_columns or {}]
+        named += [("multi_vector_columns", name) for name in opts.multi_vector_columns or {}]
+        if opts.sparse_column:
+            named.append(("sparse_vector_name", opts.sparse_vector_name))
+        for option, name in named:
+            problem = _vector_name_problem(name)
+            if problem:
+                raise ConfigError(
+                    f"option {option}: vector name {name[:80]!r} {problem}; {self.describe()} cannot create "
+                    f"collection {self.collection!r} with it"
+                )
+        multi = set(opts.multi_vector_columns or {})
+        for name, size in sorted(dimensions.items()):
+            if size is not None and not 1 <= size <= MAX_DIMENSION:
+                option = "vector_column"
+                if self._named_mode:
+                    option = "multi_vector_columns" if name in multi else "vector_columns"
+                what = f"vector {name!r} has" if self._named_mode else "the vectors have"
+                raise ConfigError(
+                    f"option {option}: {what} dimension {size}; Qdrant's vectors have 1 to {MAX_DIMENSION:,} "
+                    f"floats, so {self.describe()} cannot make collection {self.collection!r} with it"
+                    + (" (state its size with option vector_dimensions)" if size < 1 else "")
+                )
 
     def _check_none_left_out(self, target: _Target, names: set[str], *, option: str | None = None) -> None:
         """Refuse a write that leaves out some of the collection's vectors (``names``: the dense and

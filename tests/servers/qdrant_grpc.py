@@ -39,16 +39,21 @@ from .qdrant_rest import (
     QdrantRestServer,
     QdrantStore,
     UpsertLog,
-    check_multi_vector,
     collection_info,
+    collection_name_errors,
     fault_error,
+    multi_vector_error,
+    raise_validation,
     record_json,
+    size_error,
+    sparse_errors,
 )
 from .script import ECHO_HEADER, FaultScript, echoed
 
 __all__ = ["QdrantGrpcServer", "QdrantServer", "qdrant_server", "qdrant_session_server"]
 
 GRPC_CODE: dict[str, grpc.StatusCode] = {
+    "validation": grpc.StatusCode.INVALID_ARGUMENT,
     "bad_input": grpc.StatusCode.INVALID_ARGUMENT,
     "format": grpc.StatusCode.INVALID_ARGUMENT,
     "bad_request": grpc.StatusCode.INVALID_ARGUMENT,
@@ -62,11 +67,44 @@ GRPC_CODE: dict[str, grpc.StatusCode] = {
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
+def upsert_validation_errors(request: Any) -> list[str]:
+    """What tonic's ``validate`` of an ``UpsertPoints`` finds, as ``path: message``: the collection name,
+    then every point with errors; of a point's named vectors only the first failing one (``HashMap``'s
+    ``find_map``, under ``vectors_options.vectors.[]``), read in qdrant/qdrant ``lib/api/src/grpc/validate.rs``."""
+    errors = collection_name_errors(request.collection_name, create=False)
+    for index, point in enumerate(request.points):
+        vectors = point.vectors
+        if vectors.HasField("vector"):
+            found, where = _vector_errors(vectors.vector), "vectors_options"
+        else:
+            named = vectors.vectors.vectors
+            found = next((f for name in sorted(named) if (f := _vector_errors(named[name]))), [])
+            where = "vectors_options.vectors.[]"
+        errors += [f"points[{index}].vectors.{where}.{e}" for e in found]
+    return errors
+
+
+def _vector_errors(vector: Any) -> list[str]:
+    """One ``Vector``'s validation errors as ``field: message``: a sparse one's, a multi-dense one's; a dense
+    one has none here (its size is checked against the collection)."""
+    kind = vector.WhichOneof("vector")
+    if kind == "sparse":
+        return sparse_errors(list(vector.sparse.indices), list(vector.sparse.values))
+    if kind == "multi_dense":
+        found = multi_vector_error([len(v.data) for v in vector.multi_dense.vectors])
+        return [] if found is None else [f"data: {found}"]
+    if kind is None and vector.HasField("indices") and not vector.HasField("vectors_count"):
+        return sparse_errors(list(vector.indices.data), list(vector.data))  # the legacy sparse form
+    return []
+
+
 def decode_upsert(request: Any) -> list[Incoming]:
-    """The points of an ``UpsertPoints`` as the store takes them (float32 values are exact as doubles).
+    """The points of an ``UpsertPoints`` as the store takes them (float32 values are exact as doubles),
+    once the request passes Qdrant's validation (``upsert_validation_errors``).
 
     A multi-vector comes as ``multi_dense`` (``MultiDenseVector``, what qdrant-client sends) or in the
     deprecated form, ``data`` with ``vectors_count``; Qdrant validates both before anything else."""
+    raise_validation(_LABEL, upsert_validation_errors(request))
     out = []
     for index, point in enumerate(request.points):
         which = point.id.WhichOneof("point_id_options")
@@ -89,9 +127,7 @@ def decode_upsert(request: Any) -> list[Incoming]:
             elif kind == "sparse":
                 sparse[name] = (list(vector.sparse.indices), np.asarray(vector.sparse.values, np.float32))
             elif kind == "multi_dense":
-                inner = [np.asarray(v.data, dtype=np.float32) for v in vector.multi_dense.vectors]
-                check_multi_vector([len(v) for v in inner], f"points[{index}].vectors.?", _LABEL)
-                multi[name] = inner
+                multi[name] = [np.asarray(v.data, dtype=np.float32) for v in vector.multi_dense.vectors]
             elif vector.HasField("vectors_count"):  # the legacy multi-vector form: data, flattened
                 count, data = vector.vectors_count, np.asarray(vector.data, dtype=np.float32)
                 if count == 0 or not len(data):
@@ -100,7 +136,8 @@ def decode_upsert(request: Any) -> list[Incoming]:
                         if count == 0
                         else "multi vector must not be empty"
                     )
-                    raise QdrantError("bad_input", f"{_LABEL}: [points[{index}].vectors.?.data: {what}]")
+                    path = f"points[{index}].vectors.vectors_options.vectors.[].data"
+                    raise QdrantError("validation", f"{_LABEL}: [{path}: {what}]")
                 if len(data) % count:
                     raise QdrantError(
                         "bad_input",
@@ -118,6 +155,11 @@ def decode_upsert(request: Any) -> list[Incoming]:
 
 
 _LABEL = "Validation error in body"  # Qdrant's gRPC validation errors
+
+
+def _check_name(name: str) -> None:
+    """A request's ``collection_name`` as tonic's ``validate`` checks it (collections of any age)."""
+    raise_validation(_LABEL, collection_name_errors(name, create=False))
 
 
 def _shard_key(selector: Any) -> Any:
@@ -260,6 +302,7 @@ class QdrantGrpcServer:
 
     def _get(self, body: bytes) -> bytes:
         request = qg.GetPoints.FromString(body)
+        _check_name(request.collection_name)
         ids = [GrpcToRest.convert_point_id(i) for i in request.ids]
         points = self.store.retrieve(request.collection_name, ids, "grpc")
         with_payload = request.with_payload.enable if request.HasField("with_payload") else False
@@ -269,6 +312,7 @@ class QdrantGrpcServer:
 
     def _scroll(self, body: bytes) -> bytes:
         request = qg.ScrollPoints.FromString(body)
+        _check_name(request.collection_name)
         offset = GrpcToRest.convert_point_id(request.offset) if request.HasField("offset") else None
         limit = request.limit if request.HasField("limit") else 10
         points, next_id = self.store.scroll(request.collection_name, offset, limit)
@@ -289,11 +333,13 @@ class QdrantGrpcServer:
 
     def _count(self, body: bytes) -> bytes:
         request = qg.CountPoints.FromString(body)
+        _check_name(request.collection_name)
         count = self.store.count(request.collection_name)
         return qg.CountResponse(result=qg.CountResult(count=count), time=0.0).SerializeToString()
 
     def _delete(self, body: bytes) -> bytes:
         request = qg.DeletePoints.FromString(body)
+        _check_name(request.collection_name)
         shard_key = _shard_key(request.shard_key_selector) if request.HasField("shard_key_selector") else None
         selector = request.points
         if selector.HasField("points"):
@@ -321,6 +367,7 @@ class QdrantGrpcServer:
 
     def _get_collection(self, body: bytes) -> bytes:
         request = qg.GetCollectionInfoRequest.FromString(body)
+        _check_name(request.collection_name)
         info = RestToGrpc.convert_collection_info(
             collection_info(self.store.describe(request.collection_name))
         )
@@ -328,8 +375,18 @@ class QdrantGrpcServer:
 
     def _create_collection(self, body: bytes) -> bytes:
         request = qg.CreateCollection.FromString(body)
-        vectors: dict[str, tuple[int, str]] = {}
+        errors = collection_name_errors(request.collection_name, create=True)
         config = request.vectors_config
+        if config.HasField("params") and size_error(config.params.size):
+            size = config.params.size
+            errors.append(f"vectors_config.config.size: value {size} invalid, {size_error(size)}")
+        elif config.HasField("params_map"):  # the first bad one (HashMap's find_map)
+            params = config.params_map.map
+            size = next((params[n].size for n in sorted(params) if size_error(params[n].size)), None)
+            if size is not None:
+                errors.append(f"vectors_config.config.map.[].size: value {size} invalid, {size_error(size)}")
+        raise_validation(_LABEL, errors)
+        vectors: dict[str, tuple[int, str]] = {}
         multi: set[str] = set()
         if config.HasField("params"):
             vectors[""] = (config.params.size, qg.Distance.Name(config.params.distance))
@@ -345,16 +402,19 @@ class QdrantGrpcServer:
 
     def _delete_collection(self, body: bytes) -> bytes:
         request = qg.DeleteCollection.FromString(body)
+        _check_name(request.collection_name)
         deleted = self.store.delete_collection(request.collection_name)
         return qg.CollectionOperationResponse(result=deleted, time=0.0).SerializeToString()
 
     def _exists(self, body: bytes) -> bytes:
         request = qg.CollectionExistsRequest.FromString(body)
+        _check_name(request.collection_name)
         exists = qg.CollectionExists(exists=self.store.exists(request.collection_name))
         return qg.CollectionExistsResponse(result=exists, time=0.0).SerializeToString()
 
     def _create_shard_key(self, body: bytes) -> bytes:
         request = qg.CreateShardKeyRequest.FromString(body)
+        _check_name(request.collection_name)
         key = request.request.shard_key
         self.store.create_shard_key(
             request.collection_name, key.keyword if key.WhichOneof("key") == "keyword" else key.number

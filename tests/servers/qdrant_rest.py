@@ -14,11 +14,25 @@ its HTTP and gRPC statuses, ``OperationError``, ``segment::common::check_vector_
   failed`` (after the size check of its vectors); a dense vector under a multi-vector name is kept as a
   multi-vector of one vector, as Qdrant keeps it (its size checked); a dense or multi-vector under a
   sparse name: ``... between sparse and regular vectors failed`` / ``... between multi and regular ...``;
-- an empty multi-vector: over gRPC ``Validation error in body: [...: multi vector must not be empty]``
-  (an empty vector inside one: ``all vectors must be non-empty``; vectors of different lengths: ``all
-  vectors must have the same dimension, found vector with dimension 3``); over REST ``[]`` reads as an
-  empty dense vector, ``Validation error in JSON body: [...: dense vector must not be empty]``, as in
-  Qdrant (the field paths in these messages are the server's best rendering of Qdrant's);
+- a request that breaks a validation rule, before anything else is looked at: 422 over REST (actix's
+  ``validation_error_handler``) / INVALID_ARGUMENT, every error as ``path: message`` (``label_errors``):
+  an empty multi-vector ``multi vector must not be empty`` (an empty vector inside one: ``all vectors must
+  be non-empty``; 1,048,576 floats or more: ``Total size of all vectors (N) must be less than 1048576``;
+  vectors of different lengths: ``all vectors must have the same dimension, found vector with dimension
+  3``); over REST ``[]`` reads as an empty dense vector, ``dense vector must not be empty``; a sparse
+  vector's ``values: Validation error: must be the same length as indices [{}]`` and ``indices: Validation
+  error: must be unique [{}]`` (no message of their own: validator's rendering of the code). Labels:
+  ``Validation error in JSON body`` / ``in path parameters`` (REST), ``Validation error in body`` (gRPC);
+  paths as Qdrant builds them (``points[0].vector.?.values``, ``batch.?.data``,
+  ``points[0].vectors.vectors_options.vectors.[].values``);
+- a collection name of more than 255 characters, or holding ``/`` or NUL (any request), or any of
+  ``< > : " \\ | ? * \\x1F`` too (a create: ``StrictCollectionPath``): 422 ``Validation error in path
+  parameters: [collection_name: collection name cannot contain "*" char]`` / INVALID_ARGUMENT
+  ``Validation error in body: [...]``; a ``VectorParams.size`` outside 1 to 65,536 likewise
+  (``vectors.size: must be from 1 to 65536``; gRPC: ``vectors_config.config.size: value 70000 invalid,
+  must be from 1 to 65536``); a vector name of more than 200 bytes or holding one of those characters:
+  400 / INVALID_ARGUMENT ``Wrong input: Invalid dense vector name `a:b`: vector name cannot contain ":"
+  char`` (``CreateCollectionOperation::new``);
 - an id that is neither an unsigned integer nor a UUID: 400 ``Format error in JSON body: value x is
   not a valid point ID, valid values are either an unsigned integer or a UUID`` / INVALID_ARGUMENT
   ``Unable to parse UUID: x``;
@@ -48,6 +62,7 @@ Routes: ``GET /``, ``GET|PUT|DELETE /collections/{c}``, ``GET /collections/{c}/e
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -74,14 +89,26 @@ __all__ = [
     "QdrantStore",
     "StoredCollection",
     "UpsertLog",
+    "check_collection_name",
+    "check_vector_names",
 ]
 
 # qdrant-client warns when the server's minor version is more than one away from its own; the tests pin
 # qdrant-client 1.20, so the server announces that line.
 VERSION = "1.20.0"
+# qdrant/qdrant lib/common/common/src/validation.rs: characters no collection or vector name may hold (a new
+# collection's name; older collections' names are held to LEGACY_NAME_CHARS), a vector name's bytes, a
+# multi-vector's floats (release builds), and VectorParams.size
+INVALID_NAME_CHARS = ("<", ">", ":", '"', "/", "\\", "|", "?", "*", "\0", "\x1f")
+LEGACY_NAME_CHARS = ("/", "\0")
+MAX_COLLECTION_NAME_CHARS = 255
+MAX_VECTOR_NAME_BYTES = 200
+MAX_MULTIVECTOR_FLATTENED_LEN = 1024 * 1024
+MAX_VECTOR_SIZE = 65_536
 IS_EMPTY = object()  # a filter's is_empty condition, as a value in delete_points' must
 
 Kind = Literal[
+    "validation",
     "bad_input",
     "format",
     "not_found",
@@ -93,6 +120,7 @@ Kind = Literal[
     "dropped",
 ]
 HTTP_STATUS: dict[str, int] = {
+    "validation": 422,  # actix's validation_error_handler: a request that parsed but breaks a rule
     "bad_input": 400,
     "format": 400,
     "bad_request": 400,
@@ -234,6 +262,7 @@ class QdrantStore:
         custom_sharding: bool,
         multi: set[str] | frozenset[str] = frozenset(),
     ) -> None:
+        check_vector_names([n for n in vectors if n], sparse)
         with self._lock:
             if name in self.collections:
                 raise QdrantError("already_exists", f"Wrong input: Collection `{name}` already exists!")
@@ -424,31 +453,75 @@ def _check_vectors(
         if name not in coll.multi:
             raise QdrantError("bad_input", _WRONG_MULTI)
         multi[name] = np.stack(vectors)
-    for name, (indices, values) in p.sparse.items():
+    for name in p.sparse:  # their indices and values were validated with the request
         if name not in coll.sparse:
             raise QdrantError("bad_input", f"Wrong input: Not existing vector name error: {name}")
-        if len(indices) != len(values):
-            raise QdrantError(
-                "bad_input", "Wrong input: Sparse vector indices and values must have the same length"
-            )
-        if len(set(indices)) != len(indices):
-            raise QdrantError("bad_input", "Wrong input: Sparse vector must have unique indices")
     return dense, multi
 
 
-def check_multi_vector(lengths: list[int], path: str, label: str) -> None:
-    """Qdrant's ``validate_multi_vector_by_length``, worded as its validation errors are (``label``:
-    ``Validation error in JSON body`` over REST, ``Validation error in body`` over gRPC)."""
-    message = None
+def multi_vector_error(lengths: list[int]) -> str | None:
+    """Qdrant's ``validate_multi_vector_by_length`` (the message of its ``data`` error), or ``None``."""
     if not lengths:
-        message = "multi vector must not be empty"
-    elif 0 in lengths:
-        message = "all vectors must be non-empty"
-    elif any(n != lengths[0] for n in lengths):
-        other = next(n for n in lengths if n != lengths[0])
-        message = f"all vectors must have the same dimension, found vector with dimension {other}"
-    if message is not None:
-        raise QdrantError("bad_input", f"{label}: [{path}.data: {message}]")
+        return "multi vector must not be empty"
+    if 0 in lengths:
+        return "all vectors must be non-empty"
+    if sum(lengths) >= MAX_MULTIVECTOR_FLATTENED_LEN:
+        return f"Total size of all vectors ({sum(lengths)}) must be less than {MAX_MULTIVECTOR_FLATTENED_LEN}"
+    other = next((n for n in lengths if n != lengths[0]), None)
+    if other is not None:
+        return f"all vectors must have the same dimension, found vector with dimension {other}"
+    return None
+
+
+def collection_name_errors(name: str, *, create: bool) -> list[str]:
+    """A request's ``collection_name`` checks: 1 to 255 characters (validator's ``length``, which quotes the
+    value as JSON), and none of ``INVALID_NAME_CHARS`` to create one (``StrictCollectionPath``,
+    ``CreateCollection``), else none of ``LEGACY_NAME_CHARS`` (a collection made before Qdrant 1.5 may
+    hold the others); the first character of the list the name holds is named."""
+    errors = []
+    if not 1 <= len(name) <= MAX_COLLECTION_NAME_CHARS:
+        shown = json.dumps(name, ensure_ascii=False)
+        errors.append(f"collection_name: value {shown} invalid, must be from 1 to 255 characters")
+    bad = next((c for c in (INVALID_NAME_CHARS if create else LEGACY_NAME_CHARS) if c in name), None)
+    if bad is not None:
+        errors.append(f'collection_name: collection name cannot contain "{bad}" char')
+    return errors
+
+
+def check_collection_name(name: str, *, create: bool = False) -> None:
+    """Refuse a collection name as Qdrant's REST path extractor does (the gRPC server words it its own way)."""
+    raise_validation("Validation error in path parameters", collection_name_errors(name, create=create))
+
+
+def vector_name_error(name: str) -> str | None:
+    """``validate_vector_name``: at most 200 bytes, none of ``INVALID_NAME_CHARS``."""
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_VECTOR_NAME_BYTES:
+        return "vector name must be at most 200 bytes long"
+    bad = next((c for c in INVALID_NAME_CHARS if c in name), None)
+    return None if bad is None else f'vector name cannot contain "{bad}" char'
+
+
+def check_vector_names(dense: list[str], sparse: set[str]) -> None:
+    """``CreateCollectionOperation::new``, on both transports: each named dense vector's name, then each
+    sparse one's (in name order), an empty sparse name, a name both dense and sparse (400 / INVALID_ARGUMENT)."""
+    for kind, names in (("dense", dense), ("sparse", sparse)):
+        for name in sorted(names):
+            found = vector_name_error(name)
+            if found is not None:
+                raise QdrantError("bad_input", f"Wrong input: Invalid {kind} vector name `{name}`: {found}")
+    if "" in sparse:
+        raise QdrantError("bad_input", "Wrong input: Sparse vector name cannot be empty")
+    both = next((name for name in dense if name in sparse), None)
+    if both is not None:
+        raise QdrantError(
+            "bad_input",
+            f"Wrong input: Dense and sparse vector names must be unique - duplicate found with '{both}'",
+        )
+
+
+def size_error(size: int) -> str | None:
+    """``VectorParams.size``: 1 to 65,536 (the message's tail; gRPC's validator also quotes the value)."""
+    return None if 1 <= size <= MAX_VECTOR_SIZE else f"must be from 1 to {MAX_VECTOR_SIZE}"
 
 
 def fault_error(fault: str, script: FaultScript) -> QdrantError:
@@ -518,6 +591,22 @@ def parse_create(doc: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], set[s
     sparse names, custom sharding, and the named vectors with a ``multivector_config``."""
     from qdrant_client.http import models as m
 
+    config = doc.get("vectors") or {}
+    single = isinstance(config, dict) and "size" in config
+    params = {"": config} if single else dict(sorted(config.items()))  # a BTreeMap: in name order
+    sizes = [p.get("size") for p in params.values() if isinstance(p, dict)]
+    if any(isinstance(size, int) and size < 1 for size in sizes):  # serde's NonZeroU64 (position not shown)
+        raise QdrantError(
+            "format",
+            "Format error in JSON body: data did not match any variant of untagged enum VectorsConfig",
+        )
+    bad = sum(isinstance(size, int) and size_error(size) is not None for size in sizes)
+    paths = (
+        ["vectors.size" if single else "vectors.?.size"]
+        if bad == 1
+        else [f"vectors.?[{k}].size" for k in range(bad)]
+    )
+    raise_validation("Validation error in JSON body", [f"{path}: must be from 1 to 65536" for path in paths])
     create = m.CreateCollection.model_validate(doc)
     vectors: dict[str, tuple[int, str]] = {}
     multi: set[str] = set()
@@ -534,14 +623,14 @@ def parse_create(doc: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], set[s
 
 
 def decode_points(doc: Any) -> list[Incoming]:
-    """A ``PointInsertOperations`` body (``{"points": [...]}`` or ``{"batch": {...}}``) as ``Incoming``s."""
+    """A ``PointInsertOperations`` body (``{"points": [...]}`` or ``{"batch": {...}}``) as ``Incoming``s,
+    once it passes Qdrant's validation (``json_validation_errors``)."""
     if not isinstance(doc, dict):
         raise QdrantError("format", "Format error in JSON body: expected an object")
     if isinstance(doc.get("points"), list):
-        return [
-            _incoming(p.get("id"), p.get("vector"), p.get("payload"), f"points[{i}].vector")
-            for i, p in enumerate(doc["points"])
-        ]
+        points = doc["points"]
+        raise_validation("Validation error in JSON body", json_validation_errors(doc))
+        return [_incoming(p.get("id"), p.get("vector", p.get("vectors")), p.get("payload")) for p in points]
     batch = doc.get("batch")
     if not isinstance(batch, dict) or not isinstance(batch.get("ids"), list):
         raise QdrantError("format", "Format error in JSON body: data did not match any variant")
@@ -554,16 +643,90 @@ def decode_points(doc: Any) -> list[Incoming]:
         rows = [{name: column[i] for name, column in vectors.items()} for i in range(len(ids))]
     else:
         raise QdrantError("format", "Format error in JSON body: batch.vectors is missing")
+    raise_validation("Validation error in JSON body", json_validation_errors(doc))
     if len(rows) != len(ids) or len(payloads) != len(ids):
         raise QdrantError("bad_input", "Wrong input: number of ids and vectors must be equal")
-    return [_incoming(i, v, p, "batch.vectors") for i, v, p in zip(ids, rows, payloads, strict=True)]
+    return [_incoming(i, v, p) for i, v, p in zip(ids, rows, payloads, strict=True)]
 
 
-def _incoming(point_id: Any, vector: Any, payload: Any, path: str) -> Incoming:
+def raise_validation(label: str, errors: list[str]) -> None:
+    """Qdrant's ``label_errors``: every ``path: message`` of a request's validation in one refusal (422 over
+    REST, INVALID_ARGUMENT over gRPC), before anything else is looked at."""
+    if errors:
+        raise QdrantError("validation", f"{label}: [{'; '.join(errors)}]")
+
+
+def json_validation_errors(doc: dict[str, Any]) -> list[str]:
+    """What actix's ``Validate`` of a REST upsert body finds, as ``path: message`` (``PointsList``: every
+    point with errors, ``points[i].vector...``; ``PointsBatch``: ``batch...``, the rows' first error for
+    unnamed vectors, every error of the named ones), read in qdrant/qdrant ``lib/api/src/rest``."""
+    if isinstance(doc.get("points"), list):
+        errors = []
+        for i, point in enumerate(doc["points"]):
+            vector = point.get("vector", point.get("vectors")) if isinstance(point, dict) else None
+            errors += [f"points[{i}].vector.{e}" for e in _point_vector_errors(vector)]
+        return errors
+    vectors = (doc.get("batch") or {}).get("vectors")
+    if isinstance(vectors, list):  # one unnamed vector a row: Batch stops at the first bad row
+        for row in vectors:
+            found = _vector_errors(row)
+            if found:
+                return [f"batch.{e}" for e in found]
+        return []
+    if isinstance(vectors, dict):  # every named vector of every row, as validate_iter sees them
+        items = [found for column in vectors.values() for row in column if (found := _vector_errors(row))]
+        return [f"batch.{e}" for e in _iter_paths(items)]
+    return []
+
+
+def _point_vector_errors(vector: Any) -> list[str]:
+    """A point's ``VectorStruct``: one unnamed vector (dense or multi), or named ones (``validate_iter``)."""
+    if isinstance(vector, dict):
+        return _iter_paths([found for value in vector.values() if (found := _vector_errors(value))])
+    return _vector_errors(vector)
+
+
+def _iter_paths(items: list[list[str]]) -> list[str]:
+    """``common::validation::validate_iter``: one failing item under ``?``, several under ``?[k]``."""
+    if len(items) == 1:
+        return [f"?.{e}" for e in items[0]]
+    return [f"?[{k}].{e}" for k, found in enumerate(items) for e in found]
+
+
+def _vector_errors(value: Any) -> list[str]:
+    """One REST ``Vector`` (untagged: ``[]`` is an empty dense vector, ``[[...]]`` a multi-vector, an object
+    with ``indices`` a sparse one), its errors as ``field: message``."""
+    if isinstance(value, dict) and "indices" in value:
+        return sparse_errors(list(value["indices"]), list(value.get("values") or []))
+    if not isinstance(value, list):
+        return []
+    if not value:
+        return ["vector: dense vector must not be empty"]
+    if isinstance(value[0], list):
+        found = multi_vector_error([len(v) for v in value])
+        return [f"data: {found}"] if found else []
+    return []
+
+
+def sparse_errors(indices: list[int], values: list[Any]) -> list[str]:
+    """``validate_sparse_vector_impl``: its errors carry no message, so Qdrant shows validator's rendering
+    of the code (``Validation error: <code> [{}]``)."""
+    errors = []
+    if len(indices) != len(values):
+        errors.append("values: Validation error: must be the same length as indices [{}]")
+    if len(set(indices)) != len(indices):
+        errors.append("indices: Validation error: must be unique [{}]")
+    return errors
+
+
+def _incoming(point_id: Any, vector: Any, payload: Any) -> Incoming:
+    """A point as the store takes it (its vectors validated already)."""
     dense: dict[str, np.ndarray] = {}
     sparse: dict[str, tuple[list[int], np.ndarray]] = {}
     multi: dict[str, list[np.ndarray]] = {}
-    if isinstance(vector, list):
+    if isinstance(vector, list) and vector and isinstance(vector[0], list):  # an unnamed multi-vector
+        multi[""] = [np.asarray(v, dtype=np.float64).astype(np.float32) for v in vector]
+    elif isinstance(vector, list):
         dense[""] = np.asarray(vector, dtype=np.float64).astype(np.float32)
     elif isinstance(vector, dict):
         for name, value in vector.items():
@@ -573,14 +736,8 @@ def _incoming(point_id: Any, vector: Any, payload: Any, path: str) -> Incoming:
                     np.asarray(value["values"], dtype=np.float32),
                 )
             elif isinstance(value, list) and value and isinstance(value[0], list):  # a multi-vector
-                check_multi_vector([len(v) for v in value], f"{path}.?", "Validation error in JSON body")
                 multi[name] = [np.asarray(v, dtype=np.float64).astype(np.float32) for v in value]
             elif value is not None:
-                if not value:  # Qdrant's untagged Vector reads [] as a dense vector, and refuses it
-                    raise QdrantError(
-                        "bad_input",
-                        f"Validation error in JSON body: [{path}.?.vector: dense vector must not be empty]",
-                    )
                 dense[name] = np.asarray(value, dtype=np.float64).astype(np.float32)
     if payload is not None and not isinstance(payload, dict):
         raise QdrantError("format", "Format error in JSON body: payload must be an object")
@@ -655,6 +812,7 @@ class _Handler(JsonHandler):
         if len(parts) < 2 or parts[0] != "collections":
             return _NOT_FOUND
         name, rest = parts[1], parts[2:]
+        check_collection_name(name, create=verb == "PUT" and not rest)  # the path, before the body
         if not rest:
             if verb == "GET":
                 return collection_info(store.describe(name)).model_dump(mode="json", exclude_none=True)
@@ -717,6 +875,7 @@ class _Handler(JsonHandler):
             if script.noop:
                 reply = partial(self._ok, {"operation_id": admission.seq, "status": "acknowledged"}, started)
                 return
+            check_collection_name(name)  # the path, before the body
             try:
                 doc = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
