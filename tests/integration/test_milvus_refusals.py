@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from vectordb.connector import ConfigError, connect
+from vectordb.connector.backends.milvus import MilvusBackend
 from vectordb.connector.backends.milvus.status import Status, status_of
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.report import WriteReport
@@ -142,3 +143,29 @@ def test_a_namespace_that_is_no_partition_name_fails_its_rows_alone(
     )
     with pytest.raises(ConfigError, match="option namespace 'bad-name' is not a Milvus partition name"):
         write(milvus_lite.uri, data[:1], collection=collection_name, namespace="bad-name")
+
+
+# -- 4: a released collection is loaded again before a delete's query --------------------------------
+
+
+def test_deletes_in_a_partition_load_a_released_collection(
+    milvus_lite: LiteServer, collection_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Milvus Lite restarted mid-write comes back with the collection released; the query a delete in a
+    partition makes failed with code 101, and every row of the delete failed one by one."""
+    data = [{"id": f"d{i}", "values": vec(i)} for i in range(6)]
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True, namespace="part_a")
+    assert report.ok, report
+
+    check_target = MilvusBackend.check_target
+
+    def released_after_check(backend: MilvusBackend, transport: Any, dimension: int | None) -> None:
+        check_target(backend, transport, dimension)
+        milvus_lite.client.release_collection(collection_name)  # as a restart mid-write leaves it
+
+    monkeypatch.setattr(MilvusBackend, "check_target", released_after_check)
+    options = {"namespace": "part_a", "on_error": "report"}
+    with connect(milvus_lite.uri, collection=collection_name, **options) as client:
+        report = client.delete(["d1", "d2", "d3"])
+    assert report.ok and report.written == 3, report
+    assert sorted(stored(milvus_lite, collection_name, partition_names=["part_a"])) == ["d0", "d4", "d5"]

@@ -49,6 +49,7 @@ METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
 CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
 # a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
 CLEAR_TIMEOUT_S = 600.0
+NOT_LOADED = 101  # Status code of a query on a released collection (legacy CollectionNotLoaded; Milvus 101)
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
 # a partition name every Milvus takes (proxy validatePartitionTag: letters, digits, '_', at most 255; a
 # first digit passes its check, '$' and '-' only some versions'); Milvus Lite checks none, and makes a
@@ -443,9 +444,20 @@ class MilvusBackend(Backend[MilvusOptions]):
 
     def _query_keys(self, layout: Layout, partition: str) -> list[Any]:
         body = encode_query_keys(self.collection, layout, partition, CLEAR_PAGE_ROWS)
+        return keys_of(self._query(body), layout)
+
+    def _query(self, body: bytes) -> pw.FieldReader:
+        """A Query; a collection found released is loaded and asked again: Milvus Lite restarted mid-write
+        comes back with it released, and every delete in a namespace failed row by row (code 101)."""
         reply = self._call("Query", body)
+        found = status_of(reply.message(1), self.secrets)
+        if found.code == NOT_LOADED or "released" in found.reason.lower():
+            self._expect_ok(
+                "LoadCollection", self._call("LoadCollection", pw.string_field(3, self.collection))
+            )
+            reply = self._call("Query", body)
         self._expect_ok("Query", reply.message(1))
-        return keys_of(reply, layout)
+        return reply
 
     def _delete(self, body: bytes, what: str) -> int:
         reply = self._call("Delete", body, timeout_s=self._clear_timeout_s)
@@ -547,9 +559,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not keys:
             return set()
         body = encode_query_keys(self.collection, layout, partition, len(keys), expr=keys_expr(layout, keys))
-        reply = self._call("Query", body)
-        self._expect_ok("Query", reply.message(1))
-        return set(keys_of(reply, layout))
+        return set(keys_of(self._query(body), layout))
 
     def _has_partition(self, partition: str) -> bool:
         """Whether ``partition`` exists (known ones are remembered; a missing one is asked again, since a
