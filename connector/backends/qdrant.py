@@ -79,6 +79,9 @@ _CLOCK_REJECTED = 3  # UpdateStatus.ClockRejected: the update was refused, nothi
 _NAME_CHARS = '<>:"/\\|?*\0\x1f'
 _LEGACY_NAME_CHARS = "/\0"
 MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_536
+# a multi-vector's floats, all its vectors together (MAX_MULTIVECTOR_FLATTENED_LEN, release builds): Qdrant's
+# validation refuses the whole request for one such row, so it fails alone before sending
+MAX_MULTIVECTOR_FLOATS = 1024 * 1024
 _SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
 
 
@@ -326,14 +329,24 @@ class QdrantBackend(Backend[QdrantOptions]):
         return fixed
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """Every row; but upserts of the one dense vector (option ``vector_name``, or the unnamed one) into a
-        collection with other vectors are a ``ConfigError`` (``_check_none_left_out``): here, not in
-        ``check_target``, since a write that only deletes (or clears) erases no vector."""
+        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more; and upserts
+        of the one dense vector (option ``vector_name``, or the unnamed one) into a collection with other
+        vectors are a ``ConfigError`` (``_check_none_left_out``): here, not in ``check_target``, since a write
+        that only deletes (or clears) erases no vector."""
         if batch.op != DELETE and not self._named_mode and self._target is not None:
             name = self.options.vector_name
             dense, option = ({name}, "vector_name") if name is not None else (set(), "vector_column")
             self._check_none_left_out(self._target, dense, option=option)
-        return batch, []
+        reasons: dict[int, str] = {}
+        for name, multi in batch.multi_vectors.items():  # a row Qdrant's validation would refuse
+            floats = multi.counts() * multi.dim
+            for i in np.flatnonzero(floats >= MAX_MULTIVECTOR_FLOATS).tolist():
+                reasons.setdefault(
+                    i,
+                    f"multi-vector {name!r} holds {int(floats[i]):,} floats; Qdrant takes fewer than "
+                    f"{MAX_MULTIVECTOR_FLOATS:,} (its vectors times their length)",
+                )
+        return batch.without(reasons)
 
     def _check_creatable(self, dimensions: Mapping[str, int | None]) -> None:
         """Refuse, before the create is sent, what Qdrant would refuse in it (so nothing is made): the

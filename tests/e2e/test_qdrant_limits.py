@@ -28,6 +28,7 @@ from qdrant_client import models
 from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
+from vectordb.connector.backends import qdrant as qdrant_backend
 from vectordb.connector.errors import ConfigError
 
 qdrant_server = qdrant_grpc.qdrant_server  # the fixture
@@ -138,16 +139,43 @@ def test_sparse_rows_qdrant_would_refuse_fail_alone_unsent(
     assert sorted(qdrant_server.store.points("sp")) == [1, 3]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_row_qdrant_validation_refuses_fails_alone(qdrant_server: QdrantServer, transport: str) -> None:
-    """A request Qdrant's validation refuses (422 over REST, INVALID_ARGUMENT over gRPC) is split until only
-    the refused row is left: a multi-vector of 1,048,576 floats (Qdrant takes fewer), among good rows."""
-    qdrant_server.store.create_collection("mv", {"colbert": (1024, "Dot")}, set(), False, {"colbert"})
-    counts = [2, 1024, 1, 3]  # the second row: 1024 vectors of 1024 floats
+def _multi_table() -> pa.Table:
+    """Four rows of multi-vectors of 1024 floats a vector, the second of 1024 of them (1,048,576 floats)."""
+    counts = [2, 1024, 1, 3]
     values = np.full((sum(counts), 1024), 0.5, np.float32)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
     tokens = pa.ListArray.from_arrays(pa.array(offsets), pa.array(list(values), F32))
-    table = pa.table({"id": [1, 2, 3, 4], "tok": tokens})
+    return pa.table({"id": [1, 2, 3, 4], "tok": tokens})
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_multi_vector_qdrant_would_refuse_fails_alone_unsent(
+    qdrant_server: QdrantServer, transport: str
+) -> None:
+    """Qdrant refuses a request holding a multi-vector of 1,048,576 floats or more: that row fails before sending."""
+    qdrant_server.store.create_collection("mv", {"colbert": (1024, "Dot")}, set(), False, {"colbert"})
+    uri = qdrant_server.uri(transport, "mv")
+    with connect(uri, multi_vector_columns={"colbert": "tok"}, on_error="report") as client:
+        report = client.upsert(_multi_table())
+    assert report.written == 3
+    assert [(f.ids, f.error_type, f.attempts) for f in report.failures] == [(("2",), "Invalid", 0)]
+    assert report.failures[0].error == (
+        "multi-vector 'colbert' holds 1,048,576 floats; Qdrant takes fewer than 1,048,576 (its vectors times "
+        "their length)"
+    )
+    assert [entry.outcome for entry in qdrant_server.store.log] == ["ok"]  # one request, without it
+    assert sorted(qdrant_server.store.points("mv")) == [1, 3, 4]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_row_qdrant_validation_refuses_fails_alone(
+    qdrant_server: QdrantServer, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request Qdrant's validation refuses (422 over REST, INVALID_ARGUMENT over gRPC) is split until only
+    the refused row is left: the connector's own check of multi-vector sizes lifted, so the server judges."""
+    monkeypatch.setattr(qdrant_backend, "MAX_MULTIVECTOR_FLOATS", 1 << 30)
+    qdrant_server.store.create_collection("mv", {"colbert": (1024, "Dot")}, set(), False, {"colbert"})
+    table = _multi_table()
     uri = qdrant_server.uri(transport, "mv")
     with connect(uri, multi_vector_columns={"colbert": "tok"}, on_error="report") as client:
         report = client.upsert(table)
