@@ -169,3 +169,24 @@ def test_deletes_in_a_partition_load_a_released_collection(
         report = client.delete(["d1", "d2", "d3"])
     assert report.ok and report.written == 3, report
     assert sorted(stored(milvus_lite, collection_name, partition_names=["part_a"])) == ["d0", "d4", "d5"]
+
+
+# -- 5: a row's own partition key value is not replaced by the namespace ----------------------------
+
+
+def test_a_partition_key_value_other_than_the_namespace_fails_the_row(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """``tenant: "acme"`` written with namespace "t1" was stored as t1 and reported written."""
+    params = {"max_length": 32, "is_partition_key": True}
+    make_collection(milvus_lite, collection_name, ("tenant", "VARCHAR", params))
+    data = [
+        {"id": "own", "values": vec(1), "tenant": "acme"},
+        {"id": "same", "values": vec(2), "tenant": "t1"},
+        {"id": "none", "values": vec(3)},
+    ]
+    report = write(milvus_lite.uri, data, collection=collection_name, namespace="t1")
+    assert report.written == 2 and report.failed_ids == ["own"], report
+    assert report.failures[0].error.startswith("metadata 'tenant' is 'acme' but the row's namespace is 't1'")
+    back = stored(milvus_lite, collection_name)
+    assert {key: row["tenant"] for key, row in back.items()} == {"same": "t1", "none": "t1"}

@@ -268,7 +268,16 @@ def _split_metadata(
     for row, md in enumerate(rows):
         md = md or {}
         for f in layout.scalars:
-            value = batch.namespace if f.name == layout.partition_key and batch.namespace else md.get(f.name)
+            value = md.get(f.name)
+            if f.name == layout.partition_key and batch.namespace:
+                if value is not None and value != batch.namespace:  # replaced, it was lost without a word
+                    reasons.setdefault(
+                        row,
+                        f"metadata {f.name!r} is {value!r} but the row's namespace is {batch.namespace!r} "
+                        f"(collection {layout.collection} stores the namespace in its partition key field "
+                        f"{f.name!r})",
+                    )
+                value = batch.namespace
             if value is None:
                 if f.required:
                     reasons.setdefault(
