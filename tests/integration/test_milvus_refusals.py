@@ -190,3 +190,24 @@ def test_a_partition_key_value_other_than_the_namespace_fails_the_row(
     assert report.failures[0].error.startswith("metadata 'tenant' is 'acme' but the row's namespace is 't1'")
     back = stored(milvus_lite, collection_name)
     assert {key: row["tenant"] for key, row in back.items()} == {"same": "t1", "none": "t1"}
+
+
+# -- 6: a metadata key named as the dynamic field ------------------------------------------------------
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_metadata_key_named_meta_fails_the_row(
+    milvus_lite: LiteServer, collection_name: str, declared: bool
+) -> None:
+    """``{"$meta": {"x": 1}, "y": 2}`` was stored as x=1, y=2: the server took the key for its dynamic field."""
+    fields = [("rank", "INT64", {"nullable": True})] if declared else []
+    make_collection(milvus_lite, collection_name, *fields)
+    data = [
+        {"id": "meta", "values": vec(1), "$meta": {"x": 1}, "y": 2},
+        {"id": "fine", "values": vec(2), "meta": {"x": 1}, "y": 2},
+    ]
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert report.written == 1 and report.failed_ids == ["meta"], report
+    assert "metadata key '$meta' is the name of Milvus's dynamic field" in report.failures[0].error
+    back = stored(milvus_lite, collection_name)
+    assert list(back) == ["fine"] and back["fine"]["meta"] == {"x": 1} and back["fine"]["y"] == 2

@@ -250,6 +250,14 @@ def _split_metadata(
         | ({layout.sparse} if layout.sparse else set())
     )
     for row, md in enumerate(rows):
+        if (
+            md and DYNAMIC_FIELD in md
+        ):  # the server reads such a key as the dynamic field itself: restructured
+            reasons.setdefault(
+                row,
+                f"metadata key {DYNAMIC_FIELD!r} is the name of Milvus's dynamic field, which holds the other "
+                "keys: rename the column, or leave it out (option metadata_columns)",
+            )
         clash = next((k for k in md if k in taken), None) if md else None
         if clash is not None:
             reasons.setdefault(
