@@ -49,6 +49,7 @@ from typing import Protocol
 from .errors import ConnectError, ConnectorError, ServerError, Throttled, TransportError, Unavailable
 
 __all__ = [
+    "MAX_EMBED_INPUTS",
     "AimdLimit",
     "Backoff",
     "IsolationBudget",
@@ -58,6 +59,8 @@ __all__ = [
     "RetryRule",
     "SystemicWatch",
 ]
+
+MAX_EMBED_INPUTS = 2048  # texts an embedding request may carry: OpenAI's limit (its API reference)
 
 
 class AimdLimit:

@@ -24,6 +24,7 @@ import msgspec.inspect as mi
 
 from .errors import ConfigError
 from .keys import SECRET_PARAMETER, key_from, without_password
+from .limits import MAX_EMBED_INPUTS
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -42,7 +43,6 @@ __all__ = [
     "without_password",
 ]
 
-MAX_EMBED_INPUTS = 2048  # texts an embedding request may carry: OpenAI's limit (its API reference)
 _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
 # options the Spark data source takes itself (spark/options.py ``SparkOptions``; a test keeps the two
 # equal): named here, where the connector's own are parsed, so that Beam and connect() say where such

@@ -16,7 +16,7 @@ import msgspec
 
 from ..errors import ConfigError
 from ..keys import key_from, without_password
-from ..options import MAX_EMBED_INPUTS
+from ..limits import MAX_EMBED_INPUTS
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
