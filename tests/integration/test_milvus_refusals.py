@@ -211,3 +211,22 @@ def test_a_metadata_key_named_meta_fails_the_row(
     assert "metadata key '$meta' is the name of Milvus's dynamic field" in report.failures[0].error
     back = stored(milvus_lite, collection_name)
     assert list(back) == ["fine"] and back["fine"]["meta"] == {"x": 1} and back["fine"]["y"] == 2
+
+
+# -- 7: index_type is one Milvus has for a float vector --------------------------------------------
+
+
+def test_index_type_is_checked_trimmed_and_case_insensitive(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """create=true made a collection indexed FOO, or SPARSE_INVERTED_INDEX on its float vector, and reported
+    the write a success; " hnsw " was sent as it came."""
+    data = [{"id": 5, "values": vec(0)}, {"id": 6, "values": vec(1)}]
+    for bad in ("FOO", "SPARSE_INVERTED_INDEX", "BIN_FLAT"):
+        with pytest.raises(ConfigError, match=f"option index_type: '{bad}' is not an index type Milvus has"):
+            write(milvus_lite.uri, data, collection=collection_name, create=True, index_type=bad)
+        assert not milvus_lite.client.has_collection(collection_name)
+    report = write(milvus_lite.uri, data, collection=collection_name, create=True, index_type=" hnsw ")
+    assert report.ok and report.written == 2, report
+    assert milvus_lite.client.describe_index(collection_name, "vector")["index_type"] == "HNSW"
+    assert sorted(stored(milvus_lite, collection_name)) == [5, 6]

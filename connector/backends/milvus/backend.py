@@ -49,6 +49,12 @@ METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
 CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
 # a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
 CLEAR_TIMEOUT_S = 600.0
+# the index types Milvus documents for a FloatVector field (milvus.io "Index explained", 2.6; GPU_* on GPU
+# servers): create=true made whatever it was given, FOO and SPARSE_INVERTED_INDEX included
+FLOAT_INDEX_TYPES = frozenset(
+    {"AUTOINDEX", "FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "HNSW", "HNSW_SQ", "HNSW_PQ"}
+    | {"HNSW_PRQ", "DISKANN", "SCANN", "GPU_IVF_FLAT", "GPU_IVF_PQ", "GPU_BRUTE_FORCE", "GPU_CAGRA"}
+)
 NOT_LOADED = 101  # Status code of a query on a released collection (legacy CollectionNotLoaded; Milvus 101)
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
 # a partition name every Milvus takes (proxy validatePartitionTag: letters, digits, '_', at most 255; a
@@ -121,6 +127,13 @@ class MilvusBackend(Backend[MilvusOptions]):
                 "name is its own field"
             )
         self._named_dims: dict[str, int] = {}  # create=true: the fields the collection is made with
+        self.index_type = options.index_type.strip().upper()
+        if self.index_type not in FLOAT_INDEX_TYPES:
+            near = did_you_mean(self.index_type, [kind.lower() for kind in FLOAT_INDEX_TYPES])
+            raise ConfigError(
+                f"option index_type: {options.index_type!r} is not an index type Milvus has for a float vector"
+                f"{near}; one of {', '.join(sorted(FLOAT_INDEX_TYPES))}"
+            )
         self._layout: Layout | None = None
         self._transport: Transport | None = None
         self._create_pending = False
@@ -317,7 +330,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         status = self._call("CreateCollection", pw.string_field(3, self.collection) + pw.len_field(4, schema))
         self._expect_ok("CreateCollection", status, allow=("exist",))
         metric = METRICS[self.options.metric]
-        index_type = self.options.index_type
+        index_type = self.index_type
         indexes = [(name, index_type, metric) for name in (named or ["vector"])] + (
             [("sparse", "SPARSE_INVERTED_INDEX", "IP")] if sparse else []
         )
