@@ -230,3 +230,18 @@ def test_index_type_is_checked_trimmed_and_case_insensitive(
     assert report.ok and report.written == 2, report
     assert milvus_lite.client.describe_index(collection_name, "vector")["index_type"] == "HNSW"
     assert sorted(stored(milvus_lite, collection_name)) == [5, 6]
+
+
+# -- 8: a database that does not exist -------------------------------------------------------------------
+
+
+def test_a_missing_database_is_a_config_error_naming_db_name(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """It was Unavailable (Lite's code 1), retried as if the server were down."""
+    data = [{"id": "z", "values": vec(1)}]
+    assert write(milvus_lite.uri, data, collection=collection_name, create=True).ok
+    with pytest.raises(ConfigError, match="option db_name: database 'nosuchdb' does not exist"):
+        write(milvus_lite.uri, data, collection=collection_name, db_name="nosuchdb", create=True)
+    assert sorted(stored(milvus_lite, collection_name)) == ["z"]
+    assert "nosuchdb" not in milvus_lite.client.list_databases()

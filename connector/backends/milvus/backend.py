@@ -23,7 +23,7 @@ from .schema import (
     encode_schema,
     layout_from_schema,
 )
-from .status import error_for, status_of
+from .status import Status, error_for, status_of
 from .wire import (
     DYNAMIC_FIELD,
     Encoded,
@@ -55,6 +55,7 @@ FLOAT_INDEX_TYPES = frozenset(
     {"AUTOINDEX", "FLAT", "IVF_FLAT", "IVF_SQ8", "IVF_PQ", "IVF_RABITQ", "HNSW", "HNSW_SQ", "HNSW_PQ"}
     | {"HNSW_PRQ", "DISKANN", "SCANN", "GPU_IVF_FLAT", "GPU_IVF_PQ", "GPU_BRUTE_FORCE", "GPU_CAGRA"}
 )
+DATABASE_NOT_FOUND = 800  # Status code (merr) of a call in a database that does not exist
 NOT_LOADED = 101  # Status code of a query on a released collection (legacy CollectionNotLoaded; Milvus 101)
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
 # a partition name every Milvus takes (proxy validatePartitionTag: letters, digits, '_', at most 255; a
@@ -301,6 +302,7 @@ class MilvusBackend(Backend[MilvusOptions]):
     def _describe(self) -> Layout | None:
         name = pw.string_field(3, self.collection)
         has = self._call("HasCollection", name)
+        self._check_database(status_of(has.message(1), self.secrets))
         self._expect_ok("HasCollection", has.message(1))
         if not has.int(2):
             return None
@@ -314,6 +316,17 @@ class MilvusBackend(Backend[MilvusOptions]):
         if schema is None:
             raise ConfigError(f"milvus DescribeCollection {self.collection!r} returned no schema")
         return layout_from_schema(self.collection, schema, self.options.vector_field, self._names)
+
+    def _check_database(self, status: Status) -> None:
+        """A database that does not exist is the option's fault: Milvus Lite says so with code 1, Milvus with
+        800 (merr ErrDatabaseNotFound); read as the server's, it was retried as if the server were down."""
+        reason = status.reason.lower()
+        missing = "database" in reason and ("not exist" in reason or "not found" in reason)
+        if self.db_name and status.code and (status.code == DATABASE_NOT_FOUND or missing):
+            raise ConfigError(
+                f"option db_name: database {self.db_name!r} does not exist at {self.describe()} "
+                f"({status.reason or 'code ' + str(status.code)})"
+            )
 
     def _check_layout(self, layout: Layout, dimension: int | None) -> None:
         if dimension is not None and layout.dim is not None and layout.dim != dimension:
