@@ -245,3 +245,43 @@ def test_a_missing_database_is_a_config_error_naming_db_name(
         write(milvus_lite.uri, data, collection=collection_name, db_name="nosuchdb", create=True)
     assert sorted(stored(milvus_lite, collection_name)) == ["z"]
     assert "nosuchdb" not in milvus_lite.client.list_databases()
+
+
+# -- 9: Milvus's 65,536 bytes are per JSON value, not per row's metadata ----------------------------------
+
+
+def test_the_json_limit_is_per_json_value(milvus_lite: LiteServer, collection_name: str) -> None:
+    """A 60,000-character VarChar field and a 10,000-character dynamic key were refused together
+    ("metadata is 70021 bytes as JSON; the limit is 65536"), though Milvus stores them."""
+    make_collection(
+        milvus_lite,
+        collection_name,
+        ("body", "VARCHAR", {"max_length": 65_535}),
+        ("js", "JSON", {"nullable": True}),
+    )
+    data = [
+        {
+            "id": "fits",
+            "values": vec(0),
+            "body": "b" * 60_000,
+            "note": "n" * 10_000,
+            "js": {"k": "j" * 60_000},
+        },
+        {"id": "meta_big", "values": vec(1), "body": "b", "note": "n" * 70_000},
+        {"id": "json_big", "values": vec(2), "body": "b", "js": {"k": "j" * 70_000}},
+    ]
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert report.written == 1 and sorted(report.failed_ids) == ["json_big", "meta_big"], report
+    errors = {f.ids[0]: f.error for f in report.failures}
+    assert errors["meta_big"].startswith(
+        "the metadata without a field of its own (dynamic field '$meta') is 70"
+    )
+    assert errors["json_big"].startswith("field 'js' is 70")
+    assert all(error.endswith("Milvus's limit is 65536 a JSON value") for error in errors.values())
+    back = stored(milvus_lite, collection_name)
+    assert list(back) == ["fits"]
+    assert (len(back["fits"]["body"]), len(back["fits"]["note"]), len(back["fits"]["js"]["k"])) == (
+        60_000,
+        10_000,
+        60_000,
+    )

@@ -96,7 +96,7 @@ class MilvusBackend(Backend[MilvusOptions]):
     # integer ids stay integers (INT64 keys); the collection's own VarChar max_length is the server's check
     rules = RowRules(
         max_id_length=65_535,
-        max_metadata_bytes=65_536,
+        max_metadata_bytes=None,  # Milvus's limit is per JSON value: wire.MAX_JSON_BYTES
         allow_sparse_only=False,
         numeric_ids=True,
         integer_text=True,

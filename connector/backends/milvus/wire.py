@@ -54,6 +54,10 @@ __all__ = [
 ]
 
 DYNAMIC_FIELD = "$meta"
+# Milvus's limit is per JSON value (common.JSONMaxLength: a JSON field's, or $meta's: the keys without a
+# field of their own); a VarChar field has its own max_length, the server's check. Counted over the whole
+# metadata, rows Milvus stores (a 60,000-character VarChar and a 10,000-character dynamic key) were refused.
+MAX_JSON_BYTES = 65_536
 INT64_TEXT = re.compile(r"-?[0-9]+")  # a text id an INT64 key takes (after strip)
 
 
@@ -184,10 +188,22 @@ def _scalar_payload(dtype: int, values: list[Any]) -> list[Any]:
     return _message(9, _blobs([_json(v) for v in values]))  # JSON
 
 
+def _json_problem(name: str, data: bytes) -> str | None:
+    """Why JSON value ``data`` of field ``name`` is more than Milvus takes, or ``None``."""
+    if len(data) <= MAX_JSON_BYTES:
+        return None
+    what = (
+        "the metadata without a field of its own (dynamic field '$meta')"
+        if name == DYNAMIC_FIELD
+        else f"field {name!r}"
+    )
+    return f"{what} is {len(data)} bytes as JSON; Milvus's limit is {MAX_JSON_BYTES} a JSON value"
+
+
 def _scalar_problem(f: ScalarField, value: Any) -> str | None:
     """Why ``value`` cannot go into field ``f``, or ``None`` if it can."""
     if f.dtype == JSON:
-        return None
+        return _json_problem(f.name, _json(value))
     ok: bool
     if f.dtype == BOOL:
         ok = isinstance(value, bool | np.bool_)
@@ -267,6 +283,10 @@ def _split_metadata(
             )
     if not layout.scalars:
         meta = [_json(md) if md else b"{}" for md in rows] if layout.dynamic else []
+        for row, data in enumerate(meta):
+            problem = _json_problem(DYNAMIC_FIELD, data)
+            if problem:
+                reasons.setdefault(row, problem)
         if not layout.dynamic:
             for row, md in enumerate(rows):
                 if md:
@@ -300,6 +320,9 @@ def _split_metadata(
         rest = {k: v for k, v in md.items() if k not in declared}
         if layout.dynamic:
             meta.append(_json(rest) if rest else b"{}")
+            problem = _json_problem(DYNAMIC_FIELD, meta[-1])
+            if problem:
+                reasons.setdefault(row, problem)
         elif rest:
             reasons.setdefault(row, _no_field(layout, next(iter(rest))))
     return columns, meta
