@@ -6,14 +6,16 @@ dense vectors as one packed FloatVector copied straight from the matrix buffer, 
 SparseFloatVector rows of little-endian (uint32 index, float32 value) pairs, metadata keys that
 name declared scalar fields into those fields and the rest into the dynamic ``$meta`` JSON field.
 Rows the collection cannot hold (a non-integer id for an INT64 key, a required field missing, a
-key with no field and no dynamic field) fail alone before sending. Milvus applies or rejects an
+key with no field and no dynamic field, a key named ``$meta``, a JSON value over Milvus's 65,536 bytes:
+``$meta`` or a JSON field, each counted alone) fail alone before sending. Milvus applies or rejects an
 upsert whole: a rejection is raised as ``Rejected`` with the server's reason, and the engine
 bisects it down to the rows at fault.
 
 Control plane (``check_target``): HasCollection and DescribeCollection learn the key, vector and
 scalar field names and check the dimension, so collections made elsewhere with other field
 names work. ``create=true`` makes a missing collection the way pymilvus's quick setup does (key
-``id``, FloatVector ``vector``, dynamic field on, AUTOINDEX with the option's metric, loaded).
+``id``, FloatVector ``vector``, dynamic field on, AUTOINDEX with the option's metric, loaded);
+option ``index_type`` is one Milvus has for a float vector (trimmed, any case), else a ``ConfigError``.
 The key type follows the data (the first batch's ids all integers → INT64, else VarChar(512)) unless option ``id_type``
 fixes it, so a missing collection is created with the first batch, when ids and dimension are known.
 
@@ -27,8 +29,11 @@ field per name instead of ``vector``, each with its own index (``index_type``, `
 (``ConfigError`` before any row): Milvus 2.6 keeps them as ArrayOfVector fields of a struct array, which
 Milvus Lite 3.2, the embedded server, does not store (it drops struct array fields from a schema).
 
-Namespaces: if the collection has a partition-key field, the namespace is written into it;
-otherwise it names a partition, created the first time it is seen (Milvus allows 1024 partitions
+Namespaces: if the collection has a partition-key field, the namespace is written into it (a row whose
+own value differs fails alone); otherwise it names a partition, if it follows the rule every Milvus
+takes (letters, digits and ``_``, at most 255: Milvus Lite checks none and makes a directory of it;
+option ``namespace`` otherwise is a ``ConfigError``, a ``namespace_column`` value fails its rows alone,
+as does a CreatePartition refusal), created the first time it is seen (Milvus allows 1024 partitions
 per collection by default: for many tenants give the collection a partition key). Creating the
 collection and new partitions are the only calls outside ``check_target``; they run on the
 encoding thread, once, before the first request that needs them.
@@ -50,9 +55,11 @@ a server keeps each delete in the partition, and on Lite the keys themselves com
 and queries are Strong (the proto default), so rows written just before are seen and removed.
 
 Milvus Lite: the URI's path is the data directory; ``lite.ensure_server`` starts (or finds) the
-one server for it, and released collections are loaded so what was written can be queried.
+one server for it, and released collections are loaded so what was written can be queried (also when a
+delete's query finds one released: a Lite restarted mid-write comes back so).
 Credentials: option ``api_key`` is the token (``user:password`` or an API key), sent base64 in
-``authorization`` metadata; option ``db_name`` (or ``milvus://host/db/collection``) in ``dbname``.
+``authorization`` metadata; option ``db_name`` (or ``milvus://host/db/collection``) in ``dbname``, a
+``ConfigError`` when no such database exists.
 
 Modules: ``backend`` (the backend and its options), ``schema`` (DescribeCollection → ``Layout``, the
 quick-setup schema), ``wire`` (the upsert and clearing messages), ``status`` (status codes → errors),
