@@ -134,6 +134,7 @@ def test_a_namespace_that_is_no_partition_name_fails_its_rows_alone(
     refused = [f"p{i}" for i, ns in enumerate(names) if ns in bad and ns]
     assert sorted(report.failed_ids) == sorted(refused), report
     assert all("is not a Milvus partition name" in f.error for f in report.failures)
+    assert {f.error_type for f in report.failures} == {"Invalid"}
     assert report.written == len(names) - len(refused)
     assert not list(Path(milvus_lite.path).parent.rglob(escaped))
     partitions = set(milvus_lite.client.list_partitions(collection_name))

@@ -366,13 +366,14 @@ class MilvusBackend(Backend[MilvusOptions]):
                 "LoadCollection", self._call("LoadCollection", pw.string_field(3, self.collection))
             )
 
-    def _ensure_partition(self, partition: str) -> str | None:
-        """Make the partition if missing; a name or a refusal that leaves none: why, for its rows alone."""
+    def _ensure_partition(self, partition: str) -> tuple[str, str] | None:
+        """Make the partition if missing; a name or a refusal that leaves none: (error type, why), for its
+        rows alone."""
         if partition in self._partitions:
             return None
         why = partition_problem(partition)
         if why:
-            return why
+            return "Invalid", why
         body = pw.string_field(3, self.collection) + pw.string_field(4, partition)
         has = self._call("HasPartition", body)
         self._expect_ok("HasPartition", has.message(1))
@@ -380,7 +381,7 @@ class MilvusBackend(Backend[MilvusOptions]):
             try:
                 self._expect_ok("CreatePartition", self._call("CreatePartition", body), allow=("exist",))
             except Rejected as exc:  # this namespace's refusal: retrying or stopping the write loses the rest
-                return f"namespace {partition!r}: {exc}"
+                return "Rejected", f"namespace {partition!r}: {exc}"
         self._partitions.add(partition)
         return None
 
@@ -517,9 +518,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         layout = self._layout_for(batch)
         partition = None
         if batch.namespace and layout.partition_key is None:
-            why = self._ensure_partition(batch.namespace)
-            if why:
-                return self._refused(batch, why)
+            refusal = self._ensure_partition(batch.namespace)
+            if refusal:
+                return self._refused(batch, *refusal)
             partition = batch.namespace
         encoded = encode_upsert(batch, layout, partition=partition)
         if encoded.sent == 0:
@@ -539,7 +540,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         if layout is not None and batch.namespace and layout.partition_key is None:
             why = partition_problem(batch.namespace)
             if why:
-                return self._refused(batch, why)
+                return self._refused(batch, "Invalid", why)
             partition = batch.namespace if self._has_partition(batch.namespace) else None
             absent = partition is None
         else:
@@ -563,9 +564,10 @@ class MilvusBackend(Backend[MilvusOptions]):
             )
         return WireRequest(SERVICE + "Delete", encoded.body, context=encoded)
 
-    def _refused(self, batch: RowBatch, why: str) -> WireRequest:
+    def _refused(self, batch: RowBatch, error_type: str, why: str) -> WireRequest:
         """Every row of ``batch`` fails with ``why``; a harmless call stands in for the request."""
-        encoded = Encoded(body=b"", sent=0, sent_rows=[], refused=[batch.failure(range(len(batch)), why)])
+        failure = batch.failure(range(len(batch)), why, error_type=error_type)
+        encoded = Encoded(body=b"", sent=0, sent_rows=[], refused=[failure])
         return WireRequest(SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded)
 
     def _delete_in_partition(self, batch: RowBatch, partition: str) -> BatchOutcome:
