@@ -76,7 +76,7 @@ def rows_of(ops: list[tuple[int, bool]]) -> list[dict[str, Any]]:
         if delete:
             out.append({"id": IDS[key], "op": "Delete", "values": None})
         else:
-            out.append({"id": IDS[key], "op": "upsert", "values": [float(i)] * 4})
+            out.append({"id": IDS[key], "op": "upsert", "values": [float(i) + 0.5] * 4})
     return out
 
 

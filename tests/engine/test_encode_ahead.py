@@ -34,7 +34,7 @@ def ok(request: WireRequest) -> WireReply:
 
 
 def rows(n: int, dim: int = 8) -> list[dict[str, Any]]:
-    return [{"id": f"r{i}", "values": [i / 7] * dim} for i in range(n)]
+    return [{"id": f"r{i}", "values": [(i + 1) / 7] * dim} for i in range(n)]  # none all zeros
 
 
 def rest_client(handler: Callable[[WireRequest], WireReply], **options: Any) -> tuple[Client, MockTransport]:

@@ -32,7 +32,7 @@ OK = WireReply(b"")  # an UpsertResponse that states no count: every row upserte
 
 
 def rows(n: int, dim: int = 4, prefix: str = "r") -> list[dict]:
-    return [{"id": f"{prefix}{i}", "values": [float(i)] * dim} for i in range(n)]
+    return [{"id": f"{prefix}{i}", "values": [float(i) + 0.5] * dim} for i in range(n)]  # none all zeros
 
 
 def ids_in(request: WireRequest) -> list[str]:

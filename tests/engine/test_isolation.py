@@ -57,7 +57,7 @@ def client_for(server: Refuser, **options):
 
 
 def rows(n: int, dim: int = 4) -> list[dict]:
-    return [{"id": f"r{i}", "values": [float(i)] * dim} for i in range(n)]
+    return [{"id": f"r{i}", "values": [float(i) + 0.5] * dim} for i in range(n)]  # none all zeros
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -277,7 +277,7 @@ def test_no_isolation_at_all_with_a_zero_budget() -> None:
 def test_the_last_occurrence_of_an_id_wins_under_concurrency(as_arrow: bool) -> None:
     rng = random.Random(11)
     n_ids, n_rows = 50, 3000
-    data = [{"id": f"k{rng.randrange(n_ids)}", "values": [float(i)] * 4} for i in range(n_rows)]
+    data = [{"id": f"k{rng.randrange(n_ids)}", "values": [float(i) + 0.5] * 4} for i in range(n_rows)]
     server = Refuser(set(), delay_s=lambda: rng.random() * 0.004)
     client, transport = client_for(server, batch_size=20, max_concurrency=8)
     if as_arrow:

