@@ -290,6 +290,16 @@ def _opened(folder: Folder, pid: int) -> tuple[pafs.FileSystem, str]:
     return folder._open()
 
 
+def _holds_password(uri: str) -> bool:
+    """A ``user:password@`` (as ``keys.split_password`` reads it: a secret may hold an unencoded ``/``), not a
+    path's ``:`` and ``@``: a user (an access key id) holds no ``/``, and ``host:8020/path@v2`` is a port."""
+    split = split_password(uri) if "://" in uri else None
+    if split is None:
+        return False
+    user = split[0].partition("://")[2].rstrip(":")
+    return "/" not in user and not re.fullmatch(r"\d+(?:/.*)?", split[1], re.S)
+
+
 def refuse_credentials(uri: str, option: str) -> None:
     """Options are logged and shown: store credentials belong in the environment, never in the URI.
 
@@ -301,7 +311,7 @@ def refuse_credentials(uri: str, option: str) -> None:
 
     parts = urlsplit(uri)
     secret = [k for k, _ in parse_qsl(parts.query) if SECRET_PARAMETER.search(k)]
-    password = "://" in uri and split_password(uri) is not None
+    password = _holds_password(uri)
     user = "@" in parts.netloc and parts.scheme.lower() not in _CONTAINER_SCHEMES
     if password or user or secret:
         raise ConfigError(

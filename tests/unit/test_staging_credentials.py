@@ -25,6 +25,10 @@ SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY"
         "wasbs://container@account.blob.core.windows.net/reports",
         "WASB://container@account.blob.core.windows.net/reports",
         "s3://bucket/a@b/dead",  # an @ in a path is no user
+        # a ":" and an "@" in a path are no password: a port, a time, a file name (they were refused)
+        "hdfs://namenode:8020/letters@v2",
+        "s3://bucket/runs/2026-11-26T10:00@eu/x",
+        "gs://bucket/x:y@z",
     ],
 )
 @pytest.mark.parametrize("option", ["dead_letter_path", "report_path"])
