@@ -61,7 +61,14 @@ from apache_beam.utils.secret import Secret
 from vectordb.beam.elements import refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
-from vectordb.connector.cli import canonical_flags, connector_error_line, embedded_note, run_command, summary
+from vectordb.connector.cli import (
+    canonical_flags,
+    connector_error_line,
+    embedded_note,
+    option_pairs,
+    run_command,
+    summary,
+)
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions, without_password
 from vectordb.connector.rows.types import agreed_length
@@ -109,7 +116,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
     )
-    parser.add_argument("--collection", help="collection/index when the URI names none")
+    parser.add_argument(
+        "--collection",
+        help="collection/table when the URI names none (not for Pinecone: the host names the index)",
+    )
     parser.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="a connector option (repeatable)"
     )
@@ -121,7 +131,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--dead_letters", metavar="DIR", help="directory for dead-letters-*.jsonl")
     parser.add_argument(
-        "--no_create", action="store_true", help="do not create a missing collection (with --sample or --dim)"
+        "--no_create",
+        action="store_true",
+        help="do not create a missing collection (made otherwise with --dim's, the model's or the input's dimension)",
     )
     parser.add_argument(
         "--check_target",
@@ -215,12 +227,7 @@ def _beam_flags() -> set[str]:
 def connector_options(args: argparse.Namespace) -> dict[str, Any]:
     """The connector's options: ``--option`` pairs, ``--collection``, ``--api_key_secret``, the policy of
     ``--dead_letters``, and ``create`` with the dimension where the job knows it (``--sample``, ``--dim``)."""
-    options: dict[str, Any] = {}
-    for pair in args.option:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE")
-        options[key.strip()] = value
+    options: dict[str, Any] = dict(option_pairs(args.option))
     if args.collection:
         options.setdefault("collection", args.collection)
     if args.api_key_secret:

@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 
-from .errors import ConnectorError, WriteFailed
+from .errors import ConfigError, ConnectorError, WriteFailed
 from .policy import HINT
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "embedded_note",
     "load_command",
     "missing_extra",
+    "option_pairs",
     "run_command",
     "summary",
 ]
@@ -83,6 +84,20 @@ def _installed_command(prog: str) -> int:
         return 2
     main: Callable[[], int] = import_module(COMMANDS[prog][0]).main
     return main()
+
+
+def option_pairs(items: Sequence[str]) -> dict[str, str]:
+    """``--option KEY=VALUE``s as a dict (the key trimmed); an item with no ``=`` or no key is a
+    ``ConfigError`` that does not quote it: a key pasted there (``api_key:sk-…``) would be shown."""
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(
+                f"--option takes KEY=VALUE; one of {len(items)} has no KEY= (not shown: it may be a key)"
+            )
+        options[key.strip()] = value
+    return options
 
 
 def canonical_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:

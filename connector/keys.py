@@ -25,11 +25,16 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
         return api_key
     key = os.environ.get(api_key_env)
     if key is None:
+        # a key pasted where its variable's name goes is not quoted: only what can be a variable's name is
+        name = repr(api_key_env) if _VARIABLE.fullmatch(api_key_env) else "(not a variable's name)"
         raise ConfigError(
-            f"option {option}: environment variable {api_key_env!r} is not set "
+            f"option {option}: environment variable {name} is not set "
             f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
         )
     return key
+
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 # what goes before a URI's user-info: the scheme and its slashes ("qdrant://"), mistyped ("qdrant:/",

@@ -54,7 +54,7 @@ class VectorDataSource(DataSource):
 
     - ``uri``: ``SCHEME://host[:port][/collection]``, or a file path for the embedded Milvus Lite
       (``save(uri)`` works too). Default: none, required. Example: ``pinecone+grpc://my-index-abc.svc.pinecone.io``.
-    - ``collection``: collection/index/table when the URI has none. Default: from ``uri``. Example: ``docs``.
+    - ``collection``: collection/table when the URI has none (Pinecone: not taken, the index is its host). Default: from ``uri``. Example: ``docs``.
     - ``api_key``: the credential, never logged. Default: none. Example: ``dbutils.secrets.get("vdb", "key")``.
     - ``api_key_env``: an environment variable holding the credential, read once on the driver. Default: none.
       Example: ``PINECONE_API_KEY``.

@@ -43,7 +43,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vectordb.connector.cli import canonical_flags, embedded_note, missing_extra, run_command, summary
+from vectordb.connector.cli import (
+    canonical_flags,
+    embedded_note,
+    missing_extra,
+    option_pairs,
+    run_command,
+    summary,
+)
 
 __all__ = ["main"]
 
@@ -87,7 +94,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--uri", default=DEFAULT_URI, help=f"target database (default {DEFAULT_URI}: Milvus Lite)"
     )
-    parser.add_argument("--collection", help="collection/index when the URI names none")
+    parser.add_argument(
+        "--collection",
+        help="collection/table when the URI names none (not for Pinecone: the host names the index)",
+    )
     parser.add_argument("--api-key-env", help="environment variable holding the API key")
     parser.add_argument("--namespace", help="namespace/partition for every row")
     parser.add_argument("--id-column", default="id")
@@ -250,15 +260,7 @@ def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
 
 def extra_options(args: argparse.Namespace) -> dict[str, str]:
     """``--option KEY=VALUE``s, keys lower-cased as Spark's are."""
-    from vectordb.connector.errors import ConfigError
-
-    options = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--option {item!r}: expected KEY=VALUE")
-        options[key.strip().lower()] = value
-    return options
+    return {key.lower(): value for key, value in option_pairs(args.option).items()}
 
 
 def named_vectors(extra: dict[str, str]) -> bool:
@@ -432,7 +434,7 @@ def load(args: argparse.Namespace) -> int:
         note = embedded_note(args.uri)
         if note:
             print(note, flush=True)
-        if failed and args.on_error == "fail":  # the job failed for them: say how to keep the rest
+        if failed and options["on_error"] == "fail":  # the job failed for them (--option on_error counts too)
             print(f"{PROG}: rows failed, which fails the job. {POLICY_HINT}", file=sys.stderr, flush=True)
         return 1 if failed else 0
     finally:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from vectordb.connector.cli import connector_error_line, run_command, summary
+from vectordb.connector.cli import connector_error_line, option_pairs, run_command, summary
 from vectordb.connector.errors import ConfigError, ConnectError, WriteFailed
+from vectordb.connector.keys import key_from
 from vectordb.connector.report import WriteReport
 
 SPARK_TEXT = """[PYTHON_DATA_SOURCE_ERROR] Failed to initialize Python data source writer: Traceback (most recent call last):
@@ -132,3 +133,21 @@ def test_the_summary() -> None:
         "failed:   1 x Rejected: too long",
         "dead letters: 1 file, e.g. out/dead-letters-00000-of-00001.jsonl",
     ]
+
+
+def test_an_option_without_a_key_is_refused_without_quoting_it() -> None:
+    """``--option api_key:sk-…`` (a colon for the =) was quoted whole in the error, the key with it."""
+    assert option_pairs(["batch_size=10", " namespace =docs"]) == {"batch_size": "10", "namespace": "docs"}
+    for item in ("api_key:sk-live-SECRET123", "=sk-live-SECRET123"):
+        with pytest.raises(ConfigError, match="--option takes KEY=VALUE") as refused:
+            option_pairs(["batch_size=10", item])
+        assert "SECRET123" not in str(refused.value)
+
+
+def test_a_key_given_as_its_variables_name_is_not_quoted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VDB_NOT_SET", raising=False)
+    with pytest.raises(ConfigError, match="environment variable 'VDB_NOT_SET' is not set"):
+        key_from(None, "VDB_NOT_SET")
+    with pytest.raises(ConfigError, match="not a variable's name") as refused:
+        key_from(None, "sk-proj-SECRET123-pasted-here")
+    assert "SECRET123" not in str(refused.value)
