@@ -13,7 +13,7 @@ The same three steps as the Spark writer, in Beam's terms, naming no database:
    ``on_error``.
 
 The Metrics counters are the sink's (``written``, ``failed``, …), each added once its bundle has
-finished (the sink's ``_BundleCounts``), so they end as the import's report says: staging counts the
+finished (the sink's ``BundleCounts``), so they end as the import's report says: staging counts the
 rows it refused as ``failed`` and the rows it staged as ``staged``; the import step counts ``written``
 (rows the import wrote) and, as ``failed``, the staged rows it did not import.
 """
@@ -38,7 +38,7 @@ from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
 from .batch import VectorBatch
-from .sink import COUNTERS, _BundleCounts
+from .sink import COUNTERS, BundleCounts
 
 __all__ = ["FinishImport", "check", "stage_fn"]
 
@@ -68,7 +68,7 @@ class _StageFn(beam.DoFn):
 
     def __init__(self, options: BackendOptions, target: str, job: str) -> None:
         self._options, self._target, self._job = options, target, job
-        self._counts = _BundleCounts(("staged", *STAGED_COUNTERS))
+        self._counts = BundleCounts(("staged", *STAGED_COUNTERS))
 
     def setup(self) -> None:
         self._client = Client(self._options)
@@ -170,7 +170,7 @@ class _CountImportFn(beam.DoFn):
 
     def __init__(self, options: BackendOptions, target: str, job: str) -> None:
         self._options, self._target, self._job = options, target, job
-        self._counts = _BundleCounts(COUNTERS)
+        self._counts = BundleCounts(COUNTERS)
 
     def start_bundle(self) -> None:
         self._counts.discard()  # a failed attempt's

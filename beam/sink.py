@@ -69,7 +69,7 @@ from .batch import VectorBatch, assemble
 from .coders import register
 from .elements import ElementReader, NamedRow, Refusal, Row
 
-__all__ = ["WriteResult", "WriteToVectorDB"]
+__all__ = ["BundleCounts", "WriteResult", "WriteToVectorDB"]
 
 Batching = Literal["auto", "bounded", "unbounded"]
 METRICS_NAMESPACE = "vectordb"
@@ -306,7 +306,7 @@ def _display(options: BackendOptions, target: str) -> dict[str, Any]:
     return items
 
 
-class _BundleCounts:
+class BundleCounts:
     """A DoFn's counter increments for its bundle, added to the Metrics counters once the bundle has
     finished: a runner may keep the increments of a bundle that failed (the BundleBasedDirectRunner
     does), and the retried bundle would then count its rows twice."""
@@ -336,7 +336,7 @@ class _ReadFn(beam.DoFn):
     def __init__(self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int) -> None:
         self._reader, self._on_error, self._target = reader, on_error, target
         self._rows_per_batch = rows_per_batch
-        self._counts = _BundleCounts(("failed",))
+        self._counts = BundleCounts(("failed",))
 
     def start_bundle(self) -> None:
         self._counts.discard()  # a failed bundle's
@@ -436,7 +436,7 @@ class _WriteFn(beam.DoFn):
     def __init__(self, options: BackendOptions, target: str, secret: Secret | None = None) -> None:
         # pickled: options (and the Secret's name), no client and no fetched key
         self._options, self._target, self._secret = options, target, secret
-        self._counts = _BundleCounts(COUNTERS)
+        self._counts = BundleCounts(COUNTERS)
 
     def display_data(self) -> dict[str, Any]:
         return _display(self._options, self._target)

@@ -36,6 +36,7 @@ __all__ = [
     "collection_of",
     "convert_options",
     "is_loopback_host",
+    "name_map",
     "parse_options",
     "parse_uri",
     "tls_for",
@@ -246,7 +247,7 @@ def _read_text(key: str, text: str, kind: mi.Type | None) -> Any:
     if key in _LIST_FIELDS:
         return [part.strip() for part in text.split(",") if part.strip()]
     if key in _MAP_FIELDS:
-        return _name_map(key, text)
+        return name_map(key, text)
     if key == "uri":
         return text.strip()  # a pasted URI's trailing space would become part of its host
     if kind is None or isinstance(kind, mi.StrType):  # names, paths, keys: a space may be meant
@@ -358,7 +359,7 @@ def _is_secret(name: str) -> bool:
     return name in _SECRET_FIELDS or bool(SECRET_PARAMETER.search(name))
 
 
-def _name_map(option: str, text: str) -> dict[str, str]:
+def name_map(option: str, text: str) -> dict[str, str]:
     """``"title:title_vec, body:body_vec"`` as ``{"title": "title_vec", "body": "body_vec"}``; a bare
     ``"body_vec"`` is named after its column. A name given twice is a ``ConfigError``."""
     out: dict[str, str] = {}

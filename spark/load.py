@@ -218,7 +218,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
 def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
     """Each column of ``--option vector_columns=…``/``multi_vector_columns=…``, and the Spark type its JSON
     text is read as (a CSV has only text)."""
-    from vectordb.connector.options import _name_map
+    from vectordb.connector.options import name_map
 
     types = {}
     for option, spark_type in (
@@ -226,7 +226,7 @@ def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
         ("multi_vector_columns", "array<array<float>>"),
     ):
         if option in extra:
-            types.update(dict.fromkeys(_name_map(option, extra[option]).values(), spark_type))
+            types.update(dict.fromkeys(name_map(option, extra[option]).values(), spark_type))
     return types
 
 
