@@ -203,7 +203,7 @@ def test_column_options_and_per_row_namespaces(grpc_server: ServerHandle) -> Non
         {
             "doc": "a",
             "part": i,
-            "emb": [float(i)] * 4,
+            "emb": [float(i) + 0.5] * 4,  # none all zeros (Pinecone refuses them)
             "tenant": "t1" if i % 2 else "t2",
             "keep": i,
             "drop": "x",
@@ -227,7 +227,7 @@ def test_column_options_and_per_row_namespaces(grpc_server: ServerHandle) -> Non
     arrived = grpc_server.arrived()
     for i in range(10):
         stored = arrived.vector(derive_id(["a", i]), "t1" if i % 2 else "t2")
-        assert stored.values.tolist() == [float(i)] * 4
+        assert stored.values.tolist() == [float(i) + 0.5] * 4
         assert stored.metadata == {"keep": i, "part": i}
 
 

@@ -57,7 +57,7 @@ def test_one_write_inserts_updates_and_deletes(
         ops.append("update_postimage" if i % 2 else "update")
     for i in range(3):  # new rows
         ids.append(f"n{i}")
-        values.append([float(i)] * DIM)
+        values.append([float(i) + 0.5] * DIM)  # none all zeros (Pinecone refuses them)
         ops.append("insert")
     ids += ["v20", "gone"]
     values += [[1.0] * DIM, None]

