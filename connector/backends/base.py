@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -49,7 +49,14 @@ if TYPE_CHECKING:
     from ..rows import RowBatch, RowRules
     from ..transports.base import Host, Transport, WireReply, WireRequest
 
-__all__ = ["Backend", "BatchOutcome", "RequestLimits", "Support", "check_vector_support"]
+__all__ = [
+    "Backend",
+    "BatchOutcome",
+    "RequestLimits",
+    "Support",
+    "check_vector_support",
+    "left_out_problem",
+]
 
 OptionsT = TypeVar("OptionsT", bound=BackendOptions)
 T = TypeVar("T")
@@ -270,3 +277,34 @@ def check_vector_support(backend: Backend[Any], options: BackendOptions) -> None
                 f"write them to a database that stores them ({_STORED_BY[capability]})"
             )
         raise ConfigError(f"option {option}: writing {what} to {backend.name} is not supported yet")
+
+
+def left_out_problem(
+    stored: Mapping[str, str],
+    written: Iterable[str],
+    *,
+    collection: str,
+    database: str,
+    item: str,
+    columns: str,
+    option: str | None = None,
+) -> str | None:
+    """The ``ConfigError`` text for upserts that leave out some of a collection's vectors, or ``None``.
+
+    ``database`` replaces an ``item`` (point, object) whole on upsert, so it would silently erase, from every
+    one written, each vector the write does not fill. ``stored``: the collection's vector names, each with
+    the option that writes it; ``written``: the names the write fills; ``columns``: the options that give
+    vectors a column, as the message names them; ``option``: the one to blame (``None``: that of the first left out). Backends call it
+    from ``check_target`` (on a job's driver, before any task) and, for writes that also delete (option
+    ``op_column``), on each upsert batch.
+    """
+    left_out = {name: stored[name] for name in sorted(set(stored) - set(written))}
+    if not left_out:
+        return None
+    shown = ", ".join(f"{name!r} ({wants})" for name, wants in left_out.items())
+    article = "an" if item[:1] in "aeiou" else "a"
+    return (
+        f"option {option or next(iter(left_out.values()))}: collection {collection!r} also has the vector(s) "
+        f"{shown}, which this write does not name; {database} replaces {article} {item} whole on upsert, "
+        f"so every {item} written would lose them: give each of the collection's vectors a column ({columns})"
+    )

@@ -48,7 +48,7 @@ from ..report import BatchFailure
 from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
-from .base import Backend, BatchOutcome, RequestLimits
+from .base import Backend, BatchOutcome, RequestLimits, left_out_problem
 from .sizing import json_bytes_per_float
 
 __all__ = [
@@ -241,7 +241,9 @@ class QdrantBackend(Backend[QdrantOptions]):
 
     def check_target(self, transport: Transport, dimension: int | None) -> None:
         """Read the collection's vectors config (with ``create=true``, make a missing collection from
-        the data's dimension and ``metric``), and check the vector names and the dimension against it."""
+        the data's dimension and ``metric``), and check the vector names and the dimension against it.
+        Without option ``op_column`` every row upserts, so a write of the one dense vector into a collection
+        with other vectors is refused here (``_check_one_vector_kept``), before any row or task."""
         try:
             target = self._describe_collection(transport)
         except NotFound:
@@ -257,6 +259,8 @@ class QdrantBackend(Backend[QdrantOptions]):
             self._create_shard_key(transport, self.options.namespace)
         self._target = target
         self._check_names(target)
+        if self.options.op_column is None:  # every row upserts: refused here, on a job's driver
+            self._check_one_vector_kept(target)
         size = target.named.get(self.options.vector_name) if self.options.vector_name else target.dimension
         if dimension and size and dimension != size:
             raise DimensionMismatch(
@@ -329,14 +333,16 @@ class QdrantBackend(Backend[QdrantOptions]):
         return fixed
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more; and upserts
-        of the one dense vector (option ``vector_name``, or the unnamed one) into a collection with other
-        vectors are a ``ConfigError`` (``_check_none_left_out``): here, not in ``check_target``, since a write
-        that only deletes (or clears) erases no vector."""
-        if batch.op != DELETE and not self._named_mode and self._target is not None:
-            name = self.options.vector_name
-            dense, option = ({name}, "vector_name") if name is not None else (set(), "vector_column")
-            self._check_none_left_out(self._target, dense, option=option)
+        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more. With option
+        ``op_column`` (a write that may only delete, which erases no vector), ``check_target`` lets a write of
+        the one dense vector into a collection with other vectors through: its upserts are refused here."""
+        if (
+            batch.op != DELETE
+            and self.options.op_column
+            and not self._named_mode
+            and self._target is not None
+        ):
+            self._check_one_vector_kept(self._target)
         reasons: dict[int, str] = {}
         for name, multi in batch.multi_vectors.items():  # a row Qdrant's validation would refuse
             floats = multi.counts() * multi.dim
@@ -386,24 +392,32 @@ class QdrantBackend(Backend[QdrantOptions]):
 
     def _check_none_left_out(self, target: _Target, names: set[str], *, option: str | None = None) -> None:
         """Refuse a write that leaves out some of the collection's vectors (``names``: the dense and
-        multi-vector names it writes): an upsert replaces a point whole, so every point written would
-        silently lose them."""
+        multi-vector names it writes; ``left_out_problem``)."""
         opts = self.options
-        written = {opts.sparse_vector_name} if opts.sparse_column else set()
-        left_out = {
+        stored = {
             name: "multi_vector_columns" if name in target.multi else "vector_columns"
-            for name in sorted(set(target.named) - names)
+            for name in target.named
         }
-        left_out |= {name: "sparse_column" for name in sorted(target.sparse_names - written)}
-        if not left_out:
-            return
-        shown = ", ".join(f"{name!r} ({wants})" for name, wants in left_out.items())
-        raise ConfigError(
-            f"option {option or next(iter(left_out.values()))}: collection {self.collection!r} also has the "
-            f"vector(s) {shown}, which this write does not fill; an upsert replaces a point whole, so every "
-            "point written would lose them: give each of the collection's vectors a column (vector_columns, "
-            "multi_vector_columns, sparse_column)"
+        stored |= dict.fromkeys(target.sparse_names, "sparse_column")
+        written = names | ({opts.sparse_vector_name} if opts.sparse_column else set())
+        problem = left_out_problem(
+            stored,
+            written,
+            collection=self.collection,
+            database="Qdrant",
+            item="point",
+            columns="vector_columns, multi_vector_columns, sparse_column",
+            option=option,
         )
+        if problem:
+            raise ConfigError(problem)
+
+    def _check_one_vector_kept(self, target: _Target) -> None:
+        """``_check_none_left_out`` for a write of the one dense vector (option ``vector_name``, or the
+        unnamed one)."""
+        name = self.options.vector_name
+        dense, option = ({name}, "vector_name") if name is not None else (set(), "vector_column")
+        self._check_none_left_out(target, dense, option=option)
 
     def _check_names(self, target: _Target) -> None:
         opts = self.options

@@ -15,8 +15,10 @@ from tests.servers import qdrant_grpc
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
 from vectordb.connector.backends.qdrant import QdrantBackend, QdrantOptions
+from vectordb.connector.client import resolve_options
 from vectordb.connector.errors import ConfigError, NotFound
 from vectordb.connector.options import parse_options
+from vectordb.connector.planner import DriverPlan
 from vectordb.connector.rows import DELETE
 from vectordb.connector.transports.base import WireReply, WireRequest
 
@@ -97,7 +99,7 @@ def test_a_write_leaving_out_a_vector_is_refused_and_erases_nothing(
     ):
         client.upsert(data)
     assert left_out in str(refused.value)
-    assert "an upsert replaces a point whole" in str(refused.value)
+    assert "Qdrant replaces a point whole on upsert" in str(refused.value)
     assert _stored(qdrant_server, "docs") == FULL  # before the fix: the left-out vector was gone, report OK
 
 
@@ -225,7 +227,8 @@ def test_an_upsert_of_the_one_vector_leaving_out_others_is_refused_and_deletes_a
     qdrant_server: QdrantServer, transport: str, vectors: Any, options: dict[str, Any], left_out: str
 ) -> None:
     """Option vector_name (or the unnamed vector) into a collection with other vectors: its upserts would erase
-    them, so they are a ConfigError; its deletes erase no vector and go on."""
+    them, so they are a ConfigError (without op_column when the target is checked, with it at the first upsert
+    batch); its deletes erase no vector and go on where the write says it may delete (op_column)."""
     reader = qdrant_server.client()
     reader.create_collection(
         "docs", vectors_config=vectors, sparse_vectors_config={"sp": models.SparseVectorParams()}
@@ -235,12 +238,54 @@ def test_an_upsert_of_the_one_vector_leaving_out_others_is_refused_and_deletes_a
     reader.upsert("docs", points=[models.PointStruct(id=i, vector=stored) for i in (1, 2)])
     before = reader.retrieve("docs", [1], with_vectors=True)[0].vector
     uri = qdrant_server.uri(transport, "docs")
-    with connect(uri, vector_column="t", **options) as client:
-        with pytest.raises(ConfigError, match="also has the vector") as refused:
-            client.upsert(pa.table({"id": [1], "t": pa.array([[0.0, 1.0]], F32)}))
-        assert left_out in str(refused.value)
+    for op_column in (None, "op"):
+        with connect(uri, vector_column="t", op_column=op_column, **options) as client:
+            with pytest.raises(ConfigError, match="also has the vector") as refused:
+                client.upsert(pa.table({"id": [1], "t": pa.array([[0.0, 1.0]], F32), "op": ["upsert"]}))
+            assert left_out in str(refused.value)
+    with connect(uri, vector_column="t", op_column="op", **options) as client:
         assert client.delete([2]).deleted == 1
     # before the fix: written, and the point had lost 'colbert' and 'sp'
     assert reader.retrieve("docs", [1], with_vectors=True)[0].vector == before
     assert reader.count("docs", exact=True).count == 1
     reader.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("vectors", "options", "blamed"),
+    [
+        pytest.param(
+            {"title": models.VectorParams(size=2, distance=models.Distance.COSINE)},
+            {"vector_name": "title"},
+            "option vector_name",
+            id="named",
+        ),
+        pytest.param(
+            models.VectorParams(size=2, distance=models.Distance.COSINE),
+            {},
+            "option vector_column",
+            id="unnamed",
+        ),
+    ],
+)
+def test_the_driver_refuses_an_upsert_of_the_one_vector_leaving_out_others(
+    qdrant_server: QdrantServer, transport: str, vectors: Any, options: dict[str, Any], blamed: str
+) -> None:
+    """What Spark's driver runs before any task (``DriverPlan.ask_target``) refuses a write of the one dense
+    vector into a collection that also has the sparse vector 'sp'. Before the fix it passed, and the first
+    upsert batch on an executor raised the ConfigError, after the tasks had started. With op_column the
+    write may only delete, so the driver lets it through (its upserts are refused at their first batch)."""
+    reader = qdrant_server.client()
+    reader.create_collection(
+        "docs", vectors_config=vectors, sparse_vectors_config={"sp": models.SparseVectorParams()}
+    )
+    reader.close()
+    raw = {"uri": qdrant_server.uri(transport, "docs"), "vector_column": "t", **options}
+    with DriverPlan(resolve_options(raw)) as plan, pytest.raises(ConfigError) as refused:
+        plan.ask_target()
+    assert str(refused.value).startswith(
+        f"{blamed}: collection 'docs' also has the vector(s) 'sp' (sparse_column)"
+    )
+    with DriverPlan(resolve_options({**raw, "op_column": "op"})) as plan:
+        plan.ask_target()

@@ -16,7 +16,9 @@ import pyarrow as pa
 import pytest
 
 from vectordb.connector import ConfigError, connect
+from vectordb.connector.client import resolve_options
 from vectordb.connector.ids import ORIGINAL_ID_KEY, as_uuid
+from vectordb.connector.planner import DriverPlan
 
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
@@ -430,7 +432,9 @@ def test_the_single_vector_into_a_collection_with_more_names_is_refused(
     weaviate_server: WeaviateServer, weaviate_collection: str
 ) -> None:
     """``vector_name`` writes one named vector; Weaviate would erase the object's others. Its upserts are a
-    ConfigError before any row is sent; a delete with the same options still works (it erases no vector)."""
+    ConfigError before any row is sent: without op_column when the target is checked (on a job's driver,
+    ``DriverPlan.ask_target``, before any task), with it at the first upsert batch. A delete with the same
+    options and op_column still works (it erases no vector)."""
     rows = Rows(["a", "b"], seed=19)
     assert write(weaviate_server, weaviate_collection, rows.table(), create=True).written == 2
     single = {"vector_name": "title", "vector_columns": None, "multi_vector_columns": None}
@@ -443,6 +447,19 @@ def test_the_single_vector_into_a_collection_with_more_names_is_refused(
         write(weaviate_server, weaviate_collection, pa.table({"id": ["a"], "values": values}), **single)
     assert stored(weaviate_server, weaviate_collection) == rows.expected()
     uri = weaviate_server.uri(weaviate_collection)
-    with connect(uri, **weaviate_server.options(), vector_name="title") as client:
+    raw = {"uri": uri, **weaviate_server.options(), "vector_name": "title"}
+    # before the fix the driver let it through, and the first upsert batch on an executor raised
+    with DriverPlan(resolve_options(raw)) as plan, pytest.raises(ConfigError, match="also has the vector"):
+        plan.ask_target()
+    with pytest.raises(ConfigError, match="also has the vector"):
+        write(
+            weaviate_server,
+            weaviate_collection,
+            pa.table({"id": ["a"], "values": values, "op": ["upsert"]}),
+            op_column="op",
+            **single,
+        )
+    assert stored(weaviate_server, weaviate_collection) == rows.expected()
+    with connect(uri, **weaviate_server.options(), vector_name="title", op_column="op") as client:
         assert client.delete(["b"]).deleted == 1
     assert set(stored(weaviate_server, weaviate_collection)) == {"a"}

@@ -17,7 +17,7 @@ from ...options import BackendOptions, parse_uri, tls_for
 from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Host, Transport, WireReply, WireRequest
-from ..base import Backend, BatchOutcome, RequestLimits
+from ..base import Backend, BatchOutcome, RequestLimits, left_out_problem
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
 from .wire import MAX_MULTI_DIMENSION, encode_batch, kind_of, read_errors
 
@@ -225,6 +225,9 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             return
         target = self._read_target(transport) or self._create_target(None)
         self._send_name = self._vector_for(target)
+        if self.options.op_column is None and self._send_name is not None:
+            # every row upserts: refused here, on a job's driver before any task (refuse(): with op_column)
+            self._check_unnamed_kept(target, {self._send_name}, option="vector_name")
         self._check_tenancy(target)
         stored = self._stored_vectors(
             self.options.namespace if target.multi_tenant else None, {self._send_name: False}
@@ -303,22 +306,23 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     def _check_unnamed_kept(self, target: Collection, written: set[str], *, option: str | None) -> None:
         """Refuse a write whose upserts leave out some of the collection's named vectors (``written``:
-        those it names): Weaviate replaces an object whole on upsert, so every object written would
-        silently lose them. ``option``: the one to blame (``None``: the option of the first left out)."""
-        left_out = sorted(target.named_vectors - written)
-        if not left_out:
-            return
-        options = {
+        those it names; ``left_out_problem``). ``option``: the one to blame (``None``: the option of the
+        first left out)."""
+        stored = {
             name: "multi_vector_columns" if name in target.multi_vectors else "vector_columns"
-            for name in left_out
+            for name in target.named_vectors
         }
-        shown = ", ".join(f"{name!r} ({where})" for name, where in options.items())
-        raise ConfigError(
-            f"option {option or options[left_out[0]]}: collection {self.collection!r} also has the vector(s) "
-            f"{shown}, which this write does not name; Weaviate replaces an object whole on upsert, so every "
-            "object written would lose them: give each of the collection's vectors a column (options "
-            "vector_columns and multi_vector_columns)"
+        problem = left_out_problem(
+            stored,
+            written,
+            collection=self.collection,
+            database="Weaviate",
+            item="object",
+            columns="options vector_columns and multi_vector_columns",
+            option=option,
         )
+        if problem:
+            raise ConfigError(problem)
 
     def _read_target(self, transport: Transport) -> Collection | None:
         """The collection; ``None`` when it is missing and option ``create`` would make it, else a
@@ -459,16 +463,17 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         with Weaviate's reason; one it could not be asked for within the retries (down, silent) fails
         them too, retryable, instead of raising over the rows earlier chunks of the write have stored.
         A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
-        as if it were down). Upserts of the single vector into a collection with other named vectors
-        are a ``ConfigError`` (``_check_unnamed_kept``). Runs on the client's thread, before the batch is
-        sized."""
+        as if it were down). With option ``op_column`` (a write that may only delete, which erases no
+        vector), upserts of the single vector into a collection with other named vectors are a
+        ``ConfigError`` here (``_check_unnamed_kept``); without it ``check_target`` refused the write.
+        Runs on the client's thread, before the batch is sized."""
         if (
             batch.op != DELETE
+            and self.options.op_column
             and self._send_name is not None
             and self._target is not None
             and not self._named
         ):
-            # here, not in check_target: a write that only deletes (or clears) erases no vector
             self._check_unnamed_kept(self._target, {self._send_name}, option="vector_name")
         problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
         for name, multi in batch.multi_vectors.items():
