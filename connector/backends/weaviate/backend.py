@@ -680,7 +680,12 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             if TENANT_NOT_FOUND not in reason:
                 raise Rejected(f"{self.describe()}: batch delete: HTTP 422: {reason}", status=422)
             return {}
-        return dict((orjson.loads(reply.body or b"{}") or {}).get("results") or {})
+        try:
+            return _delete_results_of(reply.body)
+        except (ValueError, TypeError, AttributeError):  # orjson's error is a ValueError
+            # a proxy's page, a truncated body, counts that are no numbers: the request's rows fail
+            # (MalformedReply) instead of an error no report accounts for stopping the write
+            raise self.not_its_reply(reply, "a batch delete") from None
 
     def _delete_request(self, batch: RowBatch) -> WireRequest:
         """A batch delete of the rows' objects, by UUID, in their tenant."""
@@ -782,6 +787,18 @@ def _tenant_problem(name: str) -> str | None:
     if not name:
         return "an empty namespace names no Weaviate tenant"
     return f"namespace {name!r} is no Weaviate tenant name: 1 to 64 letters, digits, '_' and '-'"
+
+
+def _delete_results_of(body: bytes) -> dict[str, Any]:
+    """A batch delete reply's ``results``, checked to be what ``_delete_outcome`` reads: numbers for the
+    counts, objects with their errors. Raises ``ValueError``, ``TypeError`` or ``AttributeError`` otherwise."""
+    results = dict((orjson.loads(body or b"{}") or {}).get("results") or {})
+    for key in ("matches", "successful", "failed", "limit"):
+        int(results.get(key) or 0)
+    for obj in results.get("objects") or ():
+        for error in ((obj.get("errors") or {}).get("error")) or ():
+            error.get("message")
+    return results
 
 
 def _matched_more(results: Mapping[str, Any]) -> bool:
