@@ -64,7 +64,9 @@ def test_a_server_that_refuses_faster_than_it_accepts_cannot_stop_a_write_with_g
     n = 120
     bad = {f"v{i}" for i in range(n) if i % 4}
     server.script(reject_ids=frozenset(bad), reject_named=False, accept_delay_s=0.1)
-    table = pa.table({"id": [f"v{i}" for i in range(n)], "values": [[float(i) + 0.5] * DIM for i in range(n)]})
+    table = pa.table(
+        {"id": [f"v{i}" for i in range(n)], "values": [[float(i) + 0.5] * DIM for i in range(n)]}
+    )
     with connect(server.uri, batch_size=1, max_concurrency=concurrency, on_error="report") as client:
         report = client.write(table)
     assert set(report.failed_ids) == bad
