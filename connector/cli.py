@@ -24,7 +24,7 @@ import importlib.util
 import re
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 
 from .errors import ConfigError, ConnectorError, WriteFailed
@@ -168,14 +168,21 @@ def _interrupted(prog: str) -> int:
 def _is_interrupt(exc: BaseException) -> bool:
     """A Ctrl-C that a runner wrapped: a ``KeyboardInterrupt`` among the causes, or Beam's bundle error,
     ``RuntimeError("KeyboardInterrupt [while running 'Write/…']")``, which holds only its text."""
+    return any(
+        isinstance(error, KeyboardInterrupt) or str(error).startswith("KeyboardInterrupt")
+        for error in _chain(exc, context=True)
+    )
+
+
+def _chain(exc: BaseException, *, context: bool) -> Iterator[BaseException]:
+    """``exc`` and the errors behind it, each once: its ``__cause__``s, or with ``context`` (where no
+    cause is set) its ``__context__``s too."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, KeyboardInterrupt) or str(current).startswith("KeyboardInterrupt"):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+        yield current
+        current = current.__cause__ or (current.__context__ if context else None)
 
 
 def connector_error_line(exc: BaseException) -> str | None:
@@ -185,14 +192,10 @@ def connector_error_line(exc: BaseException) -> str | None:
 
 
 def _connector_error(exc: BaseException) -> tuple[type[ConnectorError], str] | None:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectorError):
-            return type(current), f"{type(current).__name__}: {' '.join(str(current).split())}"
-        # ``raise … from`` only: an exception raised while handling a ConnectorError is another error
-        current = current.__cause__
+    # ``raise … from`` only: an exception raised while handling a ConnectorError is another error
+    for error in _chain(exc, context=False):
+        if isinstance(error, ConnectorError):
+            return type(error), f"{type(error).__name__}: {' '.join(str(error).split())}"
     # raised in another process (a Spark Python worker): only its traceback's text came back
     for module, name, message in reversed(_RAISED.findall(str(exc))):
         kind = _connector_error_class(module, name)
