@@ -15,7 +15,7 @@ A refused value is quoted, unless the option holds a credential, beside what the
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
@@ -516,12 +516,15 @@ def parse_uri(uri: str) -> ParsedUri:
     )
 
 
-def collection_of(from_uri: str, option: str | None) -> str:
+def collection_of(
+    from_uri: str | None, option: str | None, *, in_uri: str = "collection", same: Callable[[str], str] = str
+) -> str:
     """The target's collection: the URI's, or option ``collection`` where the URI names none (``""``: neither
-    does). Both naming different ones is a ``ConfigError`` naming both: writing to either would be a guess."""
-    if from_uri and option and from_uri != option:
+    does). Both naming different ones (compared as ``same`` spells them: Weaviate capitalises a class) is a
+    ``ConfigError`` naming both: writing to either would be a guess. ``in_uri``: what the URI calls it."""
+    if from_uri and option and same(from_uri) != same(option):
         raise ConfigError(
-            f"option collection {option!r} disagrees with the URI's collection {from_uri!r}: give one"
+            f"option collection {option!r} disagrees with the URI's {in_uri} {from_uri!r}: give one"
         )
     return from_uri or option or ""
 

@@ -67,7 +67,7 @@ import orjson
 
 from ..errors import ConfigError, ConnectorError, DimensionMismatch, NotFound, Rejected
 from ..jsonvec import json_rows
-from ..options import BackendOptions, ParsedUri, parse_uri
+from ..options import BackendOptions, ParsedUri, collection_of, parse_uri
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ..rows.types import id_sizes, text_ids
@@ -390,9 +390,7 @@ class ChromaBackend(Backend[ChromaOptions]):
 
 
 def _collection_name(path: str, option: str | None) -> str:
-    if path and option and path != option:
-        raise ConfigError(f"option collection: {option!r} differs from the collection {path!r} in option uri")
-    name = path or option
+    name = collection_of(path, option)
     if not name:
         raise ConfigError(
             "option uri: chroma needs a collection, e.g. chroma://127.0.0.1:8000/docs (or option collection)"

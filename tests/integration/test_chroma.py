@@ -511,7 +511,11 @@ def test_create_in_a_missing_database_is_a_config_error(
         ("chroma://127.0.0.1:8000", {}, "chroma needs a collection"),
         ("chroma://127.0.0.1:8000/ab", {}, "'ab' is not a chroma collection name"),
         ("chroma://127.0.0.1:8000/a..b", {}, "is not a chroma collection name"),
-        ("chroma://127.0.0.1:8000/docs", {"collection": "other"}, "differs from the collection 'docs'"),
+        (
+            "chroma://127.0.0.1:8000/docs",
+            {"collection": "other"},
+            "disagrees with the URI's collection 'docs'",
+        ),
         ("chroma+grpc://127.0.0.1:8000/docs", {}, "chroma has no transport 'grpc'"),
         ("chroma+https://127.0.0.1/docs", {"tls": False}, "contradicts the scheme chroma\\+https"),
         ("chroma://127.0.0.1:8000/docs", {"namespace_key": "#ns"}, "option namespace_key: .* reserves"),

@@ -517,7 +517,9 @@ def test_option_namespace_must_be_a_tenant_name(
 
 
 def test_option_collection_cannot_name_another_collection_than_the_uri() -> None:
-    with pytest.raises(ConfigError, match="option collection 'ColB' disagrees with the URI's 'ColA'"):
+    with pytest.raises(
+        ConfigError, match="option collection 'ColB' disagrees with the URI's collection 'ColA'"
+    ):
         connect("weaviate://127.0.0.1:8080/ColA", collection="ColB")
     for uri, collection in (
         ("weaviate://127.0.0.1:8080/colA", "ColA"),

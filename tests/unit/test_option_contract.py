@@ -40,6 +40,26 @@ def test_qdrant_refuses_a_collection_other_than_the_uris(uri: str) -> None:
     assert load_backend(resolve_options({"uri": bare, "collection": "coll_b"})).describe().endswith("/coll_b")
 
 
+@pytest.mark.parametrize(
+    ("uri", "in_uri"),
+    [
+        ("chroma://127.0.0.1:8000/coll_a", "collection"),
+        ("milvus://127.0.0.1:19530/coll_a", "collection"),
+        ("milvus://127.0.0.1:19530/db/coll_a", "collection"),
+        ("weaviate://127.0.0.1:8080/Coll_a", "collection"),
+        ("postgresql://u@127.0.0.1/db?table=coll_a", "table"),
+    ],
+)
+def test_every_database_refuses_a_collection_other_than_the_uris_in_one_wording(
+    uri: str, in_uri: str
+) -> None:
+    """One rule, one message, whichever database: the option, the URI's name, and what the URI calls it."""
+    with pytest.raises(ConfigError, match=f"option collection 'Coll_b' disagrees with the URI's {in_uri} '"):
+        load_backend(resolve_options({"uri": uri, "collection": "Coll_b"}))
+    same = "Coll_a" if uri.startswith("weaviate") else "coll_a"
+    load_backend(resolve_options({"uri": uri, "collection": same}))  # the same name twice is one target
+
+
 def test_pinecone_refuses_option_collection() -> None:
     with pytest.raises(ConfigError, match="option collection: pinecone names the index by its host"):
         load_backend(parse(collection="my-other-index"))

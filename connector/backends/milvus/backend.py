@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
-from ...options import BackendOptions, did_you_mean, parse_uri
+from ...options import BackendOptions, collection_of, did_you_mean, parse_uri
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...rows.types import id_sizes
 from ...transports.base import Transport, WireReply, WireRequest
@@ -161,12 +161,7 @@ class MilvusBackend(Backend[MilvusOptions]):
                     f"option db_name {self.db_name!r} disagrees with the URI's database {parts[0]!r}"
                 )
             self.db_name = parts[0]
-        from_uri = parts[-1] if parts else None
-        if from_uri and self.options.collection and from_uri != self.options.collection:
-            raise ConfigError(
-                f"option collection {self.options.collection!r} disagrees with the URI's {from_uri!r}"
-            )
-        self.collection = from_uri or self.options.collection or ""
+        self.collection = collection_of(parts[-1] if parts else None, self.options.collection)
 
     def describe(self) -> str:
         if self.lite_path:

@@ -8,7 +8,7 @@ from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
 from ...keys import SECRET_PARAMETER, without_password
-from ...options import is_loopback_host
+from ...options import collection_of, is_loopback_host
 
 __all__ = ["MAX_IDENTIFIER_BYTES", "PgTarget", "TableName", "quote_ident"]
 
@@ -80,11 +80,7 @@ class PgTarget:
                 table = unquote(value)
             else:
                 kept.append(item)  # as written: libpq decodes its own parameters
-        if table and collection and table != collection:
-            raise ConfigError(
-                f"option collection {collection!r} and the URI's table={table!r} disagree: give one"
-            )
-        table = table or collection
+        table = collection_of(table, collection, in_uri="table")
         if not table:
             raise ConfigError(
                 "option uri: name the table: postgresql://host/db?table=items (or option collection)"

@@ -13,7 +13,7 @@ import orjson
 
 from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError, TransportError
 from ...ids import ORIGINAL_ID_KEY, as_uuid
-from ...options import BackendOptions, parse_uri, tls_for
+from ...options import BackendOptions, collection_of, parse_uri, tls_for
 from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Host, Transport, WireReply, WireRequest
@@ -114,11 +114,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             raise ConfigError(f"option uri: weaviate has no transport {uri.transport!r}; use weaviate://")
         if not uri.host:
             raise ConfigError("option uri: weaviate needs a host, e.g. weaviate://localhost:8080/Docs")
-        if uri.path and options.collection and class_name(uri.path) != class_name(options.collection):
-            raise ConfigError(
-                f"option collection {options.collection!r} disagrees with the URI's {uri.path!r}"
-            )
-        collection = uri.path or options.collection
+        collection = collection_of(uri.path, options.collection, same=class_name)
         if not collection or not _CLASS_NAME.match(class_name(collection)):
             raise ConfigError(
                 "option uri: weaviate needs one collection name of letters, digits and underscores, "
