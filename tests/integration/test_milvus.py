@@ -507,8 +507,8 @@ def test_rows_a_collection_cannot_hold_are_refused_before_sending() -> None:
     )
     refused = {f.ids[0]: f.error for f in encode_upsert(values, floats).refused}
     assert refused == {
-        "big": "field 'f' (data type 10) would store 1e+40 as inf",
-        "round": "field 'd' (data type 11) would store 1152921504606846977 as 1.152921504606847e+18",
+        "big": "field 'f' (Float) would store 1e+40 as inf",
+        "round": "field 'd' (Double) would store 1152921504606846977 as 1.152921504606847e+18",
     }
 
 

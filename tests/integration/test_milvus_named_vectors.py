@@ -156,7 +156,7 @@ def test_an_existing_collection_is_written_by_field_name(
         (
             {"title": 8, "body": 5},
             {"vector_columns": {"title": "title_vec", "extra": "body_vec"}},
-            r"name 'extra': milvus collection '\w+' has a field of data type 21 'extra'",
+            r"name 'extra': milvus collection '\w+' has a field of type VarChar 'extra'",
         ),
         (
             {"title": 8, "third": 2},

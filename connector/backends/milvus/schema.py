@@ -8,16 +8,67 @@ from dataclasses import dataclass
 from ... import protowire as pw
 from ...errors import ConfigError
 
-__all__ = ["Layout", "ScalarField", "encode_create_index", "encode_schema", "kv_pair", "layout_from_schema"]
+__all__ = [
+    "Layout",
+    "ScalarField",
+    "encode_create_index",
+    "encode_schema",
+    "kv_pair",
+    "layout_from_schema",
+    "type_name",
+]
 
 KEY_MAX_LENGTH = 512
 
 # schema.DataType values (schema.proto of milvus-io/milvus-proto)
-BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON = 1, 2, 3, 4, 5, 10, 11, 20, 21, 23
+BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, ARRAY, JSON = (
+    1,
+    2,
+    3,
+    4,
+    5,
+    10,
+    11,
+    20,
+    21,
+    22,
+    23,
+)
 FLOAT_VECTOR, SPARSE_FLOAT_VECTOR = 101, 104
 VECTOR_TYPES = frozenset({100, 101, 102, 103, 104, 105, 106})
 SCALAR_TYPES = frozenset({BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, STRING, VARCHAR, JSON})
+ARRAY_ELEMENTS = frozenset(
+    {BOOL, INT8, INT16, INT32, INT64, FLOAT, DOUBLE, VARCHAR}
+)  # what an Array field holds
 INT_RANGES = {INT8: 7, INT16: 15, INT32: 31, INT64: 63}
+# as Milvus's own messages and pymilvus's DataType name them
+TYPE_NAMES = {
+    BOOL: "Bool",
+    INT8: "Int8",
+    INT16: "Int16",
+    INT32: "Int32",
+    INT64: "Int64",
+    FLOAT: "Float",
+    DOUBLE: "Double",
+    STRING: "String",
+    VARCHAR: "VarChar",
+    ARRAY: "Array",
+    JSON: "JSON",
+    24: "Geometry",
+    25: "Text",
+    26: "Timestamptz",
+    100: "BinaryVector",
+    FLOAT_VECTOR: "FloatVector",
+    102: "Float16Vector",
+    103: "BFloat16Vector",
+    SPARSE_FLOAT_VECTOR: "SparseFloatVector",
+    105: "Int8Vector",
+}
+
+
+def type_name(dtype: int) -> str:
+    """A data type as users read it in Milvus's schemas (``VarChar``), never a bare enum number."""
+    return TYPE_NAMES.get(dtype, f"data type {dtype}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +78,14 @@ class ScalarField:
     name: str
     dtype: int
     required: bool  # not nullable and no default: every row needs a value
+    element: int | None = None  # an Array field's element type
+    max_length: int | None = None  # characters of a VarChar value, or of each VarChar element of an Array
+    max_capacity: int | None = None  # elements of an Array value
+
+    def describe(self) -> str:
+        """``field 'tags' (Array of VarChar)``: how a row's failure names the field."""
+        of = f" of {type_name(self.element)}" if self.element is not None else ""
+        return f"field {self.name!r} ({type_name(self.dtype)}{of})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,17 +138,20 @@ def layout_from_schema(
         elif f.int(12) or f.int(16):
             continue  # the dynamic $meta field, and outputs of functions (e.g. BM25), are not ours to write
         elif dtype == FLOAT_VECTOR:
-            dense.append((name, _dim_of(f), optional))
+            dense.append((name, _param(f, "dim"), optional))
         elif dtype == SPARSE_FLOAT_VECTOR:
             sparse.append(name)
-        elif dtype in SCALAR_TYPES:
-            scalars.append(ScalarField(name, dtype, required=not optional))
+        elif dtype in SCALAR_TYPES or (dtype == ARRAY and f.int(10) in ARRAY_ELEMENTS):
+            # FieldSchema element_type 10; type_params max_length, max_capacity
+            element = f.int(10) if dtype == ARRAY else None
+            length, capacity = _param(f, "max_length"), _param(f, "max_capacity")
+            scalars.append(ScalarField(name, dtype, not optional, element, length, capacity))
             if f.int(13):
                 partition_key = name
         elif not optional:
             kind = "vector" if dtype in VECTOR_TYPES else "field"
             raise ConfigError(
-                f"milvus collection {collection!r} has a required {kind} {name!r} of data type {dtype}, "
+                f"milvus collection {collection!r} has a required {kind} {name!r} of type {type_name(dtype)}, "
                 "which the connector cannot fill"
             )
     if key is None or key[1] not in (INT64, VARCHAR):
@@ -124,7 +186,7 @@ def _named_fields(
     for name in names:
         if name not in by_name:
             listed = ", ".join(by_name) or "none"
-            found = f"a field of data type {types[name]}" if name in types else "no field"
+            found = f"a field of type {type_name(types[name])}" if name in types else "no field"
             raise ConfigError(
                 f"option vector_columns: name {name!r}: milvus collection {collection!r} has {found} "
                 f"{name!r}, where a FloatVector field is needed (its FloatVector fields: {listed})"
@@ -139,10 +201,11 @@ def _named_fields(
     return tuple(out)
 
 
-def _dim_of(f: pw.FieldReader) -> int | None:
+def _param(f: pw.FieldReader, key: str) -> int | None:
+    """An integer type parameter of a field (``dim``, ``max_length``, ``max_capacity``), or ``None``."""
     for raw in f.fields.get(6, []):
         kv = pw.FieldReader(raw)
-        if kv.str(1) == "dim":
+        if kv.str(1) == key:
             return int(kv.str(2))
     return None
 

@@ -22,6 +22,7 @@ from ...report import BatchFailure
 from ...rows import RowBatch
 from ...rows.types import text_ids
 from .schema import (
+    ARRAY,
     BOOL,
     DOUBLE,
     FLOAT,
@@ -188,6 +189,20 @@ def _scalar_payload(dtype: int, values: list[Any]) -> list[Any]:
     return _message(9, _blobs([_json(v) for v in values]))  # JSON
 
 
+def _array_payload(f: ScalarField, values: list[Any]) -> list[Any]:
+    """``ScalarField{array_data 8: ArrayArray{data 1: ScalarField of each row's elements, element_type 2}}``,
+    as pymilvus's ``convert_to_array`` frames an Array field."""
+    element = f.element if f.element is not None else VARCHAR
+    rows: list[Any] = []
+    for value in values:
+        rows += _message(1, _scalar_payload(element, list(value)))
+    return _message(8, [*rows, pw.varint_field(2, element)])
+
+
+def _field_payload(f: ScalarField, values: list[Any]) -> list[Any]:
+    return _array_payload(f, values) if f.dtype == ARRAY else _scalar_payload(f.dtype, values)
+
+
 def _json_problem(name: str, data: bytes) -> str | None:
     """Why JSON value ``data`` of field ``name`` is more than Milvus takes, or ``None``."""
     if len(data) <= MAX_JSON_BYTES:
@@ -204,6 +219,8 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
     """Why ``value`` cannot go into field ``f``, or ``None`` if it can."""
     if f.dtype == JSON:
         return _json_problem(f.name, _json(value))
+    if f.dtype == ARRAY:
+        return _array_problem(f, value)
     ok: bool
     if f.dtype == BOOL:
         ok = isinstance(value, bool | np.bool_)
@@ -223,10 +240,32 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
             if held is not None and (
                 not np.isfinite(held) or (isinstance(value, int | np.integer) and int(held) != int(value))
             ):
-                return f"field {f.name!r} (data type {f.dtype}) would store {value!r} as {float(held)!r}"
+                return f"{f.describe()} would store {value!r} as {float(held)!r}"
     else:
         ok = isinstance(value, str)
-    return None if ok else f"field {f.name!r} (data type {f.dtype}) cannot hold {value!r}"
+        if ok and f.max_length is not None and len(value) > f.max_length:  # Milvus counts characters
+            return f"{f.describe()} holds at most {f.max_length} characters; the value has {len(value)}"
+    return None if ok else f"{f.describe()} cannot hold {value!r}"
+
+
+def _array_problem(f: ScalarField, value: Any) -> str | None:
+    """Why ``value`` cannot go into Array field ``f``: not a list, more elements than its ``max_capacity``,
+    or an element its element type cannot hold (a null among them: an Array holds none)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, list | tuple):
+        return f"{f.describe()} cannot hold {value!r}: it takes a list"
+    if f.max_capacity is not None and len(value) > f.max_capacity:
+        return f"{f.describe()} holds at most {f.max_capacity} elements; the value has {len(value)}"
+    dtype = f.element if f.element is not None else VARCHAR
+    for i, item in enumerate(value):
+        element = ScalarField(f"{f.name}[{i}]", dtype, True, max_length=f.max_length)
+        if item is None:
+            return f"{element.describe()} cannot hold None: an Array holds no nulls"
+        problem = _scalar_problem(element, item)
+        if problem:
+            return problem
+    return None
 
 
 def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> list[Any]:
@@ -470,7 +509,7 @@ def encode_upsert(batch: RowBatch, layout: Layout, *, partition: str | None = No
         column = columns[f.name]
         valid = b"" if f.required else bytes(v is not None for v in column)
         values = [v for v in column if v is not None]
-        parts += _field_data(f.dtype, f.name, 3, _scalar_payload(f.dtype, values), valid=valid)
+        parts += _field_data(f.dtype, f.name, 3, _field_payload(f, values), valid=valid)
     if layout.dynamic:
         parts += _field_data(JSON, DYNAMIC_FIELD, 3, _message(9, _blobs(meta)), dynamic=True)
     parts.append(pw.varint_field(7, n))
