@@ -2,21 +2,30 @@
 index's namespaces (an import goes only into namespaces that do not exist yet).
 
 Pinecone serves these calls on the index host also for ``pinecone+grpc://`` URIs (same host and
-port). The calls are control-plane calls of the backend (``Backend.control``: its retries), and every
-word of a status Pinecone sends back is blanked of the credentials in use before it is logged or
+port). The calls are control-plane calls of the backend (``Backend.control``: its retries), but for
+the start: a second start of the same files is a second import, which fails (its namespaces are the
+first's) while the first lands the rows. So a start is sent again only when Pinecone surely did not
+act on it (no connection, throttled); after an unclear failure (a 5xx, a lost reply) the imports are
+listed and the one reading this job's folder is adopted, or the write fails saying one may be running.
+Every word of a status Pinecone sends back is blanked of the credentials in use before it is logged or
 reported.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 import orjson
 
+from ..errors import ConnectError, ConnectorError, Throttled, Unavailable
+
 if TYPE_CHECKING:
     from ..redaction import Secrets
-    from ..transports.base import Transport, WireReply, WireRequest
+    from ..transports.base import Host, Transport, WireReply, WireRequest
+
+T = TypeVar("T")
 
 __all__ = ["ImportHost", "ImportStatus", "PineconeImports"]
 
@@ -24,6 +33,9 @@ __all__ = ["ImportHost", "ImportStatus", "PineconeImports"]
 class ImportHostOptions(Protocol):
     @property
     def api_version(self) -> str: ...
+
+    @property
+    def timeout_s(self) -> float: ...
 
     def credential(self) -> str | None: ...
 
@@ -43,6 +55,8 @@ class ImportHost(Protocol):
         self, transport: Transport, request: WireRequest, *, timeout_s: float | None = None
     ) -> WireReply: ...
 
+    def retried(self, call: Callable[[], T], host: Host) -> T: ...
+
 
 class ImportStatus(msgspec.Struct, kw_only=True, rename="camel"):
     """``describe_import``'s answer."""
@@ -59,6 +73,21 @@ class ImportStatus(msgspec.Struct, kw_only=True, rename="camel"):
 
 class _Started(msgspec.Struct):
     id: str
+
+
+class _Listed(msgspec.Struct):
+    """A page of ``list_imports``: ``{"data": [ImportModel], "pagination": {"next"}?}``."""
+
+    data: list[ImportStatus] = []
+    pagination: dict[str, Any] | None = None
+
+
+class _MaybeStarted(Exception):
+    """A start that failed after it may have reached Pinecone: not retried; ``start`` looks for it."""
+
+    def __init__(self, cause: ConnectorError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 class PineconeImports:
@@ -96,10 +125,51 @@ class PineconeImports:
         }
 
     def start(self, uri: str, error_mode: str, integration_id: str | None) -> str:
+        """Start the import of ``uri``; its id. Sent again only while Pinecone surely did not start it
+        (no connection, throttled). After an unclear failure (a 5xx, no reply) the import reading ``uri``
+        is adopted; with none listed the start fails, saying one may still be running."""
+        from ..transports.base import WireRequest
+
         body: dict[str, Any] = {"uri": uri, "errorMode": {"onError": error_mode}}
         if integration_id:
             body["integrationId"] = integration_id
-        return msgspec.json.decode(self._call("POST /bulk/imports", body), type=_Started).id
+        request = WireRequest("POST /bulk/imports", orjson.dumps(body))
+        try:
+            reply = self.backend.retried(lambda: self._start_once(request), self.transport.host)
+        except _MaybeStarted as unclear:
+            found = self.find(uri)
+            if found is not None:
+                return found
+            raise Unavailable(
+                f"{self.label}: the start of the import of {uri} failed without a clear answer "
+                f"({unclear.cause}), and Pinecone lists no import of it; an import of it may still be "
+                "running: check list_imports before writing these rows again",
+                status=getattr(unclear.cause, "status", None),
+            ) from unclear.cause
+        return msgspec.json.decode(reply.body, type=_Started).id
+
+    def _start_once(self, request: WireRequest) -> WireReply:
+        try:
+            return self.transport.send(request, timeout_s=self.backend.options.timeout_s)
+        except (ConnectError, Throttled):
+            raise  # Pinecone did not start it: retried
+        except ConnectorError as exc:
+            if exc.retryable:  # a 5xx, no reply: it may have started
+                raise _MaybeStarted(exc) from exc
+            raise  # refused (400, 401, ...): nothing started
+
+    def find(self, uri: str) -> str | None:
+        """The id of an import of ``uri`` (each job's folder is its own), from ``list_imports``."""
+        token = ""
+        while True:
+            path = "GET /bulk/imports?limit=100" + (f"&paginationToken={token}" if token else "")
+            page = msgspec.json.decode(self._call(path), type=_Listed)
+            for status in page.data:
+                if status.uri.rstrip("/") == uri.rstrip("/"):
+                    return status.id
+            token = str((page.pagination or {}).get("next") or "")
+            if not token:
+                return None
 
     def describe(self, import_id: str) -> ImportStatus:
         """The import's status; its words (logged, and quoted in the report) with the key blanked out."""

@@ -31,7 +31,7 @@ from vectordb.connector.backends.pinecone_import import (
     publish_staged,
 )
 from vectordb.connector.client import Client
-from vectordb.connector.errors import DeadlineExceeded, Rejected
+from vectordb.connector.errors import DeadlineExceeded, Rejected, Unavailable
 from vectordb.connector.report import WriteReport
 from vectordb.connector.staging import Folder, StagingFailed, staged_name, staging_dir
 
@@ -291,6 +291,39 @@ def test_files_no_import_will_read_are_deleted_when_the_import_cannot_start(
         import_data(client, rows(12, namespaces=["a", "b"]))
     assert s3_store.files(prefix) == []
     assert index_host.imports.all() == []
+
+
+def test_a_start_whose_reply_is_lost_adopts_the_import_it_started_and_starts_no_second(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """Pinecone started the import and a gateway answered 503: a second start would fail (the namespace is
+    the first's) and every row would be reported not imported while the first import lands them."""
+    index_host.imports.set_script(ImportScript(lose_start_replies=1))
+    table = rows(20)
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", on_error="report") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed, report.failures) == (20, 0, [])
+    assert [job.status for job in index_host.imports.all()] == ["Completed"]
+    assert_imported_exactly(index_host, table, "docs")
+
+
+def test_a_start_that_fails_unclearly_with_no_import_listed_fails_saying_one_may_run(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """A 503 to the start and no import of the job's folder listed: not started again blindly; the error
+    says an import may be running, and the published files stay for it."""
+    index_host.imports.set_script(ImportScript(fail_starts=1))
+    with (
+        client_for(index_host, s3_store.uri(prefix), namespace="docs") as client,
+        pytest.raises(
+            Unavailable,
+            match=r"import of s3://.*/job-\S+/ failed without a clear answer .*503"
+            r".* may still be running",
+        ),
+    ):
+        import_data(client, rows(5))
+    assert index_host.imports.all() == []
+    assert s3_store.files(prefix) != []
 
 
 def test_upserting_in_import_mode_is_refused_not_done_quietly(

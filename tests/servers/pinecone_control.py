@@ -20,7 +20,9 @@ headers ``x-import-id`` and ``x-import-file``.
 
 ``ImportScript`` makes it adversarial: ``fail_after_rows`` fails the import half way (rows already
 applied stay, as at Pinecone), ``delay_s`` slows each file (progress, cancel), ``api_key`` is required
-when set (401 otherwise, as for the data plane).
+when set (401 otherwise, as for the data plane), ``lose_start_replies`` starts the first imports asked
+for and answers 503 (a gateway that lost Pinecone's reply), ``fail_starts`` answers 503 to the first
+starts without starting anything.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ class ImportScript(msgspec.Struct, frozen=True, kw_only=True):
     fail_message: str = "Internal error while indexing records (fault script)"
     delay_s: float = 0.0  # per file
     api_key: str | None = None
+    lose_start_replies: int = 0  # the first N starts start the import, then answer 503
+    fail_starts: int = 0  # the first N starts (after those) answer 503 and start nothing
 
 
 def store_opener(s3_endpoint: str | None = None) -> StoreOpener:
@@ -129,14 +133,27 @@ class ImportState:
     def __init__(self, state: ServerState, open_store: StoreOpener) -> None:
         self.state = state
         self.open_store = open_store
-        self.script = ImportScript()
         self._lock = threading.Lock()
+        self.set_script(ImportScript())
         self._imports: dict[str, _Import] = {}
         self._threads: list[threading.Thread] = []
         self._claimed: set[str] = set()  # namespaces an import has started to fill
 
     def set_script(self, script: ImportScript) -> None:
-        self.script = script
+        """Replace the script; its countdowns of starts begin now."""
+        with self._lock:
+            self.script = script
+            self._starts = 0
+
+    def start_fault(self) -> str | None:
+        """What the script does to this start: "lose_reply", "fail", or ``None`` (answer it)."""
+        with self._lock:
+            self._starts += 1
+            if self._starts <= self.script.lose_start_replies:
+                return "lose_reply"
+            if self._starts <= self.script.lose_start_replies + self.script.fail_starts:
+                return "fail"
+            return None
 
     def start(self, uri: str, error_mode: str) -> _Import:
         with self._lock:
@@ -394,7 +411,14 @@ class _ImportHandler(_Handler):
         if mode not in ("abort", "continue"):
             self._fail(400, 3, f"errorMode.onError {mode!r}: expected abort or continue")
             return
+        fault = self.server.imports.start_fault()
+        if fault == "fail":
+            self._fail(503, 14, "upstream connect error (fault script)")
+            return
         job = self.server.imports.start(uri, mode)
+        if fault == "lose_reply":  # started; the reply is lost on its way
+            self._fail(503, 14, "upstream connect error (fault script, the import started)")
+            return
         self._reply(200, orjson.dumps({"id": job.id}))
 
     def _describe_or_list(self, import_id: str, query: dict[str, str]) -> None:
