@@ -44,7 +44,7 @@ from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import MalformedReply, decode_reply, request_body
+from .wire import MalformedReply, decode_reply, not_utf8, request_body
 
 __all__ = ["EmbedResult", "EmbeddingClient"]
 
@@ -130,13 +130,12 @@ class _Batcher:
     def add(self, index: int, text: object) -> _Request | None:
         """Take one input; return the request it completed, if any."""
         ready = None
-        if not isinstance(text, str) or not text:
-            what = f"{type(text).__name__}, not a string"
-            if isinstance(text, str):  # never sent: OpenAI-compatible servers refuse a whole request for it
-                what = "an empty string, which embedding servers refuse"
-            message = f"input {index} is {what}"
+        problem = _unsendable(text)
+        if problem is not None:
+            message = f"input {index} is {problem}"
             self.invalid.append(InputFailure(index=index, error_type="InvalidInput", message=message))
         else:
+            assert isinstance(text, str)
             if self.texts and self.chars + len(text) > self.max_chars:
                 ready = self.flush()
             self.indices.append(index)
@@ -155,6 +154,16 @@ class _Batcher:
         request = _Request(self.lo, self.hi, _Part(self.indices, self.texts), failures=list(self.invalid))
         self._start(self.hi)
         return request
+
+
+def _unsendable(text: object) -> str | None:
+    """Why ``text`` is never sent, or ``None``: not a string, an empty string (OpenAI-compatible servers
+    refuse a whole request for one), a string UTF-8 cannot carry."""
+    if not isinstance(text, str):
+        return f"{type(text).__name__}, not a string"
+    if not text:
+        return "an empty string, which embedding servers refuse"
+    return not_utf8(text)
 
 
 class EmbeddingClient:
@@ -366,7 +375,12 @@ class EmbeddingClient:
         return matrix
 
     def _post(self, texts: list[str], encoding: str) -> np.ndarray:
-        body = request_body(self.options.model, texts, encoding, self.options.dimensions)
+        try:
+            body = request_body(self.options.model, texts, encoding, self.options.dimensions)
+        except TypeError:  # orjson's JSONEncodeError: a text the batcher let through (it checks each)
+            problems = [problem for text in texts if (problem := not_utf8(text)) is not None]
+            reason = f"a text is {problems[0]}" if problems else "a text JSON cannot carry"
+            raise Rejected(f"{self._transport.where}: not sent: {reason}") from None
         with self._cond:
             self.stats.requests += 1
         reply = self._transport.post(body, self.options.timeout_s)

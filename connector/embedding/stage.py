@@ -36,6 +36,7 @@ from ..rows.chunks import count_rows
 from .client import WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
+from .wire import not_utf8
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -83,7 +84,10 @@ def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Pi
     for i, text in texts:
         if text is None:
             continue
-        if isinstance(text, str) and text:
+        problem = not_utf8(text) if isinstance(text, str) and text else None
+        if problem is not None:
+            invalid[i] = f"column {text_column!r} holds a text that is {problem}"
+        elif isinstance(text, str) and text:
             need.append(i)
             sent.append(text)
         elif isinstance(text, str):
@@ -245,9 +249,10 @@ class EmbeddingStage:
                 wanted = pa.array(np.zeros(batch.num_rows, dtype=bool))  # refused later, by the column check
         need = np.flatnonzero(wanted.to_numpy(zero_copy_only=False)).astype(np.int64)
         texts = text.take(pa.array(need)).to_pylist() if len(need) else []
-        if "" not in texts:
+        if "" not in texts and all(not_utf8(text) is None for text in texts):
             return _Piece(batch, need, texts)
-        return _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)  # fails the empty
+        # fails the empty, and any text UTF-8 cannot carry (Arrow's are UTF-8; checked all the same)
+        return _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)
 
     def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Chunk | Prepared]:
         reasons = {int(piece.need[f.index - embedded.offset]): _reason(f) for f in embedded.failures}

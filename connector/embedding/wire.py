@@ -38,6 +38,7 @@ __all__ = [
     "MalformedReply",
     "decode_reply",
     "native_decoder",
+    "not_utf8",
     "request_body",
 ]
 
@@ -45,10 +46,23 @@ REASON_CHARS = 500
 
 
 def request_body(model: str, texts: Sequence[str], encoding_format: str, dimensions: int | None) -> bytes:
+    """The JSON body; ``orjson.JSONEncodeError`` (a ``TypeError``) for a text JSON cannot carry (``not_utf8``)."""
     doc: dict[str, Any] = {"model": model, "input": texts, "encoding_format": encoding_format}
     if dimensions is not None:
         doc["dimensions"] = dimensions
     return orjson.dumps(doc)
+
+
+def not_utf8(text: str) -> str | None:
+    """Why ``text`` cannot be sent, or ``None``: a Python string may hold a lone surrogate (a JSON
+    ``"\\ud800"``, a file read with ``surrogateescape``), which UTF-8, so a request body, cannot carry."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"not valid UTF-8: a lone surrogate at position {exc.start}"
+    return None
 
 
 def native_decoder() -> bool:
