@@ -398,6 +398,9 @@ def _finite_rows(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.
 
 
 def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str | None]:
+    """A row's sparse vector as (uint32 indices ascending, float32 values), or why it is refused. Indices
+    given out of order are sorted with their values: Qdrant, Pinecone and pgvector take any order, and
+    the encoders that need ascending order (Milvus) get it; only a repeated index is ambiguous."""
     if value is None:
         return None, None
     if isinstance(value, Mapping):
@@ -422,9 +425,11 @@ def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str
         return None, "sparse index is negative"
     if idx.size and idx.max() > MAX_SPARSE_INDEX:
         return None, "sparse index is 2^32 or more"
-    if idx.size > 1 and not (np.diff(idx) > 0).all():
-        dup = (np.diff(idx) == 0).any()
-        return None, "sparse indices are duplicated" if dup else "sparse indices are not sorted ascending"
+    if idx.size > 1 and not (np.diff(idx) > 0).all():  # out of order, or an index twice
+        order = np.argsort(idx, kind="stable")
+        idx, val = idx[order], val[order]
+        if (np.diff(idx) == 0).any():
+            return None, "sparse indices are duplicated"
     if not np.isfinite(val).all():
         return None, "sparse vector contains NaN or infinity"
     return (idx.astype(np.uint32), val), None

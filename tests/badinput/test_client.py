@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -59,6 +60,7 @@ STORED = {
     "a decimal in metadata": ("bad", {"price": "10.25"}),
     "a null metadata value": ("bad", None),
     "a list of strings in metadata": ("bad", {"tags": ["a", "b"]}),
+    "sparse indices out of order": ("bad", None),
 }
 
 
@@ -68,6 +70,16 @@ def test_what_is_written_is_stored_as_the_catalogue_says(index: ServerHandle, ca
     assert report.ok and report.written == 2
     stored_id, metadata = STORED[case.name]
     assert index.arrived().vector(stored_id).metadata == metadata
+
+
+def test_sparse_indices_out_of_order_are_sorted_with_their_values(index: ServerHandle) -> None:
+    report = write(
+        index, [{"id": "a", "values": V, "sparse_values": {"indices": [3, 1], "values": [0.5, 0.25]}}]
+    )
+    assert report.ok
+    stored = index.arrived().vector("a")
+    assert stored.sparse_indices == [1, 3]
+    assert np.frombuffer(stored.sparse_values_f32, dtype="<f4").tolist() == [0.25, 0.5]
 
 
 def test_the_same_id_twice_ends_with_the_last_occurrence(index: ServerHandle) -> None:

@@ -48,8 +48,12 @@ def good(i: int, dim: int = 4) -> dict:
         ({"id": "b", "values": [1.0, float("inf"), 1.0, 1.0]}, "NaN or infinity"),
         ({"id": "b", "values": [1.0] * 4, "sparse_values": {"indices": [-1], "values": [1.0]}}, "negative"),
         (
-            {"id": "b", "values": [1.0] * 4, "sparse_values": {"indices": [3, 1], "values": [1.0, 2.0]}},
-            "not sorted",
+            {
+                "id": "b",
+                "values": [1.0] * 4,
+                "sparse_values": {"indices": [3, 1, 3], "values": [1.0, 2.0, 3.0]},
+            },
+            "duplicated",
         ),
         (
             {"id": "b", "values": [1.0] * 4, "sparse_values": {"indices": [1, 1], "values": [1.0, 2.0]}},
@@ -133,6 +137,15 @@ def test_sparse_only_rows_go_in_their_own_batch() -> None:
     assert [b.ids for b in dense] == [["g0"]] and [b.ids for b in sparse_only] == [["s"]]
     indices, values = sparse_only[0].sparse[0]
     assert indices.dtype == np.uint32 and indices.tolist() == [1, 5] and values.tolist() == [0.5, 0.25]
+
+
+def test_sparse_indices_out_of_order_are_sorted_with_their_values() -> None:
+    """Every database takes them in any order (Qdrant asks only that none repeats): sorted, not refused."""
+    rows = [{**good(0), "sparse_values": {"indices": [7, 2, 5], "values": [0.5, 0.25, 0.125]}}]
+    prepared = prep(rows)
+    assert not prepared.failures
+    indices, values = prepared.batches[0].sparse[0]
+    assert indices.tolist() == [2, 5, 7] and values.tolist() == [0.25, 0.125, 0.5]
 
 
 def test_rows_are_grouped_by_namespace() -> None:
