@@ -15,7 +15,9 @@ holds nothing is a 404 in newer API versions, read as "nothing to delete", not a
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import datetime
+import decimal
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -321,7 +323,7 @@ def encode_json(batch: RowBatch) -> bytes:
     body: dict[str, Any] = {"vectors": vectors}
     if batch.namespace:
         body["namespace"] = batch.namespace
-    return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+    return orjson.dumps(body, default=_json_value, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
@@ -435,26 +437,59 @@ def sparse_count_problem(count: int) -> str:
 
 
 def metadata_problem(metadata: dict[str, Any]) -> str | None:
-    """Why Pinecone cannot store this metadata as given, or ``None``."""
+    """Why Pinecone cannot store this metadata as given, or ``None``. Pinecone stores strings, numbers,
+    booleans and lists of strings; dates and timestamps go as ISO 8601 text and ``Decimal`` as its exact
+    text (as the README's bad-input table says); any other value (a set, a time of day, a complex number)
+    is refused naming its key, never written as its ``str()`` (a set stored as ``"{'a'}"``). numpy
+    scalars count as the Python values they hold, numpy arrays as lists."""
     for key, value in metadata.items():
-        kind = type(value)
-        if kind is str or kind is bool:
-            continue
-        if kind is float or isinstance(value, np.floating):  # NaN and infinity: refused by the rows' checks
-            continue
-        if value is None:
-            return f"metadata {key!r} is null: Pinecone stores no nulls; leave the key out"
-        if isinstance(value, int | np.integer) and not isinstance(value, bool):
-            if -_EXACT_INT <= int(value) <= _EXACT_INT:
-                continue
-            return (
-                f"metadata {key!r} is {value}: Pinecone stores numbers as float64, which changes integers "
-                "beyond 2^53; store it as a string"
-            )
-        if isinstance(value, list | tuple | np.ndarray):
-            if all(isinstance(item, str) for item in value):
-                continue
-            return f"metadata {key!r} is a list holding a non-string; Pinecone lists hold strings only"
-        if isinstance(value, dict):
-            return f"metadata {key!r} is an object; Pinecone metadata values are flat (no nested objects)"
+        problem = _value_problem(value)
+        if problem is not None:
+            return f"metadata {key!r} {problem}"
     return None
+
+
+def _value_problem(value: Any) -> str | None:
+    if isinstance(value, np.bool_ | np.number | np.str_):  # not datetime64: .item() may make it an int
+        value = value.item()
+    if isinstance(value, str | bool | float | datetime.date | decimal.Decimal):  # NaN, inf: the rows' checks
+        return None
+    if isinstance(value, int):
+        if -_EXACT_INT <= value <= _EXACT_INT:
+            return None
+        return (
+            f"is {value}: Pinecone stores numbers as float64, which changes integers beyond 2^53; "
+            "store it as a string"
+        )
+    if value is None:
+        return "is null: Pinecone stores no nulls; leave the key out"
+    if isinstance(value, list | tuple | np.ndarray):
+        if all(isinstance(item, str) for item in value):
+            return None
+        return "is a list holding a non-string; Pinecone lists hold strings only"
+    if isinstance(value, Mapping):
+        return "is an object; Pinecone metadata values are flat (no nested objects)"
+    return (
+        f"is a {type(value).__name__}: Pinecone stores strings, numbers, booleans and lists of strings "
+        "(dates, timestamps and decimals as text) only; convert it first (a set to a list, say)"
+    )
+
+
+def _json_value(value: Any) -> Any:
+    """orjson's ``default`` for metadata, writing what gRPC's ``protowire.encode_value`` writes: a numpy
+    value orjson does not write itself (an array of strings, an object array) as the Python value it
+    holds, a date or timestamp (a pandas ``Timestamp`` too) as ISO 8601 text, a ``Decimal`` as its exact
+    text. Anything else is a ``TypeError``: ``refuse`` lets no other type through, and none is ever
+    written as its ``str()``."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not a Pinecone metadata value")
+
+
+def metadata_text(metadata: dict[str, Any]) -> bytes:
+    """A row's metadata as JSON, as the REST body holds it (the import's ``metadata`` column)."""
+    return orjson.dumps(metadata, default=_json_value, option=orjson.OPT_SERIALIZE_NUMPY)

@@ -49,7 +49,6 @@ import msgspec
 from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError, WriteFailed
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
-from ..rows.checks import metadata_json
 from ..rows.ops import DELETE
 from ..staging import STAGING, Folder, Published, StagingFailed, refuse_credentials, staged_name, staging_dir
 from .pinecone_import_api import ImportHost, ImportStatus, PineconeImports
@@ -190,9 +189,10 @@ def rows_table(batch: RowBatch) -> pa.Table:
     else:
         sparse = pa.nulls(n, type=schema.field("sparse_values").type)
     if batch.metadata is not None:
-        # as the upsert's body holds it: numpy numbers and booleans as numbers and booleans, not their text
+        from .pinecone import metadata_text  # as the upsert's body holds it (pinecone imports this module)
+
         metadata = pa.array(
-            [metadata_json(m).decode() if m else None for m in batch.metadata], type=pa.string()
+            [metadata_text(m).decode() if m else None for m in batch.metadata], type=pa.string()
         )
     else:
         metadata = pa.nulls(n, type=pa.string())
