@@ -133,7 +133,11 @@ class Engine:
                 if len(futures) > 4 * self.options.max_concurrency:
                     futures = [f for f in futures if not f.done()]
         except BaseException as exc:
-            self.dispatch.set_fatal(exc)
+            # Ctrl-C, or the connector's own fatal error, stops the batches on the wire at once; an error of
+            # the caller's input (or an encoding bug) only stops the pulling: the rows already handed over
+            # are retried and isolated as in any write, so a good row never fails for a later bad record
+            if not isinstance(exc, Exception) or isinstance(exc, ConnectorError):
+                self.dispatch.set_fatal(exc)
             raise
         finally:
             wait_all(futures)

@@ -448,6 +448,36 @@ def test_an_error_of_the_input_is_raised_as_it_is_with_the_account_of_the_rows_s
     assert f"before it: OK: {DICT_CHUNK_ROWS}/{DICT_CHUNK_ROWS} written" in "".join(info.value.__notes__)
 
 
+def test_rows_handed_over_before_an_input_error_are_still_retried_and_isolated() -> None:
+    """The input breaks while earlier batches are on the wire, one meeting a 503 and one refused whole for
+    one bad row: the 503 is retried and the refusal isolated, so only the bad row fails. The input's error
+    used to stop the write as fatal: 15 good rows failed with "not retried: the write stopped"."""
+    blipped = threading.Event()
+
+    def server(request: WireRequest) -> WireReply:
+        ids = ids_in(request)
+        if int(ids[0][1:]) >= 4040:
+            time.sleep(0.05)  # still on the wire when the input breaks
+        if "r4090" in ids and not blipped.is_set():
+            blipped.set()
+            raise Unavailable("503 blip", status=503)
+        if "r4080" in ids:
+            raise Rejected("a row has bad metadata", status=400)
+        return OK
+
+    def source() -> Iterator[dict]:
+        yield from rows(DICT_CHUNK_ROWS)
+        raise _InputBroke(f"row {DICT_CHUNK_ROWS + 1} could not be read")
+
+    client, _ = client_with(server, max_concurrency=4, batch_size=10, on_error="report")
+    with pytest.raises(_InputBroke) as info:
+        client.write(source())
+    report = info.value.report  # type: ignore[attr-defined]
+    assert blipped.is_set()
+    assert report.failed_ids == ["r4080"], report.failures
+    assert report.written == DICT_CHUNK_ROWS - 1
+
+
 def test_an_input_error_with_a_report_of_its_own_keeps_it() -> None:
     class Mine(Exception):
         report = "the caller's own"
