@@ -14,7 +14,6 @@ holds nothing is a 404 in newer API versions, read as "nothing to delete", not a
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import decimal
 from collections.abc import Callable, Mapping
@@ -169,18 +168,18 @@ class PineconeBackend(Backend[PineconeOptions]):
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """``delete`` with ``deleteAll`` in ``namespace``, or in every namespace the index stats list.
 
-        Pinecone answers 404 for a namespace that holds nothing (newer API versions): already clear.
+        Pinecone answers 404 "Namespace not found" for a namespace that holds nothing (newer API versions):
+        already clear. Any other refusal (an index not found, a method the host does not serve) is raised.
         """
         namespaces = [namespace] if namespace is not None else self._namespaces(transport)
         for name in namespaces:
             if self.grpc:  # DeleteRequest{delete_all=2, namespace=3}
                 body = pw.varint_field(2, 1) + (pw.string_field(3, name) if name else b"")
-                request = WireRequest(GRPC_DELETE, body)
+                request = WireRequest(GRPC_DELETE, body, answers=frozenset({"NOT_FOUND"}))
             else:
-                request = WireRequest(REST_DELETE, orjson.dumps({"deleteAll": True, "namespace": name}))
-            # 404: nothing in that namespace (check_target has already asked the index itself)
-            with contextlib.suppress(NotFound):
-                self.control(transport, request)
+                doc = {"deleteAll": True, "namespace": name}
+                request = WireRequest(REST_DELETE, orjson.dumps(doc), answers=frozenset({404}))
+            self._check_deleted(request, self.control(transport, request), "clear")
         where = f"namespace {namespace!r}" if namespace is not None else f"{len(namespaces)} namespace(s)"
         return f"every vector in {where} of {self.describe()}"
 
@@ -272,10 +271,7 @@ class PineconeBackend(Backend[PineconeOptions]):
         unless an upsert's ``upsertedCount`` says fewer. Which rows are missing it does not say, so a
         short count is a transient fault: the request is sent again, and its rows fail if it stays short.
         """
-        if reply.status in request.answers and b"namespace" not in reply.body.lower():
-            # a 404 that is not about the namespace: the index itself is missing
-            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
-            raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
+        self._check_deleted(request, reply, "delete")
         if batch.op != DELETE:
             upserted = self._upserted_count(batch, reply)
             if upserted is not None and upserted < len(batch):
@@ -285,6 +281,13 @@ class PineconeBackend(Backend[PineconeOptions]):
                     status=reply.status,
                 )
         return BatchOutcome(written=len(batch))
+
+    def _check_deleted(self, request: WireRequest, reply: WireReply, what: str) -> None:
+        """A delete's 404 (``NOT_FOUND``) is "nothing to delete" only in Pinecone's words for a namespace
+        that holds nothing ("Namespace not found"); any other (the index itself missing) is ``NotFound``."""
+        if reply.status in request.answers and b"namespace" not in reply.body.lower():
+            text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
+            raise NotFound(f"{self.describe()} {what}: {reply.status}: {text}", status=reply.status)
 
     def _upserted_count(self, batch: RowBatch, reply: WireReply) -> int | None:
         """``upsertedCount`` (REST) or ``UpsertResponse.upserted_count`` (field 1), ``None`` if the reply
