@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import struct
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -83,6 +84,9 @@ MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_5
 # validation refuses the whole request for one such row, so it fails alone before sending
 MAX_MULTIVECTOR_FLOATS = 1024 * 1024
 _SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
+# a filter's key is a JSON path (qdrant/qdrant lib/segment/src/json_path/parse.rs): a key of these characters
+# as it is, any other in double quotes, which take every character but '"' and '\\' (no escapes)
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _collection_name_problem(name: str, *, create: bool) -> str | None:
@@ -134,6 +138,35 @@ def _check_sparse_name(options: QdrantOptions) -> None:
             f"options vector_name and sparse_vector_name: both name the vector {name!r}; a point holds one "
             "vector a name, so give the sparse vector another name (option sparse_vector_name)"
         )
+
+
+def _check_payload_keys(options: QdrantOptions) -> None:
+    """Refuse payload keys the connector cannot keep apart or filter on: an empty one, a ``namespace_key``
+    no filter path can name (``"`` or ``\\``: ``_filter_key``), and one key for both the namespace and the
+    original id (one would overwrite the other)."""
+    for option in ("namespace_key", "original_id_key"):
+        if not getattr(options, option):
+            raise ConfigError(
+                f"option {option}: give a payload key; an empty one is no key Qdrant can filter on"
+            )
+    key = options.namespace_key
+    bad = next((c for c in '"\\' if c in key), None)
+    if bad is not None:
+        raise ConfigError(
+            f"option namespace_key: {key[:80]!r} holds {bad!r}, which no Qdrant filter path can name "
+            "(deletes and clears filter on the namespace's key); choose another key"
+        )
+    if key == options.original_id_key:
+        raise ConfigError(
+            f"options namespace_key and original_id_key: both are {key!r}; a point's namespace and its "
+            "original id need a payload key each"
+        )
+
+
+def _filter_key(key: str) -> str:
+    """A payload key as a filter names it: a JSON path, so a key of other characters than letters, digits,
+    ``_`` and ``-`` goes in double quotes (``"tenant.id"``: the one key, not ``tenant`` then ``id``)."""
+    return key if _PLAIN_KEY.fullmatch(key) else f'"{key}"'
 
 
 class _Target:
@@ -199,6 +232,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 f"each vector is written under its own name (e.g. vector_columns='{options.vector_name}:COLUMN')"
             )
         _check_sparse_name(options)
+        _check_payload_keys(options)
         self.rules = dataclasses.replace(type(self).rules, namespaced=options.namespace_mode == "shard_key")
         self.grpc = uri.transport == "grpc"
         self.host = uri.host
@@ -784,15 +818,17 @@ def _payload_namespace(batch: RowBatch, options: QdrantOptions) -> str | None:
 
 def _json_namespace_condition(key: str, namespace: str) -> dict[str, Any]:
     """The points of a payload namespace: its value under ``key``; the default one (``""``) has no key."""
-    return {"is_empty": {"key": key}} if namespace == "" else {"key": key, "match": {"value": namespace}}
+    path = _filter_key(key)
+    return {"is_empty": {"key": path}} if namespace == "" else {"key": path, "match": {"value": namespace}}
 
 
 def _grpc_namespace_condition(key: str, namespace: str) -> bytes:
     """``_json_namespace_condition`` as a ``Condition``: ``is_empty=2 IsEmptyCondition{key=1}``, or
     ``field=1 FieldCondition{key=1, match=2 Match{keyword=1}}``."""
+    path = _filter_key(key)
     if namespace == "":
-        return pw.len_field(2, pw.string_field(1, key))
-    return pw.len_field(1, pw.string_field(1, key) + pw.len_field(2, pw.string_field(1, namespace)))
+        return pw.len_field(2, pw.string_field(1, path))
+    return pw.len_field(1, pw.string_field(1, path) + pw.len_field(2, pw.string_field(1, namespace)))
 
 
 def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:

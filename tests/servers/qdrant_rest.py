@@ -75,6 +75,7 @@ from urllib.parse import parse_qsl, unquote
 
 import numpy as np
 import orjson
+from qdrant_client.local.json_path_parser import JsonPathItemType, parse_json_path
 
 from .script import ECHO_HEADER, FaultScript, ServerState, echoed
 from .threaded_http import JsonHandler, ThreadedServer, TrackingHTTPServer
@@ -362,7 +363,10 @@ class QdrantStore:
         """Delete the points among ``ids`` (``None``: every point; an id not there is no error) whose
         payload matches every ``(key, value)`` of ``must`` (an empty filter matches every point; a value of
         ``IS_EMPTY``: the key missing, null or ``[]``, Qdrant's ``is_empty``), within ``shard_key`` when
-        given: a ``points`` selector, or a filter's ``has_id``, ``match`` and ``is_empty`` conditions."""
+        given: a ``points`` selector, or a filter's ``has_id``, ``match`` and ``is_empty`` conditions. A key is a
+        JSON path, read as Qdrant reads one (``payload_at``)."""
+        for key, _ in must:
+            filter_path(key)  # a key no path parses: the request is refused before any point is looked at
         with self._lock:
             coll = self._collection(collection)
             chosen = list(coll.points) if ids is None else [_point_id(i, "rest") for i in ids]
@@ -371,9 +375,9 @@ class QdrantStore:
                 if point is None or (shard_key is not None and point.shard_key != shard_key):
                     continue
                 if all(
-                    point.payload.get(key) in (None, [])
+                    payload_at(point.payload, key) in (None, [])
                     if value is IS_EMPTY
-                    else point.payload.get(key) == value
+                    else payload_at(point.payload, key) == value
                     for key, value in must
                 ):
                     del coll.points[pid]
@@ -381,6 +385,27 @@ class QdrantStore:
     def record(self, entry: UpsertLog) -> None:
         with self._lock:
             self.log.append(entry)
+
+
+def filter_path(key: str) -> list[str]:
+    """A filter's key as Qdrant parses it (qdrant/qdrant lib/segment/src/json_path/parse.rs, which
+    qdrant-client's local mode follows): ``a.b`` is ``a`` then ``b``, ``"a.b"`` the one key ``a.b``; a key
+    outside letters, digits, ``_`` and ``-`` must be quoted. Array indices are not served here."""
+    try:
+        items = parse_json_path(key)
+    except ValueError:
+        raise QdrantError("format", f"Format error in JSON body: invalid json path {key!r}") from None
+    if any(item.item_type != JsonPathItemType.KEY for item in items):
+        raise QdrantError("bad_request", f"Bad request: the test server serves no array path: {key}")
+    return [str(item.key) for item in items]
+
+
+def payload_at(payload: dict[str, Any], key: str) -> Any:
+    """The payload's value at the filter key ``key`` (a JSON path, ``filter_path``), or None."""
+    value: Any = payload
+    for name in filter_path(key):
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
 
 
 def _order(point_id: int | str) -> tuple[int, int, str]:
