@@ -8,7 +8,8 @@
                     api_key_env="OPENAI_API_KEY")  # numpy (n, d) float32, any OpenAI-compatible server
 
 Everything here loads lazily (PEP 562), so ``import vectordb.connector`` stays in the
-low milliseconds and pulls in neither grpcio, pyarrow, numpy, pyspark nor apache_beam.
+low milliseconds and pulls in neither grpcio, pyarrow, numpy, pyspark nor apache_beam; so does
+``__version__`` (the installed distribution's, read from its metadata when first asked for).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from .options import BackendOptions, parse_options
     from .records import SparseVector, VectorRecord
     from .report import BatchFailure, WriteReport
+
+    __version__: str
 
 __all__ = [
     "AuthError",
@@ -85,6 +88,15 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata costs more than the whole package: only when asked
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("vectordb-connector")
+        except PackageNotFoundError:  # the source tree on sys.path, never installed
+            found = "0+unknown"
+        globals()[name] = found
+        return found
     if name in __all__:
         value = getattr(import_module(f".{_WHERE.get(name, 'errors')}", __name__), name)
         globals()[name] = value
