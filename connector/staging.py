@@ -96,7 +96,7 @@ class Folder:
         if "://" not in text:
             text = os.path.abspath(os.path.expanduser(text))
         refuse_credentials(text, option)
-        return cls(text.rstrip("/") or "/", option, max_retries, timeout_s)
+        return cls(_without_trailing_slash(text), option, max_retries, timeout_s)
 
     @property
     def shown(self) -> str:
@@ -282,6 +282,13 @@ class Folder:
         with self.failing_as("delete", name):
             if fs.get_file_info(path).type != pafs.FileType.NotFound:
                 fs.delete_dir(path)
+
+
+def _without_trailing_slash(text: str) -> str:
+    """``text`` without the trailing ``/`` of its path, a URI's query kept whole: ``s3://b/prefix/?q`` is
+    ``s3://b/prefix?q`` (files go under ``prefix/<job>/``, and Pinecone must be told the same folder)."""
+    path, mark, query = text.partition("?") if "://" in text else (text, "", "")
+    return (path.rstrip("/") or "/") + mark + query
 
 
 @functools.lru_cache(maxsize=32)

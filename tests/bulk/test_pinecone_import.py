@@ -326,6 +326,22 @@ def test_a_start_that_fails_unclearly_with_no_import_listed_fails_saying_one_may
     assert s3_store.files(prefix) != []
 
 
+def test_an_import_uri_ending_in_a_slash_before_its_query_names_the_folder_the_files_are_in(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """``s3://bucket/prefix/?endpoint_override=...`` (the README's S3-compatible form with a trailing /):
+    the files went under ``prefix/<job>/`` while Pinecone was told ``prefix//<job>/``."""
+    table = rows(10)
+    with client_for(index_host, s3_store.uri(prefix + "/"), namespace="docs") as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (10, 0), report
+    (job,) = index_host.imports.all()
+    assert job.uri.startswith(f"s3://{s3_store.bucket}/{prefix}/job-") and "//job" not in job.uri
+    assert_imported_exactly(index_host, table, "docs")
+    folder = Folder.parse(f"s3://b/{prefix}/?endpoint_override=h:9&scheme=http", "import_uri")
+    assert folder.uri == f"s3://b/{prefix}?endpoint_override=h:9&scheme=http"
+
+
 def test_upserting_in_import_mode_is_refused_not_done_quietly(
     index_host: PineconeImportServer, s3_store: S3Store, prefix: str
 ) -> None:
