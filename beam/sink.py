@@ -199,7 +199,9 @@ class WriteToVectorDB(beam.PTransform):
         if self.options.on_error == "dead_letter" and not bounded:
             raise ConfigError(
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
-                'use on_error="report" and write result.failed yourself (examples/dataflow/README.md)'
+                'use on_error="report" and send result.failed (one dict per failed row: the row, its error '
+                "and error_type) somewhere durable, e.g. result.failed | beam.Map(lambda letter: "
+                "json.dumps(letter, default=str).encode()) | beam.io.WriteToPubSub(topic)"
             )
         fn_args = (self.reader, self.options.on_error, self.target, self.rows_per_batch)
         if bounded:  # elements read and batched in one step, which the runner's step between them cost
