@@ -46,7 +46,7 @@ from ...redaction import Secrets
 from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..registry import PATH_SCHEME, canonical_uri
 
-__all__ = ["LiteTransport", "ensure_server", "lite_path", "running", "stop"]
+__all__ = ["LiteTransport", "check_installed", "ensure_server", "lite_path", "running", "stop"]
 
 LOCK_NAME = "connector.lock"
 STATE_NAME = "connector-server.json"
@@ -56,6 +56,10 @@ DEFAULT_IDLE_S = 300.0
 SHUTDOWN_WAIT_S = 10.0  # a server that stopped answering gets this long to exit (SIGTERM drains in ~5 s)
 HEALTH_METHOD = "/milvus.proto.milvus.MilvusService/CheckHealth"
 LITE_SCHEME = f"{PATH_SCHEME}://"
+
+# what starting a server needs, module: its distribution (the [milvus] extra brings them all); Milvus
+# Lite's servicer is built on pymilvus's generated stubs, and the health check is a gRPC call
+SERVER_MODULES = {"milvus_lite": "milvus-lite", "pymilvus": "pymilvus", "grpc": "grpcio"}
 
 # path → address this process has already seen answer; the flock check alone then suffices
 _VERIFIED: dict[str, str] = {}
@@ -99,6 +103,8 @@ def ensure_server(path: str, *, idle_timeout_s: float | None = None, start_timeo
         ConfigError: the path is a file, or another program holds the data directory.
         ConnectError: the server did not start or does not answer.
     """
+    if not os.path.isdir(lite_path(path) or path):  # no server holds it: one is to start, here
+        check_installed()  # before the folder and its lock are made: a failed start leaves nothing behind
     data_dir = _data_dir(path)
     state = read_state(data_dir)
     if state is not None and _known_good(data_dir, state):
@@ -162,6 +168,19 @@ def _data_dir(path: str, *, create: bool = True) -> str:
     if create:
         os.makedirs(data_dir, exist_ok=True)
     return data_dir
+
+
+def check_installed() -> None:
+    """Raise ``MissingExtra`` naming the ``pip install`` when what starts a server is not installed.
+
+    Looked up (``find_spec``), not imported: cheap enough for a command to call before any work."""
+    import importlib.util
+
+    missing = [dist for module, dist in SERVER_MODULES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MissingExtra(
+            f"the embedded default needs Milvus Lite ({', '.join(missing)} missing): pip install 'vectordb-connector[milvus]'"
+        )
 
 
 def _idle_default(idle_timeout_s: float | None) -> float:
@@ -276,14 +295,7 @@ def _signal(pid: int, sig: int) -> None:
 
 def _spawn(data_dir: str, idle_timeout_s: float, deadline: float) -> ServerState:
     """Start ``serve`` for ``data_dir``; returns once it has written its state, or raises why not."""
-    import importlib.util
-
-    # the server (not the client) needs both: Milvus Lite's servicer is built on pymilvus's generated stubs
-    missing = [name for name in ("milvus_lite", "pymilvus") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise MissingExtra(
-            f"the embedded default needs Milvus Lite ({', '.join(missing)} missing): pip install 'vectordb-connector[milvus]'"
-        )
+    check_installed()  # the server (not a client of a running one) needs them all
     cmd = [
         sys.executable,
         "-m",
