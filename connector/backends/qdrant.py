@@ -377,7 +377,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             and self._target is not None
         ):
             self._check_one_vector_kept(self._target)
-        reasons: dict[int, str] = {}
+        reasons = self._payload_key_problems(batch)
         for name, multi in batch.multi_vectors.items():  # a row Qdrant's validation would refuse
             floats = multi.counts() * multi.dim
             for i in np.flatnonzero(floats >= MAX_MULTIVECTOR_FLOATS).tolist():
@@ -387,6 +387,43 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"{MAX_MULTIVECTOR_FLOATS:,} (its vectors times their length)",
                 )
         return batch.without(reasons)
+
+    def _payload_key_problems(self, batch: RowBatch) -> dict[int, str]:
+        """Rows whose metadata holds a payload key the connector writes itself, with another value: the
+        namespace's (``namespace_key``, payload mode), and on a row whose id becomes a UUID the original id's
+        (``original_id_key``). Written over, the metadata would be lost; with no namespace, it would put the
+        point into the namespace it names, where deletes in the row's own namespace do not find it."""
+        if batch.metadata is None:
+            return {}
+        opts = self.options
+        namespace_key = opts.namespace_key if opts.namespace_mode == "payload" else None
+        namespace = _payload_namespace(batch, opts)
+        ids: list[int | str] | None = None
+        reasons: dict[int, str] = {}
+        for i, metadata in enumerate(batch.metadata):
+            if not metadata:
+                continue
+            if namespace_key in metadata:
+                value = metadata[namespace_key]
+                same = value is None if namespace is None else isinstance(value, str) and value == namespace
+                if not same:
+                    where = f"namespace {namespace!r}" if namespace else "the default namespace"
+                    reasons[i] = (
+                        f"metadata key {namespace_key!r} is the payload key of the point's namespace (option "
+                        f"namespace_key), and the row is in {where}; rename the key or choose another "
+                        "namespace_key"
+                    )
+                    continue
+            if opts.original_id_key in metadata:
+                ids = ids if ids is not None else _point_ids(batch.ids)
+                raw = batch.ids[i]
+                if _converted(raw, ids[i]) and metadata[opts.original_id_key] != raw:
+                    reasons[i] = (
+                        f"metadata key {opts.original_id_key!r} is the payload key that keeps the row's own id, "
+                        "which Qdrant stores as a UUID (option original_id_key); rename the key or choose "
+                        "another original_id_key"
+                    )
+        return reasons
 
     def _check_creatable(self, dimensions: Mapping[str, int | None]) -> None:
         """Refuse, before the create is sent, what Qdrant would refuse in it (so nothing is made): the
@@ -738,7 +775,7 @@ def _payloads(
     """Each row's payload: its metadata, the namespace (payload mode, else ``None``) and the original of an
     id that ``point_id`` changed (``raw_ids`` the rows' ids, ``ids`` what Qdrant gets); ``None`` where no
     row has any."""
-    converted = [pid != raw or type(pid) is not type(raw) for pid, raw in zip(ids, raw_ids, strict=True)]
+    converted = [_converted(raw, pid) for pid, raw in zip(ids, raw_ids, strict=True)]
     if metadata is None and namespace is None and not any(converted):
         return None
     out: list[dict[str, Any]] = []
@@ -750,6 +787,11 @@ def _payloads(
             payload[options.original_id_key] = raw
         out.append(payload)
     return out
+
+
+def _converted(raw: Any, pid: int | str) -> bool:
+    """Whether ``point_id`` changed the row's id ``raw`` into ``pid`` (its original then goes in the payload)."""
+    return pid != raw or type(pid) is not type(raw)
 
 
 def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
