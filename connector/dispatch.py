@@ -92,6 +92,9 @@ class Settings(Protocol):
     @property
     def isolation_budget(self) -> float: ...
 
+    @property
+    def timeout_s(self) -> float: ...
+
 
 class Dispatcher(Generic[U]):
     """Bounded, adaptive, retrying, isolating dispatch of units through one channel."""
@@ -107,7 +110,11 @@ class Dispatcher(Generic[U]):
         thread_name: str = "vectordb-send",
     ) -> None:
         self.channel = channel
-        self.retry = RetryRule(settings.max_concurrency, settings.max_retries, rand)
+        # a throttle without a hint is waited out, each wait at most a request's timeout (and a minute)
+        throttle_cap_s = min(60.0, settings.timeout_s)
+        self.retry = RetryRule(
+            settings.max_concurrency, settings.max_retries, rand, throttle_cap_s=throttle_cap_s
+        )
         self.limit = self.retry.limit
         self.isolation = IsolationBudget(settings.isolation_budget)
         self.clock, self.sleep = clock, sleep

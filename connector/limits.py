@@ -13,11 +13,17 @@ Backoff. Capped full jitter: a delay drawn uniformly from [0, min(cap, base · 2
 but never less than the server's hint.
 
 Retry budget. A token bucket shared by all requests of a client: each success deposits
-one token (up to ``max_tokens``), each retry withdraws one. When a server is down, retries
-stop after the bucket is empty instead of multiplying the load by ``max_retries``; throttled
-retries count too, so a quota that is spent for good (a monthly limit) fails rows fast instead
-of retrying each one ``max_retries`` times. The bucket starts with room for the first burst:
-until AIMD finds a server's quota, up to about twice ``max_concurrency`` requests are throttled.
+one token (up to ``max_tokens``), each retry of an error withdraws one. When a server is down,
+retries stop after the bucket is empty instead of multiplying the load by ``max_retries``. A
+throttle spends none: a rate limit says the server is there and will take the request later
+(AIMD and the backoff slow the client down), and a burst of them drained the bucket the errors
+need, so throttled requests got one attempt. A quota spent for good is no throttle: the server
+says so (OpenAI's ``insufficient_quota``), and that error is fatal.
+
+Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
+that long; one that says nothing waits far longer than a failed request (rate-limit windows are
+seconds to a minute): equal jitter from 0.5-1 s, doubling, each wait at most ``throttle_cap_s``
+(the request's timeout, up to a minute): 15.5 s at least over the default 5 retries.
 
 Isolation budget. A batch the server refuses whole is split until exactly the refused rows
 are left (the engine's ``_isolate``); each request that costs is one token. The bucket starts
@@ -117,14 +123,26 @@ class Backoff:
         cap_s: float = 10.0,
         rand: Callable[[], float] = random.random,
         down_base_s: float = 0.5,
+        throttle_base_s: float = 0.5,
+        throttle_cap_s: float = 60.0,
     ) -> None:
         self.base_s, self.cap_s, self._rand, self.down_base_s = base_s, cap_s, rand, down_base_s
+        self.throttle_base_s, self.throttle_cap_s = throttle_base_s, throttle_cap_s
 
     def delay_after(self, attempt: int, exc: ConnectorError, *, answered: bool) -> float:
         """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
-        honoured, and a host that ``answered`` before and now cannot be reached given time to restart."""
+        honoured, a throttle without one waited out (``throttle_delay_s``), and a host that ``answered``
+        before and now cannot be reached given time to restart."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
+        if isinstance(exc, Throttled) and hint is None:
+            return self.throttle_delay_s(attempt)
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
+
+    def throttle_delay_s(self, attempt: int) -> float:
+        """Delay before retry ``attempt`` of a request throttled without a hint: equal jitter from
+        ``throttle_base_s`` (0.5-1, 1-2, 2-4, 4-8, 8-16 s), each at most ``throttle_cap_s``."""
+        ceiling = min(self.throttle_cap_s, 2 * self.throttle_base_s * (2 ** max(0, attempt - 1)))
+        return ceiling * (0.5 + 0.5 * self._rand())
 
     def delay_s(self, attempt: int, retry_after_s: float | None = None, *, host_down: bool = False) -> float:
         """Delay before retry number ``attempt`` (1 = the first retry)."""
@@ -174,11 +192,16 @@ class RetryRule:
     stream: one rule for the upsert engine and the embedding client, which keep their own counters."""
 
     def __init__(
-        self, max_concurrency: int, max_retries: int, rand: Callable[[], float] = random.random
+        self,
+        max_concurrency: int,
+        max_retries: int,
+        rand: Callable[[], float] = random.random,
+        *,
+        throttle_cap_s: float = 60.0,
     ) -> None:
         self.limit = AimdLimit(max_concurrency)
         self.budget = RetryBudget.for_concurrency(max_concurrency)
-        self.backoff = Backoff(rand=rand)
+        self.backoff = Backoff(rand=rand, throttle_cap_s=throttle_cap_s)
         self.max_retries = max_retries
 
     def on_success(self) -> None:
@@ -189,12 +212,15 @@ class RetryRule:
         self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts
     ) -> bool:
         """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit;
-        no when the error is fatal or not retryable, the attempts or the retry budget are spent.
-        ``counts`` (the caller's report) counts the throttles and the retries."""
+        no when the error is fatal or not retryable, the attempts are spent, or (an error, not a
+        throttle) the retry budget is. ``counts`` (the caller's report) counts the throttles and the
+        retries."""
         if isinstance(exc, Throttled):
             counts.throttled += 1
             self.limit.on_throttle(now, exc.retry_after_s, epoch)
-        if exc.fatal or not exc.retryable or attempts > self.max_retries or not self.budget.try_spend():
+        if exc.fatal or not exc.retryable or attempts > self.max_retries:
+            return False
+        if not isinstance(exc, Throttled) and not self.budget.try_spend():
             return False
         counts.retries += 1
         return True

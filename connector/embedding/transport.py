@@ -87,9 +87,7 @@ class EmbeddingTransport:
             return detached(exc)
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300:
-            return error_for_status(
-                status, data, self.where, headers.get("retry-after"), secrets=self.secrets
-            )
+            return error_for_status(status, data, self.where, headers, secrets=self.secrets)
         return data
 
     def close(self) -> None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import email.utils
 import functools
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+import orjson
 
 from ..errors import (
     AuthError,
@@ -32,7 +35,15 @@ from ..redaction import Secrets, blank_logs, detached, returned
 from .base import WireReply, WireRequest, host_of, shared
 from .http1 import ConnectionPool, request_head
 
-__all__ = ["HttpTransport", "ServerPool", "error_for_status", "parse_retry_after", "reason_of"]
+__all__ = [
+    "HttpTransport",
+    "ServerPool",
+    "error_for_status",
+    "parse_duration_s",
+    "parse_retry_after",
+    "reason_of",
+    "retry_hint_s",
+]
 
 
 POOL_CONNECTIONS = 256
@@ -43,13 +54,14 @@ TRACE_LOGGERS = ("httpcore.http11", "httpcore.http2")
 
 
 def error_for_status(
-    status: int, body: bytes, where: str, retry_after: str | None, *, secrets: Secrets
+    status: int, body: bytes, where: str, headers: Mapping[str, str] | None, *, secrets: Secrets
 ) -> ServerError:
     """The connector error for a non-2xx reply; the message quotes the server's reason (``reason_of``
-    its body), with ``secrets`` blanked out."""
+    its body), with ``secrets`` blanked out, and the wait it asks for is read from its ``headers``
+    (names lower-cased; ``retry_hint_s``)."""
     text = reason_of(body, secrets)
     message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
-    hint = parse_retry_after(retry_after)
+    hint = retry_hint_s(status, headers or {})
     kind: type[ServerError]
     if status == 429:
         kind = Throttled
@@ -72,8 +84,6 @@ def reason_of(body: bytes, secrets: Secrets) -> str:
     does, or of its ``error`` object, as OpenAI does), else the body; at most 500 characters."""
     if body[:1] == b"{":
         try:
-            import orjson
-
             parsed = orjson.loads(body)
         except ValueError:
             parsed = None
@@ -90,6 +100,59 @@ def reason_of(body: bytes, secrets: Secrets) -> str:
                 if isinstance(parsed.get(key), str) and parsed[key]:
                     return secrets.blank(parsed[key])[:500]  # blanked whole: a cut key would not match
     return secrets.blank(body.decode("utf-8", "replace")).strip()[:500]
+
+
+# OpenAI's rate-limit headers: when each limit is whole again, and what is left of it
+_RESETS = (
+    ("x-ratelimit-reset-requests", "x-ratelimit-remaining-requests"),
+    ("x-ratelimit-reset-tokens", "x-ratelimit-remaining-tokens"),
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_DURATION_UNITS_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def retry_hint_s(status: int, headers: Mapping[str, str]) -> float | None:
+    """The wait a reply asks for before a retry, from its headers (names lower-cased), or ``None``:
+    ``retry-after-ms`` (Azure OpenAI), else ``Retry-After``; and for a 429 without either, OpenAI's
+    ``x-ratelimit-reset-requests`` / ``x-ratelimit-reset-tokens`` (``"3s"``, ``"6m0s"``, ``"120ms"``), of
+    the limits with nothing remaining (each, if no ``x-ratelimit-remaining-*`` says), the longest. The
+    reset headers come on every OpenAI reply: on another status they say nothing about the error.
+    ``ServerError`` bounds the hint."""
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000.0
+    hint = parse_retry_after(headers.get("retry-after"))
+    if hint is not None or status != 429:
+        return hint
+    resets = [
+        parse_duration_s(headers.get(reset, ""))
+        for reset, remaining in _RESETS
+        if headers.get(remaining, "0").strip() in ("0", "")
+    ]
+    return max((reset for reset in resets if reset is not None), default=None)
+
+
+def parse_duration_s(value: str) -> float | None:
+    """Seconds of a Go duration as OpenAI writes its resets (``"1h2m3.5s"``, ``"120ms"``), or of a bare
+    number of seconds; ``None`` for anything else."""
+    value = value.strip()
+    number = _number(value)
+    if number is not None or not value:
+        return number
+    total, at = 0.0, 0
+    for part in _DURATION_PART.finditer(value):
+        if part.start() != at:
+            return None
+        total += float(part.group(1)) * _DURATION_UNITS_S[part.group(2)]
+        at = part.end()
+    return total if at == len(value) else None
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -176,9 +239,7 @@ class HttpTransport:
             return detached(exc)
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300 and status not in request.answers:
-            return error_for_status(
-                status, body, route.where, reply_headers.get("retry-after"), secrets=self._secrets
-            )
+            return error_for_status(status, body, route.where, reply_headers, secrets=self._secrets)
         return WireReply(body=body, status=status, headers=reply_headers)
 
     def _route(self, method: str) -> _Route:

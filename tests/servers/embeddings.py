@@ -13,7 +13,10 @@ Errors use OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``, a
 400 ``invalid_request_error`` (an input over the context limit, in OpenAI's wording, which names
 no input unless ``name_index``; an empty string among the inputs, refused as OpenAI does, with
 the whole request; a request over ``max_request_tokens`` in all; too many inputs; a malformed
-body), 401 (bad or missing key), 404 (unknown model), 429 (``Retry-After``), 5xx. Tokens are counted as ``tokens_of``: a quarter of
+body, a body field OpenAI does not take: "Unrecognized request argument supplied: X"; ``dimensions``
+for a model without them, ``text-embedding-ada-002``), 401 (bad or missing key), 404 (unknown
+model), 429 (rate limits: ``Retry-After``, Azure's ``retry-after-ms``, OpenAI's
+``x-ratelimit-reset-*``, or no hint at all; ``insufficient_quota`` with ``out_of_quota``), 5xx. Tokens are counted as ``tokens_of``: a quarter of
 the UTF-8 bytes, rounded up. Adversarial on purpose: the context error reports the whole
 request's token count, so two requests holding the same bad input get different messages.
 ``echo_key`` makes it a server that echoes keys: a wrong key is quoted whole (not masked as OpenAI
@@ -22,7 +25,9 @@ does), and every error quotes the key the request carried in its message and in 
 
 Faults are scripted (``script(Fault.throttle(0.2), Fault.drop(), ...)``): each scripted fault
 is spent by one embeddings request, in order; ``delay_s`` adds latency to every request without
-holding others up, ``accept_delay_s`` to those answered with vectors only (refusals come faster); ``quota`` answers 429 to requests beyond that many in flight.
+holding others up, ``accept_delay_s`` to those answered with vectors only (refusals come faster); ``quota`` answers 429 to requests beyond that many in flight;
+``throttle_s`` answers 429 to every request in the first seconds after the first one, with the time
+left as ``throttle_hint`` says (``"none"``: no hint, as a proxy's or gateway's 429 may have).
 ``base64="refuse"`` answers base64 requests with 400 (a server without base64), ``"ignore"``
 answers them with floats; ``shuffle`` lists the items last to first (their ``index`` is right);
 ``idle_timeout_s`` closes a keep-alive connection that sat idle that long (as uvicorn does after
@@ -68,7 +73,12 @@ __all__ = [
 
 DEFAULT_MODEL = "test-embed-768"
 DEFAULT_KEY = "sk-test-0123456789abcdef"
-MODELS = {DEFAULT_MODEL: 768, "test-embed-64": 64}
+MODELS = {DEFAULT_MODEL: 768, "test-embed-64": 64, "text-embedding-ada-002": 1536}
+FIXED_DIMENSIONS = frozenset(
+    {"text-embedding-ada-002"}
+)  # models that refuse ``dimensions``, as OpenAI's does
+BODY_FIELDS = frozenset({"model", "input", "encoding_format", "dimensions", "user"})  # what OpenAI takes
+ThrottleHint = Literal["none", "retry-after", "retry-after-ms", "openai"]
 EMBEDDINGS_PATH = b"/v1/embeddings"
 STATS_PATH = b"/_stats"
 
@@ -109,12 +119,15 @@ class Fault:
     status: int = 0
     retry_after: str | None = None
     delay_s: float = 0.0
+    hint: ThrottleHint = "retry-after"
 
     @classmethod
-    def throttle(cls, retry_after_s: float | None = None) -> Fault:
-        """429 with OpenAI's rate-limit body (and ``Retry-After`` in whole or fractional seconds)."""
-        hint = None if retry_after_s is None else f"{retry_after_s:g}"
-        return cls("status", status=429, retry_after=hint)
+    def throttle(cls, retry_after_s: float | None = None, hint: ThrottleHint = "retry-after") -> Fault:
+        """429 with OpenAI's rate-limit body; ``retry_after_s`` in the header ``hint`` names (``_hint_headers``):
+        ``Retry-After`` in whole or fractional seconds, Azure's ``retry-after-ms``, or OpenAI's
+        ``x-ratelimit-reset-requests``/``-tokens`` (``"1.5s"``); none without ``retry_after_s``."""
+        wait = None if retry_after_s is None else f"{retry_after_s:g}"
+        return cls("status", status=429, retry_after=wait, hint=hint)
 
     @classmethod
     def error(cls, status: int, retry_after: str | None = None) -> Fault:
@@ -210,6 +223,9 @@ class EmbeddingsServer:
         shuffle: bool = False,
         max_request_tokens: int = 300_000,
         idle_timeout_s: float | None = None,
+        throttle_s: float = 0.0,
+        throttle_hint: ThrottleHint = "none",
+        out_of_quota: bool = False,
     ) -> None:
         self.port = port
         self.api_key = api_key
@@ -221,6 +237,11 @@ class EmbeddingsServer:
         self.shuffle = shuffle
         self.max_request_tokens = max_request_tokens
         self.idle_timeout_s = idle_timeout_s
+        # 429 for every request in the first throttle_s seconds after the first one, the time left said
+        # as throttle_hint says (or not at all); out_of_quota: 429 insufficient_quota, for good
+        self.throttle_s, self.throttle_hint = throttle_s, throttle_hint
+        self.out_of_quota = out_of_quota
+        self._first_request: float | None = None
         self.stats = ServerStats()
         self._faults: collections.deque[Fault] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -419,6 +440,23 @@ class EmbeddingsServer:
                 )
         if fault is not None and fault.kind == "status":
             return 0, self._fault_reply(fault)
+        if self.out_of_quota:
+            return 0, _error(
+                429,
+                "You exceeded your current quota, please check your plan and billing details. For more "
+                "information on this error, read the docs: "
+                "https://platform.openai.com/docs/guides/error-codes/api-errors.",
+                "insufficient_quota",
+                code="insufficient_quota",
+            )
+        now = time.monotonic()
+        if self._first_request is None:
+            self._first_request = now
+        left = self.throttle_s - (now - self._first_request)
+        if left > 0:
+            message = f"Rate limit reached for requests. Please try again in {left:.3f}s."
+            headers = _hint_headers(self.throttle_hint, f"{left:.3f}")
+            return 0, _error(429, message, "requests", code="rate_limit_exceeded", **headers)
         if over_quota:
             return 0, _error(
                 429,
@@ -435,6 +473,7 @@ class EmbeddingsServer:
     def _fault_reply(self, fault: Fault) -> _Reply:
         extra = {"retry_after": fault.retry_after} if fault.retry_after is not None else {}
         if fault.status == 429:
+            extra = _hint_headers(fault.hint, fault.retry_after)
             message = "Rate limit reached for requests. Please try again in a moment."
             return _error(429, message, "requests", code="rate_limit_exceeded", **extra)
         if fault.status >= 500:
@@ -449,6 +488,9 @@ class EmbeddingsServer:
             raise _BadRequest("We could not parse the JSON body of your request.") from None
         if not isinstance(doc, dict):
             raise _BadRequest("We could not parse the JSON body of your request.")
+        unknown = sorted(set(doc) - BODY_FIELDS)
+        if unknown:
+            raise _BadRequest(f"Unrecognized request argument supplied: {unknown[0]}")
         model = doc.get("model")
         if not isinstance(model, str):
             raise _BadRequest("you must provide a model parameter", "model")
@@ -481,6 +523,8 @@ class EmbeddingsServer:
             raise _BadRequest("encoding_format 'base64' is not supported by this server.", "encoding_format")
         self.stats.formats[encoding] += 1
         native = self.models[model]
+        if "dimensions" in doc and model in FIXED_DIMENSIONS:
+            raise _BadRequest("This model does not support specifying dimensions.", "dimensions")
         dim = doc.get("dimensions", native)
         if not isinstance(dim, int) or isinstance(dim, bool) or not 1 <= dim <= native:
             raise _BadRequest(
@@ -534,6 +578,23 @@ class EmbeddingsServer:
                 "cpu_s": usage.user + usage.system,
             }
         )
+
+
+def _hint_headers(hint: ThrottleHint, seconds: str | None) -> dict[str, str]:
+    """The headers of a 429 that says ``seconds`` (a number) as ``hint`` says: ``Retry-After``, Azure's
+    ``retry-after-ms``, OpenAI's reset headers (``"1.5s"``, with nothing remaining), or none."""
+    if seconds is None or hint == "none":
+        return {}
+    if hint == "retry-after":
+        return {"retry_after": seconds}
+    if hint == "retry-after-ms":
+        return {"retry_after_ms": f"{float(seconds) * 1000:.0f}"}
+    return {
+        "x_ratelimit_remaining_requests": "0",
+        "x_ratelimit_reset_requests": f"{float(seconds):g}s",
+        "x_ratelimit_remaining_tokens": "0",
+        "x_ratelimit_reset_tokens": f"{float(seconds):g}s",
+    }
 
 
 def _masked(key: str) -> str:
