@@ -417,7 +417,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             if opts.original_id_key in metadata:
                 ids = ids if ids is not None else _point_ids(batch.ids)
                 raw = batch.ids[i]
-                if _converted(raw, ids[i]) and metadata[opts.original_id_key] != raw:
+                if _converted(raw, ids[i]) and metadata[opts.original_id_key] != _original_id(raw):
                     reasons[i] = (
                         f"metadata key {opts.original_id_key!r} is the payload key that keeps the row's own id, "
                         "which Qdrant stores as a UUID (option original_id_key); rename the key or choose "
@@ -784,7 +784,7 @@ def _payloads(
         if namespace is not None:
             payload[options.namespace_key] = namespace
         if converted[i]:
-            payload[options.original_id_key] = raw
+            payload[options.original_id_key] = _original_id(raw)
         out.append(payload)
     return out
 
@@ -792,6 +792,14 @@ def _payloads(
 def _converted(raw: Any, pid: int | str) -> bool:
     """Whether ``point_id`` changed the row's id ``raw`` into ``pid`` (its original then goes in the payload)."""
     return pid != raw or type(pid) is not type(raw)
+
+
+def _original_id(raw: Any) -> Any:
+    """The payload's original of a changed id: the id, an integer outside int64 as its text (no JSON
+    integer of Qdrant's, nor gRPC's ``integer_value``, holds it)."""
+    if isinstance(raw, int) and not _INT64_MIN <= raw <= _INT64_MAX:
+        return str(raw)
+    return raw
 
 
 def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
