@@ -136,6 +136,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("embedding needs --text-column, --embed-url and --embed-model together")
     if embedding_given and args.sample is not None:
         parser.error("--sample generates vectors: embedding takes --input files with a text column")
+    given = {item.partition("=")[0].strip().lower() for item in args.option}  # --option keys, not values
+    if args.on_error == "dead_letter" and not (args.dead_letter_path or "dead_letter_path" in given):
+        parser.error("--on-error dead_letter writes failed rows to files: give --dead-letter-path DIR")
     return args
 
 
@@ -152,6 +155,29 @@ def check_environment() -> None:
             flush=True,
         )
         sys.exit(2)
+
+
+def check_before_spark(args: argparse.Namespace) -> None:
+    """What needs no Spark, checked before it starts (40 s or more on a busy machine): the embedded
+    default's Milvus Lite installed, the format of ``--input`` known and its local paths matching files.
+
+    Raises:
+        MissingExtra, ConfigError.
+    """
+    from vectordb.connector.backends.milvus import lite
+    from vectordb.connector.errors import ConfigError
+
+    path = lite.lite_path(args.uri)
+    if path is not None and lite.running(path) is None:  # the driver starts the server: it needs Milvus Lite
+        lite.check_installed()
+    if args.sample is not None:
+        return
+    if (args.format or input_format(args.input[0])) is None:
+        raise ConfigError(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+    local = [path for path in args.input if "://" not in path]
+    missing = [path for path in local if not glob.glob(path)]
+    if missing:  # Spark's own refusal is a page of trace
+        raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
 
 
 def session(master: str | None) -> tuple[Any, bool]:
@@ -179,13 +205,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
 
     if args.sample is not None:
         return sample_frame(spark, args.sample, args.dim, args.partitions)
-    fmt = args.format or input_format(args.input[0])
-    if fmt is None:
-        raise ConfigError(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
-    local = [path for path in args.input if "://" not in path]
-    missing = [path for path in local if not glob.glob(path)]
-    if missing:  # Spark's own refusal is a page of trace
-        raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
+    fmt = args.format or input_format(args.input[0])  # known: check_before_spark
     reader = spark.read.format(fmt)
     if (
         fmt == "csv"
@@ -405,6 +425,7 @@ def load(args: argparse.Namespace) -> int:
 
     args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
     uri_database(args.uri)  # a URI that is neither SCHEME://… nor a path fails before Spark starts
+    check_before_spark(args)
     spark, ours = session(args.master)
     report_dir = tempfile.mkdtemp(prefix="vectordb-load-")
     try:
