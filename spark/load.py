@@ -142,19 +142,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+NEEDS_JAVA = f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)"
+
+
 def check_environment() -> None:
     """Fail early, with the command that fixes it, when something the job needs is missing."""
     line = missing_extra(PROG)  # what the console script checks, for python -m vectordb.spark.load
     if line is not None:
         print(line, file=sys.stderr, flush=True)
         sys.exit(2)
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        print(
-            f"{PROG} runs Spark, which needs Java 17 or later (e.g. apt-get install openjdk-17-jre-headless)",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.exit(2)
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:  # Spark starts $JAVA_HOME/bin/java, whatever PATH holds
+        java = os.path.join(java_home, "bin", "java")
+        if not (os.path.isfile(java) and os.access(java, os.X_OK)):
+            no_java(f"JAVA_HOME={java_home} has no bin/java: set it to a Java 17+ installation, or unset it")
+    elif not shutil.which("java"):
+        no_java()
+
+
+def no_java(why: str = "") -> None:
+    """The one line that says Java is missing (and ``why``), and exit status 2."""
+    print(NEEDS_JAVA + (f"; {why}" if why else ""), file=sys.stderr, flush=True)
+    sys.exit(2)
 
 
 def check_before_spark(args: argparse.Namespace) -> None:
@@ -178,6 +187,12 @@ def check_before_spark(args: argparse.Namespace) -> None:
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace
         raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
+
+
+def java_exited(exc: BaseException) -> bool:
+    """PySpark's error for a Java that exited before it answered (no Java there, or too old a one)."""
+    condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    return callable(condition) and condition() == "JAVA_GATEWAY_EXITED"
 
 
 def session(master: str | None) -> tuple[Any, bool]:
@@ -426,7 +441,12 @@ def load(args: argparse.Namespace) -> int:
     args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
     uri_database(args.uri)  # a URI that is neither SCHEME://… nor a path fails before Spark starts
     check_before_spark(args)
-    spark, ours = session(args.master)
+    try:
+        spark, ours = session(args.master)
+    except Exception as exc:
+        if java_exited(exc):  # a JAVA_HOME or java that is not Java 17+: its own words went to stderr above
+            no_java("Java exited before Spark could start (JAVA_GATEWAY_EXITED)")
+        raise
     report_dir = tempfile.mkdtemp(prefix="vectordb-load-")
     try:
         if not any(m.name == "pyspark_vectordb" for m in pkgutil.iter_modules()):
