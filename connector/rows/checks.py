@@ -301,7 +301,7 @@ def _check_ids(
     refuse: Callable[[Iterable[int], str], None],
     reasons: dict[int, str],
 ) -> np.ndarray | None:
-    """The per-row walk: missing, empty, too long and wrongly typed ids are refused.
+    """The per-row walk: missing, empty, too long and wrongly typed ids (a bool among them) are refused.
 
     Returns each row's generation, or ``None`` when every key is unique: the number of earlier
     rows with the same key (the id, or (namespace, id)). A repeated id is not refused: rows go
@@ -327,6 +327,8 @@ def _check_ids(
                     [i],
                     f"id is {len(key.encode())} bytes long in UTF-8; the limit is {rules.max_id_bytes} bytes",
                 )
+        elif isinstance(key, bool):  # an int to Python: True would be the row of 1 (or, as text, of "True")
+            refuse([i], f"id {key!r} is a boolean; ids are text or integers")
         elif not isinstance(key, int):
             refuse([i], f"id {key!r} is neither a string nor an integer")
         if i not in reasons:

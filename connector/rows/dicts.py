@@ -134,8 +134,9 @@ class DictReader:
         )
 
     def read_id(self, record: Mapping[str, Any]) -> Any:
-        """The row's id: text or an integer (a UUID, 16 bytes of one, or a bool as text; a numpy integer
-        as an int), ``None`` if it has none; any other value as it is, which ``read_record`` refuses."""
+        """The row's id: text or an integer (a UUID or 16 bytes of one as text, a numpy integer as an
+        int), ``None`` if it has none; a bool as a bool, which the checks refuse; any other value as it is,
+        which ``read_record`` refuses."""
         get = record.get
         return _id_of(derive_id([get(c) for c in self.id_from]) if self.id_from else get(self.id_column))
 
@@ -157,7 +158,7 @@ class DictReader:
         kind = type(row_id)
         if kind is not str and kind is not int and row_id is not None:
             row_id = _id_of(row_id)
-            if not (row_id is None or type(row_id) is str or type(row_id) is int):
+            if not (row_id is None or type(row_id) is str or type(row_id) is int or type(row_id) is bool):
                 return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
         if self.op_key is not None:
             named = get(self.op_key)
@@ -240,7 +241,9 @@ def _id_of(row_id: Any) -> Any:
         return row_id
     if isinstance(row_id, str):  # numpy's str_, an enum's value: their text, as a plain str
         return str.__str__(row_id)
-    if isinstance(row_id, uuid.UUID | bool):
+    if isinstance(row_id, bool | np.bool_):  # refused by the id checks: never the text "True"
+        return bool(row_id)
+    if isinstance(row_id, uuid.UUID):
         return str(row_id)
     if isinstance(row_id, bytes) and len(row_id) == 16:
         return str(uuid.UUID(bytes=row_id))
@@ -433,10 +436,8 @@ def _marked_deletes(
 
 
 def _dict_id(value: Any, rules: RowRules) -> Any:
-    if value is None or isinstance(value, str):
+    if value is None or isinstance(value, str | bool):  # a bool: refused by the id checks
         return value
-    if isinstance(value, bool):
-        return str(value)
     if isinstance(value, int):
         return value if rules.numeric_ids else str(value)
     if isinstance(value, uuid.UUID):

@@ -53,6 +53,8 @@ CASES: list[Case] = [
     Case("an id over the database's limit (600 characters; Pinecone: 512)", {"id": "x" * 600, "values": V},
          "fails alone", "id is 600 characters long; the limit is 512", spark=True),
     Case("a float id (1.5)", {"id": 1.5, "values": V}, "fails alone", "id 1.5 is neither a string nor an integer"),
+    Case("a boolean id (True)", {"id": True, "values": V}, "fails alone",
+         "id True is a boolean; ids are text or integers"),
     Case("an id that is not UTF-8 (a lone surrogate)", {"id": "bad\udcff", "values": V}, "fails alone",
          "id holds a lone surrogate"),
     Case("binary metadata", row(blob=b"\x00\xff"), "fails alone", "is binary", spark=True),

@@ -66,7 +66,7 @@ readers = st.builds(
 def by_the_rules(reader: DictReader, record: dict[str, Any]) -> Row | Refused:
     """The row as the general rules read it."""
     row_id = reader.read_id(record)
-    if not (row_id is None or type(row_id) is str or type(row_id) is int):
+    if not (row_id is None or type(row_id) is str or type(row_id) is int or type(row_id) is bool):
         return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
     op = record.get("op") if reader.op_key else None
     if op is not None and op != "delete" and op != "upsert":
