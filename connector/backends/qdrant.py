@@ -414,6 +414,13 @@ class QdrantBackend(Backend[QdrantOptions]):
                         "namespace_key"
                     )
                     continue
+            wide = next(((k, n) for k, v in metadata.items() if (n := _wide_integer(v)) is not None), None)
+            if wide is not None:
+                reasons[i] = (
+                    f"metadata {wide[0]!r} holds the integer {wide[1]}, outside the 64-bit signed integers "
+                    "Qdrant's gRPC payload takes; write it as a string or a float"
+                )
+                continue
             if opts.original_id_key in metadata:
                 ids = ids if ids is not None else _point_ids(batch.ids)
                 raw = batch.ids[i]
@@ -787,6 +794,23 @@ def _payloads(
             payload[options.original_id_key] = _original_id(raw)
         out.append(payload)
     return out
+
+
+def _wide_integer(value: Any) -> int | None:
+    """The first integer outside int64 in a metadata value (nested too), or None. gRPC's ``Value`` has no
+    wider integer, so such a row fails over both transports instead of being stored as a double over one."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.timedelta64):
+        number = int(value)
+        return None if _INT64_MIN <= number <= _INT64_MAX else number
+    if isinstance(value, dict):
+        value = value.values()
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind not in "uiO":
+            return None
+        value = value.tolist()
+    elif not isinstance(value, list | tuple):
+        return None
+    return next((n for v in value if (n := _wide_integer(v)) is not None), None)
 
 
 def _converted(raw: Any, pid: int | str) -> bool:
@@ -1172,15 +1196,16 @@ def _value(value: Any) -> bytes:
     """A ``qdrant.Value``: null 1, double 2, integer 3 (int64), string 4, bool 5, struct 6, list 7."""
     if value is None:
         return b"\x08\x00"
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, np.generic | np.ndarray):  # as the REST body has it: the same payload both ways
+        value = _as_json(value)
+    if isinstance(value, bool):
         return b"\x28\x01" if value else b"\x28\x00"
-    if isinstance(value, int | np.integer):
-        number = int(value)
-        if _INT64_MIN <= number <= _INT64_MAX:
-            return b"\x18" + pw.varint(number)
-        return b"\x11" + _DOUBLE.pack(float(number))
-    if isinstance(value, float | np.floating):
-        return b"\x11" + _DOUBLE.pack(float(value))
+    if isinstance(value, int):
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return b"\x18" + pw.varint(value)
+        return b"\x11" + _DOUBLE.pack(float(value))  # refused before encoding (_wide_integer)
+    if isinstance(value, float):
+        return b"\x11" + _DOUBLE.pack(value)
     if isinstance(value, str):
         return pw.len_field(4, value.encode())
     if isinstance(value, dict):
@@ -1190,6 +1215,12 @@ def _value(value: Any) -> bytes:
     if isinstance(value, dt.datetime | dt.date):
         return pw.len_field(4, value.isoformat().encode())
     return pw.len_field(4, str(value).encode())
+
+
+def _as_json(value: np.generic | np.ndarray) -> Any:
+    """A numpy value as ``encode_json`` writes it (orjson's numpy forms: a float32 as its shortest repr, a
+    datetime64 as RFC 3339; ``_json_default`` for the rest, a timedelta64 as its text), read back."""
+    return orjson.loads(orjson.dumps(value, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY))
 
 
 def _struct_fields(value: dict[Any, Any]) -> bytes:
