@@ -223,7 +223,7 @@ class DeadLetterFile:
         import pyarrow.parquet as pq
 
         # every column nullable: an unmatched id has no row, and Spark marks many columns not-null
-        self._schema = pa.schema([f.with_nullable(True) for f in schema])
+        self._schema = pa.schema([_nullable(f) for f in schema])
         self._stream = self.location.open_output(self.name)
         self._writer = pq.ParquetWriter(self._stream, self._schema)
 
@@ -235,3 +235,24 @@ class DeadLetterFile:
             if self._stream is not None:
                 stream, self._stream = self._stream, None
                 stream.close()
+
+
+def _nullable(field: pa.Field) -> pa.Field:
+    """``field`` nullable, and every field inside it (a struct's children, a list's values, a map's
+    items): a failed row may hold a null struct whose fields Spark declares not-null (``named_struct``),
+    and ``cast`` refuses a null under a not-null child. A map's key stays as it is: Arrow's keys are
+    never null."""
+    import pyarrow as pa
+
+    typ = field.type
+    if pa.types.is_struct(typ):
+        typ = pa.struct([_nullable(typ.field(i)) for i in range(typ.num_fields)])
+    elif pa.types.is_map(typ):
+        typ = pa.map_(typ.key_field, _nullable(typ.item_field), keys_sorted=typ.keys_sorted)
+    elif pa.types.is_list(typ):
+        typ = pa.list_(_nullable(typ.value_field))
+    elif pa.types.is_large_list(typ):
+        typ = pa.large_list(_nullable(typ.value_field))
+    elif pa.types.is_fixed_size_list(typ):
+        typ = pa.list_(_nullable(typ.value_field), typ.list_size)
+    return field.with_type(typ).with_nullable(True)

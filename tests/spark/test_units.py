@@ -194,6 +194,31 @@ def test_dead_letter_file_columns(tmp_path: Path) -> None:
     }
 
 
+def test_dead_letter_file_takes_a_null_struct_whose_fields_spark_declares_not_null(tmp_path: Path) -> None:
+    # named_struct('x', 1) is struct<x: int not null>; a failed row holding a null one (a CASE without its
+    # ELSE) must be a letter, in a struct, a list, a map and a fixed-size list alike: not a task that dies
+    inner = pa.struct([pa.field("x", pa.int32(), nullable=False)])
+    columns = {
+        "st": pa.array([{"x": 1}, None], type=inner),
+        "ls": pa.array([[{"x": 1}], [None]], type=pa.list_(pa.field("e", inner, nullable=False))),
+        "mp": pa.array(
+            [[("k", {"x": 1})], [("k", None)]], type=pa.map_(pa.string(), pa.field("v", inner, False))
+        ),
+        "fx": pa.array([[1.0], [None]], type=pa.list_(pa.field("f", pa.float32(), nullable=False), 1)),
+    }
+    schema = pa.schema(
+        [pa.field("id", pa.string(), nullable=False)]
+        + [pa.field(name, array.type, nullable=False) for name, array in columns.items()]
+    )
+    batch = pa.RecordBatch.from_arrays([pa.array(["a", "b"]), *columns.values()], schema=schema)
+    location = Folder.parse(str(tmp_path), "dead_letter_path")
+    with DeadLetterFile(location, "part.parquet", ColumnSpec()) as dead:
+        dead.add(batch, WriteReport(failed=1, failures=[failure(("b",), positions=(1,))]))
+    letter = pq.read_table(tmp_path / "part.parquet").to_pylist()[0]
+    assert letter["id"] == "b" and letter["st"] is None and letter["ls"] == [None]
+    assert letter["mp"] == [("k", None)] and letter["fx"] == [None]
+
+
 # -- commit and abort ----------------------------------------------------------------------------
 
 
