@@ -17,7 +17,12 @@ The job's own flags come first in ``--help``; every other flag is a standard Bea
 ``--region``/``--temp_location``/``--setup_file`` …), listed after them; the runner defaults to the
 ``DirectRunner``. ``--option key=value`` (repeatable) passes any connector option (the README's options
 table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, ``max_concurrency``, …, and
-the embedding options for text in); they are checked before the pipeline starts. Parquet files are read
+the embedding options for text in); they are checked before the pipeline starts. ``--input`` is a
+Parquet or JSON Lines file, a glob of them, or a folder of them (as ``vectordb-load`` reads a folder: the
+format of its first data file, Spark's part files and partition folders included; a folder in another
+store, ``gs://bucket/embeddings/``, holds Parquet); the extension tells the format (``.parquet``, ``.pq``;
+``.jsonl``, ``.json``; any other name is read as JSON Lines), or ``--input_format``. CSV is refused:
+``vectordb-load`` reads it. Parquet files are read
 as Arrow tables and written without a per-row step; JSON Lines records are dicts, vectors as lists.
 ``--sample N`` generates N deterministic vectors of ``--dim`` floats instead (the same N and D give the
 same vectors on every run). A missing collection is created (``--no_create``: not) with the dimension
@@ -43,6 +48,7 @@ import argparse
 import contextlib
 import difflib
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -80,6 +86,16 @@ DEFAULT_URI = "./vectors.db"
 SAMPLE_DIM = 384
 SAMPLE_CHUNK = 10_000  # rows per generated Arrow batch: fixed, so a row's vector never depends on N
 EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, shown by --help
+# what an --input's extension says; a name with none of them is read as JSON Lines
+EXTENSIONS = {
+    ".parquet": "parquet",
+    ".parq": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",  # JSON Lines, as Spark writes JSON and vectordb-load reads it
+    ".ndjson": "jsonl",
+    ".csv": "csv",  # refused: resolve_input
+}
 SAMPLED_ROWS = 10_000  # the input's first rows, whose most common vector length is a new collection's
 # how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
 POLICY_HINT = (
@@ -102,7 +118,10 @@ def make_parser() -> argparse.ArgumentParser:
         "-h", "--help", action=_HelpAction, help="show this help (with Beam's options) and exit"
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", help="file pattern: *.parquet, or JSON Lines")
+    source.add_argument(
+        "--input",
+        help="Parquet or JSON Lines: a file, a glob ('data/*.parquet') or a folder of them (not CSV)",
+    )
     source.add_argument("--sample", type=int, metavar="N", help="generate N vectors instead of reading files")
     parser.add_argument(
         "--dim",
@@ -305,7 +324,50 @@ def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
 def input_format(args: argparse.Namespace) -> str:
     if args.input_format != "auto":
         return str(args.input_format)
-    return "parquet" if args.input.rstrip("*").endswith((".parquet", ".parq", ".pq")) else "jsonl"
+    return format_of(args.input) or "jsonl"
+
+
+def format_of(name: str) -> str | None:
+    """The format a file name's extension says (``.csv``: ``"csv"``, which the job refuses), else ``None``."""
+    suffix = os.path.splitext(name.rstrip("*/"))[1].lower()
+    return EXTENSIONS.get(suffix)
+
+
+def resolve_input(pattern: str, fmt: str) -> tuple[str, str]:
+    """``--input`` and ``--input_format`` as the job reads them: a folder becomes the pattern of its data
+    files, named by its first data file's extension as ``vectordb-load`` tells (Spark's part files,
+    partition folders; ``_``/``.`` names such as ``_SUCCESS`` and ``.crc`` files left out); a folder in
+    another store (``gs://bucket/embeddings/``) holds Parquet. ``fmt`` ``auto`` becomes the format found.
+
+    Raises:
+        ConfigError: CSV (which this job does not read), or a local folder with no data file.
+    """
+    folder = os.path.isdir(pattern) or ("://" in pattern and pattern.endswith("/"))
+    if folder:
+        if "://" in pattern:
+            suffix = ".parquet" if fmt in ("auto", "parquet") else ".json*"
+        else:
+            suffix = _first_data_suffix(pattern)
+        pattern = pattern.rstrip("/") + "/**" + suffix  # ``**`` spans folders: partition folders too
+    if fmt == "auto":
+        fmt = format_of(pattern) or "jsonl"
+    if fmt == "csv":
+        raise ConfigError(
+            f"--input {pattern}: {PROG} reads Parquet and JSON Lines (files, globs, folders of them), not CSV; "
+            "vectordb-load reads CSV, or write the rows as Parquet or JSON Lines"
+        )
+    return pattern, fmt
+
+
+def _first_data_suffix(folder: str) -> str:
+    for _, subfolders, files in os.walk(folder):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
+        for name in sorted(files):
+            if format_of(name) is not None and not name.startswith(("_", ".")):
+                return os.path.splitext(name)[1]
+    raise ConfigError(
+        f"--input {folder}: no Parquet or JSON Lines file in the folder ({', '.join(sorted(EXTENSIONS))})"
+    )
 
 
 def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVectorDB) -> Any:
@@ -385,6 +447,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     """Run the pipeline; 1 when rows failed. Raises ``ConnectorError``."""
     uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on workers
     if args.input is not None:
+        args.input, args.input_format = resolve_input(args.input, args.input_format)
         check_input(args.input)
     sink = WriteToVectorDB(
         uri, batching=args.batching, check_target=args.check_target, **connector_options(args)

@@ -1,0 +1,104 @@
+"""``vectordb-beam``'s ``--input`` takes what ``vectordb-load`` takes, or says it does not: a folder is its
+data files (Spark's part files, partition folders, the format of the first one), and CSV, which this job
+does not read, is refused in one line naming what it reads (it was read as JSON Lines: every row a
+"not JSON" dead letter, or a "no vector" error; a folder was a page of IsADirectoryError)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.servers.fixtures import ServerHandle
+from vectordb.beam.load import input_dimension, main, resolve_input
+from vectordb.connector import ConfigError
+
+N, DIM = 40, 4
+CSV_LINE = (
+    "vectordb-beam: ConfigError: --input {}: vectordb-beam reads Parquet and JSON Lines (files, globs, "
+    "folders of them), not CSV; vectordb-load reads CSV, or write the rows as Parquet or JSON Lines "
+    "(--debug shows the trace)"
+)
+
+
+def rows(first: int, n: int) -> pa.Table:
+    values = np.arange(first * DIM, (first + n) * DIM, dtype=np.float32) / 1000
+    offsets = pa.array(np.arange(0, (n + 1) * DIM, DIM, dtype=np.int32))
+    return pa.table(
+        {
+            "id": [f"r{i}" for i in range(first, first + n)],
+            "values": pa.ListArray.from_arrays(offsets, pa.array(values)),
+        }
+    )
+
+
+def spark_folder(folder: Path) -> Path:
+    """As Spark writes a partitioned Parquet folder: part files in partition folders, _SUCCESS, .crc."""
+    for part in range(2):
+        (folder / f"k={part}").mkdir(parents=True)
+        pq.write_table(
+            rows(part * N // 2, N // 2), folder / f"k={part}" / f"part-0000{part}-x.snappy.parquet"
+        )
+        (folder / f"k={part}" / f".part-0000{part}-x.snappy.parquet.crc").write_bytes(b"crc")
+    (folder / "_SUCCESS").write_bytes(b"")
+    return folder
+
+
+def test_a_new_collection_takes_its_dimension_from_the_folders_files(tmp_path: Path) -> None:
+    pattern, fmt = resolve_input(str(spark_folder(tmp_path / "data")), "auto")
+    assert (pattern, fmt) == (f"{tmp_path}/data/**.parquet", "parquet")
+    assert input_dimension(pattern, fmt, "values") == DIM
+
+
+@pytest.mark.parametrize("trailing", ["", "/"])
+def test_a_folder_of_parquet_part_files_lands_whole(
+    trailing: str, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = spark_folder(tmp_path / "data")
+    argv = ["--runner=FnApiRunner", f"--input={folder}{trailing}", f"--uri={grpc_server.uri}", "--no_create"]
+    assert main([*argv, "--option=namespace=docs"]) == 0, capsys.readouterr().err
+    assert f"written:  {N} of {N} rows (0 failed)" in capsys.readouterr().out
+    assert grpc_server.arrived().ids("docs") == {f"r{i}" for i in range(N)}
+
+
+def test_a_folder_of_json_lines_is_read_as_json_lines(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "part-00000.json").write_text(json.dumps({"id": "a", "values": [1.0, 2.0]}) + "\n")
+    (folder / "_SUCCESS").write_bytes(b"")
+    assert resolve_input(str(folder), "auto") == (f"{folder}/**.json", "jsonl")
+
+
+def test_a_folder_in_another_store_holds_parquet() -> None:
+    assert resolve_input("gs://bucket/embeddings/", "auto") == (
+        "gs://bucket/embeddings/**.parquet",
+        "parquet",
+    )
+
+
+def test_a_folder_without_data_files_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ConfigError, match="no Parquet or JSON Lines file in the folder"):
+        resolve_input(str(tmp_path), "auto")
+
+
+@pytest.mark.parametrize("name", ["vecs.csv", "exports/*.csv"])
+def test_csv_is_refused_in_one_line_naming_what_the_job_reads(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exports").mkdir()
+    for path in ("vecs.csv", "exports/a.csv"):
+        (tmp_path / path).write_text('id,values\na,"[1.0, 2.0]"\n')
+    assert main(["--input", name, "--uri", "qdrant://localhost:6333/docs", "--dim", "2"]) == 2
+    assert capsys.readouterr().err.splitlines() == [CSV_LINE.format(name)]
+
+
+def test_a_folder_of_csv_files_is_refused_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "part-00000.csv").write_text('id,values\na,"[1.0, 2.0]"\n')
+    assert main(["--input", str(tmp_path), "--uri", "qdrant://localhost:6333/docs", "--dim", "2"]) == 2
+    assert capsys.readouterr().err.splitlines() == [CSV_LINE.format(f"{tmp_path}/**.csv")]
