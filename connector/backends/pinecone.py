@@ -14,9 +14,9 @@ holds nothing is a 404 in newer API versions, read as "nothing to delete", not a
 
 from __future__ import annotations
 
-import datetime
-import decimal
+import datetime as dt
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -34,7 +34,7 @@ from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
-from .pinecone_import import ImportOptions
+from .pinecone_import import ImportOptions, json_value
 
 if TYPE_CHECKING:
     from ..bulk import BulkPath
@@ -326,7 +326,7 @@ def encode_json(batch: RowBatch) -> bytes:
     body: dict[str, Any] = {"vectors": vectors}
     if batch.namespace:
         body["namespace"] = batch.namespace
-    return orjson.dumps(body, default=_json_value, option=orjson.OPT_SERIALIZE_NUMPY)
+    return orjson.dumps(body, default=json_value, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:
@@ -455,7 +455,7 @@ def metadata_problem(metadata: dict[str, Any]) -> str | None:
 def _value_problem(value: Any) -> str | None:
     if isinstance(value, np.bool_ | np.number | np.str_):  # not datetime64: .item() may make it an int
         value = value.item()
-    if isinstance(value, str | bool | float | datetime.date | decimal.Decimal):  # NaN, inf: the rows' checks
+    if isinstance(value, str | bool | float | dt.date | Decimal):  # NaN, inf: the rows' checks
         return None
     if isinstance(value, int):
         if -_EXACT_INT <= value <= _EXACT_INT:
@@ -476,23 +476,3 @@ def _value_problem(value: Any) -> str | None:
         f"is a {type(value).__name__}: Pinecone stores strings, numbers, booleans and lists of strings "
         "(dates, timestamps and decimals as text) only; convert it first (a set to a list, say)"
     )
-
-
-def _json_value(value: Any) -> Any:
-    """orjson's ``default`` for metadata, writing what gRPC's ``protowire.encode_value`` writes: a numpy
-    value orjson does not write itself (an array of strings, an object array) as the Python value it
-    holds, a date or timestamp (a pandas ``Timestamp`` too) as ISO 8601 text, a ``Decimal`` as its exact
-    text. Anything else is a ``TypeError``: ``refuse`` lets no other type through, and none is ever
-    written as its ``str()``."""
-    if isinstance(value, np.generic | np.ndarray):
-        return value.tolist()
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not a Pinecone metadata value")
-
-
-def metadata_text(metadata: dict[str, Any]) -> bytes:
-    """A row's metadata as JSON, as the REST body holds it (the import's ``metadata`` column)."""
-    return orjson.dumps(metadata, default=_json_value, option=orjson.OPT_SERIALIZE_NUMPY)
