@@ -83,6 +83,12 @@ MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_5
 # a multi-vector's floats, all its vectors together (MAX_MULTIVECTOR_FLATTENED_LEN, release builds): Qdrant's
 # validation refuses the whole request for one such row, so it fails alone before sending
 MAX_MULTIVECTOR_FLOATS = 1024 * 1024
+# Qdrant applies no update of a custom-sharded collection without a shard key ("Shard key not specified")
+_NO_SHARD_KEY = (
+    "option namespace_mode=shard_key: {what} names no shard key, and Qdrant takes no update of a "
+    "custom-sharded collection without one; give the namespace (option namespace or namespace_column, or "
+    "the call's namespace), one call per shard key"
+)
 _SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
 # a filter's key is a JSON path (qdrant/qdrant lib/segment/src/json_path/parse.rs): a key of these characters
 # as it is, any other in double quotes, which take every character but '"' and '\\' (no escapes)
@@ -646,6 +652,8 @@ class QdrantBackend(Backend[QdrantOptions]):
         opts = self.options
         if self._awaiting_create:  # create=true makes it with the first upsert: no point to delete yet
             return f"no point: {self.describe()} does not exist yet"
+        if opts.namespace_mode == "shard_key" and not namespace:
+            raise ConfigError(_NO_SHARD_KEY.format(what="a clear of every namespace (clear() without one)"))
         by_payload = namespace is not None and opts.namespace_mode == "payload"
         shard = namespace if namespace is not None and opts.namespace_mode == "shard_key" else None
         if self.grpc:
@@ -701,6 +709,9 @@ class QdrantBackend(Backend[QdrantOptions]):
     # -- encoding ---------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
+        if self.options.namespace_mode == "shard_key" and not batch.namespace:
+            what = "a delete without a namespace" if batch.op == DELETE else "a write without a namespace"
+            raise ConfigError(_NO_SHARD_KEY.format(what=what))
         # a delete before the collection is made (create=true): Qdrant's "doesn't exist" is read by outcome_of
         missing: frozenset[int | str] = (
             frozenset({"NOT_FOUND", 404}) if self._awaiting_create else frozenset()

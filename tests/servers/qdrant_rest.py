@@ -185,7 +185,7 @@ class StoredCollection:
     sparse: set[str]
     custom_sharding: bool = False
     shard_keys: set[str | int] = field(default_factory=set)
-    points: dict[int | str, Point] = field(default_factory=dict)
+    points: dict[Any, Point] = field(default_factory=dict)  # by id; custom sharding: by (shard key, id)
     multi: set[str] = field(default_factory=set)  # named vectors with multivector_config (max_sim)
 
 
@@ -229,8 +229,15 @@ class QdrantStore:
         self.admission.reset()
 
     def points(self, collection: str) -> dict[int | str, Point]:
+        """The collection's points by id (of a custom-sharded one, where an id may be in several shard keys,
+        one of them: ``points_by_shard`` has each)."""
         with self._lock:
-            return dict(self.collections[collection].points)
+            return {p.id: p for p in self.collections[collection].points.values()}
+
+    def points_by_shard(self, collection: str) -> dict[tuple[Any, int | str], Point]:
+        """The collection's points by (shard key, id): Qdrant keeps one point per id in each shard key."""
+        with self._lock:
+            return {(p.shard_key, p.id): p for p in self.collections[collection].points.values()}
 
     @property
     def peak_in_flight(self) -> int:
@@ -326,7 +333,7 @@ class QdrantStore:
                     "bad_request", "Bad request: Shard key selector is not allowed for auto sharding"
                 )
             for pid, p, (dense, multi) in zip(ids, points, stored, strict=True):
-                coll.points[pid] = Point(
+                coll.points[_key(coll, shard_key, pid)] = Point(
                     id=pid,
                     vectors={name: v.astype("<f4").tobytes() for name, v in dense.items()},
                     sparse={
@@ -341,6 +348,8 @@ class QdrantStore:
         with self._lock:
             coll = self._collection(collection)
             wanted = [_point_id(i, id_error) for i in ids]
+            if coll.custom_sharding:  # a read without a shard key reads every shard key's
+                return [p for i in wanted for p in coll.points.values() if p.id == i]
             return [coll.points[i] for i in wanted if i in coll.points]
 
     def scroll(self, collection: str, offset: Any, limit: int) -> tuple[list[Point], int | str | None]:
@@ -369,7 +378,13 @@ class QdrantStore:
             filter_path(key)  # a key no path parses: the request is refused before any point is looked at
         with self._lock:
             coll = self._collection(collection)
-            chosen = list(coll.points) if ids is None else [_point_id(i, "rest") for i in ids]
+            if coll.custom_sharding and shard_key is None:  # split_by_shard: no ring for "no shard key"
+                raise QdrantError("bad_input", "Wrong input: Shard key not specified")
+            chosen = (
+                list(coll.points)
+                if ids is None
+                else [_key(coll, shard_key, _point_id(i, "rest")) for i in ids]
+            )
             for pid in chosen:
                 point = coll.points.get(pid)
                 if point is None or (shard_key is not None and point.shard_key != shard_key):
@@ -406,6 +421,11 @@ def payload_at(payload: dict[str, Any], key: str) -> Any:
     for name in filter_path(key):
         value = value.get(name) if isinstance(value, dict) else None
     return value
+
+
+def _key(coll: StoredCollection, shard_key: Any, point_id: int | str) -> Any:
+    """Where a point is kept: by id, in a custom-sharded collection by (shard key, id)."""
+    return (shard_key, point_id) if coll.custom_sharding else point_id
 
 
 def _order(point_id: int | str) -> tuple[int, int, str]:
