@@ -184,6 +184,7 @@ class EmbeddingClient:
             options.credential(),
             secrets=Secrets.of(options),
             max_connections=options.max_concurrency,
+            key_option=options.key_option,
         )
         self._clock, self._sleep, self._rand = clock, sleep, rand
         self._sending = threading.local()  # the stop of the request a sender thread last sent

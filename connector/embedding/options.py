@@ -72,6 +72,11 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             return base
         return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
 
+    @property
+    def key_option(self) -> str:
+        """The option that holds the key, as errors name it (``embed_api_key`` in a writer's)."""
+        return f"{self.option_prefix}{'api_key_env' if self.api_key_env is not None else 'api_key'}"
+
     def credential(self) -> str | None:
         """``api_key``, else this process's environment variable ``api_key_env`` (read where it is used)."""
         return key_from(self.api_key, self.api_key_env, f"{self.option_prefix}api_key_env")

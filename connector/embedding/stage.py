@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import AuthError, ConfigError, DimensionMismatch, NotFound
+from ..errors import ConfigError, DimensionMismatch, NotFound
 from ..options import without_password
 from ..report import BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
@@ -152,10 +152,7 @@ class EmbeddingStage:
         it starts (``AuthError``, ``NotFound``, a ``ConfigError`` quoting a refusal), each naming the
         write's option at fault: the key's, or the model's (a 404 may also be a wrong ``embed_url``)."""
         try:
-            result = self.client.embed([PROBE_TEXT])
-        except AuthError as exc:
-            key = "embed_api_key_env" if self.options.api_key_env is not None else "embed_api_key"
-            raise AuthError(f"option {key}: {exc}", status=exc.status) from None
+            result = self.client.embed([PROBE_TEXT])  # an AuthError names the key's option already
         except NotFound as exc:
             raise NotFound(f"option embed_model (or embed_url): {exc}", status=exc.status) from None
         if result.failures:

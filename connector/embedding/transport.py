@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError, ConnectorError
+from ..errors import AuthError, ConfigError, ConnectorError
 from ..redaction import Secrets, detached, returned
 from ..transports.base import host_of
 from ..transports.http import ServerPool, error_for_status
@@ -36,6 +36,7 @@ class EmbeddingTransport:
         secrets: Secrets,
         user_agent: str = "vectordb-connector",
         max_connections: int = 32,
+        key_option: str = "api_key",
     ) -> None:
         parts = urlsplit(endpoint)
         https = parts.scheme == "https"
@@ -44,6 +45,7 @@ class EmbeddingTransport:
         netloc = parts.netloc.rpartition("@")[2]
         self.where = f"POST {parts.scheme}://{netloc}{parts.path}"
         self.secrets = secrets
+        self.key_option = key_option  # the option an AuthError names: the key is what is wrong
         headers = {
             "Host": netloc,
             "User-Agent": user_agent,
@@ -87,7 +89,10 @@ class EmbeddingTransport:
             return detached(exc)
         self.host.answered = True  # a status came back: a server is there, if not well
         if status >= 300:
-            return error_for_status(status, data, self.where, headers, secrets=self.secrets)
+            error = error_for_status(status, data, self.where, headers, secrets=self.secrets)
+            if isinstance(error, AuthError):  # a wrong key, or its account out of quota
+                return AuthError(f"option {self.key_option}: {error}", status=status)
+            return error
         return data
 
     def close(self) -> None:

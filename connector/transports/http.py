@@ -63,7 +63,11 @@ def error_for_status(
     message = f"{where}: HTTP {status}: {text}" if text else f"{where}: HTTP {status}"
     hint = retry_hint_s(status, headers or {})
     kind: type[ServerError]
-    if status == 429:
+    if status == 429 and _out_of_quota(body):
+        # OpenAI's insufficient_quota: no rate, a plan or bill; every retry would be refused alike
+        message += " (the account of this key is out of quota: no request can succeed until it is raised)"
+        kind = AuthError
+    elif status == 429:
         kind = Throttled
     elif status == 408 or status >= 500:
         kind = Unavailable
@@ -76,6 +80,16 @@ def error_for_status(
     else:
         kind = ServerError  # 1xx/3xx: nothing we asked for
     return kind(message, status=status, retry_after_s=hint)
+
+
+def _out_of_quota(body: bytes) -> bool:
+    """An OpenAI error body whose ``code`` or ``type`` is ``insufficient_quota``."""
+    try:
+        parsed = orjson.loads(body)
+    except ValueError:
+        return False
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    return isinstance(error, dict) and "insufficient_quota" in (error.get("code"), error.get("type"))
 
 
 def reason_of(body: bytes, secrets: Secrets) -> str:
