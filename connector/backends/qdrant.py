@@ -249,6 +249,10 @@ class QdrantBackend(Backend[QdrantOptions]):
         self._target: _Target | None = None
         # create=true, the collection missing and a dimension not known yet: it is made by the first upsert
         self._awaiting_create = False
+        # create=true with namespace_mode=shard_key: the transport check_target used, and the shard keys made
+        # or found through it; refuse() makes each namespace's key the first time a batch brings it
+        self._shard_transport: Transport | None = None
+        self._shard_keys_made: set[str] = set()
 
     def describe(self) -> str:
         return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
@@ -295,8 +299,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             self._check_creatable({self.options.vector_name or "": dimension})
             self._create_collection(transport, dimension)
             target = self._describe_collection(transport)
-        if self.options.create and self.options.namespace_mode == "shard_key" and self.options.namespace:
-            self._create_shard_key(transport, self.options.namespace)
+        self._create_shard_keys(transport)
         self._target = target
         self._check_names(target)
         if self.options.op_column is None:  # every row upserts: refused here, on a job's driver
@@ -338,8 +341,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             )
             target = self._describe_collection(transport)
         self._awaiting_create = False
-        if opts.create and opts.namespace_mode == "shard_key" and opts.namespace:
-            self._create_shard_key(transport, opts.namespace)
+        self._create_shard_keys(transport)
         self._target = target
         self._check_names(target)
         stated = opts.vector_dimensions or {}
@@ -383,6 +385,8 @@ class QdrantBackend(Backend[QdrantOptions]):
             and self._target is not None
         ):
             self._check_one_vector_kept(self._target)
+        if batch.namespace:  # create=true, namespace_mode=shard_key: its shard key, before its first rows
+            self._made_shard_key(batch.namespace)
         reasons = self._payload_key_problems(batch)
         for name, multi in batch.multi_vectors.items():  # a row Qdrant's validation would refuse
             floats = multi.counts() * multi.dim
@@ -631,6 +635,24 @@ class QdrantBackend(Backend[QdrantOptions]):
             if "already exists" not in str(exc):
                 raise
 
+    def _create_shard_keys(self, transport: Transport) -> None:
+        """With ``create=true`` and ``namespace_mode=shard_key``: make option namespace's shard key, and keep
+        the transport so that ``refuse`` makes any other namespace's (``write(namespace=...)``,
+        ``namespace_column``) before its first rows go."""
+        opts = self.options
+        if not (opts.create and opts.namespace_mode == "shard_key"):
+            return
+        self._shard_transport = transport
+        if opts.namespace:
+            self._made_shard_key(opts.namespace)
+
+    def _made_shard_key(self, key: str) -> None:
+        """Make shard key ``key`` once (one that is there already counts as made)."""
+        if key in self._shard_keys_made or self._shard_transport is None:
+            return
+        self._create_shard_key(self._shard_transport, key)
+        self._shard_keys_made.add(key)
+
     def _create_shard_key(self, transport: Transport, key: str) -> None:
         if (
             self.grpc
@@ -679,7 +701,11 @@ class QdrantBackend(Backend[QdrantOptions]):
         return f"every point in {where} of {self.describe()}"
 
     def resolved_options(self) -> dict[str, Any]:
-        """The collection exists once the driver has checked it: tasks need not create it (no race)."""
+        """The collection exists once the driver has checked it: tasks need not create it (no race). With
+        ``namespace_mode=shard_key`` they keep ``create``: a row's namespace (``namespace_column``) is a shard
+        key a task may be the first to meet, and makes it (``_made_shard_key``; one made meanwhile is kept)."""
+        if self.options.namespace_mode == "shard_key":
+            return {}
         return {"create": False}
 
     def fixed_dimension(self) -> int | None:
