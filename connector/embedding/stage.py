@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ConfigError, DimensionMismatch, NotFound
+from .. import errors
+from ..errors import (
+    ConfigError,
+    ConnectorError,
+    DimensionMismatch,
+    NotFound,
+    ServerError,
+    TransportError,
+    Unavailable,
+)
 from ..options import without_password
 from ..report import BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
@@ -156,11 +165,7 @@ class EmbeddingStage:
         except NotFound as exc:
             raise NotFound(f"option embed_model (or embed_url): {exc}", status=exc.status) from None
         if result.failures:
-            failure = result.failures[0]
-            raise ConfigError(
-                f"option embed_model: the embedding endpoint refused a one-line probe text: "
-                f"{failure.error_type}: {failure.message}"
-            )
+            raise _probe_error(result.failures[0])
         return int(result.vectors.shape[1])
 
     def check_schema(self, empty: pa.RecordBatch) -> pa.RecordBatch:
@@ -319,6 +324,20 @@ class EmbeddingStage:
 
             subset = rows.take(pa.array(failed, type=pa.int64()))
         return dict(zip(failed, reported_ids(subset, self.spec), strict=True))
+
+
+def _probe_error(failure: InputFailure) -> ConnectorError:
+    """The error of a probe text that was not embedded: a refusal blames the model (``ConfigError``); a
+    failure that may pass (a throttle, a 503, a timeout) is raised as what it was, for a job to retry."""
+    if failure.error_type == "Rejected":
+        return ConfigError(
+            f"option embed_model: the embedding endpoint refused a one-line probe text: {failure.message}"
+        )
+    kind = getattr(errors, failure.error_type, None)
+    message = f"the embedding endpoint did not embed a one-line probe text: {failure.message}"
+    if isinstance(kind, type) and issubclass(kind, ServerError | TransportError):
+        return kind(message)
+    return ServerError(message) if not failure.retryable else Unavailable(message)
 
 
 def _pieces(chunk: Any, size: int) -> Iterator[tuple[int, Any]]:
