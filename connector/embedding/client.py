@@ -296,12 +296,15 @@ class EmbeddingClient:
         """The endpoint has answered once, in this process (its transport's ``Host``)."""
         return self._transport.host.answered
 
-    def send(self, unit: _Unit) -> np.ndarray:
+    def send(self, unit: _Unit) -> tuple[np.ndarray, np.ndarray | None]:
+        """The reply's matrix, and the rows of it that are not finite (``None``: all are), found here, on
+        the sender thread, not under the lock ``accepted`` holds."""
         stop = unit.request.stop
         if stop is not None and stop.is_set():
             raise _StreamClosed("not sent: the embedding stream was closed on an error")
         self._sending.stop = stop  # for the wait before a retry of it, on this thread (_pause)
-        return self._send(unit.part.texts)
+        matrix = self._send(unit.part.texts)
+        return matrix, _non_finite_rows(matrix)
 
     def _pause(self, delay_s: float) -> None:
         """The dispatcher's wait before a retry, on the sender thread that just sent: cut short when the
@@ -312,16 +315,36 @@ class EmbeddingClient:
         elif stop is None or not stop.is_set():
             self._sleep(delay_s)
 
-    def accepted(self, unit: _Unit, matrix: np.ndarray) -> tuple[bool, ConnectorError | None]:
+    def accepted(
+        self, unit: _Unit, outcome: tuple[np.ndarray, np.ndarray | None]
+    ) -> tuple[bool, ConnectorError | None]:
+        """Keep the reply's vectors; a vector that is not finite (NaN, infinity: a float over float32's
+        range) fails its input alone, as a reply the server got wrong, never a vector handed on."""
+        matrix, non_finite = outcome
         if self._dim is None:
             self._dim = matrix.shape[1]
         if matrix.shape[1] != self._dim:
             asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
             mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{self._dim}"
             return False, MalformedReply(f"{self._transport.where}: {mismatch}")
-        self.stats.embedded += len(unit.part)
-        unit.request.pieces.append((unit.part.indices, matrix))
-        return True, None
+        indices = unit.part.indices
+        if non_finite is not None:
+            message = f"{self._transport.where}: the embedding server returned a non-finite vector"
+            unit.request.failures.extend(
+                InputFailure(index=indices[k], error_type="MalformedReply", message=message, attempts=1)
+                for k in non_finite.tolist()
+            )
+            self.stats.failed += len(non_finite)
+            keep = np.ones(len(indices), dtype=bool)
+            keep[non_finite] = False
+            indices, matrix = (
+                [i for i, kept in zip(indices, keep.tolist(), strict=True) if kept],
+                matrix[keep],
+            )
+        self.stats.embedded += len(indices)
+        if indices:
+            unit.request.pieces.append((indices, matrix))
+        return bool(indices), None
 
     def failed(
         self, unit: _Unit, exc: ConnectorError, attempts: int, note: str = "", error_type: str | None = None
@@ -390,6 +413,14 @@ class EmbeddingClient:
         return decode_reply(
             reply, len(texts), self._transport.where, self._decoding, secrets=self._transport.secrets
         )
+
+
+def _non_finite_rows(matrix: np.ndarray) -> np.ndarray | None:
+    """The rows of ``matrix`` holding a NaN or an infinity, or ``None`` when every value is finite."""
+    finite = np.isfinite(matrix)
+    if finite.all():
+        return None
+    return np.flatnonzero(~finite.all(axis=1))
 
 
 @dataclass(slots=True)

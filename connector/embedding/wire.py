@@ -153,7 +153,10 @@ def _as_matrix(rows: bytes, count: int) -> np.ndarray:
 
 def _from_floats(vectors: list[list[float]], where: str) -> np.ndarray:
     try:
-        matrix = np.array(vectors, dtype=np.float32)
+        with np.errstate(
+            over="ignore"
+        ):  # a number over float32's range is infinity: the client fails its input
+            matrix = np.array(vectors, dtype=np.float32)
     except ValueError:
         raise MalformedReply(f"{where}: embeddings of unequal lengths") from None
     if not matrix.shape[1]:
