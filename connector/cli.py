@@ -35,6 +35,7 @@ __all__ = [
     "canonical_flags",
     "connector_error_line",
     "embedded_note",
+    "exit_if_run_without_extra",
     "load_command",
     "missing_extra",
     "option_pairs",
@@ -75,6 +76,37 @@ def missing_extra(prog: str) -> str | None:
         f"{prog}: {' and '.join(missing)} not installed, which the [{extra}] extra brings: "
         f"pip install 'vectordb-connector[{extra}]'"
     )
+
+
+def exit_if_run_without_extra(prog: str) -> None:
+    """Under ``python -m`` of ``prog``'s module with its extra missing: the line ``prog`` prints, exit 2.
+
+    Python imports a module's package before the module itself, so ``python -m vectordb.beam.load``
+    without Beam stops in ``vectordb.beam``'s import, before the job's code: the package calls this
+    first. Only while ``runpy`` looks that module up (``sys.argv[0]`` is ``"-m"`` then) and the command
+    line names it; any other import of the package is left to its ``MissingExtra``."""
+    if sys.argv[:1] != ["-m"] or _module_run(sys.orig_argv) != COMMANDS[prog][0]:
+        return
+    line = missing_extra(prog)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
+        sys.exit(2)
+
+
+def _module_run(argv: Sequence[str]) -> str | None:
+    """The module of ``python [options] -m MODULE …``, from Python's own options only, else ``None``."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("-m"):
+            return arg[2:] or (argv[i + 1] if i + 1 < len(argv) else None)
+        if arg in ("-X", "-W", "--check-hash-based-pycs"):  # an option and its value
+            i += 2
+            continue
+        if arg in ("-c", "-") or not arg.startswith("-"):  # a command, stdin or a script
+            return None
+        i += 1
+    return None
 
 
 def _installed_command(prog: str) -> int:
