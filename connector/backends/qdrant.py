@@ -722,6 +722,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         if batch.op == DELETE:
             return np.full(len(batch), 48, dtype=np.int64)  # a UUID or an integer, and its framing
         sizes = sizing.row_bytes(batch, grpc=self.grpc, fixed=64)  # id (a UUID), framing, names
+        sizes += self._payload_keys_bytes(batch)
         for name, matrix in batch.named_vectors.items():
             per_float = 4 if self.grpc else json_bytes_per_float(matrix)
             sizes += int(matrix.shape[1] * per_float) + len(name) + 16
@@ -731,6 +732,25 @@ class QdrantBackend(Backend[QdrantOptions]):
             per_vector = multi.dim * 4 + 6 if self.grpc else multi.dim * json_bytes_per_float(block) + 3
             sizes += (multi.counts() * per_vector).astype(np.int64) + len(name) + 16
         return sizes
+
+    def _payload_keys_bytes(self, batch: RowBatch) -> np.ndarray | int:
+        """What the payload keys the backend adds take a row: the namespace (payload mode) and the original of a
+        text id (every text id counted, a UUID's too: at most its 36 characters over), as JSON writes them
+        (escapes included) or, over gRPC, a map entry's framing; 16 bytes a key for the framing."""
+        opts = self.options
+        extra = 0
+        namespace = _payload_namespace(batch, opts)
+        if namespace is not None:
+            extra = len(orjson.dumps(namespace)) + len(opts.namespace_key.encode()) + 16
+        if not any(isinstance(i, str) for i in batch.ids):
+            return extra
+        per_key = len(opts.original_id_key.encode()) + 16
+
+        def text_bytes(text: str) -> int:
+            return len(text.encode("utf-8", "surrogatepass")) if self.grpc else len(orjson.dumps(text))
+
+        sizes = (text_bytes(i) + per_key if isinstance(i, str) else 0 for i in batch.ids)
+        return extra + np.fromiter(sizes, np.int64, len(batch))
 
     # -- encoding ---------------------------------------------------------------------------------
 

@@ -106,6 +106,9 @@ MAX_COLLECTION_NAME_CHARS = 255
 MAX_VECTOR_NAME_BYTES = 200
 MAX_MULTIVECTOR_FLATTENED_LEN = 1024 * 1024
 MAX_VECTOR_SIZE = 65_536
+# service.max_request_size_mb (32 by default), the limit of actix's JsonConfig for every JSON body
+# (qdrant/qdrant src/actix/mod.rs); its refusal is actix's JsonPayloadError as Qdrant's handler words it
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
 IS_EMPTY = object()  # a filter's is_empty condition, as a value in delete_points' must
 
 Kind = Literal[
@@ -214,6 +217,9 @@ class QdrantStore:
         self.admission = ServerState()  # the fault script, its countdowns and the in-flight figures
         self.collections: dict[str, StoredCollection] = {}
         self.log: list[UpsertLog] = []
+        self.max_request_bytes = (
+            MAX_REQUEST_BYTES  # a REST body over it is refused whole (tests may lower it)
+        )
 
     # -- test helpers ------------------------------------------------------------------------------
 
@@ -832,6 +838,13 @@ class _Handler(JsonHandler):
         store = self.server.store
         started = time.monotonic()
         try:
+            limit = store.max_request_bytes
+            if length > limit:  # the body is read, then refused whole, before any route looks at it
+                raise QdrantError(
+                    "format",
+                    f"Format error in JSON body: JSON payload ({length} bytes) is larger than allowed "
+                    f"(limit: {limit} bytes).",
+                )
             if verb == "PUT" and len(parts) == 3 and parts[0] == "collections" and parts[2] == "points":
                 self._upsert(parts[1], body, query)
                 return
