@@ -287,7 +287,9 @@ class Dispatcher(Generic[U]):
             else f"not isolated: the isolation budget ({spent} requests) is spent; these {noun} were in "
             "a request the server refused and may be good"
         )
-        self.channel.failed(part, known, 1, note, error_type="NotIsolated")
+        # retryable: the refusal may be another row's (a write again, with a larger budget, may pass them)
+        unisolated = _NotIsolated(str(known), status=known.status)
+        self.channel.failed(part, unisolated, 1, note, error_type="NotIsolated")
         return False
 
     def _probe(self, part: U, known: Rejected) -> Rejected | object:
@@ -340,3 +342,9 @@ class Dispatcher(Generic[U]):
         stopped = self.fatal is not None and self.fatal is not exc
         note = f"not retried: the {self.channel.whole} stopped" if stopped else ""
         self.channel.failed(unit, exc, attempts, note)
+
+
+class _NotIsolated(ServerError):
+    """The refusal quoted for rows left in a refused request unisolated: retryable, they may be good."""
+
+    retryable = True

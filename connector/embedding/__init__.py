@@ -49,6 +49,7 @@ def embed(
     timeout_s: float | None = None,
     max_retries: int | None = None,
     encoding_format: str | None = None,
+    isolation_budget: float | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` with the model behind ``url``; row ``i`` is the vector of ``texts[i]``.
 
@@ -61,6 +62,8 @@ def embed(
         dimensions: ask the model for shorter vectors (models that support it).
         timeout_s, max_retries: per request (defaults 60 s and 5).
         encoding_format: ``"base64"`` (default; floats if the server refuses it) or ``"float"``.
+        isolation_budget: requests per input that finding the inputs of a refused request may spend
+            (default 1.0, as a write's): past it, the inputs left fail as ``NotIsolated`` (retryable).
 
     Returns:
         A C-contiguous ``(len(texts), d)`` float32 matrix.
@@ -82,6 +85,7 @@ def embed(
             "timeout_s": timeout_s,
             "max_retries": max_retries,
             "encoding_format": encoding_format,
+            "isolation_budget": isolation_budget,
         }
     )
     # an error raised through this frame must not show the key (``redaction``: tools print a traceback's

@@ -54,7 +54,9 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=50)] = 5
     encoding_format: Literal["base64", "float"] = "base64"
-    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = 0.25  # requests per input sent
+    isolation_budget: Annotated[float, msgspec.Meta(ge=0, le=100)] = (
+        1.0  # requests per input sent (a writer's)
+    )
     option_prefix: str = ""  # how errors name these options: "embed_" in a writer's
 
     def __post_init__(self) -> None:
