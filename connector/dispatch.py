@@ -10,7 +10,10 @@ refused rows are left (``isolation.isolate``). Every row ends accounted for by t
 Systemic stop. While nothing has been accepted, rows refused one by one for one identical reason
 are counted; at the watch's threshold new requests (new units and isolation probes alike) wait, and
 the stream stops only once every request then unanswered has answered and none was accepted: a
-server that refuses faster than it accepts cannot stop a stream with good rows in it.
+server that refuses faster than it accepts cannot stop a stream with good rows in it. A channel that
+has a request known to be good (``control``: the embedding client's probe text) sends it then too:
+accepted, the refusals were the rows' own (many texts over a model's context at the start of a
+stream, refused in one constant message), and the stream goes on.
 
 Fatal errors (bad credentials, no such target, a host that never answered, a systemic refusal) stop
 the caller's pulling; the requests in flight finish, and the caller raises ``fatal``.
@@ -108,8 +111,13 @@ class Dispatcher(Generic[U]):
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         thread_name: str = "vectordb-send",
+        control: Callable[[], bool] | None = None,
     ) -> None:
+        """``control``, if given, sends one request known to be good (the embedding client's probe text)
+        and says whether it was accepted: asked once, when the systemic watch first suspects the
+        stream, before its verdict; accepted, the refusals are about the rows and the watch is disarmed."""
         self.channel = channel
+        self._control = control
         # a throttle without a hint is waited out, each wait at most a request's timeout (and a minute)
         throttle_cap_s = min(60.0, settings.timeout_s)
         self.retry = RetryRule(
@@ -310,13 +318,35 @@ class Dispatcher(Generic[U]):
 
     def _refused_row(self, row: U, error: Rejected, attempts: int) -> None:
         """One row the server refused on its own; enough of them alike, and nothing accepted, suspect
-        the stream."""
+        the stream (and send the control request, if there is one, before the verdict)."""
         self.channel.failed(row, error, attempts)
+        control = False
         with self.cond:
             if self._systemic.on_row_refused(str(error)) and self._suspect is None:
                 self._suspect = error
+                control = self._control is not None
+                if control:
+                    self._unanswered += 1  # no verdict before the control request's answer
             self._conclude_systemic()
             self.cond.notify_all()  # a disarmed watch lets waiting senders go on
+        if control:
+            self._send_control()
+
+    def _send_control(self) -> None:
+        """Send the control request (counted as unanswered by the caller): accepted, a server that
+        refuses rows alike one by one still takes a good one, so they are the rows' own faults (texts
+        over a model's context, refused in a constant message): disarm the watch."""
+        assert self._control is not None
+        accepted = False
+        try:
+            accepted = self._control()
+        finally:
+            with self.cond:
+                if accepted:
+                    self._systemic.on_accepted()
+                self._unanswered -= 1
+                self._conclude_systemic()
+                self.cond.notify_all()
 
     def _answer_accounted(self) -> None:
         """One request's answer (or its last failure) is accounted for: a suspected stream may now be

@@ -46,8 +46,9 @@ from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
 from .wire import MalformedReply, decode_reply, not_utf8, request_body
 
-__all__ = ["EmbedResult", "EmbeddingClient"]
+__all__ = ["PROBE_TEXT", "EmbedResult", "EmbeddingClient"]
 
+PROBE_TEXT = "vectordb-connector probe"  # a text every model embeds: the driver's probe, the control request
 WINDOW_PER_SLOT = 4  # requests sent or done but not yet handed over, per unit of max_concurrency
 MAX_PENDING_CHUNKS = 4096  # chunks read but not yet handed over (beyond what the window holds)
 
@@ -206,6 +207,7 @@ class EmbeddingClient:
             sleep=self._pause,
             rand=self._rand,
             thread_name="vectordb-embed",
+            control=self._control,
         )
         self.limit = self.dispatch.limit
         self._cond = self.dispatch.cond
@@ -379,6 +381,15 @@ class EmbeddingClient:
             "dimensions, options), not the inputs: stopped instead of refusing every input",
             status=error.status,
         )
+
+    def _control(self) -> bool:
+        """Whether the probe text alone is embedded: the dispatcher's control request, sent before it
+        concludes that the inputs refused one by one are refused for the request itself."""
+        try:
+            self._send([PROBE_TEXT])
+        except ConnectorError:
+            return False
+        return True
 
     def _send(self, texts: list[str]) -> np.ndarray:
         """One request (two when the server may not know base64 and refuses it)."""

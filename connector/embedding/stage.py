@@ -42,7 +42,7 @@ from ..options import without_password
 from ..report import BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
-from .client import WINDOW_PER_SLOT, EmbeddingClient
+from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
 from .wire import not_utf8
@@ -59,7 +59,6 @@ __all__ = [
 ]
 
 PIECE_ROWS = 1024  # rows per piece: the unit that waits for its texts' vectors
-PROBE_TEXT = "vectordb-connector probe"
 
 
 def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -> EmbeddingStage | None:
