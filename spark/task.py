@@ -34,7 +34,7 @@ from vectordb.connector.dead_letters import dead_letters
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.staging import staged_name
 
-from .ml_vectors import dense_ml_columns
+from .ml_vectors import ml_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,18 +100,23 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     attempt_id = context.taskAttemptId() if context else 0
     cached = _client_for(plan)
     started = time.monotonic()
-    vectors = dense_ml_columns(batches, plan.options)
+    vectors = ml_columns(batches, plan.options)
     staged, staged_rows = None, 0
     # a bulk path: rows go to this attempt's staged files instead of upserts
     bulk = cached.client.bulk
     stager = None if bulk is None else bulk.stager(cached.client, job, partition, attempt_id)
     writer: Any = stager or cached.client
+    spec = cached.client.spec
     if plan.dead_letters is None:
-        report = writer.write(vectors)
+        refused: list[WriteReport] = []
+        report = writer.write(_sent(vectors, spec, refused))
+        # positions are of what the write read, which the refused rows were not in: they are named by id
+        failures = [msgspec.structs.replace(f, positions=()) for r in refused for f in r.failures]
+        report = report.merge(WriteReport(failed=sum(r.failed for r in refused), failures=failures))
     else:
         name = staged_name(job, partition, attempt_id)
-        with DeadLetterFile(plan.dead_letters, name, cached.client.spec) as dead:
-            report = _write_each(writer, vectors, dead)
+        with DeadLetterFile(plan.dead_letters, name, spec) as dead:
+            report = _write_each(writer, vectors, dead, spec)
         staged, staged_rows = dead.staged, dead.rows
     if stager is not None:
         stager.close()  # the files are complete only once closed: before the commit message goes
@@ -129,14 +134,61 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], job: str) -> 
     )
 
 
-def _write_each(client: Client, batches: Iterator[pa.RecordBatch], dead: DeadLetterFile) -> WriteReport:
+def _write_each(
+    client: Client,
+    batches: Iterator[tuple[pa.RecordBatch, dict[int, str]]],
+    dead: DeadLetterFile,
+    spec: ColumnSpec,
+) -> WriteReport:
     reports = []
-    for batch in batches:
-        report = client.write(batch)
+    for batch, refused in batches:
+        kept, failed = _without(batch, refused, spec)
+        if failed.failures:
+            dead.add(batch, failed)
+            reports.append(failed)
+        report = client.write(kept)
         if report.failures:
-            dead.add(batch, report)
+            dead.add(kept, report)
         reports.append(report)
     return functools.reduce(WriteReport.merge, reports, WriteReport())
+
+
+def _sent(
+    batches: Iterator[tuple[pa.RecordBatch, dict[int, str]]], spec: ColumnSpec, refused: list[WriteReport]
+) -> Iterator[pa.RecordBatch]:
+    """The batches without their refused rows, whose failures go to ``refused``."""
+    for batch, rows in batches:
+        kept, failed = _without(batch, rows, spec)
+        if failed.failures:
+            refused.append(failed)
+        yield kept
+
+
+def _without(
+    batch: pa.RecordBatch, refused: dict[int, str], spec: ColumnSpec
+) -> tuple[pa.RecordBatch, WriteReport]:
+    """``batch`` without the rows ``refused`` names (row → reason: an ML vector that is none, see
+    ml_vectors.py), and their failures, by id and by position in ``batch``: the client never sees them."""
+    if not refused:
+        return batch, WriteReport()
+    import numpy as np
+    import pyarrow as pa
+
+    from vectordb.connector.rows import reported_ids
+
+    ids = reported_ids(batch, spec)
+    by_reason: dict[str, list[int]] = {}
+    for i, reason in sorted(refused.items()):
+        by_reason.setdefault(reason, []).append(i)
+    failures = [
+        BatchFailure(
+            ids=tuple(ids[i] for i in rows), positions=tuple(rows), error=reason, error_type="Invalid"
+        )
+        for reason, rows in by_reason.items()
+    ]
+    keep = np.ones(batch.num_rows, dtype=bool)
+    keep[list(refused)] = False
+    return batch.filter(pa.array(keep)), WriteReport(failed=len(refused), failures=failures)
 
 
 def _trim_ids(report: WriteReport) -> int:

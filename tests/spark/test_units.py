@@ -19,7 +19,7 @@ from vectordb.connector.rows import ColumnSpec
 from vectordb.connector.staging import Folder
 from vectordb.spark.commit import abort_job, commit_job
 from vectordb.spark.datasource import VectorDataSource
-from vectordb.spark.ml_vectors import dense_ml_vectors
+from vectordb.spark.ml_vectors import dense_ml_vector, ml_columns
 from vectordb.spark.options import SparkOptions, parse_spark_options, split_options
 from vectordb.spark.plan import WritePlan
 from vectordb.spark.task import MAX_IDS_PER_TASK, DeadLetterFile, TaskReport, _trim_ids
@@ -105,7 +105,8 @@ def ml_batch() -> pa.RecordBatch:
 
 
 def test_sparse_ml_vectors_are_made_dense() -> None:
-    (out,) = dense_ml_vectors([ml_batch()], "values")
+    out, refused = dense_ml_vector(ml_batch(), "values")
+    assert not refused
     assert out.column("values").to_pylist() == [
         [1.0, 2.0, 3.0],
         [5.0, 0.0, -1.5],
@@ -117,19 +118,85 @@ def test_sparse_ml_vectors_are_made_dense() -> None:
 
 
 def test_sliced_ml_vectors_are_made_dense() -> None:
-    (out,) = dense_ml_vectors([ml_batch().slice(1, 3)], "values")
+    out, _ = dense_ml_vector(ml_batch().slice(1, 3), "values")
     assert out.column("values").to_pylist() == [[5.0, 0.0, -1.5], None, [0.0, 0.0, 0.0]]
 
 
 def test_dense_only_ml_vectors_become_their_values_and_plain_lists_pass_unchanged() -> None:
     dense = ml_batch().filter(pa.array([True, False, False, False, True]))
-    out = next(dense_ml_vectors([dense], "values"))
+    out, _ = dense_ml_vector(dense, "values")
     assert out.column("values").to_pylist() == [[1.0, 2.0, 3.0], [0.25, 0.5, 0.75]]
     assert out.column("values").type == pa.list_(pa.float64())  # the ML values as they are, not copied
     with_null = ml_batch().filter(pa.array([True, False, True, False, True]))  # a null ML vector stays null
-    assert next(dense_ml_vectors([with_null], "values")).column("values").to_pylist()[1] is None
+    assert dense_ml_vector(with_null, "values")[0].column("values").to_pylist()[1] is None
     plain = pa.RecordBatch.from_pydict({"id": ["a"], "values": [[1.0]]})
-    assert next(dense_ml_vectors([plain], "values")) is plain
+    assert dense_ml_vector(plain, "values") == (plain, {})
+
+
+def sparse(
+    size: int | None, indices: list[int | None] | None, values: list[float] | None
+) -> dict[str, object]:
+    return {"type": 0, "size": size, "indices": indices, "values": values}
+
+
+DENSE = {"type": 1, "size": None, "indices": None, "values": [1.0, 2.0, 3.0]}
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        (sparse(3, [3], [9.0]), "sparse ML vector index 3 is outside 0..2"),  # wrote the next row's slot
+        (sparse(3, [-1], [9.0]), "sparse ML vector index -1 is outside 0..2"),  # the previous row's
+        (sparse(3, [7], [9.0]), "sparse ML vector index 7 is outside 0..2"),  # past the buffer: IndexError
+        (sparse(3, [1, 1], [5.0, 6.0]), "sparse ML vector indices are not strictly increasing"),
+        (sparse(3, [2, 0], [5.0, 6.0]), "sparse ML vector indices are not strictly increasing"),
+        (sparse(3, [0, 1], [5.0]), "sparse ML vector has 2 indices but 1 values"),
+        (sparse(3, [0], [5.0, 6.0]), "sparse ML vector has 1 indices but 2 values"),
+        (sparse(3, [None], [5.0]), "sparse ML vector holds a null index"),
+        (sparse(None, [0], [5.0]), "sparse ML vector size -1 is outside 0..65536"),
+        (sparse(3, None, [5.0]), "sparse ML vector without indices or values"),
+        (sparse(3, [0], None), "sparse ML vector without indices or values"),
+        (
+            {"type": 2, "size": None, "indices": None, "values": [1.0]},
+            "ML vector type 2 is neither 0 (sparse) nor 1 (dense)",
+        ),
+    ],
+)
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_malformed_sparse_ml_vector_fails_alone_and_no_other_row_changes(
+    row: dict[str, object], reason: str, at: int
+) -> None:
+    # read from a file with a user schema, a VectorUDT row is checked by no one: scattered by its
+    # indices, it wrote into another row's vector or past the buffer (the task died)
+    rows: list[dict[str, object] | None] = [DENSE, sparse(3, [0, 2], [5.0, -1.5]), DENSE]
+    rows[at] = row
+    batch = pa.RecordBatch.from_pydict({"id": ["a", "b", "c"], "values": pa.array(rows, type=ML_VECTOR)})
+    out, refused = dense_ml_vector(batch, "values")
+    assert refused == {at: f"column 'values': {reason}"}
+    expected: list[list[float] | None] = [[1.0, 2.0, 3.0], [5.0, 0.0, -1.5], [1.0, 2.0, 3.0]]
+    expected[at] = None
+    assert out.column("values").to_pylist() == expected
+
+
+def test_a_sparse_ml_vector_longer_than_the_dimension_is_refused_before_it_is_made() -> None:
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "id": ["a", "b"],
+            "values": pa.array([sparse(2**31 - 1, [0], [1.0]), sparse(3, [], [])], type=ML_VECTOR),
+        }
+    )
+    out, refused = dense_ml_vector(batch, "values", dimension=3)
+    assert refused == {0: "column 'values': sparse ML vector size 2147483647 is outside 0..3"}
+    assert out.column("values").to_pylist() == [None, [0.0, 0.0, 0.0]]
+
+
+def test_a_delete_rows_malformed_ml_vector_is_not_read_and_fails_nothing() -> None:
+    options = resolve_options({"uri": "pinecone://127.0.0.1:1", "op_column": "op"})
+    vectors = pa.array([sparse(3, [3], [9.0]), sparse(3, [3], [9.0])], type=ML_VECTOR)
+    batch = pa.RecordBatch.from_pydict({"id": ["a", "b"], "values": vectors, "op": ["delete", "upsert"]})
+    ((out, refused),) = ml_columns([batch], options)
+    assert refused == {1: "column 'values': sparse ML vector index 3 is outside 0..2"}
+    assert out.column("values").to_pylist() == [None, None]
 
 
 # -- commit messages and dead letters --------------------------------------------------------------
@@ -339,5 +406,5 @@ def test_spark_4_0s_stream_rows_carry_ml_vectors_as_their_struct() -> None:
     rows = [Row(id="a", values=DenseVector([1.0, 2.0])), Row(id="b", values=SparseVector(2, [1], [5.0]))]
     rows.append(Row(id="c", values=None))
     (batch,) = _rows_to_arrow(iter(rows), schema)
-    (dense,) = dense_ml_vectors([batch], "values")
+    dense, _ = dense_ml_vector(batch, "values")
     assert dense.column("values").to_pylist() == [[1.0, 2.0], [0.0, 5.0], None]
