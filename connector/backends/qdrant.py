@@ -424,12 +424,9 @@ class QdrantBackend(Backend[QdrantOptions]):
                         "namespace_key"
                     )
                     continue
-            wide = next(((k, n) for k, v in metadata.items() if (n := _wide_integer(v)) is not None), None)
+            wide = _wide_metadata(metadata)
             if wide is not None:
-                reasons[i] = (
-                    f"metadata {wide[0]!r} holds the integer {wide[1]}, outside the 64-bit signed integers "
-                    "Qdrant's gRPC payload takes; write it as a string or a float"
-                )
+                reasons[i] = wide
                 continue
             if opts.original_id_key in metadata:
                 ids = ids if ids is not None else _point_ids(batch.ids)
@@ -853,21 +850,40 @@ def _payloads(
     return out
 
 
+def _wide_metadata(metadata: dict[str, Any]) -> str | None:
+    """Why a row's metadata cannot go as Qdrant's payload integers (``_wide_integer``), or None."""
+    for key, value in metadata.items():
+        number = _wide_integer(value)
+        if number is not None:
+            return (
+                f"metadata {key!r} holds the integer {number}, outside the 64-bit signed integers Qdrant's "
+                "gRPC payload takes; write it as a string or a float"
+            )
+    return None
+
+
 def _wide_integer(value: Any) -> int | None:
     """The first integer outside int64 in a metadata value (nested too), or None. gRPC's ``Value`` has no
     wider integer, so such a row fails over both transports instead of being stored as a double over one."""
-    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.timedelta64):
+    kind = type(value)
+    if kind is str or kind is float or kind is bool or value is None:  # most values: no walk
+        return None
+    if kind is int or (isinstance(value, np.integer) and not isinstance(value, np.timedelta64)):
         number = int(value)
         return None if _INT64_MIN <= number <= _INT64_MAX else number
     if isinstance(value, dict):
-        value = value.values()
+        value = list(value.values())
     elif isinstance(value, np.ndarray):
         if value.dtype.kind not in "uiO":
             return None
         value = value.tolist()
     elif not isinstance(value, list | tuple):
         return None
-    return next((n for v in value if (n := _wide_integer(v)) is not None), None)
+    for item in value:
+        found = _wide_integer(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _converted(raw: Any, pid: int | str) -> bool:

@@ -31,11 +31,13 @@ def _write(server: QdrantServer, transport: str, collection: str, rows: list[dic
         return client.write(rows)
 
 
+# the stored value where it does not depend on the shared row checks (which may turn numpy values into Python
+# ones first), else None: then REST and gRPC agree, whatever the value
 VALUES: list[tuple[str, Any, Any]] = [
-    ("f32", np.float32(0.1), 0.1),
-    ("f32s", np.array([0.1, 2.5], dtype=np.float32), [0.1, 2.5]),
-    ("td64", np.timedelta64(5, "s"), "5 seconds"),
-    ("day", np.datetime64("2024-01-02"), None),  # orjson's form, whatever it is: the same both ways
+    ("f32", np.float32(0.1), None),
+    ("f32s", np.array([0.1, 2.5], dtype=np.float32), None),
+    ("td64", np.timedelta64(5, "s"), None),
+    ("day", np.datetime64("2024-01-02"), None),
     ("i64", np.int64(-(2**63)), -(2**63)),
     ("nested", {"a": [np.float32(0.5), np.uint8(3)]}, {"a": [0.5, 3]}),
 ]
