@@ -18,6 +18,9 @@ The rules:
   Milvus sends its token), of the key alone or of a longer text holding it at any byte offset;
   ``"Bearer <key>"`` holds the key, so it is blanked with it. One pattern matches all of these, so
   blanking costs a scan of the text, and runs only on texts made of replies (errors, logs);
+- a key as servers that mask keys quote it (OpenAI: "Incorrect API key provided: sk-abc*****xyz9") is
+  blanked whole too: its first 3 characters (and any more of its own), a run of ``*``, ``…`` or
+  ``...``, and its last 4, for keys of 12 characters or more;
 - blank before shortening: a message cut first can keep a piece of a key that no longer matches;
 - a credential this process cannot read (an unset ``embed_api_key_env``) was not sent from here,
   so nothing here can echo it;
@@ -60,20 +63,15 @@ T = TypeVar("T")
 class Secrets:
     """The credentials in use; ``blank(text)`` is ``text`` without any of them. Empty: blanks nothing."""
 
-    __slots__ = ("__weakref__", "_forms", "_pattern")
+    __slots__ = ("__weakref__", "_forms", "_masks", "_pattern")
 
     def __init__(self, *values: str | None) -> None:
         # the key trimmed too: HTTP servers drop a field value's surrounding whitespace (a key pasted with
         # a trailing space) and echo what they read
-        self._forms = frozenset(
-            form
-            for value in values
-            if value
-            for kept in {value, value.strip()}
-            if kept
-            for form in _forms(kept)
-        )
-        self._pattern = _pattern_of(self._forms)
+        kept_values = {kept for value in values if value for kept in {value, value.strip()} if kept}
+        self._forms = frozenset(form for kept in kept_values for form in _forms(kept))
+        self._masks = frozenset(mask for kept in kept_values if (mask := _masked(kept)) is not None)
+        self._pattern = _pattern_of(self._forms, self._masks)
 
     @classmethod
     def of(cls, options: BackendOptions | EmbedOptions) -> Secrets:
@@ -104,7 +102,8 @@ class Secrets:
         matches and shows."""
         joined = cls()
         joined._forms = frozenset().union(*(secrets._forms for secrets in many))
-        joined._pattern = _pattern_of(joined._forms)
+        joined._masks = frozenset().union(*(secrets._masks for secrets in many))
+        joined._pattern = _pattern_of(joined._forms, joined._masks)
         return joined
 
     def blank(self, text: str) -> str:
@@ -224,10 +223,26 @@ def blank_logs(secrets: Secrets, *loggers: str) -> None:
 
 
 @functools.lru_cache(maxsize=64)  # clients made again with the same credentials compile it once
-def _pattern_of(forms: frozenset[str]) -> re.Pattern[str] | None:
+def _pattern_of(forms: frozenset[str], masks: frozenset[str] = frozenset()) -> re.Pattern[str] | None:
+    # masked forms first (they hold the key's first characters, which a short key may be), then the
     # longest first: a form that holds another (a key ``k`` within a key ``sk-…``) goes whole
-    alternatives = "|".join(_spelled(form) for form in sorted(forms, key=len, reverse=True))
+    spelled = [_spelled(form) for form in sorted(forms, key=len, reverse=True)]
+    alternatives = "|".join([*sorted(masks), *spelled])
     return re.compile(alternatives) if alternatives else None
+
+
+_MIN_MASKED_KEY = 12  # shorter keys: their first 3 and last 4 characters are most of them, or common words
+_MASK_RUN = r"(?:\*{3,}|…+|\.{3,})"  # what a server puts for the hidden middle: asterisks, an ellipsis
+
+
+def _masked(value: str) -> str | None:
+    """A pattern for ``value`` as a server that masks keys quotes it (OpenAI: ``sk-abc********xyz9``): its
+    first 3 characters, maybe more of its own, a run of ``*``, ``…`` or ``...``, maybe more of its own, and
+    its last 4. What such a message shows of the key goes with the mask."""
+    if len(value) < _MIN_MASKED_KEY:
+        return None
+    own = "[" + "".join(sorted({re.escape(char) for char in value})) + "]*"
+    return f"{re.escape(value[:3])}{own}{_MASK_RUN}{own}{re.escape(value[-4:])}"
 
 
 # a line break where a server wrapped the text: as it is, or JSON-escaped
