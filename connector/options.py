@@ -120,6 +120,8 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 raise ConfigError(f"options {one} and {other} exclude each other: give one")
         if self.namespace is not None:
             check_text("option namespace", self.namespace)
+        if self.op_column is not None:
+            self._check_op_column(self.op_column)
         _check_vector_names(self)
         if any(getattr(self, name) is not None for name in _EMBED_FIELDS):
             self._check_embedding()
@@ -146,6 +148,22 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         raw = {field: getattr(self, option) for option, field in WRITER_OPTIONS.items()}
         raw |= {name: getattr(self, name) for name in SHARED_OPTIONS}
         return parse_embed_options(raw, prefix="embed_")
+
+    def _check_op_column(self, op: str) -> None:
+        """A row's op is a column of its own: read as an id, a namespace or a text too, a value such as
+        ``delete`` would be both, and rows of namespace (or id) ``delete`` would be deleted."""
+        taken: dict[str, list[str | None]] = {
+            "id_column": [] if self.id_from else [self.id_column],
+            "id_from": list(self.id_from or ()),
+            "namespace_column": [self.namespace_column],
+            "text_column": [self.text_column],
+        }
+        for option, columns in taken.items():
+            if op in columns:
+                raise ConfigError(
+                    f"options op_column and {option} both name column {op!r}: the op (upsert or delete) "
+                    "needs a column of its own"
+                )
 
     def _check_embedding(self) -> None:
         """The embedding options' rules across fields."""
