@@ -20,7 +20,10 @@ from collections import Counter
 
 import msgspec
 
-__all__ = ["BatchFailure", "WriteReport"]
+__all__ = ["STOPPED", "BatchFailure", "WriteReport"]
+
+# the error_type of rows read but never sent because the write stopped on a fatal error
+STOPPED = "Stopped"
 
 
 class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,7 +35,8 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     positions: tuple[int, ...] = ()
     error: str  # the reason, as the server or the validator said it
     # class name from errors.py; "Invalid" for rows refused before sending; "NotIsolated" for rows of a
-    # refused batch left unisolated (budget spent, or the write stopped): they may be good
+    # refused batch left unisolated (budget spent, or the write stopped): they may be good; "Stopped"
+    # (``STOPPED``) for rows read but never sent because the write stopped on a fatal error
     error_type: str = "Rejected"
     retryable: bool = False
     attempts: int = 0  # requests that carried these rows; 0 = never sent
@@ -105,6 +109,9 @@ class WriteReport(msgspec.Struct, kw_only=True):
         """One line: what was written and failed, with the traffic behind it."""
         total = self.written + self.failed
         state = "OK" if self.ok else ("FAILED" if self.written == 0 else "PARTIAL")
+        stopped = sum(f.rows for f in self.failures if f.error_type == STOPPED)
+        if stopped:  # a fatal error stopped the write: say so, and how many rows it dropped
+            state = f"STOPPED ({stopped} rows dropped)"
         deletes = f" ({self.deleted} deletes)" if self.deleted else ""
         line = (
             f"{state}: {self.written}/{total} written{deletes}, {self.failed} failed; "

@@ -39,7 +39,7 @@ from ..errors import (
     Unavailable,
 )
 from ..options import without_password
-from ..report import BatchFailure
+from ..report import STOPPED, BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
@@ -195,8 +195,24 @@ class EmbeddingStage:
         try:
             for embedded in stream:
                 yield from self._finish(pieces.popleft(), embedded)
+        except ConnectorError as exc:  # the stream stopped (a fatal error): the rows read are accounted
+            if pieces:
+                yield Prepared(failures=[self._stopped(piece, exc) for piece in pieces])
+            raise
         finally:
             stream.close()  # type: ignore[attr-defined]  # a generator: stops the feeder at once
+
+    def _stopped(self, piece: _Piece, exc: ConnectorError) -> BatchFailure:
+        """The rows of a piece read but never handed on, failed because the write stopped on ``exc``."""
+        n = count_rows(piece.rows)
+        ids = self._ids_of(piece.rows, list(range(n)))
+        return BatchFailure(
+            ids=tuple(ids[i] for i in range(n)),
+            positions=tuple(piece.at.tolist()),
+            error=f"not written: the write stopped on {type(exc).__name__}: {exc}",
+            error_type=STOPPED,
+            retryable=True,
+        )
 
     # -- one piece ---------------------------------------------------------------------------------
 
