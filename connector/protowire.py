@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import builtins
 import datetime
+import decimal
 import struct
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -163,10 +165,14 @@ _DOUBLE = struct.Struct("<d")
 
 
 def encode_value(value: Any) -> bytes:
-    """A ``google.protobuf.Value``: null 1, number 2 (double), string 3, bool 4, struct 5, list 6."""
+    """A ``google.protobuf.Value``: null 1, number 2 (double), string 3, bool 4, struct 5, list 6. numpy
+    values as the Python values they hold; dates and times as ISO 8601, decimals, UUIDs and durations
+    as their text, as the JSON encoders write them. Any other value is a ``TypeError``, never its
+    ``str()`` (rows' metadata reaches here made plain by the rows' checks, and refused there when
+    JSON has no form for it)."""
     if value is None:
         return key(1, VARINT) + b"\x00"
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return key(4, VARINT) + (b"\x01" if value else b"\x00")
     if isinstance(value, int | float | np.integer | np.floating):
         return key(2, I64) + _DOUBLE.pack(float(value))
@@ -176,9 +182,11 @@ def encode_value(value: Any) -> bytes:
         return len_field(5, _encode_struct(value))  # Python all the way down: the native depth bound holds
     if isinstance(value, list | tuple | np.ndarray):
         return len_field(6, b"".join(len_field(1, encode_value(v)) for v in value))
-    if isinstance(value, datetime.date):  # dates and timestamps as ISO 8601, as JSON encoders write them
+    if isinstance(value, datetime.date | datetime.time):
         return len_field(3, value.isoformat().encode())
-    return len_field(3, str(value).encode())
+    if isinstance(value, decimal.Decimal | uuid.UUID | datetime.timedelta):
+        return len_field(3, str(value).encode())
+    raise TypeError(f"a {type(value).__name__} has no google.protobuf.Value form")
 
 
 def encode_struct(fields: Mapping[str, Any]) -> bytes:

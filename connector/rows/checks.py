@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import decimal
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -100,40 +103,39 @@ def assemble(
                 refuse([i], problem)
             sparse_rows.append(parsed)
 
-    # metadata: walked only when a row has some, or has None (two passes in C when every row has none)
+    # metadata: walked only when a row has some, or has None (two passes in C when every row has none);
+    # a row orjson cannot write as it is has its numpy and pandas values made plain (``_plain``)
     metadata = cols.metadata
     if metadata is not None and (any(metadata) or None in metadata):
         deleted = deletes.tolist()  # Python bools: no numpy scalar a row
+        normalised: list[dict[str, Any] | None] | None = None  # a new list once a row's values change
         for i, md in enumerate(metadata):
             if deleted[i]:
                 continue
             if md is None:
                 refuse([i], "metadata is not a JSON object")
-            elif md:
-                binary = next(
-                    (k for k, v in md.items() if isinstance(v, bytes | bytearray | memoryview)), None
-                )
-                if binary is not None:
-                    refuse(
-                        [i],
-                        f"metadata {binary!r} is binary; no database here stores bytes as metadata: "
-                        "convert the column (base64, hex) or leave it out (option metadata_columns)",
-                    )
+                continue
+            if not md:
+                continue
+            try:  # JSON's own types, the usual row: nothing to normalise, and the bytes the size is of
+                encoded = orjson.dumps(md)
+            except TypeError:
+                plain = _plain_metadata(md)
+                if isinstance(plain, str):
+                    refuse([i], plain)
                     continue
-                # every encoder writes metadata as JSON or from JSON types: what orjson refuses, no database takes
-                try:
-                    encoded = metadata_json(md)
-                except TypeError as exc:
-                    refuse([i], f"metadata cannot be written as JSON: {exc}")
-                    continue
-                if b"null" in encoded and (where := _not_finite(md)) is not None:  # orjson writes NaN as null
-                    refuse(
-                        [i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)"
-                    )
-                    continue
-                size = len(encoded)
-                if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
-                    refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
+                md, encoded = plain
+                if md is not metadata[i]:
+                    normalised = list(metadata) if normalised is None else normalised
+                    normalised[i] = md
+            if b"null" in encoded and (where := _not_finite(md)) is not None:  # orjson writes NaN as null
+                refuse([i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)")
+                continue
+            size = len(encoded)
+            if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
+                refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
+        if normalised is not None:  # the caller's list is left as it was (dead letters read it again)
+            cols = dataclasses.replace(cols, metadata=normalised)
 
     # namespaces: one test when every row has the write's (no walk over the rows)
     ns_values: list[Any] = [namespace] * n if cols.namespaces is None else cols.namespaces
@@ -338,13 +340,162 @@ def _check_ids(
 
 
 def metadata_json(metadata: dict[str, Any]) -> bytes:
-    """A row's metadata as JSON, as the encoders write it (numpy values as numbers, others as text)."""
-    return orjson.dumps(metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+    """A row's metadata as JSON, as the encoders write it: decimals and durations as their text (a
+    decimal's exact digits); any other value JSON has no form for is a ``TypeError``, never its ``str()``."""
+    return orjson.dumps(metadata, default=_json_text, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, decimal.Decimal | dt.timedelta):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
 def metadata_json_len(metadata: dict[str, Any] | None) -> int:
     """Bytes of a row's metadata as JSON (0 when empty): the limit check here, and backends' size estimates."""
     return len(metadata_json(metadata)) if metadata else 0
+
+
+class _Unstorable(Exception):
+    """A metadata value no database here can hold as given; ``where``: its path, built on the way out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason, self.where = reason, ""
+
+    def inside(self, step: str) -> _Unstorable:
+        self.where = step + self.where
+        return self
+
+
+def _plain_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], bytes] | str:
+    """A row's metadata with its numpy and pandas values made plain (``_plain``), and its JSON; or why the
+    row is refused, naming the key. Only for a row orjson cannot write as it is."""
+    try:
+        plain = _plain_dict(metadata, repr)
+    except _Unstorable as exc:
+        return f"metadata {exc.where} {exc.reason}"
+    binary = next((k for k, v in plain.items() if isinstance(v, _BINARY)), None)
+    if binary is not None:
+        return (
+            f"metadata {binary!r} is binary; no database here stores bytes as metadata: "
+            "convert the column (base64, hex) or leave it out (option metadata_columns)"
+        )
+    try:
+        return plain, metadata_json(plain)
+    except TypeError as exc:  # which key: each alone, once the whole has failed
+        key = next((k for k, v in plain.items() if not _json_ok({k: v})), None)
+        return f"metadata {key!r} cannot be written as JSON: {exc}"
+
+
+def _json_ok(fields: dict[Any, Any]) -> bool:
+    try:
+        metadata_json(fields)
+    except TypeError:
+        return False
+    return True
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+_BINARY = (bytes, bytearray, memoryview)
+_FINER_THAN_MICROSECONDS = frozenset({"ns", "ps", "fs", "as"})
+_NAT = "is NaT (not a time), which JSON cannot hold (it would be null)"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its numpy and pandas values, at any depth, as what the Arrow reader gives for a
+    column of them, so every database's encoder gets one value however the row came: a numpy scalar as
+    its Python value (a float32 as the float64 it is exactly), an array as a list, a datetime64 or
+    ``pandas.Timestamp`` as a ``datetime`` (a ``date`` for days or coarser; ISO 8601 text below a
+    microsecond, which a ``datetime`` cannot hold), a timedelta64 or ``pandas.Timedelta`` as a
+    ``timedelta``. Any other value stays as it is: each database refuses what it cannot store. ``value``
+    itself when nothing in it changes: no copy."""
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is dict:
+        return _plain_dict(value, lambda key: f"[{key!r}]")
+    if kind is list or kind is tuple:
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_plain(item))
+            except _Unstorable as exc:
+                raise exc.inside(f"[{index}]") from None
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, np.generic):
+        if isinstance(value, np.datetime64):
+            return _datetime64(value)
+        if isinstance(value, np.timedelta64):
+            return _timedelta64(value)
+        return value.item()
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biufcUS":  # Python scalars (float32 as its float64), rows as lists
+            return value.tolist()
+        return _plain(list(value))  # objects, datetime64, timedelta64
+    if isinstance(value, dt.datetime) and kind is not dt.datetime:  # pandas.Timestamp, NaT
+        if value != value:
+            raise _Unstorable(_NAT)
+        if getattr(value, "nanosecond", 0):
+            return value.isoformat()
+        return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
+    if isinstance(value, dt.timedelta) and kind is not dt.timedelta:  # pandas.Timedelta
+        if getattr(value, "nanoseconds", 0):
+            raise _Unstorable(f"is {value}, finer than the microseconds a duration is written in")
+        return dt.timedelta(value.days, value.seconds, value.microseconds)
+    if isinstance(value, dict):  # of another class (OrderedDict): a dict
+        return _plain_dict(dict(value), lambda key: f"[{key!r}]")
+    return value
+
+
+def _plain_dict(value: dict[Any, Any], step: Callable[[Any], str]) -> dict[Any, Any]:
+    """``_plain`` of each value (``step``: a key as its failure's path names it); ``value`` if none changes."""
+    changed: dict[Any, Any] | None = None
+    for key, item in value.items():
+        try:
+            plain = _plain(item)
+        except _Unstorable as exc:
+            raise exc.inside(step(key)) from None
+        if plain is not item:
+            changed = dict(value) if changed is None else changed
+            changed[key] = plain
+    return value if changed is None else changed
+
+
+def _datetime64(value: np.datetime64) -> dt.date | str:
+    """A ``date`` for days, weeks, months or years (as a date32 column gives); a ``datetime`` to the
+    microsecond (as a timestamp column gives); ISO 8601 text finer."""
+    if np.isnat(value):
+        raise _Unstorable(_NAT)
+    unit = np.datetime_data(value.dtype)[0]
+    if unit in ("Y", "M", "W", "D"):
+        out = value.astype("datetime64[D]").item()
+    else:
+        micro = value.astype("datetime64[us]")
+        if micro.astype(value.dtype) != value:  # below a microsecond, or overflowed on the way
+            if unit in _FINER_THAN_MICROSECONDS:
+                return str(np.datetime_as_string(value))
+            out = None
+        else:
+            out = micro.item()
+    if not isinstance(out, dt.date):  # numpy gives an int beyond what a datetime holds
+        raise _Unstorable(f"is {value}, outside the years 1 to 9999 a datetime holds")
+    return out
+
+
+def _timedelta64(value: np.timedelta64) -> dt.timedelta:
+    """A ``timedelta``, as a duration column gives, when one holds the value exactly."""
+    if np.isnat(value):
+        raise _Unstorable(_NAT)
+    if np.datetime_data(value.dtype)[0] in ("Y", "M"):
+        raise _Unstorable(f"is {value}: months and years have no fixed length")
+    micro = value.astype("timedelta64[us]")
+    out = micro.item()
+    if micro.astype(value.dtype) != value or not isinstance(out, dt.timedelta):
+        raise _Unstorable(
+            f"is {value}, which a duration in microseconds (up to 999,999,999 days) cannot hold"
+        )
+    return out
 
 
 def _not_finite(value: Any, where: str = "") -> str | None:

@@ -23,7 +23,7 @@ KINDS: list[tuple[Any, str | None]] = [
     (None, "metadata is not a JSON object"),
     ({"b": b"x"}, BINARY),
     ({"big": "x" * 200}, "metadata is 210 bytes as JSON; the limit is 100"),
-    ({"k": {1.5: 1}}, "metadata cannot be written as JSON: Dict key must be str"),
+    ({"k": {1.5: 1}}, "metadata 'k' cannot be written as JSON: Dict key must be str"),
     # JSON has no NaN: orjson writes null, which every database would store in the value's place
     ({"s": float("nan")}, "metadata 's' is NaN or infinity, which JSON cannot hold (it would be null)"),
     (

@@ -269,11 +269,13 @@ def test_huge_finite_values_are_not_mistaken_for_infinity() -> None:
 
 
 @pytest.mark.parametrize(
-    "metadata", [{"big": 2**70}, {1: "int key"}], ids=["int beyond 64 bits", "non-string key"]
+    ("metadata", "key"),
+    [({"big": 2**70}, "'big'"), ({1: "int key"}, "1")],
+    ids=["int beyond 64 bits", "non-string key"],
 )
-def test_metadata_json_cannot_write_is_refused_not_a_crash(metadata: dict) -> None:
+def test_metadata_json_cannot_write_is_refused_not_a_crash(metadata: dict, key: str) -> None:
     prepared = prep([good(0), {"id": "b", "values": [1.0] * 4, "metadata": metadata}])
-    assert "metadata cannot be written as JSON" in reasons(prepared)["b"]
+    assert f"metadata {key} cannot be written as JSON" in reasons(prepared)["b"]
     assert prepared.batches[0].ids == ["g0"]
 
 

@@ -1,0 +1,183 @@
+"""Metadata values are made plain once, in the rows' checks, for every database and transport: a numpy or
+pandas value as the Python value the Arrow reader gives for a column of it, so a dict row and an Arrow row
+store one value, and no encoder writes a value it does not know as its ``str()``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from vectordb.connector import protowire as pw
+from vectordb.connector.rows import ColumnSpec, DimensionState, RowRules, prepare_arrow, prepare_dicts
+from vectordb.connector.rows.checks import metadata_json
+
+RULES = RowRules(max_metadata_bytes=40_960)
+V = [0.5, 1.0]
+
+
+def stored(rows: list[dict]) -> list[dict]:
+    prepared = prepare_dicts(rows, ColumnSpec(), RULES, DimensionState(None))
+    assert not prepared.failures, prepared.failures
+    return [md for batch in prepared.batches for md in batch.metadata]
+
+
+def reasons(rows: list[dict]) -> dict[str | None, str]:
+    prepared = prepare_dicts(rows, ColumnSpec(), RULES, DimensionState(None))
+    return {i: f.error for f in prepared.failures for i in f.ids}
+
+
+def same(a: object, b: object) -> bool:
+    """Equal, and of one type at every depth."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def test_numpy_and_pandas_values_become_python_values_at_any_depth() -> None:
+    (md,) = stored(
+        [
+            {
+                "id": "a",
+                "values": V,
+                "flag": np.bool_(True),
+                "n": np.int64(3),
+                "s": np.str_("x"),
+                "f32": np.float32(0.1),
+                "f16": np.float16(0.1),
+                "tags": np.array(["x", "y"]),
+                "big": np.array([2**63 + 1], dtype=np.uint64),
+                "nested": {"a": [np.int32(1), {"b": np.float64(0.5)}], "t": (np.bool_(False),)},
+                "at": pd.Timestamp("2024-05-06 07:08:09"),
+                "at64": np.datetime64("2024-05-06T07:08:09"),
+                "day": np.datetime64("2024-05-06"),
+                "paris": pd.Timestamp("2024-01-02T03:04:05", tz="Europe/Paris"),
+                "nanos": pd.Timestamp("2024-05-06 07:08:09.123456789"),
+                "nanos64": np.datetime64("2024-05-06T07:08:09.123456789"),
+                "took": np.timedelta64(5, "s"),
+                "took_pd": pd.Timedelta(1500, "ms"),
+                "price": decimal.Decimal("10.25"),
+            }
+        ]
+    )
+    assert same(
+        md,
+        {
+            "flag": True,
+            "n": 3,
+            "s": "x",
+            "f32": 0.10000000149011612,  # the float32's own value, as a float32 Arrow column gives it
+            "f16": 0.0999755859375,
+            "tags": ["x", "y"],
+            "big": [2**63 + 1],
+            "nested": {"a": [1, {"b": 0.5}], "t": [False]},
+            "at": dt.datetime(2024, 5, 6, 7, 8, 9),
+            "at64": dt.datetime(2024, 5, 6, 7, 8, 9),
+            "day": dt.date(2024, 5, 6),
+            "paris": pd.Timestamp("2024-01-02T03:04:05", tz="Europe/Paris").to_pydatetime(),
+            "nanos": "2024-05-06T07:08:09.123456789",  # finer than a datetime: its ISO 8601 text
+            "nanos64": "2024-05-06T07:08:09.123456789",
+            "took": dt.timedelta(seconds=5),
+            "took_pd": dt.timedelta(seconds=1.5),
+            "price": decimal.Decimal("10.25"),  # kept: each database writes it as its text or refuses it
+        },
+    )
+    assert type(md["paris"]) is dt.datetime and md["paris"].utcoffset() == dt.timedelta(hours=1)
+
+
+def test_a_dict_row_and_an_arrow_row_from_one_dataframe_give_the_same_metadata() -> None:
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "values": [V, V],
+            "score": np.array([0.1, 0.7], dtype=np.float32),
+            "flag": [True, False],
+            "count": np.array([1, 2], dtype=np.int64),
+            "tags": [["x", "y"], ["z"]],
+            "at": [pd.Timestamp("2024-05-06 07:08:09"), pd.Timestamp("2024-05-07")],
+            "took": [pd.Timedelta(5, "s"), pd.Timedelta(1, "D")],
+            "when": pd.Series([pd.Timestamp("2024-05-06 07:08:09.5")] * 2).astype("datetime64[us]"),
+        }
+    )
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    from_arrow = [
+        md
+        for batch in table.to_batches()
+        for b in prepare_arrow(batch, ColumnSpec(), RULES, DimensionState(None)).batches
+        for md in b.metadata
+    ]
+    records = frame.to_dict("records")
+    records[0]["tags"] = np.array(records[0]["tags"])  # as pd.read_parquet(...).to_dict("records") gives them
+    records[1]["tags"] = np.array(records[1]["tags"])
+    from_dicts = stored(records)
+    assert same(from_dicts, from_arrow)
+    assert same(from_dicts[0]["score"], float(np.float32(0.1))) and same(
+        from_dicts[0]["at"], dt.datetime(2024, 5, 6, 7, 8, 9)
+    )
+
+
+@pytest.mark.parametrize(
+    ("metadata", "reason"),
+    [
+        ({"at": pd.NaT}, "metadata 'at' is NaT (not a time), which JSON cannot hold (it would be null)"),
+        (
+            {"o": {"p": [1, np.datetime64("NaT")]}},
+            "metadata 'o'['p'][1] is NaT (not a time), which JSON cannot hold (it would be null)",
+        ),
+        (
+            {"span": np.timedelta64(1, "Y")},
+            "metadata 'span' is 1 years: months and years have no fixed length",
+        ),
+        ({"far": np.datetime64("20000-01-01")}, "metadata 'far' is 20000-01-01, outside the years 1 to 9999"),
+        (
+            {"tick": pd.Timedelta(5, "ns")},
+            "metadata 'tick' is 0 days 00:00:00.000000005, finer than the microseconds",
+        ),
+        ({"tags": {"only"}}, "metadata 'tags' cannot be written as JSON: Type is not JSON serializable: set"),
+        ({"z": np.complex64(1j)}, "metadata 'z' cannot be written as JSON"),
+        ({"b": np.bytes_(b"x")}, "metadata 'b' is binary"),
+        ({"v": np.array([0.5, np.nan], dtype=np.float32)}, "metadata 'v'[1] is NaN or infinity"),
+    ],
+)
+def test_a_value_with_no_stored_form_fails_its_row_naming_the_key(metadata: dict, reason: str) -> None:
+    got = reasons(
+        [{"id": "bad", "values": V, "metadata": metadata}, {"id": "good", "values": V, "n": np.int8(1)}]
+    )
+    assert list(got) == ["bad"] and got["bad"].startswith(reason), got
+
+
+def test_plain_metadata_is_not_copied_and_the_callers_values_are_left_as_they_were() -> None:
+    plain = {"genre": "drama", "year": 1999, "tags": ["a"], "at": dt.datetime(2024, 1, 1)}
+    tags = [np.str_("a"), np.int64(2)]
+    given = {"tags": tags}
+    first, second = stored(
+        [{"id": "a", "values": V, "metadata": plain}, {"id": "b", "values": V, "metadata": given}]
+    )
+    assert first is not None and first == plain and all(first[k] is plain[k] for k in plain)
+    assert same(second, {"tags": ["a", 2]}) and type(tags[1]) is np.int64 and given == {"tags": tags}
+
+
+def test_metadata_json_writes_no_value_as_its_str() -> None:
+    assert metadata_json({"price": decimal.Decimal("10.25"), "took": dt.timedelta(seconds=5)}) == (
+        b'{"price":"10.25","took":"0:00:05"}'
+    )
+    with pytest.raises(TypeError):
+        metadata_json({"tags": {"only"}})
+
+
+def test_protowire_values_numpy_as_python_and_refuses_the_unknown() -> None:
+    assert pw.encode_value(np.bool_(True)) == pw.encode_value(True)
+    assert pw.encode_value(np.int64(3)) == pw.encode_value(3)
+    assert pw.encode_value(np.array(["x", "y"])) == pw.encode_value(["x", "y"])
+    assert pw.encode_value(decimal.Decimal("10.25")) == pw.encode_value("10.25")
+    assert pw.encode_value(dt.time(7, 8, 9)) == pw.encode_value("07:08:09")
+    with pytest.raises(TypeError, match="set"):
+        pw.encode_value({"only"})
+    with pytest.raises(TypeError, match="set"):
+        pw.encode_struct({"a": {"only"}})
