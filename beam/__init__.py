@@ -16,8 +16,10 @@ from __future__ import annotations
 import importlib.util
 
 if importlib.util.find_spec("apache_beam") is None:  # one line naming the extra, not a bare ImportError
+    from vectordb.connector.cli import exit_if_run_without_extra
     from vectordb.connector.errors import MissingExtra
 
+    exit_if_run_without_extra("vectordb-beam")  # python -m vectordb.beam.load: one line and exit 2
     raise MissingExtra("vectordb.beam needs apache_beam: pip install 'vectordb-connector[beam]'")
 
 from .batch import VectorBatch

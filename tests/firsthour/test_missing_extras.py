@@ -87,11 +87,6 @@ def test_python_m_of_the_spark_job_says_the_same(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (2, line + "\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vectordb.beam's __init__ must call vectordb.connector.cli.exit_if_run_without_extra('vectordb-beam') "
-    "before its MissingExtra: Python imports the package before the job's module",
-)
 def test_python_m_of_the_beam_job_says_the_same(tmp_path: Path) -> None:
     hidden, line = CASES["vectordb-beam"]
     done = run_without([sys.executable, "-m", "vectordb.beam.load", "--sample", "10"], hidden, tmp_path)
