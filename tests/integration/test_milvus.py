@@ -15,6 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from tests.contract.suite import BackendContract, StoredRow, Target, make_table
@@ -232,6 +233,48 @@ def test_sparse_vectors_land_in_the_sparse_field(milvus_lite: LiteServer, collec
     assert int(fields_of(milvus_lite, collection_name)["sparse"]["type"]) == 104
     stored = milvus_lite.client.query(collection_name, filter='id == "s3"', output_fields=["sparse"])
     assert {int(k): float(v) for k, v in stored[0]["sparse"].items()} == {3: 1.5, 43: 2.0}
+
+
+SPARSE = pa.struct([("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+
+
+def sparse_batch(ids: list[str], sparse: list[dict[str, Any] | None]) -> pa.RecordBatch:
+    vectors = pa.array([[0.5] * DIM for _ in ids], type=pa.list_(pa.float32()))
+    return pa.RecordBatch.from_pydict({"id": ids, "values": vectors, "sp": pa.array(sparse, type=SPARSE)})
+
+
+def test_option_sparse_column_gives_a_made_collection_its_sparse_field_whatever_the_first_rows(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    # the first batch sent holds no sparse value: it must not make a collection without the sparse field
+    # every later sparse row fails in; a row with no sparse vector fails alone, saying so
+    first = sparse_batch(["n1", "n2"], [None, {"indices": [], "values": []}])
+    later = sparse_batch(["s3", "s4"], [{"indices": [1], "values": [0.5]}, {"indices": [2], "values": [0.7]}])
+    report = write(
+        milvus_lite.uri, [first, later], collection=collection_name, create=True, sparse_column="sp"
+    )
+    assert (report.written, report.failed) == (2, 2), report
+    (failure,) = report.failures
+    assert failure.ids == ("n1", "n2") and failure.error_type == "Invalid"
+    assert failure.error.startswith("no sparse vector ('sp' is null or empty)"), failure.error
+    assert int(fields_of(milvus_lite, collection_name)["sparse"]["type"]) == 104
+    stored = milvus_lite.client.query(collection_name, filter='id == "s4"', output_fields=["sparse"])
+    assert {int(k): round(float(v), 3) for k, v in stored[0]["sparse"].items()} == {2: 0.7}
+
+
+def test_a_stated_dimension_and_id_type_make_the_collection_before_any_row(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    # what a Spark job's driver does (an empty DataFrame included): its sparse field as option
+    # sparse_column says; with id_type=auto the first batch's ids decide the key, so nothing is made yet
+    options = {"collection": collection_name, "create": True, "dimension": DIM, "sparse_column": "sp"}
+    with connect(milvus_lite.uri, **options) as client:
+        client.prepare_target()
+    assert not milvus_lite.client.has_collection(collection_name)
+    with connect(milvus_lite.uri, id_type="varchar", **options) as client:
+        client.prepare_target()
+    fields = fields_of(milvus_lite, collection_name)
+    assert int(fields["sparse"]["type"]) == 104 and fields["vector"]["params"]["dim"] == DIM
 
 
 # -- wire bytes: pymilvus's generated classes are the oracle ---------------------------------------

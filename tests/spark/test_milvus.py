@@ -142,3 +142,49 @@ def test_the_short_row_is_the_dead_letter_whichever_partition_is_written_first(
     milvus_lite.client.load_collection(collection_name)
     stored = milvus_lite.client.query(collection_name, filter='id != ""', output_fields=["id"])
     assert sorted(r["id"] for r in stored) == [f"g{i}" for i in range(8)]
+
+
+def test_option_sparse_column_not_the_first_batch_gives_the_collection_its_sparse_field(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """Batches of two rows, the first of null sparse values: the collection still gets its sparse field,
+    the null rows fail alone saying so, and the sparse rows land."""
+    from pyspark.sql import types as T
+
+    sparse = T.StructType(
+        [
+            T.StructField("indices", T.ArrayType(T.IntegerType())),
+            T.StructField("values", T.ArrayType(T.FloatType())),
+        ]
+    )
+    schema = T.StructType(
+        [
+            T.StructField("id", T.StringType()),
+            T.StructField("values", T.ArrayType(T.FloatType())),
+            T.StructField("sp", sparse),
+        ]
+    )
+    rows = [("n1", [1.0, 2.0], None), ("n2", [1.0, 2.0], None), ("s3", [1.0, 2.0], ([1], [0.5]))]
+    rows.append(("s4", [1.0, 2.0], ([2], [0.75])))
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "2")
+    try:
+        with pytest.raises(Exception, match=r"no sparse vector \('sp' is null or empty\)"):
+            (
+                spark.createDataFrame(rows, schema)
+                .coalesce(1)
+                .write.format("vectordb")
+                .option("uri", milvus_lite.uri)
+                .option("collection", collection_name)
+                .option("create", "true")
+                .option("dimension", "2")
+                .option("sparse_column", "sp")
+                .mode("append")
+                .save()
+            )
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    got = stored(milvus_lite, collection_name, ["n1", "n2", "s3", "s4"])
+    assert {i: {int(k): float(v) for k, v in r["sparse"].items()} for i, r in got.items()} == {
+        "s3": {1: 0.5},
+        "s4": {2: 0.75},
+    }

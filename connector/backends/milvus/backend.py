@@ -11,6 +11,7 @@ import numpy as np
 from ... import protowire as pw
 from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
 from ...options import BackendOptions, collection_of, did_you_mean, parse_uri
+from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...rows.types import id_sizes
 from ...transports.base import Transport, WireReply, WireRequest
@@ -199,7 +200,7 @@ class MilvusBackend(Backend[MilvusOptions]):
             id_type = self.options.id_type
             if dimension is None or id_type == "auto":
                 return  # made with the first batch, whose ids and dimension say what it needs
-            layout = self._create(dimension, key_int64=id_type == "int64", sparse=False)
+            layout = self._create(dimension, key_int64=id_type == "int64", sparse=self._makes_sparse)
         self._check_layout(layout, dimension)
         self._layout = layout
         self._check_namespace_option()
@@ -239,8 +240,7 @@ class MilvusBackend(Backend[MilvusOptions]):
             self._check_namespace_option()
             if self.options.id_type == "auto":
                 return dict(self._named_dims)
-            sparse = self.options.sparse_column is not None
-            layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=sparse)
+            layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=self._makes_sparse)
         self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
         self._layout = layout
         self._check_namespace_option()
@@ -380,6 +380,34 @@ class MilvusBackend(Backend[MilvusOptions]):
         self._partitions.add(partition)
         return None
 
+    @property
+    def _makes_sparse(self) -> bool:
+        """Whether ``create=true`` gives the collection a sparse field: option ``sparse_column``, which the
+        driver and every task know alike, never whether some batch's rows happen to hold sparse values
+        (a first batch of null ones would make a collection every later sparse row fails in). Without
+        the option, dict rows may still carry ``sparse_values``: then the first batch sent says
+        (``_layout_for``)."""
+        return self.options.sparse_column is not None
+
+    def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """A row with no sparse vector (null or empty) fails alone, saying so, when the collection has a
+        sparse field: such a row would go as an empty one (the connector sends no null sparse value; Milvus
+        Lite takes none even for a nullable field), which Milvus refuses with "sparse vector must contain
+        at least one nonzero float32 weight", a reason that hides the row's null."""
+        field = (
+            self._layout.sparse if self._layout is not None else ("sparse" if self._makes_sparse else None)
+        )
+        if field is None:
+            return batch, []
+        source = self.options.sparse_column or "sparse_values"
+        reason = (
+            f"no sparse vector ({source!r} is null or empty) for collection {self.collection}'s sparse field "
+            f"{field!r}, which Milvus requires in every row (with at least one nonzero weight)"
+        )
+        if batch.sparse is None:
+            return batch.without(dict.fromkeys(range(len(batch)), reason))
+        return batch.without({i: reason for i, s in enumerate(batch.sparse) if s is None or not len(s[0])})
+
     def _layout_for(self, batch: RowBatch) -> Layout:
         if self._layout is not None:
             return self._layout
@@ -390,7 +418,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         key_int64 = id_type == "int64" or (
             id_type == "auto" and bool(batch.ids) and all(type(i) is int for i in batch.ids)
         )
-        sparse = batch.sparse is not None and any(s is not None for s in batch.sparse)
+        sparse = self._makes_sparse or (batch.sparse is not None and any(s is not None for s in batch.sparse))
         layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
         if self._names:
             self._check_named_layout(layout, self._named_dims, "vector_columns")
