@@ -16,6 +16,12 @@ ends as. ``changes`` keeps, for each id:
   spellings of ``op_column``, ``connector/rows/ops.py``), in column ``op_column``; the commit
   columns are dropped.
 
+With ``namespace_column`` (the sink's option), a row is an id in a namespace: the latest change is kept
+for each (namespace, id), so an update that moves an id to another namespace (``SET tenant = 't2'``) leaves
+the pre-image of the namespace it left as a ``delete``, which databases keeping one row per (namespace, id)
+need (PostgreSQL, Pinecone namespaces, Weaviate tenants, Qdrant shard keys); the id's delete comes before its
+upsert in its task, so a database keeping one row per id ends with the row as well.
+
 The rows are partitioned by id (one shuffle, which the latest-per-id window reuses), so every
 change of an id is in one task: two tasks never race on one id. Rows whose id is null are all kept
 (each one fails in the sink as a row without an id, instead of all but one vanishing here).
@@ -73,6 +79,7 @@ def changes(
     *,
     table: str | Callable[[int], DataFrame] | None = None,
     op_column: str = CHANGE_TYPE,
+    namespace_column: str | None = None,
     num_partitions: int | None = None,
 ) -> DataFrame:
     """The latest change of each id in one micro-batch of a Delta change feed, partitioned by id.
@@ -99,6 +106,11 @@ def changes(
             function from a version to the table as of that version: ids the batch deletes that the
             table still holds at the batch's last version are (see above).
         op_column: the name the change type leaves under (the sink's ``op_column``).
+        namespace_column: the sink's option ``namespace_column``, where the index has one row per
+            (namespace, id) (PostgreSQL, Pinecone namespaces, Weaviate tenants, Qdrant shard keys): the
+            latest change is kept per (namespace, id), and an update that moves an id to another namespace
+            deletes it from the one it left. Rows stay partitioned by id, with an id's deletes before its
+            upserts, so a database with one row per id ends with the row too.
         num_partitions: partitions of the result (default: ``spark.sql.shuffle.partitions``).
 
     Returns:
@@ -109,7 +121,9 @@ def changes(
             not a string, or an ``op_column`` that names one of the table's own columns.
     """
     keys = [id_column] if isinstance(id_column, str) else list(id_column)
-    _check(df, keys, op_column, num_partitions)
+    _check(df, keys, op_column, namespace_column, num_partitions)
+    # a row is what the index keys it by: its id, and its namespace where the sink has namespace_column
+    row = keys if namespace_column is None or namespace_column in keys else [*keys, namespace_column]
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -120,12 +134,14 @@ def changes(
         no_id = no_id | key.isNull()
     kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE) | ~no_id)  # a null id's: nothing
     if table is not None:
-        kept = _with_rows_still_there(kept, keys, table)
+        kept = _with_rows_still_there(kept, row, table)
     spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
     # within one version a pre-image comes first (the id had the row before it), then a delete, then the
     # insert or post-image of the same id
     order = F.when(change == PREIMAGE, -1).when(change == DELETE, 0).otherwise(1)
-    newest_first = Window.partitionBy(*by_id).orderBy(F.col(COMMIT_VERSION).desc(), order.desc())
+    newest_first = Window.partitionBy(*[F.col(k) for k in row]).orderBy(
+        F.col(COMMIT_VERSION).desc(), order.desc()
+    )
     latest = spread.withColumn(_LATEST, F.row_number().over(newest_first)).filter(
         (F.col(_LATEST) == 1) | no_id
     )
@@ -134,6 +150,8 @@ def changes(
         CHANGE_TYPE,
         F.when(change == PREIMAGE, F.lit(DELETE)).otherwise(F.col(CHANGE_TYPE)),
     )
+    if row != keys:  # an id moved to another namespace: its delete goes before its upsert, in its task
+        latest = latest.sortWithinPartitions(*by_id, (F.lower(F.col(CHANGE_TYPE)) == DELETE).desc())
     dropped = [c for c in (_LATEST, COMMIT_VERSION, COMMIT_TIMESTAMP) if c in latest.columns]
     out = latest.drop(*dropped)
     return out if op_column == CHANGE_TYPE else out.withColumnRenamed(CHANGE_TYPE, op_column)
@@ -344,7 +362,9 @@ def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
         )
 
 
-def _check(df: DataFrame, keys: list[str], op_column: str, num_partitions: int | None) -> None:
+def _check(
+    df: DataFrame, keys: list[str], op_column: str, namespace_column: str | None, num_partitions: int | None
+) -> None:
     from pyspark.sql.types import StringType
 
     if df.isStreaming:
@@ -364,6 +384,11 @@ def _check(df: DataFrame, keys: list[str], op_column: str, num_partitions: int |
         raise ConfigError(
             f"changes(): id column {', '.join(map(repr, absent or keys))} is not in the DataFrame "
             f"(columns: {columns}); pass id_column= as the sink's option id_column"
+        )
+    if namespace_column is not None and namespace_column not in columns:
+        raise ConfigError(
+            f"changes(): namespace_column {namespace_column!r} is not in the DataFrame (columns: {columns}); "
+            "pass the sink's option namespace_column"
         )
     kind = df.schema[CHANGE_TYPE].dataType
     if not isinstance(kind, StringType):

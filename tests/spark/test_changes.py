@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.rows.ops import op_of
 from vectordb.spark import changes
@@ -429,3 +430,79 @@ def test_another_refusal_of_a_version_is_raised_as_it_is(spark: Any, monkeypatch
     current_table(monkeypatch, spark, [("a", 7)], "id string, value long", refused="TABLE_OR_VIEW_NOT_FOUND")
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         changes(feed(spark, [("a", 1, "delete", 1)]), table="/lake/docs")
+
+
+NS_SCHEMA = "id string, tenant string, values array<float>, _change_type string, _commit_version long"
+
+
+def _ns_feed(spark: Any, rows: list[tuple[str | None, str, float, str, int]]) -> Any:
+    return spark.createDataFrame([(i, t, [x, 1.0], c, n) for i, t, x, c, n in rows], NS_SCHEMA)
+
+
+MOVES = [
+    # v1: UPDATE ... SET tenant = 't2' WHERE id = 'x' (the row moves to another namespace)
+    ("x", "t1", 1.0, "update_preimage", 1),
+    ("x", "t2", 1.0, "update_postimage", 1),
+    # v1, v2: y moves to t2 and back to t1
+    ("y", "t1", 2.0, "update_preimage", 1),
+    ("y", "t2", 2.0, "update_postimage", 1),
+    ("y", "t2", 2.0, "update_preimage", 2),
+    ("y", "t1", 3.0, "update_postimage", 2),
+    # v2: an update within its namespace
+    ("z", "t2", 4.0, "update_preimage", 2),
+    ("z", "t2", 5.0, "update_postimage", 2),
+]
+
+
+def test_an_update_that_moves_an_id_to_another_namespace_deletes_it_from_the_one_it_left(spark: Any) -> None:
+    shuffled = random.Random(3).sample(MOVES, len(MOVES))
+    out = changes(_ns_feed(spark, shuffled), namespace_column="tenant", num_partitions=3)
+    from pyspark.sql import functions as F
+
+    rows = out.select("id", "tenant", "values", "_change_type", F.spark_partition_id().alias("p")).collect()
+    got = {(r["tenant"], r["id"]): (op_of(r["_change_type"]), r["values"][0]) for r in rows}
+    assert got == {
+        ("t1", "x"): ("delete", 1.0),
+        ("t2", "x"): ("upsert", 1.0),
+        ("t1", "y"): ("upsert", 3.0),
+        ("t2", "y"): ("delete", 2.0),
+        ("t2", "z"): ("upsert", 5.0),
+    }
+    assert len(rows) == len(got)
+    # still partitioned by id, an id's delete before its upsert: a database of one row per id keeps it
+    for key in ("x", "y"):
+        mine = [r for r in rows if r["id"] == key]
+        assert len({r["p"] for r in mine}) == 1
+        assert [op_of(r["_change_type"]) for r in mine] == ["delete", "upsert"]
+    # without namespace_column an id is a row: the post-image alone, as before
+    plain = {r["id"]: r["tenant"] for r in changes(_ns_feed(spark, MOVES)).collect()}
+    assert plain == {"x": "t2", "y": "t1", "z": "t2"}
+
+
+def test_a_moved_id_leaves_no_row_behind_in_an_index_of_namespace_id_rows(
+    spark: Any, rest_server: ServerHandle
+) -> None:
+    def write(df: Any) -> None:
+        (
+            df.write.format("vectordb")
+            .option("uri", rest_server.uri)
+            .option("op_column", "_change_type")
+            .option("namespace_column", "tenant")
+            .mode("append")
+            .save()
+        )
+
+    write(
+        _ns_feed(
+            spark,
+            [("x", "t1", 1.0, "insert", 0), ("y", "t1", 2.0, "insert", 0), ("z", "t2", 4.0, "insert", 0)],
+        )
+    )
+    write(changes(_ns_feed(spark, MOVES), namespace_column="tenant"))
+    index = {ns: sorted(ids) for ns, ids in rest_server.arrived().namespaces.items() if ids}
+    assert index == {"t1": ["y"], "t2": ["x", "z"]}
+
+
+def test_a_namespace_column_not_in_the_feed_is_a_config_error(spark: Any) -> None:
+    with pytest.raises(ConfigError, match="namespace_column 'tenant' is not in the DataFrame"):
+        changes(spark.createDataFrame([], SCHEMA), namespace_column="tenant")
