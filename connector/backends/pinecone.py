@@ -205,8 +205,12 @@ class PineconeBackend(Backend[PineconeOptions]):
         return PineconeBulk(self.options)
 
     def resolved_options(self) -> dict[str, Any]:
-        """What executors may skip once the driver has run ``check_target``."""
-        return {"verify": False}
+        """What executors may skip once the driver has run ``check_target``: the check itself when the
+        index is dense (its dimension reaches them as option dimension, ``fixed_dimension``, which
+        ``_index_is_dense`` reads as dense). An index that reported no dimension (sparse) is checked by
+        each executor too: without the check, a stated option dimension would read as a dense index and
+        every sparse-only row would fail there while one process writes them."""
+        return {"verify": False} if self._dense else {}
 
     def fixed_dimension(self) -> int | None:
         return self._index_dimension

@@ -443,8 +443,14 @@ class _ImportHandler(_Handler):
 class PineconeImportServer:
     """The index host in a daemon thread on 127.0.0.1: ``pinecone_rest``'s data plane and bulk import."""
 
-    def __init__(self, open_store: StoreOpener, state: ServerState | None = None) -> None:
-        self.rest = PineconeRestServer(0, state)
+    def __init__(
+        self,
+        open_store: StoreOpener,
+        state: ServerState | None = None,
+        *,
+        index: rules.IndexType | None = None,
+    ) -> None:
+        self.rest = PineconeRestServer(0, state, index=index)
         self.state = self.rest.state
         self.imports = ImportState(self.state, open_store)
         httpd = self.rest._httpd  # the REST server's, with this handler and the imports beside its state

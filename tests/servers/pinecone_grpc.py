@@ -33,6 +33,7 @@ from google.protobuf.message import DecodeError
 
 from vectordb.connector.protowire import read_varint as _varint
 
+from . import pinecone_rules as rules
 from .pinecone_rest import PineconeRestServer, serve_until_signal, with_value_rules
 from .script import (
     ECHO_HEADER,
@@ -139,14 +140,22 @@ def count_grpc(body: bytes) -> int:
     return count
 
 
-_decode_judged = with_value_rules(decode_grpc)
-
-
 class PineconeGrpcServer:
     """The gRPC server (a thread pool) and its HTTP control server, both on 127.0.0.1."""
 
-    def __init__(self, port: int = 0, state: ServerState | None = None, *, max_workers: int = 32) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        state: ServerState | None = None,
+        *,
+        max_workers: int = 32,
+        index: rules.IndexType | None = None,
+    ) -> None:
+        """``index``: the index's type, fixed from the start (``pinecone_rules.IndexType``); none: the
+        dimension is learnt from the first dense row, and a fresh server reports none."""
         self.state = state or ServerState()
+        self.index = index
+        self._decode = with_value_rules(decode_grpc, index)
         self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc-upsert")
         handler = grpc.unary_unary_rpc_method_handler(self._upsert)  # no (de)serializers: raw bytes
         self._server = grpc.server(
@@ -180,7 +189,7 @@ class PineconeGrpcServer:
             body,
             headers=metadata,
             api_key=metadata.get("api-key"),
-            decode=_decode_judged,
+            decode=self._decode,
             count=count_grpc,
         )
         if verdict.outcome == "ok":
@@ -201,6 +210,8 @@ class PineconeGrpcServer:
         fault, counts, dimension = self.state.describe(metadata.get("api-key"))
         if fault is not None:
             self._unauthenticated(metadata, context)
+        if self.index is not None:
+            dimension = self.index.reported_dimension
         reply = pb.DescribeIndexStatsResponse(dimension=dimension, total_vector_count=sum(counts.values()))
         for ns, n in counts.items():
             reply.namespaces[ns].vector_count = n

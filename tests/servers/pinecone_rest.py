@@ -121,15 +121,20 @@ def _numbers(value: Any, where: str, dtype: str) -> np.ndarray:
     return array.astype(dtype)
 
 
-def with_value_rules(decode: Callable[[bytes], Decoded]) -> Callable[[bytes], Decoded]:
-    """``decode``, then Pinecone's rule on dense values (``pinecone_rules.zero_problem``), which reads the
-    values ``script.rejection_message`` does not: its refusal (400 / ``INVALID_ARGUMENT``, the message
-    after ``serve_upsert``'s "Invalid request: ") names the row, as Pinecone's does."""
+def with_value_rules(
+    decode: Callable[[bytes], Decoded], index: rules.IndexType | None = None
+) -> Callable[[bytes], Decoded]:
+    """``decode``, then Pinecone's rules on dense values, which ``script.rejection_message`` does not read:
+    none all zero (``pinecone_rules.zero_problem``, whose message names the row, as Pinecone's does) and,
+    with an ``index`` type, what it refuses (``pinecone_rules.index_problem``). A refusal is 400 /
+    ``INVALID_ARGUMENT``, the message after ``serve_upsert``'s "Invalid request: "."""
 
     def decode_judged(body: bytes) -> Decoded:
         decoded = decode(body)
         for v in decoded.vectors:
-            problem = rules.zero_problem(v.id, v.values_f32)
+            problem = rules.index_problem(index, len(v.values_f32) // 4) or rules.zero_problem(
+                v.id, v.values_f32
+            )
             if problem is not None:
                 raise ValueError(problem)
         return decoded
@@ -140,9 +145,6 @@ def with_value_rules(decode: Callable[[bytes], Decoded]) -> Callable[[bytes], De
 def count_rest(body: bytes) -> int:
     """The noop count: one ``"id"`` key per vector (metadata keys named "id" count too)."""
     return body.count(b'"id"')
-
-
-_decode_judged = with_value_rules(decode_rest)
 
 
 class _Handler(JsonHandler):
@@ -196,7 +198,7 @@ class _Handler(JsonHandler):
             body,
             headers=headers,
             api_key=headers.get("api-key"),
-            decode=_decode_judged,
+            decode=self.server.decode,
             count=count_rest,
         )
         if verdict.outcome == "dropped":
@@ -211,6 +213,8 @@ class _Handler(JsonHandler):
         if fault is not None:
             self._unauthenticated()
             return
+        if self.server.index is not None:
+            dimension = self.server.index.reported_dimension
         namespaces = {ns: {"vectorCount": n} for ns, n in counts.items()}
         body = {
             "namespaces": namespaces,
@@ -285,18 +289,29 @@ class _Handler(JsonHandler):
 
 
 class _Server(TrackingHTTPServer):
-    def __init__(self, port: int, state: ServerState, upserts: bool) -> None:
+    def __init__(self, port: int, state: ServerState, upserts: bool, index: rules.IndexType | None) -> None:
         self.state = state
         self.upserts = upserts
+        self.index = index
+        self.decode = with_value_rules(decode_rest, index)
         super().__init__(port, _Handler)
 
 
 class PineconeRestServer(ThreadedServer):
-    """The REST server in a daemon thread on 127.0.0.1; ``upserts=False`` serves the control API only."""
+    """The REST server in a daemon thread on 127.0.0.1; ``upserts=False`` serves the control API only.
+    ``index``: the index's type, fixed from the start (``pinecone_rules.IndexType``); none: the dimension
+    is learnt from the first dense row, and a fresh server reports none."""
 
-    def __init__(self, port: int = 0, state: ServerState | None = None, *, upserts: bool = True) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        state: ServerState | None = None,
+        *,
+        upserts: bool = True,
+        index: rules.IndexType | None = None,
+    ) -> None:
         self.state = state or ServerState()
-        super().__init__(_Server(port, self.state, upserts), "rest")
+        super().__init__(_Server(port, self.state, upserts, index), "rest")
 
 
 def serve_until_signal(port: int, control_port: int) -> None:

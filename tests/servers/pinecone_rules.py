@@ -13,6 +13,7 @@ the all-zero vector, whose real message names its id.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,13 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "MAX_SPARSE_VALUES",
     "MAX_UPSERT_VECTORS",
+    "SPARSE",
+    "IndexType",
     "count_problem",
+    "dense",
     "dimension_problem",
     "id_problem",
+    "index_problem",
     "metadata_problem",
     "size_problem",
     "sparse_problem",
@@ -122,4 +127,38 @@ def zero_problem(vector_id: str, values_f32: bytes) -> str | None:
             "Dense vectors must contain at least one non-zero value. "
             f"Vector ID '{vector_id}' contains only zeros"
         )
+    return None
+
+
+@dataclass(frozen=True)
+class IndexType:
+    """The index a server stands for, fixed when it starts as a Pinecone index is when created: dense with
+    its dimension (``describe_index_stats`` reports it from the start, and rows of another length or with
+    no dense vector are refused), or sparse (``dimension`` ``None``: reported as none, dense values
+    refused). A server given none learns a dimension from its first dense row (the older test servers)."""
+
+    dimension: int | None
+
+    @property
+    def reported_dimension(self) -> int:
+        """``describe_index_stats``' dimension: 0 ("Not specified if sparse index")."""
+        return self.dimension or 0
+
+
+SPARSE = IndexType(None)
+
+
+def dense(dimension: int) -> IndexType:
+    return IndexType(dimension)
+
+
+def index_problem(index: IndexType | None, dense_values: int) -> str | None:
+    """A row the index's type refuses: dense values in a sparse index, or, in a dense one, a dense vector of
+    another length or none (``dense_values``: its length, 0 for none)."""
+    if index is None:
+        return None
+    if index.dimension is None:
+        return "Sparse index does not support dense values" if dense_values else None
+    if dense_values != index.dimension:
+        return f"Vector dimension {dense_values} does not match the dimension of the index {index.dimension}"
     return None
