@@ -106,12 +106,12 @@ def _malformed(
     for rows, why in (
         (
             ~nulls & (kinds != 0) & (kinds != 1),
-            lambda i: f"ML vector type {kinds[i]} is neither 0 (sparse) nor 1 (dense)",
+            lambda i: f"ML vector type {fields['type'][i].as_py()} is neither 0 (sparse) nor 1 (dense)",
         ),
         (lacking, lambda i: "sparse ML vector without indices or values"),
         (
             sparse & ((sizes < 0) | (sizes > most)),
-            lambda i: f"sparse ML vector size {sizes[i]} is outside 0..{most}",
+            lambda i: f"sparse ML vector size {fields['size'][i].as_py()} is outside 0..{most}",
         ),
         (
             sparse & (i_counts != v_counts),

@@ -153,7 +153,11 @@ DENSE = {"type": 1, "size": None, "indices": None, "values": [1.0, 2.0, 3.0]}
         (sparse(3, [0, 1], [5.0]), "sparse ML vector has 2 indices but 1 values"),
         (sparse(3, [0], [5.0, 6.0]), "sparse ML vector has 1 indices but 2 values"),
         (sparse(3, [None], [5.0]), "sparse ML vector holds a null index"),
-        (sparse(None, [0], [5.0]), "sparse ML vector size -1 is outside 0..65536"),
+        (sparse(None, [0], [5.0]), "sparse ML vector size None is outside 0..65536"),
+        (
+            {"type": None, "size": None, "indices": None, "values": [1.0]},
+            "ML vector type None is neither 0 (sparse) nor 1 (dense)",
+        ),
         (sparse(3, None, [5.0]), "sparse ML vector without indices or values"),
         (sparse(3, [0], None), "sparse ML vector without indices or values"),
         (
