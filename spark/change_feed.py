@@ -118,7 +118,8 @@ def changes(
 
     Raises:
         ConfigError: a streaming DataFrame, a missing change-feed or id column, a change type that is
-            not a string, or an ``op_column`` that names one of the table's own columns.
+            not a string, a commit version that is not an integer, or an ``op_column`` that names one
+            of the table's own columns.
     """
     keys = [id_column] if isinstance(id_column, str) else list(id_column)
     _check(df, keys, op_column, namespace_column, num_partitions)
@@ -365,7 +366,7 @@ def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
 def _check(
     df: DataFrame, keys: list[str], op_column: str, namespace_column: str | None, num_partitions: int | None
 ) -> None:
-    from pyspark.sql.types import StringType
+    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType
 
     if df.isStreaming:
         raise ConfigError(
@@ -394,6 +395,12 @@ def _check(
     if not isinstance(kind, StringType):
         raise ConfigError(
             f"changes(): column {CHANGE_TYPE!r} has type {kind.simpleString()}; expected string"
+        )
+    version = df.schema[COMMIT_VERSION].dataType
+    if not isinstance(version, (ByteType, ShortType, IntegerType, LongType)):  # as text, "9" > "10"
+        raise ConfigError(
+            f"changes(): column {COMMIT_VERSION!r} has type {version.simpleString()}; expected an integer "
+            f"(Delta's is long): cast it, .withColumn({COMMIT_VERSION!r}, col({COMMIT_VERSION!r}).cast('long'))"
         )
     if op_column != CHANGE_TYPE and op_column in columns:
         raise ConfigError(f"changes(): op_column {op_column!r} is a column of the table; name another")

@@ -204,6 +204,12 @@ def test_ids_from_several_columns_another_op_column_and_null_ids(spark: Any) -> 
     ]
 
 
+def test_an_int_commit_version_orders_as_a_number(spark: Any) -> None:
+    schema = "id string, value long, _change_type string, _commit_version int"
+    rows = [("a", 9, "update_postimage", 9), ("a", 10, "update_postimage", 10)]
+    assert [r["value"] for r in changes(spark.createDataFrame(rows, schema)).collect()] == [10]
+
+
 def test_a_feed_without_commit_timestamp_and_an_empty_batch(spark: Any) -> None:
     df = spark.createDataFrame([], "id string, _change_type string, _commit_version long")
     assert changes(df).collect() == []
@@ -228,6 +234,16 @@ def test_a_feed_without_commit_timestamp_and_an_empty_batch(spark: Any) -> None:
             "id string, _change_type int, _commit_version long",
             {},
             "'_change_type' has type int; expected string",
+        ),
+        (
+            "id string, _change_type string, _commit_version string",  # "9" > "10" as text
+            {},
+            "'_commit_version' has type string; expected an integer",
+        ),
+        (
+            "id string, _change_type string, _commit_version double",
+            {},
+            "'_commit_version' has type double; expected an integer",
         ),
         (
             "id string, op string, _change_type string, _commit_version long",
