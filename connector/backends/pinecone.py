@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -48,6 +49,13 @@ GRPC_STATS = "/VectorService/DescribeIndexStats"
 REST_STATS = "POST /describe_index_stats"
 GRPC_DELETE = "/VectorService/Delete"
 REST_DELETE = "POST /vectors/delete"
+
+
+class _Stats(msgspec.Struct):
+    """``describe_index_stats``' JSON, as far as the connector reads it."""
+
+    dimension: float | None = None  # none for a sparse index
+    namespaces: dict[str, Any] = {}
 
 
 class PineconeOptions(ImportOptions, kw_only=True, forbid_unknown_fields=True):
@@ -151,11 +159,7 @@ class PineconeBackend(Backend[PineconeOptions]):
         """
         if not self.options.verify:
             return
-        reply = self._stats(transport)
-        if self.grpc:
-            index_dimension = pw.FieldReader(reply.body).int(2)
-        else:
-            index_dimension = int(orjson.loads(reply.body or b"{}").get("dimension") or 0)
+        index_dimension, _ = self._stats(transport)
         self._index_dimension = index_dimension or None  # 0: a sparse-only index
         # a dense index reports its dimension; a sparse one none ("Not specified if sparse index")
         self._dense = bool(index_dimension)
@@ -185,16 +189,25 @@ class PineconeBackend(Backend[PineconeOptions]):
 
     def _namespaces(self, transport: Transport) -> list[str]:
         """The index's namespaces, from ``describe_index_stats`` (the default namespace is ``""``)."""
-        reply = self._stats(transport)
-        if not self.grpc:
-            return sorted(orjson.loads(reply.body or b"{}").get("namespaces") or {})
-        entries = pw.FieldReader(reply.body).fields.get(1, [])  # map<string, NamespaceSummary>: key = 1
-        return sorted(pw.FieldReader(entry).str(1) for entry in entries)
+        return self._stats(transport)[1]
 
-    def _stats(self, transport: Transport) -> WireReply:
-        """One ``describe_index_stats`` call, retried briefly."""
+    def _stats(self, transport: Transport) -> tuple[int, list[str]]:
+        """One ``describe_index_stats`` call, retried briefly: the index's dimension (0: none, a sparse
+        index) and its namespaces, sorted. A reply that is not Pinecone's (a proxy's page, a JSON list) is
+        ``MalformedReply`` naming the host and the call."""
         request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
-        return self.control(transport, request)
+        reply = self.control(transport, request)
+        try:
+            if (
+                self.grpc
+            ):  # DescribeIndexStatsResponse{namespaces=1: map<string, NamespaceSummary>, dimension=2}
+                reader = pw.FieldReader(reply.body)
+                names = [pw.FieldReader(entry).str(1) for entry in reader.fields.get(1, [])]
+                return reader.int(2), sorted(names)
+            stats = msgspec.json.decode(reply.body or b"{}", type=_Stats)
+            return int(stats.dimension or 0), sorted(stats.namespaces)
+        except (ValueError, TypeError, IndexError, msgspec.DecodeError):
+            raise self.not_its_reply(reply, request.method) from None
 
     def bulk(self) -> BulkPath | None:
         """``write_mode=import``: Pinecone's bulk import (``pinecone_import``)."""

@@ -22,10 +22,12 @@ import orjson
 from ..errors import ConnectError, ConnectorError, Throttled, Unavailable
 
 if TYPE_CHECKING:
+    from ..errors import MalformedReply
     from ..redaction import Secrets
     from ..transports.base import Host, Transport, WireReply, WireRequest
 
 T = TypeVar("T")
+R = TypeVar("R", bound=msgspec.Struct)
 
 __all__ = ["ImportHost", "ImportStatus", "PineconeImports"]
 
@@ -57,6 +59,8 @@ class ImportHost(Protocol):
 
     def retried(self, call: Callable[[], T], host: Host) -> T: ...
 
+    def not_its_reply(self, reply: WireReply, request: str) -> MalformedReply: ...
+
 
 class ImportStatus(msgspec.Struct, kw_only=True, rename="camel"):
     """``describe_import``'s answer."""
@@ -80,6 +84,16 @@ class _Listed(msgspec.Struct):
 
     data: list[ImportStatus] = []
     pagination: dict[str, Any] | None = None
+
+
+class _Summary(msgspec.Struct, rename="camel"):
+    vector_count: int = 0
+
+
+class _Stats(msgspec.Struct):
+    """``describe_index_stats``' answer, as far as the import reads it."""
+
+    namespaces: dict[str, _Summary] = {}
 
 
 class _MaybeStarted(Exception):
@@ -111,18 +125,26 @@ class PineconeImports:
             label=self.label,
         )
 
-    def _call(self, method: str, body: Any = None) -> bytes:
+    def _call(self, method: str, body: Any, answer: type[R]) -> R:
+        """One control call and its reply as ``answer``; a 2xx reply that is not Pinecone's JSON (a proxy's
+        page) is ``MalformedReply`` naming the host and the call."""
         from ..transports.base import WireRequest
 
         payload = b"" if body is None else orjson.dumps(body)
-        return self.backend.control(self.transport, WireRequest(method, payload)).body
+        return self._decoded(
+            self.backend.control(self.transport, WireRequest(method, payload)), method, answer
+        )
+
+    def _decoded(self, reply: WireReply, method: str, answer: type[R]) -> R:
+        try:
+            return msgspec.json.decode(reply.body or b"{}", type=answer)
+        except msgspec.DecodeError:  # not JSON, or not the shape Pinecone answers (ValidationError too)
+            raise self.backend.not_its_reply(reply, method) from None
 
     def namespaces(self) -> dict[str, int]:
         """Vectors per namespace (``""``: the default one), from ``describe_index_stats``."""
-        stats = orjson.loads(self._call("POST /describe_index_stats", {}) or b"{}")
-        return {
-            ns: int((v or {}).get("vectorCount") or 0) for ns, v in (stats.get("namespaces") or {}).items()
-        }
+        stats = self._call("POST /describe_index_stats", {}, _Stats)
+        return {ns: summary.vector_count for ns, summary in stats.namespaces.items()}
 
     def start(self, uri: str, error_mode: str, integration_id: str | None) -> str:
         """Start the import of ``uri``; its id. Sent again only while Pinecone surely did not start it
@@ -146,7 +168,7 @@ class PineconeImports:
                 "running: check list_imports before writing these rows again",
                 status=getattr(unclear.cause, "status", None),
             ) from unclear.cause
-        return msgspec.json.decode(reply.body, type=_Started).id
+        return self._decoded(reply, "POST /bulk/imports", _Started).id
 
     def _start_once(self, request: WireRequest) -> WireReply:
         try:
@@ -163,7 +185,7 @@ class PineconeImports:
         token = ""
         while True:
             path = "GET /bulk/imports?limit=100" + (f"&paginationToken={token}" if token else "")
-            page = msgspec.json.decode(self._call(path), type=_Listed)
+            page = self._call(path, None, _Listed)
             for status in page.data:
                 if status.uri.rstrip("/") == uri.rstrip("/"):
                     return status.id
@@ -173,11 +195,13 @@ class PineconeImports:
 
     def describe(self, import_id: str) -> ImportStatus:
         """The import's status; its words (logged, and quoted in the report) with the key blanked out."""
-        status = msgspec.json.decode(self._call(f"GET /bulk/imports/{import_id}"), type=ImportStatus)
+        status = self._call(f"GET /bulk/imports/{import_id}", None, ImportStatus)
         blank = self.backend.secrets.blank
         return msgspec.structs.replace(
             status, status=blank(status.status), error=None if status.error is None else blank(status.error)
         )
 
     def cancel(self, import_id: str) -> None:
-        self._call(f"DELETE /bulk/imports/{import_id}")
+        from ..transports.base import WireRequest
+
+        self.backend.control(self.transport, WireRequest(f"DELETE /bulk/imports/{import_id}", b""))
