@@ -33,6 +33,7 @@ __all__ = [
     "id_problem",
     "index_problem",
     "metadata_problem",
+    "metadata_size",
     "size_problem",
     "sparse_problem",
     "zero_problem",
@@ -73,11 +74,11 @@ def id_problem(vector_id: str) -> str | None:
 
 def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
     """Metadata that is not a flat object of strings, numbers, booleans and lists of strings, or over
-    40 KB; ``size`` is its length as sent (JSON bytes) when known, else that of its compact JSON."""
+    40 KB; ``size`` is its length as sent (JSON bytes) when known, else ``metadata_size``'s."""
     if not isinstance(metadata, dict):
         return "Metadata must be a JSON object"
     if size is None:
-        size = len(orjson.dumps(metadata))
+        size = metadata_size(metadata)
     if size > MAX_METADATA_BYTES:
         return (
             f"Metadata size is {size} bytes, which exceeds the limit of {MAX_METADATA_BYTES} bytes per vector"
@@ -97,6 +98,20 @@ def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
             f"got '{kind}' for field '{key}'"
         )
     return None
+
+
+def metadata_size(metadata: dict[str, Any]) -> int:
+    """Bytes of the metadata's compact JSON, each whole number written as an integer (``1``, not ``1.0``),
+    however it arrived: a ``google.protobuf.Struct`` holds every number as a double, which
+    ``MessageToDict`` gives back as a float, so the gRPC server would count ``1.0`` where the REST body
+    (and the client's 40 KB check) has ``1``. One measure for both servers, as Pinecone has one limit."""
+    return len(orjson.dumps({key: _whole(value) for key, value in metadata.items()}))
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
 
 
 def sparse_problem(indices: list[int] | None, value_count: int) -> str | None:
