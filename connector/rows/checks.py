@@ -29,7 +29,7 @@ from .types import (
     ranges,
 )
 
-__all__ = ["assemble", "metadata_json", "metadata_json_len"]
+__all__ = ["assemble", "iso_duration", "metadata_json", "metadata_json_len"]
 
 
 def assemble(
@@ -340,15 +340,35 @@ def _check_ids(
 
 
 def metadata_json(metadata: dict[str, Any]) -> bytes:
-    """A row's metadata as JSON, as the encoders write it: decimals and durations as their text (a
-    decimal's exact digits); any other value JSON has no form for is a ``TypeError``, never its ``str()``."""
+    """A row's metadata as JSON, as the encoders write it: decimals as their text (a decimal's exact
+    digits), durations as ISO 8601 (``iso_duration``); any other value JSON has no form for is a
+    ``TypeError``, never its ``str()``."""
     return orjson.dumps(metadata, default=_json_text, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 def _json_text(value: Any) -> str:
-    if isinstance(value, decimal.Decimal | dt.timedelta):
+    if isinstance(value, decimal.Decimal):
         return str(value)
+    if isinstance(value, dt.timedelta):
+        return iso_duration(value)
     raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+def iso_duration(value: dt.timedelta) -> str:
+    """A duration as ISO 8601 text, days and time (``P1DT2H3M4.5S``, ``PT0S``, ``-PT1S``): what a
+    duration in metadata is written as, never Python's ``str()`` (``1 day, 2:03:04.500000``)."""
+    sign = "-" if value < dt.timedelta(0) else ""
+    value = abs(value)
+    hours, rest = divmod(value.seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
+    time = "".join(f"{amount}{unit}" for amount, unit in ((hours, "H"), (minutes, "M")) if amount) + (
+        f"{text}S" if seconds or value.microseconds else ""
+    )
+    days = f"{value.days}D" if value.days else ""
+    if not days and not time:
+        time = "0S"
+    return f"{sign}P{days}{'T' + time if time else ''}"
 
 
 def metadata_json_len(metadata: dict[str, Any] | None) -> int:

@@ -165,7 +165,7 @@ def test_plain_metadata_is_not_copied_and_the_callers_values_are_left_as_they_we
 
 def test_metadata_json_writes_no_value_as_its_str() -> None:
     assert metadata_json({"price": decimal.Decimal("10.25"), "took": dt.timedelta(seconds=5)}) == (
-        b'{"price":"10.25","took":"0:00:05"}'
+        b'{"price":"10.25","took":"PT5S"}'
     )
     with pytest.raises(TypeError):
         metadata_json({"tags": {"only"}})
@@ -181,3 +181,23 @@ def test_protowire_values_numpy_as_python_and_refuses_the_unknown() -> None:
         pw.encode_value({"only"})
     with pytest.raises(TypeError, match="set"):
         pw.encode_struct({"a": {"only"}})
+
+
+@pytest.mark.parametrize(
+    ("duration", "text"),
+    [
+        (dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5), "P1DT2H3M4.5S"),
+        (dt.timedelta(0), "PT0S"),
+        (dt.timedelta(days=2), "P2D"),
+        (dt.timedelta(hours=1, seconds=1), "PT1H1S"),
+        (dt.timedelta(microseconds=1), "PT0.000001S"),
+        (dt.timedelta(seconds=-90), "-PT1M30S"),
+    ],
+)
+def test_a_duration_is_written_as_iso_8601_not_as_pythons_text(duration: dt.timedelta, text: str) -> None:
+    """A day-time interval (Spark) or duration column (Arrow) gives a timedelta: its text was Python's
+    ``str()``, '1 day, 2:03:04.500000', which no database or reader parses as a duration."""
+    assert metadata_json({"took": duration}) == b'{"took":"' + text.encode() + b'"}'
+    table = pa.table({"id": ["a"], "values": [V], "took": pa.array([duration], pa.duration("us"))})
+    prepared = prepare_arrow(table, ColumnSpec(), RULES, DimensionState(None))
+    assert metadata_json(prepared.batches[0].metadata[0]) == b'{"took":"' + text.encode() + b'"}'
