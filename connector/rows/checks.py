@@ -395,12 +395,6 @@ def _plain_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], bytes] | 
         plain = _plain_dict(metadata, repr)
     except _Unstorable as exc:
         return f"metadata {exc.where} {exc.reason}"
-    binary = next((k for k, v in plain.items() if isinstance(v, _BINARY)), None)
-    if binary is not None:
-        return (
-            f"metadata {binary!r} is binary; no database here stores bytes as metadata: "
-            "convert the column (base64, hex) or leave it out (option metadata_columns)"
-        )
     try:
         return plain, metadata_json(plain)
     except TypeError as exc:  # which key: each alone, once the whole has failed
@@ -420,6 +414,10 @@ _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _BINARY = (bytes, bytearray, memoryview)
 _FINER_THAN_MICROSECONDS = frozenset({"ns", "ps", "fs", "as"})
 _NAT = "is NaT (not a time), which JSON cannot hold (it would be null)"
+_BINARY_REASON = (
+    "is binary; no database here stores bytes as metadata: "
+    "convert the column (base64, hex) or leave it out (option metadata_columns)"
+)
 
 
 def _plain(value: Any) -> Any:
@@ -433,6 +431,8 @@ def _plain(value: Any) -> Any:
     kind = type(value)
     if kind in _JSON_SCALARS:
         return value
+    if isinstance(value, _BINARY):  # at any depth (a struct's or a list's bytes), as a column of them
+        raise _Unstorable(_BINARY_REASON)
     if kind is dict:
         return _plain_dict(value, lambda key: f"[{key!r}]")
     if kind is list or kind is tuple:

@@ -201,3 +201,29 @@ def test_a_duration_is_written_as_iso_8601_not_as_pythons_text(duration: dt.time
     table = pa.table({"id": ["a"], "values": [V], "took": pa.array([duration], pa.duration("us"))})
     prepared = prepare_arrow(table, ColumnSpec(), RULES, DimensionState(None))
     assert metadata_json(prepared.batches[0].metadata[0]) == b'{"took":"' + text.encode() + b'"}'
+
+
+def test_bytes_at_any_depth_fail_their_row_naming_the_key_path() -> None:
+    """A struct's or a list's binary value failed its row as 'cannot be written as JSON' naming only the
+    column (before the normalisation, it was stored as Python's text "b'\\xde\\xad'"); now as a
+    top-level binary column does, with the key path."""
+    table = pa.table(
+        {
+            "id": ["st", "list", "fine"],
+            "values": [V, V, V],
+            "st": pa.array([{"blob": b"\xde\xad"}, None, None]),
+            "blobs": pa.array([None, [b"\x00\xff"], None]),
+        }
+    )
+    prepared = prepare_arrow(table, ColumnSpec(), RULES, DimensionState(None))
+    got = {i: f.error for f in prepared.failures for i in f.ids}
+    assert got == {
+        "st": "metadata 'st'['blob'] is binary; no database here stores bytes as metadata: "
+        "convert the column (base64, hex) or leave it out (option metadata_columns)",
+        "list": "metadata 'blobs'[0] is binary; no database here stores bytes as metadata: "
+        "convert the column (base64, hex) or leave it out (option metadata_columns)",
+    }
+    assert [md for b in prepared.batches for md in b.metadata] == [{}]
+    assert reasons([{"id": "d", "values": V, "o": {"p": [1, bytearray(b"x")]}}])["d"].startswith(
+        "metadata 'o'['p'][1] is binary"
+    )
