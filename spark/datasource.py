@@ -12,10 +12,12 @@ reaches the user as the first line of Spark's ``PYTHON_DATA_SOURCE_ERROR``, with
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["STREAM_ARROW", "VectorDataSource", "VectorStreamWriter", "VectorWriter"]
 
 BATCH_ID_PROPERTY = "streaming.sql.batchId"  # set by Spark on every task of a micro-batch
+QUERY_ID_PROPERTY = "sql.streaming.queryId"  # the query's id, kept across restarts from its checkpoint
 ROWS_PER_ARROW_BATCH = 10_000
 
 
@@ -122,7 +125,8 @@ class VectorDataSource(DataSource):
     - ``budget_tasks``: how many tasks write at once, to divide ``max_rows_per_second`` and
       ``max_bytes_per_second`` among; required with them. Default: none. Example: ``8``.
     - ``report_path``: a directory where each job (``job-<id>.json``) or micro-batch
-      (``batch-<n>.json``) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
+      (``batch-<n>.json``; in ``foreachBatch``, ``batch-<n>-<query>-<target>.json``, replaced when the
+      micro-batch runs again) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
 
     Database options: each database's own, and its request sizes, are listed by
     ``python -m vectordb.connector.backends.registry`` (the README's database table); what they do,
@@ -149,22 +153,51 @@ class VectorDataSource(DataSource):
             return VectorStreamWriter(plan_write(self.options, schema, overwrite, streaming=True), schema)
 
 
+@dataclass
+class JobTaskReport(WriterCommitMessage):
+    """A batch write's task message: the task's report, and the job it wrote under."""
+
+    task: TaskReport
+    job: str
+
+
 class VectorWriter(DataSourceArrowWriter):
-    """Batch writes: one ``WritePlan`` for every task; the job is named after its token."""
+    """Batch writes: one ``WritePlan`` for every task; the job is named after its token.
+
+    Inside ``foreachBatch`` the job is named after the micro-batch instead, as the tasks see it (Spark
+    sets the batch and query ids on the jobs the function runs; ``writer()`` runs in another process,
+    which does not see them): ``batch-<n>-<query>-<target>``, and its dead letters and report replace
+    those of the same micro-batch run before a restart. ``<query>`` keeps two queries sharing a path
+    apart, ``<target>`` two writes of one micro-batch to different databases; two writes of one
+    micro-batch to one target need their own ``report_path`` and ``dead_letter_path``.
+    """
 
     def __init__(self, plan: WritePlan) -> None:
         self.plan = plan
         self.job = f"job-{plan.token}"
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskReport:
-        return write_task(self.plan, iterator, self.job)
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> JobTaskReport:
+        job = _foreach_batch_job(self.plan) or self.job
+        return JobTaskReport(write_task(self.plan, iterator, job), job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        job, reports = self._job_of(messages)
         with _reason_first():
-            commit_job(self.plan, messages, self.job)
+            commit_job(self.plan, reports, job, again=job != self.job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        abort_job(self.plan, messages, self.job)
+        job, reports = self._job_of(messages)
+        abort_job(self.plan, reports, job)
+
+    def _job_of(
+        self, messages: Sequence[WriterCommitMessage | None]
+    ) -> tuple[str, list[WriterCommitMessage | None]]:
+        """The job the tasks wrote under (this writer's, where no task ran), and their reports."""
+        jobs = {m.job for m in messages if isinstance(m, JobTaskReport)}
+        if len(jobs) > 1:  # every task of one job sees the same properties
+            raise RuntimeError(f"the tasks of one write named different jobs: {sorted(jobs)}")
+        reports = [m.task if isinstance(m, JobTaskReport) else m for m in messages]
+        return (jobs.pop() if jobs else self.job), reports
 
 
 class VectorStreamWriter(_StreamWriterBase):
@@ -229,6 +262,22 @@ def _reason_first() -> Iterator[None]:
 
 def _micro_batch_job(batch_id: int) -> str:
     return f"batch-{batch_id:06d}"
+
+
+def _foreach_batch_job(plan: WritePlan) -> str | None:
+    """In a task of a write inside ``foreachBatch``: the job named after the micro-batch, the query and the
+    target (the same in a run of the micro-batch again after a restart); ``None`` outside a micro-batch."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        return None
+    batch_id = context.getLocalProperty(BATCH_ID_PROPERTY)
+    query_id = context.getLocalProperty(QUERY_ID_PROPERTY)
+    if batch_id is None or query_id is None:
+        return None
+    target = hashlib.sha256(plan.target.encode()).hexdigest()[:6]
+    return f"{_micro_batch_job(int(batch_id))}-{query_id[:8]}-{target}"
 
 
 def _rows_to_arrow(rows: Iterator[Any], schema: StructType) -> Iterator[pa.RecordBatch]:
