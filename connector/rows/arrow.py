@@ -95,7 +95,10 @@ def prepare_arrow(
     }
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
-    metadata = _arrow_metadata(batch, meta_cols) if meta_cols else None
+    metadata = None
+    if meta_cols:
+        metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
+        refused = {**bad_metadata, **refused}
     namespaces = _arrow_namespaces(batch, spec.namespace_column) if spec.namespace_column else None
     cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces, named, multi)
     return assemble(cols, rules, dim, namespace, refused, positions, ops)
@@ -330,18 +333,19 @@ def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
     return [c for c in names if c not in used]
 
 
-def _arrow_metadata(batch: pa.RecordBatch, columns: list[str]) -> list[dict[str, Any] | None]:
-    """Per-row dicts; a column named ``metadata`` (struct, map or JSON string) is merged, not nested."""
-    import pyarrow.types as pt
-
+def _arrow_metadata(
+    batch: pa.RecordBatch, columns: list[str]
+) -> tuple[list[dict[str, Any] | None], dict[int, str]]:
+    """Per-row dicts, and the rows refused on the way (with why); a column named ``metadata`` (struct,
+    map or JSON string) is merged, not nested. Each column is read as ``_metadata_type`` says."""
     n = batch.num_rows
     rows: list[dict[str, Any] | None] = [{} for _ in range(n)]
+    refused: dict[int, str] = {}
     for name in columns:
-        column = batch.column(name)
-        values = column.to_pylist()
+        values = _metadata_values(batch.column(name), name, refused)
         if name == "metadata":
             for i, value in enumerate(values):
-                merged = as_mapping(value, pt.is_map(column.type))
+                merged = as_mapping(value, False)
                 row = rows[i]
                 if merged is BAD_JSON:
                     rows[i] = None
@@ -352,4 +356,90 @@ def _arrow_metadata(batch: pa.RecordBatch, columns: list[str]) -> list[dict[str,
             row = rows[i]
             if value is not None and row is not None:
                 row[name] = value
-    return rows
+    return rows, refused
+
+
+def _metadata_values(column: pa.Array | pa.ChunkedArray, name: str, refused: dict[int, str]) -> list[Any]:
+    """A metadata column's values, maps as dicts at any depth; a row whose map holds a key twice is
+    refused (into ``refused``), its value ``None``."""
+    import pyarrow.types as pt
+
+    target = _metadata_type(column.type, name)
+    if target != column.type:
+        column = column.cast(target)
+    if not _has_map(target):
+        return column.to_pylist()
+    if pt.is_map(target) and not _has_map(target.item_type):
+        # the usual map column: its pairs made dicts here, a third of the time pyarrow's dicts take
+        values = column.to_pylist()
+        for i, pairs in enumerate(values):
+            if pairs is None:
+                continue
+            mapping = dict(pairs)
+            values[i] = mapping
+            if len(mapping) != len(pairs):
+                seen: set[Any] = set()
+                for key, _ in pairs:
+                    if key in seen:
+                        break
+                    seen.add(key)
+                refused.setdefault(i, _twice(name, repr(key)))
+                values[i] = None
+        return values
+    try:  # maps inside structs, lists or maps
+        return column.to_pylist(maps_as_pydicts="strict")
+    except (KeyError, ValueError):  # a key twice in some map: find the rows, one at a time (only here)
+        values = []
+        for i in range(len(column)):
+            try:
+                values.append(column.slice(i, 1).to_pylist(maps_as_pydicts="strict")[0])
+            except (KeyError, ValueError) as exc:
+                refused.setdefault(i, _twice(name, _duplicate_key(exc)))
+                values.append(None)
+        return values
+
+
+def _duplicate_key(exc: BaseException) -> str:
+    """The key pyarrow's strict map conversion found twice: its ``KeyError`` ends "(duplicate key was
+    'k')."; inside a struct it is the context of a ``ValueError``. Re-raises any other error."""
+    error: BaseException | None = exc
+    while error is not None and not (isinstance(error, KeyError) and "duplicate key was" in str(error)):
+        error = error.__context__
+    if error is None:
+        raise exc
+    return str(error.args[0]).rpartition("duplicate key was ")[2].rstrip(".)")
+
+
+def _twice(name: str, key: str) -> str:
+    return f"metadata {name!r} holds a map with the key {key} twice; a metadata object has a key once"
+
+
+def _metadata_type(typ: pa.DataType, name: str) -> pa.DataType:
+    """The type a metadata column is read as: ``typ``, with a map keyed by anything but text refused
+    (a ``ConfigError`` naming the column: JSON object keys are text, and 1 and '1' would be one key)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_struct(typ):
+        return pa.struct([field.with_type(_metadata_type(field.type, name)) for field in typ])
+    if pt.is_map(typ):
+        if not (pt.is_string(typ.key_type) or pt.is_large_string(typ.key_type)):
+            raise ConfigError(
+                f"metadata column {name!r} has type {typ}: a map's keys must be text to be metadata keys; "
+                f"cast them to string, or leave the column out (option metadata_columns)"
+            )
+        return pa.map_(typ.key_field, typ.item_field.with_type(_metadata_type(typ.item_type, name)))
+    if pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ):
+        field = typ.value_field.with_type(_metadata_type(typ.value_type, name))
+        if pt.is_fixed_size_list(typ):
+            return pa.list_(field, typ.list_size)
+        return pa.large_list(field) if pt.is_large_list(typ) else pa.list_(field)
+    return typ
+
+
+def _has_map(typ: pa.DataType) -> bool:
+    import pyarrow.types as pt
+
+    if pt.is_map(typ):
+        return True
+    return any(_has_map(typ.field(i).type) for i in range(typ.num_fields))

@@ -1,0 +1,72 @@
+"""Arrow metadata columns of nested types (as Spark hands them over) become the metadata every database
+stores the same way: maps as JSON objects at any depth."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from vectordb.connector.errors import ConfigError
+from vectordb.connector.rows import ColumnSpec, DimensionState, RowRules, prepare_arrow
+from vectordb.connector.rows.checks import metadata_json
+
+V = [0.5, 1.0]
+TEXT_MAP = pa.map_(pa.string(), pa.int64())
+
+
+def prepare(columns: dict[str, pa.Array]) -> tuple[dict[str, dict], dict[str, str]]:
+    """(metadata of each written row, reason of each failed row), by id."""
+    n = len(next(iter(columns.values())))
+    table = pa.table({"id": [f"r{i}" for i in range(n)], "values": [V] * n, **columns})
+    prepared = prepare_arrow(table, ColumnSpec(), RowRules(), DimensionState(None))
+    written = {i: md for b in prepared.batches for i, md in zip(b.ids, b.metadata, strict=True)}
+    return written, {i: f.error for f in prepared.failures for i in f.ids}
+
+
+def test_maps_are_objects_at_any_depth() -> None:
+    """A map was stored as a list of [key, value] pairs (map('k1',1,'k.2',2) -> [["k1",1],["k.2",2]]),
+    nested in a struct or list too; only a top-level map column named metadata became an object."""
+    written, failed = prepare(
+        {
+            "m": pa.array([[("k1", 1), ("k.2", 2)]], TEXT_MAP),
+            "st": pa.array([{"m": [("a", 1)]}], pa.struct([("m", TEXT_MAP)])),
+            "maps": pa.array([[[("b", 2)]]], pa.list_(TEXT_MAP)),
+            "metadata": pa.array([[("outer", [("inner", 3)])]], pa.map_(pa.string(), TEXT_MAP)),
+        }
+    )
+    assert not failed
+    assert written["r0"] == {
+        "m": {"k1": 1, "k.2": 2},
+        "st": {"m": {"a": 1}},
+        "maps": [{"b": 2}],
+        "outer": {"inner": 3},
+    }
+    assert metadata_json(written["r0"]).startswith(b'{"m":{"k1":1,"k.2":2}')
+
+
+@pytest.mark.parametrize(
+    ("column", "reason"),
+    [
+        (
+            pa.array([[("k", 1), ("k", 2)], [("k", 1)], None], TEXT_MAP),
+            "metadata 'c' holds a map with the key 'k' twice; a metadata object has a key once",
+        ),
+        (
+            pa.array([{"m": [("k", 1), ("k", 2)]}, {"m": [("k", 1)]}, None], pa.struct([("m", TEXT_MAP)])),
+            "metadata 'c' holds a map with the key 'k' twice; a metadata object has a key once",
+        ),
+    ],
+)
+def test_a_map_with_a_key_twice_fails_its_row_alone(column: pa.Array, reason: str) -> None:
+    written, failed = prepare({"c": column})
+    assert failed == {"r0": reason}
+    assert written["r2"] == {} and written["r1"]["c"] in ({"k": 1}, {"m": {"k": 1}})
+
+
+@pytest.mark.parametrize(
+    "typ", [pa.map_(pa.int32(), pa.string()), pa.struct([("m", pa.map_(pa.int64(), pa.int64()))])]
+)
+def test_a_map_keyed_by_anything_but_text_is_refused_naming_the_column(typ: pa.DataType) -> None:
+    value = [(1, "one")] if pa.types.is_map(typ) else {"m": [(1, 2)]}
+    with pytest.raises(ConfigError, match=r"metadata column 'c' has type .*: a map's keys must be text"):
+        prepare({"c": pa.array([value], typ)})
