@@ -415,11 +415,15 @@ def _twice(name: str, key: str) -> str:
 
 
 def _metadata_type(typ: pa.DataType, name: str) -> pa.DataType:
-    """The type a metadata column is read as: ``typ``, with a map keyed by anything but text refused
-    (a ``ConfigError`` naming the column: JSON object keys are text, and 1 and '1' would be one key)."""
+    """The type a metadata column is read as: ``typ``, with a zoned timestamp in UTC at any depth (Spark
+    hands a timestamp over in its session's time zone: the same instant would be stored as other text
+    under another, as ``derive_id`` knows too), and a map keyed by anything but text refused (a
+    ``ConfigError`` naming the column: JSON object keys are text, and 1 and '1' would be one key)."""
     import pyarrow as pa
     import pyarrow.types as pt
 
+    if pt.is_timestamp(typ) and typ.tz is not None:
+        return pa.timestamp(typ.unit, "UTC")
     if pt.is_struct(typ):
         return pa.struct([field.with_type(_metadata_type(field.type, name)) for field in typ])
     if pt.is_map(typ):

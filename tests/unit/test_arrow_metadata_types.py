@@ -70,3 +70,32 @@ def test_a_map_keyed_by_anything_but_text_is_refused_naming_the_column(typ: pa.D
     value = [(1, "one")] if pa.types.is_map(typ) else {"m": [(1, 2)]}
     with pytest.raises(ConfigError, match=r"metadata column 'c' has type .*: a map's keys must be text"):
         prepare({"c": pa.array([value], typ)})
+
+
+def test_a_zoned_timestamp_is_stored_in_utc_whatever_the_sessions_zone() -> None:
+    """Spark hands a timestamp over in its session's time zone: one instant was stored as
+    '2024-06-01T12:00:00+00:00' under UTC and '2024-06-01T17:30:00+05:30' under Asia/Kolkata."""
+    instant = pa.array([1717243200_000000], pa.int64())  # 2024-06-01T12:00:00Z
+    stored = []
+    for zone in ("UTC", "Asia/Kolkata", "-03:00"):
+        typ = pa.timestamp("us", tz=zone)
+        ts = instant.cast(typ)
+        written, failed = prepare(
+            {
+                "ts": ts,
+                "st": pa.StructArray.from_arrays([ts], ["at"]),
+                "many": pa.array([[ts[0].as_py()]], pa.list_(typ)),
+            }
+        )
+        assert not failed
+        stored.append(metadata_json(written["r0"]))
+    assert (
+        stored
+        == [
+            b'{"ts":"2024-06-01T12:00:00+00:00","st":{"at":"2024-06-01T12:00:00+00:00"},'
+            b'"many":["2024-06-01T12:00:00+00:00"]}'
+        ]
+        * 3
+    )
+    naive, _ = prepare({"ts": instant.cast(pa.timestamp("us"))})  # no zone: left as given
+    assert metadata_json(naive["r0"]) == b'{"ts":"2024-06-01T12:00:00"}'
