@@ -425,6 +425,12 @@ def _metadata_type(typ: pa.DataType, name: str) -> pa.DataType:
     if pt.is_timestamp(typ) and typ.tz is not None:
         return pa.timestamp(typ.unit, "UTC")
     if pt.is_struct(typ):
+        if _is_variant(typ):
+            raise ConfigError(
+                f"metadata column {name!r} is a VARIANT (in Arrow: struct<value: binary, metadata: "
+                "binary>), which would be stored as bytes: write to_json() of it instead, or leave it "
+                "out (option metadata_columns)"
+            )
         return pa.struct([field.with_type(_metadata_type(field.type, name)) for field in typ])
     if pt.is_map(typ):
         if not (pt.is_string(typ.key_type) or pt.is_large_string(typ.key_type)):
@@ -439,6 +445,15 @@ def _metadata_type(typ: pa.DataType, name: str) -> pa.DataType:
             return pa.list_(field, typ.list_size)
         return pa.large_list(field) if pt.is_large_list(typ) else pa.list_(field)
     return typ
+
+
+def _is_variant(typ: pa.StructType) -> bool:
+    """Spark's VARIANT as its Arrow writer passes it: a struct of the binaries ``value`` and ``metadata``
+    (the latter tagged ``variant``)."""
+    import pyarrow.types as pt
+
+    fields = {field.name: field.type for field in typ}
+    return fields.keys() == {"value", "metadata"} and all(pt.is_binary(t) for t in fields.values())
 
 
 def _has_map(typ: pa.DataType) -> bool:

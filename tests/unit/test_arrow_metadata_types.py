@@ -99,3 +99,17 @@ def test_a_zoned_timestamp_is_stored_in_utc_whatever_the_sessions_zone() -> None
     )
     naive, _ = prepare({"ts": instant.cast(pa.timestamp("us"))})  # no zone: left as given
     assert metadata_json(naive["r0"]) == b'{"ts":"2024-06-01T12:00:00"}'
+
+
+def test_a_variant_column_is_refused_naming_it() -> None:
+    """Spark's VARIANT (parse_json) arrives as a struct of two binaries, stored as Python's text
+    "b'\\x02\\x01...'" before: unreadable, and not the JSON it holds."""
+    variant = pa.struct(
+        [
+            pa.field("value", pa.binary(), nullable=False),
+            pa.field("metadata", pa.binary(), nullable=False, metadata={b"variant": b"true"}),
+        ]
+    )
+    column = pa.array([{"value": b"\x02\x01\x00\x00\x02\x0c\x01", "metadata": b"\x01\x01\x00\x01a"}], variant)
+    with pytest.raises(ConfigError, match=r"metadata column 'v' is a VARIANT .*to_json\(\)"):
+        prepare({"v": column})
