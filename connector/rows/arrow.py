@@ -337,10 +337,24 @@ def _arrow_metadata(
     batch: pa.RecordBatch, columns: list[str]
 ) -> tuple[list[dict[str, Any] | None], dict[int, str]]:
     """Per-row dicts, and the rows refused on the way (with why); a column named ``metadata`` (struct,
-    map or JSON string) is merged, not nested. Each column is read as ``_metadata_type`` says."""
+    map or JSON string) is merged, not nested: first, so a top-level column's value wins over a key of
+    its in any order, as for dict rows; a struct field with the name of another metadata column is a
+    ``ConfigError`` (the schema shows it: one of the two would be dropped). Each column is read as
+    ``_metadata_type`` says."""
+    import pyarrow.types as pt
+
     n = batch.num_rows
     rows: list[dict[str, Any] | None] = [{} for _ in range(n)]
     refused: dict[int, str] = {}
+    if "metadata" in columns:
+        columns = ["metadata", *(c for c in columns if c != "metadata")]
+        typ = batch.column("metadata").type
+        twice = [field.name for field in typ if field.name in columns[1:]] if pt.is_struct(typ) else []
+        if twice:
+            raise ConfigError(
+                f"metadata key {twice[0]!r} would come from column {twice[0]!r} and from field "
+                f"{twice[0]!r} of column 'metadata'; rename one, or leave one out (option metadata_columns)"
+            )
     for name in columns:
         values = _metadata_values(batch.column(name), name, refused)
         if name == "metadata":
