@@ -66,10 +66,10 @@ from apache_beam.utils.secret import Secret
 
 from vectordb.beam.elements import refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
-from vectordb.connector.backends.milvus import lite
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.cli import (
     canonical_flags,
+    check_embedded_default,
     connector_error_line,
     embedded_note,
     option_pairs,
@@ -447,9 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     """Run the pipeline; 1 when rows failed. Raises ``ConnectorError``."""
     uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on workers
-    path = lite.lite_path(uri)
-    if path is not None and lite.running(path) is None:  # a worker starts the server: it needs Milvus Lite
-        lite.check_installed()  # now, not from a worker once the pipeline runs
+    check_embedded_default(
+        uri
+    )  # a worker starts the server: said now, not from a worker once the pipeline runs
     if args.input is not None:
         args.input, args.input_format = resolve_input(args.input, args.input_format)
         check_input(args.input)

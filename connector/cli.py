@@ -292,6 +292,17 @@ def summary(
     return "\n".join(lines)
 
 
+def check_embedded_default(uri: str) -> None:
+    """Where this job will start the embedded default's server (no server runs for ``uri``'s folder yet),
+    Milvus Lite must be installed: said now, in one line (``MissingExtra``), not after Spark or the
+    pipeline has started and not with an empty folder left behind."""
+    from .backends.milvus import lite
+
+    path = lite.lite_path(uri)
+    if path is not None and lite.running(path) is None:
+        lite.check_installed()
+
+
 def embedded_note(uri: str) -> str | None:
     """How to read what a job wrote into the embedded Milvus Lite meanwhile, or ``None`` for another target."""
     if not uri.startswith("milvus+lite://"):

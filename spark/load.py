@@ -173,12 +173,10 @@ def check_before_spark(args: argparse.Namespace) -> None:
     Raises:
         MissingExtra, ConfigError.
     """
-    from vectordb.connector.backends.milvus import lite
+    from vectordb.connector.cli import check_embedded_default
     from vectordb.connector.errors import ConfigError
 
-    path = lite.lite_path(args.uri)
-    if path is not None and lite.running(path) is None:  # the driver starts the server: it needs Milvus Lite
-        lite.check_installed()
+    check_embedded_default(args.uri)  # the driver starts the server
     if args.sample is not None:
         return
     if (args.format or input_format(args.input[0])) is None:
