@@ -81,6 +81,7 @@ def prepare_arrow(
         refused = {**bad_ops, **refused}
     if not spec.named and spec.vector_column in names:
         flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
+        refused = {**_null_elements(batch.column(spec.vector_column), spec.vector_column, offsets), **refused}
     else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
         flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     named = {
@@ -100,7 +101,20 @@ def prepare_arrow(
         metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
         refused = {**bad_metadata, **refused}
     namespaces = _arrow_namespaces(batch, spec.namespace_column) if spec.namespace_column else None
-    cols = Columns(n, ids, flat, offsets, nulls, sparse, metadata, namespaces, named, multi)
+    cols = Columns(
+        n,
+        ids,
+        flat,
+        offsets,
+        nulls,
+        sparse,
+        metadata,
+        namespaces,
+        named,
+        multi,
+        vector_column=spec.vector_column,
+        sparse_column=spec.sparse_column,
+    )
     return assemble(cols, rules, dim, namespace, refused, positions, ops)
 
 
@@ -233,6 +247,30 @@ def _arrow_vectors(
     else:
         flat = flat_arr.to_numpy(zero_copy_only=False).astype(np.float32)
     return flat, offsets, nulls
+
+
+def _null_elements(column: pa.Array | pa.ChunkedArray, name: str, offsets: np.ndarray) -> dict[int, str]:
+    """The rows whose vector holds a null element, and which (``_arrow_vectors`` makes it NaN, which the
+    checks would report as such); ``offsets``: ``_arrow_vectors``'s. Column-wise, no walk over rows."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):
+        column = column.storage
+    if pt.is_null(column.type):
+        return {}
+    flat = column.flatten()  # skips null rows, as the offsets do
+    if not flat.null_count:  # the usual case
+        return {}
+    at = np.flatnonzero(flat.is_null().to_numpy(zero_copy_only=False))
+    rows = np.searchsorted(offsets, at, side="right") - 1
+    rows, first = np.unique(rows, return_index=True)  # each row's first null
+    return {
+        int(row): f"column {name!r}: vector has a null element at index {int(at[k] - offsets[row])}"
+        for row, k in zip(rows, first, strict=True)
+    }
 
 
 def _is_list(typ: pa.DataType) -> bool:

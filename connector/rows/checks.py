@@ -88,7 +88,11 @@ def assemble(
             refuse([int(row)], f"vector has {int(lengths[row])} dimensions; expected {dim.value}")
         dense_ok &= ~wrong
     finite = _finite_rows(cols.flat, cols.offsets, dense_ok)
-    refuse(np.flatnonzero(dense_ok & ~finite), "vector contains NaN or infinity")
+    for row in np.flatnonzero(dense_ok & ~finite):  # the few bad rows: where, in each
+        start = int(cols.offsets[row])
+        values = cols.flat[start : start + int(lengths[row])]
+        at = int(np.flatnonzero(~np.isfinite(values))[0])
+        refuse([int(row)], _in_column(cols.vector_column, f"vector has NaN or infinity at index {at}"))
 
     # sparse vectors
     sparse_rows: list[tuple[np.ndarray, np.ndarray] | None] | None = None
@@ -100,7 +104,7 @@ def assemble(
                 continue
             parsed, problem = _check_sparse(value)
             if problem:
-                refuse([i], problem)
+                refuse([i], _in_column(cols.sparse_column, problem))
             sparse_rows.append(parsed)
 
     # metadata: walked only when a row has some, or has None (two passes in C when every row has none);
@@ -163,6 +167,11 @@ def assemble(
         deletes,
         one_namespace=cols.namespaces is None,
     )
+
+
+def _in_column(column: str | None, reason: str) -> str:
+    """``reason`` naming the input column it is about, when known."""
+    return reason if column is None else f"column {column!r}: {reason}"
 
 
 def _unrefused(n: int, reasons: Mapping[int, str]) -> np.ndarray:
@@ -594,6 +603,12 @@ def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str
         return None, "sparse indices must be integers and values numbers"
     if idx.size != val.size:
         return None, f"sparse vector has {idx.size} indices but {val.size} values"
+    if not np.isfinite(val).all():  # in the order given: the index names the value as the row has it
+        at = int(np.flatnonzero(~np.isfinite(val))[0])
+        what = (
+            "a null value" if isinstance(values, list | tuple) and values[at] is None else "NaN or infinity"
+        )
+        return None, f"sparse vector has {what} at position {at} (sparse index {int(idx[at])})"
     if idx.size and idx.min() < 0:
         return None, "sparse index is negative"
     if idx.size and idx.max() > MAX_SPARSE_INDEX:
@@ -603,8 +618,6 @@ def _check_sparse(value: Any) -> tuple[tuple[np.ndarray, np.ndarray] | None, str
         idx, val = idx[order], val[order]
         if (np.diff(idx) == 0).any():
             return None, "sparse indices are duplicated"
-    if not np.isfinite(val).all():
-        return None, "sparse vector contains NaN or infinity"
     return (idx.astype(np.uint32), val), None
 
 

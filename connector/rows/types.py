@@ -329,6 +329,9 @@ class Columns:
     # each row's op code (``ops.CODES``) when the rows say it themselves (``Client.delete``'s); ``None``:
     # read from the metadata's op key, if any
     ops: np.ndarray | None = None
+    # the input's dense vector and sparse vector columns, as failure reasons name them (``None``: unknown)
+    vector_column: str | None = None
+    sparse_column: str | None = None
 
 
 class DenseColumn(NamedTuple):

@@ -92,7 +92,7 @@ def test_columns_are_checked_as_dicts_are_and_int_ids_become_strings() -> None:
         namespaces=None,
     )
     prepared = prepare_columns(columns, RULES, DimensionState())
-    assert reasons(prepared) == {"b": "vector contains NaN or infinity", "c": "null vector"}
+    assert reasons(prepared) == {"b": "vector has NaN or infinity at index 1", "c": "null vector"}
     first, second = prepared.batches  # the repeated id goes out again, in a later batch
     assert first.ids == ["7"] and first.vectors is not None and first.vectors[0].tolist() == [0, 1, 2, 3]
     assert second.ids == ["7"] and second.vectors is not None and second.vectors[0].tolist() == [8, 9, 10, 11]
@@ -197,7 +197,7 @@ def test_arrow_nulls_and_wrong_sizes_are_refused() -> None:
     assert reasons(prepared) == {
         "b": "null vector",
         "c": "vector has 1 dimensions; expected 2",
-        "d": "vector contains NaN or infinity",
+        "d": "column 'values': vector has a null element at index 1",
     }
     assert prepared.batches[0].ids == ["a"]
 
@@ -264,7 +264,7 @@ def test_id_from_is_deterministic() -> None:
 def test_huge_finite_values_are_not_mistaken_for_infinity() -> None:
     big = np.finfo(np.float32).max
     prepared = prep([{"id": "a", "values": [big, big, big, big]}, {"id": "b", "values": [big, np.inf, 0, 0]}])
-    assert reasons(prepared) == {"b": "vector contains NaN or infinity"}
+    assert reasons(prepared) == {"b": "vector has NaN or infinity at index 1"}
     assert prepared.batches[0].ids == ["a"]
 
 
@@ -286,3 +286,37 @@ def test_arrow_input_with_a_column_name_twice_is_a_config_error_naming_it() -> N
     )
     with pytest.raises(ConfigError, match="1 column name\\(s\\) appear more than once: 'title'; rename"):
         prepare_arrow(batch, ColumnSpec(), RULES, DimensionState())
+
+
+def test_a_vector_failure_says_which_element_and_names_the_column() -> None:
+    """A null element was reported as 'vector contains NaN or infinity' (the reader makes it NaN), and
+    no vector or sparse failure named its column."""
+    sparse = pa.struct([("indices", pa.list_(pa.int32())), ("values", pa.list_(pa.float32()))])
+    batch = pa.record_batch(
+        {
+            "id": ["a", "b", "c", "d", "e"],
+            "emb": pa.array(
+                [[1.0, 2.0], [1.0, None], [float("inf"), 1.0], [1.0, 2.0], [1.0, 2.0]], pa.list_(pa.float32())
+            ),
+            "sp": pa.array(
+                [
+                    None,
+                    None,
+                    None,
+                    {"indices": [7, 2], "values": [1.0, None]},
+                    {"indices": [7, 2], "values": [float("nan"), 1.0]},
+                ],
+                sparse,
+            ),
+        }
+    )
+    prepared = prepare_arrow(
+        batch, ColumnSpec(vector_column="emb", sparse_column="sp"), RULES, DimensionState()
+    )
+    assert reasons(prepared) == {
+        "b": "column 'emb': vector has a null element at index 1",
+        "c": "column 'emb': vector has NaN or infinity at index 0",
+        "d": "column 'sp': sparse vector has a null value at position 1 (sparse index 2)",
+        "e": "column 'sp': sparse vector has NaN or infinity at position 0 (sparse index 7)",
+    }
+    assert prepared.batches[0].ids == ["a"]
