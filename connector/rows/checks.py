@@ -434,8 +434,9 @@ def _plain(value: Any) -> Any:
     column of them, so every database's encoder gets one value however the row came: a numpy scalar as
     its Python value (a float32 as the float64 it is exactly), an array as a list, a datetime64 or
     ``pandas.Timestamp`` as a ``datetime`` (a ``date`` for days or coarser; ISO 8601 text below a
-    microsecond, which a ``datetime`` cannot hold), a timedelta64 or ``pandas.Timedelta`` as a
-    ``timedelta``. Any other value stays as it is: each database refuses what it cannot store. ``value``
+    microsecond, which a ``datetime`` cannot hold), a duration (``timedelta``, timedelta64,
+    ``pandas.Timedelta``) as its ISO 8601 text (``iso_duration``: no database has a duration type, and
+    their encoders would each write their own text). Any other value stays as it is: each database refuses what it cannot store. ``value``
     itself when nothing in it changes: no copy."""
     kind = type(value)
     if kind in _JSON_SCALARS:
@@ -456,7 +457,7 @@ def _plain(value: Any) -> Any:
         if isinstance(value, np.datetime64):
             return _datetime64(value)
         if isinstance(value, np.timedelta64):
-            return _timedelta64(value)
+            return iso_duration(_timedelta64(value))
         return value.item()
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biufcUS":  # Python scalars (float32 as its float64), rows as lists
@@ -468,10 +469,10 @@ def _plain(value: Any) -> Any:
         if getattr(value, "nanosecond", 0):
             return value.isoformat()
         return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
-    if isinstance(value, dt.timedelta) and kind is not dt.timedelta:  # pandas.Timedelta
+    if isinstance(value, dt.timedelta):  # a duration column's, or a pandas.Timedelta: ISO 8601 text
         if getattr(value, "nanoseconds", 0):
             raise _Unstorable(f"is {value}, finer than the microseconds a duration is written in")
-        return dt.timedelta(value.days, value.seconds, value.microseconds)
+        return iso_duration(dt.timedelta(value.days, value.seconds, value.microseconds))
     if isinstance(value, dict):  # of another class (OrderedDict): a dict
         return _plain_dict(dict(value), lambda key: f"[{key!r}]")
     return value
