@@ -266,7 +266,7 @@ def _micro_batch_job(batch_id: int) -> str:
 
 def _foreach_batch_job(plan: WritePlan) -> str | None:
     """In a task of a write inside ``foreachBatch``: the job named after the micro-batch, the query and the
-    target (the same in a run of the micro-batch again after a restart); ``None`` outside a micro-batch."""
+    write's target and options (the same in a run of the micro-batch again after a restart); ``None`` outside a micro-batch."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -276,8 +276,10 @@ def _foreach_batch_job(plan: WritePlan) -> str | None:
     query_id = context.getLocalProperty(QUERY_ID_PROPERTY)
     if batch_id is None or query_id is None:
         return None
-    target = hashlib.sha256(plan.target.encode()).hexdigest()[:6]
-    return f"{_micro_batch_job(int(batch_id))}-{query_id[:8]}-{target}"
+    # the target and every option (their repr shows no credential): two writes of one micro-batch into one
+    # report_path differing in any option (a namespace, an op column, the columns read) keep their own files
+    write = hashlib.sha256(f"{plan.target}\n{plan.options!r}".encode()).hexdigest()[:8]
+    return f"{_micro_batch_job(int(batch_id))}-{query_id[:8]}-{write}"
 
 
 def _rows_to_arrow(rows: Iterator[Any], schema: StructType) -> Iterator[pa.RecordBatch]:

@@ -36,15 +36,20 @@ def test_a_micro_batch_run_again_replaces_its_dead_letters_and_report(
     reports, dead = tmp_path / "reports", tmp_path / "dead"
 
     def write(batch: Any, batch_id: int) -> None:
-        (
-            batch.write.format("vectordb")
-            .option("uri", rest_server.uri)
-            .option("on_error", "dead_letter")
-            .option("dead_letter_path", str(dead))
-            .option("report_path", str(reports))
-            .mode("append")
-            .save()
-        )
+        for namespace in (
+            "n1",
+            "n2",
+        ):  # two writes of one micro-batch into one report_path: each keeps its files
+            (
+                batch.write.format("vectordb")
+                .option("uri", rest_server.uri)
+                .option("namespace", namespace)
+                .option("on_error", "dead_letter")
+                .option("dead_letter_path", str(dead))
+                .option("report_path", str(reports))
+                .mode("append")
+                .save()
+            )
 
     def run() -> str:
         query = (
@@ -62,7 +67,7 @@ def test_a_micro_batch_run_again_replaces_its_dead_letters_and_report(
 
     query_id = run()
     first = sorted(p.name for p in reports.iterdir())
-    assert len(first) == 2, first
+    assert len(first) == 4, first
     # the driver stopped after batch 1 wrote, before Spark recorded it: the restart runs it again
     for name in ("1", ".1.crc"):
         (tmp_path / "checkpoint" / "commits" / name).unlink()
@@ -70,12 +75,12 @@ def test_a_micro_batch_run_again_replaces_its_dead_letters_and_report(
 
     names = sorted(p.name for p in reports.iterdir())
     assert names == first
-    assert [n.split("-")[:3] for n in names] == [["batch", f"{b:06d}", query_id[:8]] for b in range(2)]
+    assert [n.split("-")[:3] for n in names] == [["batch", f"{b:06d}", query_id[:8]] for b in (0, 0, 1, 1)]
     summed = [json.loads((reports / n).read_text()) for n in names]
-    assert [(r["written"], r["failed"]) for r in summed] == [(2, 1), (2, 1)]
+    assert [(r["written"], r["failed"]) for r in summed] == [(2, 1)] * 4
     letters = sorted(dead.glob("*.parquet"))
-    assert len(letters) == 2, letters
-    assert sorted(r["id"] for f in letters for r in pq.read_table(f).to_pylist()) == ["", ""]
+    assert len(letters) == 4, letters
+    assert sorted(r["id"] for f in letters for r in pq.read_table(f).to_pylist()) == [""] * 4
 
 
 def test_a_write_outside_a_micro_batch_is_named_after_its_token(
