@@ -15,10 +15,15 @@ but never less than the server's hint.
 Retry budget. A token bucket shared by all requests of a client: each success deposits
 one token (up to ``max_tokens``), each retry of an error withdraws one. When a server is down,
 retries stop after the bucket is empty instead of multiplying the load by ``max_retries``. A
-throttle spends none: a rate limit says the server is there and will take the request later
-(AIMD and the backoff slow the client down), and a burst of them drained the bucket the errors
-need, so throttled requests got one attempt. A quota spent for good is no throttle: the server
-says so (OpenAI's ``insufficient_quota``), and that error is fatal.
+throttle spends none while the server is accepting some requests (one was accepted since the
+throttling began): a rate limit says the server is there and will take the request later (AIMD
+and the backoff slow the client down), and a burst of them drained the bucket the errors need, so
+throttled requests got one attempt. While every request is throttled and none accepted since the
+throttling began, each throttled retry spends a token as an error's does: a quota spent for good
+that says nothing more (a gRPC ``RESOURCE_EXHAUSTED``, a bare 429) then fails rows fast instead
+of waiting out ``max_retries`` throttle backoffs for every batch (a quota that says so, OpenAI's
+``insufficient_quota``, is fatal at once). The throttling is over once ``max(2, ceiling)``
+requests in a row are accepted; the next throttle begins another.
 
 Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
 that long; one that says nothing waits far longer than a failed request (rate-limit windows are
@@ -203,24 +208,42 @@ class RetryRule:
         self.budget = RetryBudget.for_concurrency(max_concurrency)
         self.backoff = Backoff(rand=rand, throttle_cap_s=throttle_cap_s)
         self.max_retries = max_retries
+        self._throttling = False  # a throttle since the server last accepted requests freely
+        self._accepting = False  # and a request accepted since that throttling began
+        self._accepted_in_a_row = 0
+        self._free_again = max(2, max_concurrency)  # accepted in a row: the throttling is over
 
     def on_success(self) -> None:
         self.limit.on_success()
         self.budget.on_success()
+        if self._throttling:
+            self._accepting = True
+            self._accepted_in_a_row += 1
+            if self._accepted_in_a_row >= self._free_again:
+                self._throttling = self._accepting = False
+
+    def _throttle_is_free(self) -> bool:
+        """A throttle: free while the server accepted a request since the throttling began."""
+        self._accepted_in_a_row = 0
+        if not self._throttling:
+            self._throttling, self._accepting = True, False
+        return self._accepting
 
     def may_retry(
         self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts
     ) -> bool:
         """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit;
-        no when the error is fatal or not retryable, the attempts are spent, or (an error, not a
-        throttle) the retry budget is. ``counts`` (the caller's report) counts the throttles and the
-        retries."""
+        no when the error is fatal or not retryable, the attempts are spent, or the retry budget is
+        (spent by an error, and by a throttle while no request was accepted since the throttling
+        began). ``counts`` (the caller's report) counts the throttles and the retries."""
+        free = False
         if isinstance(exc, Throttled):
             counts.throttled += 1
             self.limit.on_throttle(now, exc.retry_after_s, epoch)
+            free = self._throttle_is_free()
         if exc.fatal or not exc.retryable or attempts > self.max_retries:
             return False
-        if not isinstance(exc, Throttled) and not self.budget.try_spend():
+        if not free and not self.budget.try_spend():
             return False
         counts.retries += 1
         return True

@@ -184,17 +184,36 @@ def test_the_first_burst_of_throttles_at_high_concurrency_loses_no_row() -> None
     assert report.throttled == 32 and report.retries == 32
 
 
-def test_throttles_are_retried_up_to_max_retries_without_spending_the_retry_budget() -> None:
+def test_a_quota_spent_for_good_fails_rows_fast_instead_of_retrying_each() -> None:
     def quota_spent(request: WireRequest) -> WireReply:
         raise Throttled("RESOURCE_EXHAUSTED: monthly write limit reached", status="RESOURCE_EXHAUSTED")
 
     client, transport = client_with(quota_spent, max_retries=5, on_error="report")
     report = client.upsert(rows(500))
     assert report.written == 0 and report.failed == 500
-    # a throttle spends no retry token (a rate limit drained the budget errors need): each of the 50
-    # batches is sent 6 times; a quota spent for good that says so (insufficient_quota) is fatal instead
-    assert report.retries == 250
-    assert len(transport.requests) == report.requests == 300
+    # every request throttled and none accepted: the throttles spend the retry budget as errors do.
+    # Without it: 50 batches x 6 attempts = 300, each batch waiting out 15-31 s of throttle backoff
+    assert report.retries == 20
+    assert len(transport.requests) == report.requests == 70
+
+
+def test_a_rate_limit_that_accepts_some_requests_fails_no_row_however_many_throttles() -> None:
+    # two requests in three throttled: 100 throttles for 50 batches, far more than the budget's 20
+    # tokens, but the server accepts requests between them, so the throttles spend none
+    sent = {"n": 0}
+    lock = threading.Lock()
+
+    def rate_limited(request: WireRequest) -> WireReply:
+        with lock:
+            sent["n"] += 1
+            if sent["n"] % 3:
+                raise Throttled("RESOURCE_EXHAUSTED: slow down", status="RESOURCE_EXHAUSTED")
+        return OK
+
+    client, _ = client_with(rate_limited, max_retries=10, on_error="report")
+    report = client.upsert(rows(500))
+    assert report.ok and report.written == 500, report.summary()
+    assert report.throttled >= 90
 
 
 def test_whole_batch_rejection_is_bisected_to_the_bad_rows() -> None:

@@ -144,8 +144,29 @@ def test_the_retry_rule_spends_attempts_and_budget_and_lowers_the_limit_on_throt
     spent = 0
     while rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts):
         spent += 1
-    # the budget, less the one retry of an error above: a throttle's retry spends none
-    assert spent == RetryBudget.for_concurrency(8).tokens - 1
+    # the budget, less the one retry of an error above and the throttle's: none was accepted since
+    # the throttling began
+    assert spent == RetryBudget.for_concurrency(8).tokens - 2
     assert (counts.throttled, counts.retries) == (1, spent + 2)  # the caller's report counts them
     rule.on_success()
     assert rule.may_retry(unavailable, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+
+
+def test_a_throttle_spends_the_budget_only_while_no_request_was_accepted_since_the_throttling_began() -> None:
+    rule = RetryRule(max_concurrency=4, max_retries=5)
+    counts = WriteReport()
+    throttled = Throttled("429", status=429)
+    tokens = rule.budget.tokens
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.budget.tokens == tokens - 1  # every request throttled so far: spends
+    rule.on_success()  # the server accepts some: the throttles that follow are free
+    for _ in range(100):
+        assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.budget.tokens == tokens
+    for _ in range(4):  # accepted freely again: the throttling is over, the next one begins another
+        rule.on_success()
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.budget.tokens == tokens + 4 - 1
+    while rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts):
+        pass  # a quota spent for good: the budget drains and the rows fail
+    assert rule.budget.tokens < 1
