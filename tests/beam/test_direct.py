@@ -252,7 +252,7 @@ def test_unreadable_and_invalid_rows_are_dead_letters(grpc_server: ServerHandle)
             equal_to(
                 [
                     ("words", "vector is not a sequence of numbers", "Invalid", 0),
-                    ("nan", "vector contains NaN or infinity", "Invalid", 0),
+                    ("nan", "vector has NaN or infinity at index 1", "Invalid", 0),
                     ("short", "vector has 2 dimensions; expected 3", "Invalid", 0),
                     (None, "missing id", "Invalid", 0),  # null, as the element had it
                 ]

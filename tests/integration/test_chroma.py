@@ -191,7 +191,7 @@ def test_dates_times_decimals_and_uuids_are_stored_as_text(
         "day": "2024-05-06",
         "tod": "07:08:09",
         "dec": "10.25",
-        "took": "0:01:30",
+        "took": "PT1M30S",
     }
     row = {"id": "u", "values": np.ones(DIM, np.float32), "ref": uuid.UUID(int=7)}
     assert write(chroma_server.uri(chroma_collection), [row]).ok

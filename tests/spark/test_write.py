@@ -171,7 +171,7 @@ def test_dead_letters_hold_exactly_the_failed_rows(
         "title",
         "n",
     ]
-    assert letters["v7"]["error"] == "Invalid: vector contains NaN or infinity"
+    assert letters["v7"]["error"] == "Invalid: column 'values': vector has NaN or infinity at index 0"
     assert letters["v7"]["attempts"] == 0
     assert letters["v500"]["error"].startswith("Rejected: ") and "'v500'" in letters["v500"]["error"]
     assert letters["v500"]["attempts"] >= 1 and letters["v500"]["retryable"] is False
