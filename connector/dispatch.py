@@ -243,7 +243,9 @@ class Dispatcher(Generic[U]):
             except (ServerError, TransportError) as exc:
                 if self.fatal is not None or not self._may_retry(unit, exc, attempts, epoch):
                     return exc, attempts
-                self.sleep(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
+                self._wait_out(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
+                if self.fatal is not None:  # stopped meanwhile: nothing is sent after a stop
+                    return exc, attempts
                 continue
             with self.cond:
                 limit, suspected = self.limit.limit, self._systemic.suspected
@@ -261,6 +263,20 @@ class Dispatcher(Generic[U]):
                 if self.limit.limit != limit or self._systemic.suspected != suspected:
                     self.cond.notify_all()
             return error, attempts
+
+    def _wait_out(self, delay_s: float) -> None:
+        """Wait before a retry (a server's hint may ask minutes); a stop (``set_fatal``, Ctrl-C or a fatal
+        error of another unit) ends the wait at once. An injected ``sleep`` (tests) is the wait itself."""
+        if self.sleep is not time.sleep:
+            self.sleep(delay_s)
+            return
+        deadline = time.monotonic() + delay_s
+        with self.cond:
+            while self.fatal is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self.cond.wait(left)
 
     def _may_retry(self, unit: U, exc: ConnectorError, attempts: int, epoch: int) -> bool:
         with self.cond:

@@ -140,9 +140,14 @@ class Engine:
                 self.dispatch.set_fatal(exc)
             raise
         finally:
-            wait_all(futures)
-            source.close()  # batches encoded ahead are not wanted; the caller closes its input
-            report.elapsed_s += self._clock() - started
+            try:
+                wait_all(futures)
+            except BaseException as exc:  # Ctrl-C while the last requests are on the wire: stop them too
+                self.dispatch.set_fatal(exc)
+                raise
+            finally:
+                source.close()  # batches encoded ahead are not wanted; the caller closes its input
+                report.elapsed_s += self._clock() - started
         if self.dispatch.fatal is not None:
             raise self.dispatch.fatal
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -549,3 +550,68 @@ def test_a_client_that_wrote_before_a_fork_writes_in_the_child() -> None:
         assert client.upsert(rows(20, prefix="again")).written == 20  # the parent's client goes on
         ids = {v.id for r in server.arrived().requests for v in r.vectors}
         assert sum(i.startswith("child") for i in ids) == 30
+
+
+def test_a_stop_wakes_a_sender_waiting_out_a_servers_retry_after_and_nothing_is_sent_after_it() -> None:
+    # batch r0 is told to come back in 10 s; batch r10 then fails on a bad key: the write stops at
+    # once, and r0 is not sent again after the stop (it waited the full hint, then sent again)
+    b_sent, a_told = threading.Event(), threading.Event()
+    sent: list[str] = []
+
+    def handler(request: WireRequest) -> WireReply:
+        first = ids_in(request)[0]
+        sent.append(first)
+        if first == "r0" and not a_told.is_set():
+            b_sent.wait(5)
+            a_told.set()
+            raise Unavailable("503 back in a bit", status=503, retry_after_s=10)
+        if first == "r10":
+            b_sent.set()
+            a_told.wait(5)
+            raise AuthError("401 bad key", status=401)
+        return OK
+
+    client = connect("pinecone+grpc://127.0.0.1:1", batch_size=10, verify=False, max_concurrency=2)
+    client._engine = Engine(client.backend, MockTransport(handler), client.options)  # the real sleep
+    started = time.monotonic()
+    with pytest.raises(AuthError, match="bad key"):
+        client.upsert(rows(20))
+    assert time.monotonic() - started < 5
+    assert sorted(sent) == ["r0", "r10"]
+    client.close()
+
+
+def waiting_for_senders(thread_id: int) -> None:
+    """Return once the thread waits in concurrent.futures.wait (the engine's wait for its senders)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread_id)
+        while frame is not None:
+            if frame.f_code.co_name == "wait" and frame.f_code.co_filename.endswith("_base.py"):
+                return
+            frame = frame.f_back
+        time.sleep(0.005)
+
+
+def test_ctrl_c_while_the_last_requests_are_on_the_wire_wakes_a_sender_waiting_out_a_retry_after() -> None:
+    # the only batch is told to come back in 10 s, and Ctrl-C comes while the caller waits for it
+    sent: list[str] = []
+    main = threading.get_ident()
+
+    def handler(request: WireRequest) -> WireReply:
+        sent.append(ids_in(request)[0])
+        if len(sent) == 1:
+            waiting_for_senders(main)
+            signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C: KeyboardInterrupt on the caller's thread
+            raise Unavailable("503 back in a bit", status=503, retry_after_s=10)
+        return OK
+
+    client = connect("pinecone+grpc://127.0.0.1:1", batch_size=10, verify=False)
+    client._engine = Engine(client.backend, MockTransport(handler), client.options)  # the real sleep
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        client.upsert(rows(10))
+        time.sleep(5)  # (a signal handled after the write: still raised here)
+    client.close()
+    assert time.monotonic() - started < 5
+    assert sent == ["r0"]
