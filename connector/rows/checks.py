@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import enum
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -108,11 +111,14 @@ def assemble(
             sparse_rows.append(parsed)
 
     # metadata: walked only when a row has some, or has None (two passes in C when every row has none);
-    # a row orjson cannot write as it is has its numpy and pandas values made plain (``_plain``)
+    # a row orjson cannot write as it is (numpy and pandas values, dataclasses: ``_FAST``), or
+    # that holds a value of no JSON type of Python's own (an Enum, which orjson writes and no option
+    # stops), has its values made plain (``_plain``)
     metadata = cols.metadata
     if metadata is not None and (any(metadata) or None in metadata):
         deleted = deletes.tolist()  # Python bools: no numpy scalar a row
         normalised: list[dict[str, Any] | None] | None = None  # a new list once a row's values change
+        every_builtin = _batch_builtin_only(metadata)  # the usual batch: no row looked at twice
         for i, md in enumerate(metadata):
             if deleted[i]:
                 continue
@@ -122,8 +128,10 @@ def assemble(
             if not md:
                 continue
             try:  # JSON's own types, the usual row: nothing to normalise, and the bytes the size is of
-                encoded = orjson.dumps(md)
+                encoded: bytes | None = orjson.dumps(md, option=_FAST)
             except TypeError:
+                encoded = None
+            if encoded is None or not (every_builtin or _builtin_only(list(md.values()))):
                 plain = _plain_metadata(md)
                 if isinstance(plain, str):
                     refuse([i], plain)
@@ -420,6 +428,43 @@ def _json_ok(fields: dict[Any, Any]) -> bool:
 
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+_JSON_BUILTIN = _JSON_SCALARS | {dict, list, tuple}
+# orjson hands dataclasses back (a TypeError without ``default``): rows holding them are made plain (a
+# dataclass as the dict of its fields), the others written as they are
+_FAST = orjson.OPT_PASSTHROUGH_DATACLASS
+_MAX_DEPTH = 256  # deeper than orjson writes (it refuses a 255th level): a row that deep is walked
+
+
+def _batch_builtin_only(metadata: list[dict[str, Any] | None]) -> bool:
+    """True when every row's values are of JSON's own Python types (``_builtin_only``): a few passes in C
+    over the whole batch, so a batch of plain rows is not looked at row by row."""
+    try:
+        values = list(chain.from_iterable(map(dict.values, filter(None, metadata))))
+    except TypeError:  # a row's metadata is no dict: rows are looked at one by one
+        return False
+    return _builtin_only(values)
+
+
+def _builtin_only(values: list[Any]) -> bool:
+    """True when every value, at any depth, is exactly a ``str``, ``int``, ``float``, ``bool``, ``None``,
+    ``dict``, ``list`` or ``tuple``: a row orjson writes that holds only these needs no ``_plain``; one it
+    writes that holds another (an Enum, a UUID, a subclass of ``str`` or ``dict``) is made plain too. A few
+    passes in C a depth, no Python call a value."""
+    for _ in range(_MAX_DEPTH):
+        types = list(map(type, values))
+        kinds = set(types)
+        if kinds <= _JSON_SCALARS:
+            return True
+        if not kinds <= _JSON_BUILTIN:
+            return False
+        inner: list[Any] = []
+        for container in kinds - _JSON_SCALARS:
+            picked = compress(values, map(is_, types, repeat(container)))
+            inner.extend(chain.from_iterable(map(dict.values, picked) if container is dict else picked))
+        values = inner
+    return False
+
+
 _BINARY = (bytes, bytearray, memoryview)
 _FINER_THAN_MICROSECONDS = frozenset({"ns", "ps", "fs", "as"})
 _NAT = "is NaT (not a time), which JSON cannot hold (it would be null)"
@@ -434,7 +479,8 @@ def _plain(value: Any) -> Any:
     column of them, so every database's encoder gets one value however the row came: a numpy scalar as
     its Python value (a float32 as the float64 it is exactly), an array as a list, a datetime64 or
     ``pandas.Timestamp`` as a ``datetime`` (a ``date`` for days or coarser; ISO 8601 text below a
-    microsecond, which a ``datetime`` cannot hold), a duration (``timedelta``, timedelta64,
+    microsecond, which a ``datetime`` cannot hold), an Enum as its value
+    and a dataclass as the dict of its fields (as orjson writes them), each made plain in turn, a duration (``timedelta``, timedelta64,
     ``pandas.Timedelta``) as its ISO 8601 text (``iso_duration``: no database has a duration type, and
     their encoders would each write their own text). Any other value stays as it is: each database refuses what it cannot store. ``value``
     itself when nothing in it changes: no copy."""
@@ -469,6 +515,10 @@ def _plain(value: Any) -> Any:
         if getattr(value, "nanosecond", 0):
             return value.isoformat()
         return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
+    if isinstance(value, enum.Enum):  # as orjson writes one: its value
+        return _plain(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain_dict(_dataclass_fields(value), lambda key: f"[{key!r}]")
     if isinstance(value, dt.timedelta):  # a duration column's, or a pandas.Timedelta: ISO 8601 text
         if getattr(value, "nanoseconds", 0):
             raise _Unstorable(f"is {value}, finer than the microseconds a duration is written in")
@@ -476,6 +526,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):  # of another class (OrderedDict): a dict
         return _plain_dict(dict(value), lambda key: f"[{key!r}]")
     return value
+
+
+def _dataclass_fields(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as orjson writes them: its attributes (``__dict__``, else the fields of a
+    slotted one), but those whose names start with an underscore."""
+    names = vars(value) if hasattr(value, "__dict__") else {f.name: None for f in dataclasses.fields(value)}
+    return {name: getattr(value, name) for name in names if not name.startswith("_")}
 
 
 def _plain_dict(value: dict[Any, Any], step: Callable[[Any], str]) -> dict[Any, Any]:

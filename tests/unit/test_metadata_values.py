@@ -4,8 +4,10 @@ store one value, and no encoder writes a value it does not know as its ``str()``
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
+import enum
 
 import numpy as np
 import pandas as pd
@@ -120,6 +122,48 @@ def test_a_dict_row_and_an_arrow_row_from_one_dataframe_give_the_same_metadata()
     assert same(from_dicts[0]["score"], float(np.float32(0.1))) and same(
         from_dicts[0]["at"], dt.datetime(2024, 5, 6, 7, 8, 9)
     )
+
+
+class Kind(enum.Enum):
+    A = 1
+    B = "b"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    kind: Kind = Kind.B
+    _hidden: int = 0
+
+
+def test_an_enum_or_a_dataclass_is_made_plain_as_orjson_writes_it_at_any_depth() -> None:
+    """orjson writes both (an Enum as its value, a dataclass as its fields), so the rows' fast path let
+    them through raw: stored as 1 and {'x': 1} over Qdrant REST, as 'Kind.A' and 'Point(x=1)' over gRPC,
+    and protowire (Weaviate, Pinecone gRPC) raised out of the write."""
+    zone = dt.timezone(dt.timedelta(hours=2))
+    rows = [
+        {"id": "plain", "values": V, "metadata": {"k": 1}},
+        {"id": "enum", "values": V, "metadata": {"k": Kind.A, "tags": ["a", Kind.B]}},
+        {"id": "dc", "values": V, "metadata": {"p": Point(1), "o": {"q": [Point(2, Kind.A)]}}},
+        {
+            "id": "deep",
+            "values": V,
+            "metadata": {"p": Point(np.int64(3), dt.datetime(2024, 1, 1, 2, tzinfo=zone))},
+        },
+    ]
+    got = stored(rows)
+    assert same(
+        got,
+        [
+            {"k": 1},
+            {"k": 1, "tags": ["a", "b"]},
+            {"p": {"x": 1, "kind": "b"}, "o": {"q": [{"x": 2, "kind": 1}]}},
+            {"p": {"x": 3, "kind": dt.datetime(2024, 1, 1, tzinfo=dt.UTC)}},
+        ],
+    )
+    for md in got:  # every protowire-based encoder can write what the rows' checks hand on
+        pw.encode_struct(md)
+    assert isinstance(rows[1]["metadata"]["k"], Kind)  # the caller's rows are left as they were
 
 
 @pytest.mark.parametrize(
