@@ -111,7 +111,7 @@ def assemble(
             sparse_rows.append(parsed)
 
     # metadata: walked only when a row has some, or has None (two passes in C when every row has none);
-    # a row orjson cannot write as it is (numpy and pandas values, dataclasses: ``_FAST``), or
+    # a row orjson cannot write as it is (numpy and pandas values, datetimes, dataclasses: ``_FAST``), or
     # that holds a value of no JSON type of Python's own (an Enum, which orjson writes and no option
     # stops), has its values made plain (``_plain``)
     metadata = cols.metadata
@@ -429,9 +429,9 @@ def _json_ok(fields: dict[Any, Any]) -> bool:
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _JSON_BUILTIN = _JSON_SCALARS | {dict, list, tuple}
-# orjson hands dataclasses back (a TypeError without ``default``): rows holding them are made plain (a
-# dataclass as the dict of its fields), the others written as they are
-_FAST = orjson.OPT_PASSTHROUGH_DATACLASS
+# orjson hands datetimes and dataclasses back (a TypeError without ``default``): rows holding them are
+# made plain (a zoned datetime in UTC, a dataclass as the dict of its fields), the others written as they are
+_FAST = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 _MAX_DEPTH = 256  # deeper than orjson writes (it refuses a 255th level): a row that deep is walked
 
 
@@ -479,7 +479,7 @@ def _plain(value: Any) -> Any:
     column of them, so every database's encoder gets one value however the row came: a numpy scalar as
     its Python value (a float32 as the float64 it is exactly), an array as a list, a datetime64 or
     ``pandas.Timestamp`` as a ``datetime`` (a ``date`` for days or coarser; ISO 8601 text below a
-    microsecond, which a ``datetime`` cannot hold), an Enum as its value
+    microsecond, which a ``datetime`` cannot hold), a zoned one in UTC (``_datetime``), an Enum as its value
     and a dataclass as the dict of its fields (as orjson writes them), each made plain in turn, a duration (``timedelta``, timedelta64,
     ``pandas.Timedelta``) as its ISO 8601 text (``iso_duration``: no database has a duration type, and
     their encoders would each write their own text). Any other value stays as it is: each database refuses what it cannot store. ``value``
@@ -509,12 +509,8 @@ def _plain(value: Any) -> Any:
         if value.dtype.kind in "biufcUS":  # Python scalars (float32 as its float64), rows as lists
             return value.tolist()
         return _plain(list(value))  # objects, datetime64, timedelta64
-    if isinstance(value, dt.datetime) and kind is not dt.datetime:  # pandas.Timestamp, NaT
-        if value != value:
-            raise _Unstorable(_NAT)
-        if getattr(value, "nanosecond", 0):
-            return value.isoformat()
-        return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
+    if isinstance(value, dt.datetime):
+        return _datetime(value)
     if isinstance(value, enum.Enum):  # as orjson writes one: its value
         return _plain(value.value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -526,6 +522,22 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):  # of another class (OrderedDict): a dict
         return _plain_dict(dict(value), lambda key: f"[{key!r}]")
     return value
+
+
+def _datetime(value: dt.datetime) -> dt.datetime | str:
+    """A ``datetime`` (a ``pandas.Timestamp`` as one), a zoned one in UTC, as the Arrow reader gives a zoned
+    timestamp column, so a row's text is the same whichever the input and the zone it came in; ISO 8601
+    text (in UTC when zoned) below a microsecond, which a ``datetime`` cannot hold."""
+    if value != value:  # NaT
+        raise _Unstorable(_NAT)
+    zoned = value.tzinfo is not None and value.utcoffset() is not None
+    if type(value) is dt.datetime:
+        return value.astimezone(dt.UTC) if zoned and value.utcoffset() else value  # UTC already: as it is
+    if zoned:  # pandas.Timestamp
+        value = value.astimezone(dt.UTC)
+    if getattr(value, "nanosecond", 0):
+        return value.isoformat()
+    return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
 
 
 def _dataclass_fields(value: Any) -> dict[str, Any]:

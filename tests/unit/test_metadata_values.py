@@ -90,7 +90,7 @@ def test_numpy_and_pandas_values_become_python_values_at_any_depth() -> None:
             "price": decimal.Decimal("10.25"),  # kept: each database writes it as its text or refuses it
         },
     )
-    assert type(md["paris"]) is dt.datetime and md["paris"].utcoffset() == dt.timedelta(hours=1)
+    assert type(md["paris"]) is dt.datetime and md["paris"].isoformat() == "2024-01-02T02:04:05+00:00"  # UTC
 
 
 def test_a_dict_row_and_an_arrow_row_from_one_dataframe_give_the_same_metadata() -> None:
@@ -105,6 +105,9 @@ def test_a_dict_row_and_an_arrow_row_from_one_dataframe_give_the_same_metadata()
             "at": [pd.Timestamp("2024-05-06 07:08:09"), pd.Timestamp("2024-05-07")],
             "took": [pd.Timedelta(5, "s"), pd.Timedelta(1, "D")],
             "when": pd.Series([pd.Timestamp("2024-05-06 07:08:09.5")] * 2).astype("datetime64[us]"),
+            "zoned": pd.to_datetime(["2024-05-06 07:08:09.00", "2024-05-06 07:08:09.25"]).tz_localize(
+                "Asia/Kolkata"
+            ),
         }
     )
     table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -122,6 +125,9 @@ def test_a_dict_row_and_an_arrow_row_from_one_dataframe_give_the_same_metadata()
     assert same(from_dicts[0]["score"], float(np.float32(0.1))) and same(
         from_dicts[0]["at"], dt.datetime(2024, 5, 6, 7, 8, 9)
     )
+    # a zoned timestamp in UTC, as the Arrow reader gives it: one text whichever the input
+    texts = [[md["zoned"].isoformat() for md in rows] for rows in (from_dicts, from_arrow)]
+    assert texts == [["2024-05-06T01:38:09+00:00", "2024-05-06T01:38:09.250000+00:00"]] * 2
 
 
 class Kind(enum.Enum):
