@@ -89,5 +89,8 @@ def test_the_reason_names_each_bad_row() -> None:
     )
     prepared = prepare_columns(columns, RowRules(), DimensionState())
     failed = {i: f.error for f in prepared.failures for i in f.ids}
-    assert failed == {"b": "vector has NaN or infinity at index 1", "d": "vector has NaN or infinity at index 2"}
+    assert failed == {
+        "b": "vector has NaN or infinity at index 1",
+        "d": "vector has NaN or infinity at index 2",
+    }
     assert [i for b in prepared.batches for i in b.ids] == ["a", "c"]
