@@ -21,7 +21,6 @@ the caller's pulling; the requests in flight finish, and the caller raises ``fat
 
 from __future__ import annotations
 
-import functools
 import random
 import threading
 import time
@@ -126,7 +125,10 @@ class Dispatcher(Generic[U]):
         self.limit = self.retry.limit
         self.isolation = IsolationBudget(settings.isolation_budget)
         self.clock, self.sleep = clock, sleep
-        self.cond = threading.Condition()
+        # one lock, entered as ``lock`` (C methods: no Python frame at which a signal's handler can run
+        # with the lock half taken or half given back, as Condition's own __enter__/__exit__ have)
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrency, thread_name_prefix=thread_name)
         self.in_flight = 0
         self.fatal: BaseException | None = None
@@ -139,14 +141,16 @@ class Dispatcher(Generic[U]):
 
     def begin(self) -> None:
         """A new write or stream: no fatal error, "nothing accepted" is about this one, and its retries have
-        at least the budget a new client's have."""
-        with self.cond:
+        at least the budget a new client's have. With nothing in flight, nothing is unanswered either."""
+        with self.lock:
             self.fatal = None
             self._systemic, self._suspect = SystemicWatch(), None
             self.retry.budget.refill()
+            if self.in_flight == 0:
+                self._unanswered = 0
 
     def set_fatal(self, exc: BaseException) -> None:
-        with self.cond:
+        with self.lock:
             if self.fatal is None:
                 self.fatal = exc
             self.cond.notify_all()
@@ -157,43 +161,86 @@ class Dispatcher(Generic[U]):
         self, ready: Callable[[], bool] = lambda: True, stopped: Callable[[], bool] = lambda: False
     ) -> bool:
         """Wait for a free slot under the AIMD limit (and for ``ready()``, under the lock); False if the
-        stream stopped. Nothing new starts while the stream is suspected systemic."""
-        with self.cond:
-            while self.fatal is None and not stopped():
-                now = self.clock()
-                if not self._systemic.suspected and ready() and self.limit.can_start(self.in_flight, now):
-                    self.in_flight += 1
-                    return True
-                hold = self.limit.wait_s(now)
-                self.cond.wait(timeout=hold if hold > 0 and not self._systemic.suspected else None)
-            return False
+        stream stopped. Nothing new starts while the stream is suspected systemic. A slot taken as the
+        caller is interrupted (Ctrl-C) is given back."""
+        taken = False
+        try:
+            with self.lock:
+                while self.fatal is None and not stopped():
+                    now = self.clock()
+                    if not self._systemic.suspected and ready() and self.limit.can_start(self.in_flight, now):
+                        self.in_flight += 1
+                        taken = True
+                        return True
+                    hold = self.limit.wait_s(now)
+                    self.cond.wait(timeout=hold if hold > 0 and not self._systemic.suspected else None)
+                return False
+        except BaseException:
+            if taken:
+                self.give_slot()
+            raise
 
     def give_slot(self) -> None:
-        with self.cond:
+        with self.lock:
             self.in_flight -= 1
             self.cond.notify_all()
 
+    def ticket(self, unit: U, on_done: Callable[[U], None] = lambda unit: None) -> _Ticket[U]:
+        """``unit`` to be sent on the slot the caller took; from here on, ``on_done(unit)`` and the slot's
+        release are the ticket's: the sender's once it takes it, else ``call_off``'s."""
+        return _Ticket(unit, on_done)
+
+    def send(self, ticket: _Ticket[U]) -> Future[None]:
+        """Hand ``ticket`` to a sender thread. Raising (Ctrl-C, a shut-down pool), the ticket may or may
+        not have been queued: the caller calls it off (``call_off``), which does nothing if a sender
+        took it."""
+        with self.lock:
+            self._unanswered += 1
+            ticket.counted = True
+        return self.pool.submit(self._run_ticket, ticket)
+
+    def call_off(self, ticket: _Ticket[U], *, done: bool = True) -> None:
+        """Undo a ticket no sender took (and none will): its slot is given back, its unit counted out,
+        and ``on_done`` run (with ``done``). Does nothing once a sender took it."""
+        with self.lock:
+            if ticket.state != _QUEUED:
+                return
+            ticket.state = _CALLED_OFF
+            if ticket.counted:
+                self._unanswered -= 1
+                self._conclude_systemic()
+            self.in_flight -= 1
+            self.cond.notify_all()
+        if done:
+            ticket.on_done(ticket.unit)
+
     def submit(self, unit: U, on_done: Callable[[U], None] = lambda unit: None) -> Future[None]:
         """Send ``unit`` on a sender thread, on the slot the caller took; ``on_done(unit)`` and the slot's
-        release run however the sender ends. If it cannot be submitted, the slot is given back."""
-        with self.cond:
-            self._unanswered += 1
+        release run on the sender however it ends. If it cannot be submitted, the slot is given back
+        (and ``on_done`` is the caller's)."""
+        ticket = self.ticket(unit, on_done)
         try:
-            future = self.pool.submit(self._deliver_or_stop, unit)
+            return self.send(ticket)
         except BaseException:
-            self._answer_accounted()
-            self.give_slot()
+            self.call_off(ticket, done=False)
             raise
-        future.add_done_callback(functools.partial(self._done, unit, on_done))
-        return future
 
-    def _done(self, unit: U, on_done: Callable[[U], None], _future: Future[None]) -> None:
-        # the slot's release follows on_done whatever it does, and wakes every waiter: a channel whose
-        # on_done frees something a waiter waits for (the engine's held ids) need not wake them itself
+    def _run_ticket(self, ticket: _Ticket[U]) -> None:
+        """The work item: the slot's release and ``on_done`` run here, however the sender ends (not in a
+        done-callback the caller's thread attaches, which an interrupt can leave unattached)."""
+        with self.lock:
+            if ticket.state != _QUEUED:
+                return  # called off: the caller was interrupted before it knew this was queued
+            ticket.state = _TAKEN
         try:
-            on_done(unit)
+            self._deliver_or_stop(ticket.unit)
         finally:
-            self.give_slot()
+            # the slot's release follows on_done whatever it does, and wakes every waiter: a channel whose
+            # on_done frees something a waiter waits for (the engine's held ids) need not wake them itself
+            try:
+                ticket.on_done(ticket.unit)
+            finally:
+                self.give_slot()
 
     # -- one unit, on a sender thread ---------------------------------------------------------------
 
@@ -208,7 +255,7 @@ class Dispatcher(Generic[U]):
 
     def _deliver(self, unit: U) -> None:
         """Send one unit until it lands or fails; every row ends accounted for."""
-        with self.cond:
+        with self.lock:
             self.isolation.on_rows_sent(len(unit))
         error, attempts = self._attempt(unit)
         if error is None:
@@ -236,7 +283,7 @@ class Dispatcher(Generic[U]):
         attempts = 0
         while True:
             attempts += 1
-            with self.cond:
+            with self.lock:
                 epoch = self.limit.epoch
             try:
                 outcome = self.channel.send(unit)
@@ -247,7 +294,7 @@ class Dispatcher(Generic[U]):
                 if self.fatal is not None:  # stopped meanwhile: nothing is sent after a stop
                     return exc, attempts
                 continue
-            with self.cond:
+            with self.lock:
                 limit, suspected = self.limit.limit, self._systemic.suspected
                 self.retry.on_success()
                 try:
@@ -271,7 +318,7 @@ class Dispatcher(Generic[U]):
             self.sleep(delay_s)
             return
         deadline = time.monotonic() + delay_s
-        with self.cond:
+        with self.lock:
             while self.fatal is None:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -279,7 +326,7 @@ class Dispatcher(Generic[U]):
                 self.cond.wait(left)
 
     def _may_retry(self, unit: U, exc: ConnectorError, attempts: int, epoch: int) -> bool:
-        with self.cond:
+        with self.lock:
             return self.retry.may_retry(exc, attempts, epoch, self.clock(), self.channel.counts(unit))
 
     # -- isolation ----------------------------------------------------------------------------------
@@ -294,7 +341,7 @@ class Dispatcher(Generic[U]):
         """True if one more isolation request may be sent (with ``sending``, it is paid for and counted
         as unanswered); else ``part`` fails whole, saying why. Waits while the stream is suspected
         systemic: the verdict comes from the requests already sent."""
-        with self.cond:
+        with self.lock:
             while self.fatal is None and self._systemic.suspected:
                 self.cond.wait()
             allowed = self.fatal is None and self.isolation.available
@@ -337,7 +384,7 @@ class Dispatcher(Generic[U]):
         the stream (and send the control request, if there is one, before the verdict)."""
         self.channel.failed(row, error, attempts)
         control = False
-        with self.cond:
+        with self.lock:
             if self._systemic.on_row_refused(str(error)) and self._suspect is None:
                 self._suspect = error
                 control = self._control is not None
@@ -357,7 +404,7 @@ class Dispatcher(Generic[U]):
         try:
             accepted = self._control()
         finally:
-            with self.cond:
+            with self.lock:
                 if accepted:
                     self._systemic.on_accepted()
                 self._unanswered -= 1
@@ -367,7 +414,7 @@ class Dispatcher(Generic[U]):
     def _answer_accounted(self) -> None:
         """One request's answer (or its last failure) is accounted for: a suspected stream may now be
         concluded systemic, if nothing else is unanswered."""
-        with self.cond:
+        with self.lock:
             self._unanswered -= 1
             self._conclude_systemic()
 
@@ -388,6 +435,20 @@ class Dispatcher(Generic[U]):
         stopped = self.fatal is not None and self.fatal is not exc
         note = f"not retried: the {self.channel.whole} stopped" if stopped else ""
         self.channel.failed(unit, exc, attempts, note)
+
+
+_QUEUED, _TAKEN, _CALLED_OFF = 0, 1, 2
+
+
+class _Ticket(Generic[U]):
+    """A unit on its way to a sender, with what is owed once it is done: ``on_done`` and the slot."""
+
+    __slots__ = ("counted", "on_done", "state", "unit")
+
+    def __init__(self, unit: U, on_done: Callable[[U], None]) -> None:
+        self.unit, self.on_done = unit, on_done
+        self.state = _QUEUED  # changed under the dispatcher's lock
+        self.counted = False  # counted as unanswered
 
 
 class _NotIsolated(ServerError):

@@ -99,7 +99,7 @@ class Engine:
         self.limit = self.dispatch.limit
         self._clock, self._sleep = clock, sleep
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
-        self._cond = self.dispatch.cond
+        self._cond, self._lock = self.dispatch.cond, self.dispatch.lock
         self._held: dict[object, set[object]] = {}  # the keys of rows in flight, per scope (RowRules)
 
     def close(self) -> None:
@@ -113,22 +113,24 @@ class Engine:
         source = self._encoded(batches, report)
         try:
             while self.dispatch.take_slot():
-                future, handed = None, False
+                future, ticket, sending = None, None, None
                 try:
                     sending = next(source, None)
                     if sending is None or not self._hold_ids(sending):
                         break
-                    try:
-                        assert sending.request is not None
-                        self._pace(len(sending.batch), len(sending.request.body))
-                        handed = True  # the slot is submit's: it gives it back if it cannot send
-                        future = self.dispatch.submit(sending, self._release_ids)
-                    finally:
-                        if future is None:
-                            self._release_ids(sending)
+                    assert sending.request is not None
+                    self._pace(len(sending.batch), len(sending.request.body))
+                    # from here the slot and the held ids are the ticket's: its sender gives them back
+                    ticket = self.dispatch.ticket(sending, self._release_ids)
+                    future = self.dispatch.send(ticket)
                 finally:
-                    if not handed:  # nothing was sent on this slot: a later write must get it back
-                        self.dispatch.give_slot()
+                    if future is None:  # not known to be sent (Ctrl-C, a stop): a later write gets them back
+                        if ticket is not None:
+                            self.dispatch.call_off(ticket)  # nothing, if a sender took it after all
+                        else:
+                            if sending is not None:
+                                self._release_ids(sending)
+                            self.dispatch.give_slot()
                 futures.append(future)
                 if len(futures) > 4 * self.options.max_concurrency:
                     futures = [f for f in futures if not f.done()]
@@ -224,7 +226,7 @@ class Engine:
         so do one id's rows in two namespaces of a database that keeps one row per id."""
         rules = self.backend.rules
         scope, keys = rules.scope(sending.batch.namespace), rules.row_keys(sending.batch.ids)
-        with self._cond:
+        with self._lock:
             held = self._held.setdefault(scope, set())
             while self.dispatch.fatal is None and not held.isdisjoint(keys):
                 self._cond.wait()
@@ -240,14 +242,14 @@ class Engine:
         if sending.held is None:
             return
         scope, keys = sending.held
-        with self._cond:
+        with self._lock:
             self._held[scope].difference_update(keys)
         sending.held = None
 
     def _pace(self, rows: int, nbytes: int) -> None:
         if self._rate.unbounded:
             return
-        with self._cond:
+        with self._lock:
             delay = self._rate.delay_for(rows, nbytes, self._clock())
         if delay > 0:
             # clamped: a budget divided among many tasks can ask years of one request, which time.sleep
@@ -268,7 +270,7 @@ class Engine:
         if unit.request is None:  # a half being isolated; a retry sends the bytes encoded before
             unit.request = self.backend.request_for(unit.batch)
         request = unit.request
-        with self._cond:
+        with self._lock:
             unit.report.requests += 1
             unit.report.bytes_sent += len(request.body)
         reply = self.transport.send(request, timeout_s=self.options.timeout_s)
@@ -300,7 +302,7 @@ class Engine:
             retryable=exc.retryable,
             attempts=attempts,
         )
-        with self._cond:
+        with self._lock:
             unit.report.failed += len(batch)
             unit.report.failures.append(failure)
 
