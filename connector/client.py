@@ -352,6 +352,7 @@ class Client:
             self.engine.run(batches, report)
         except ConnectorError as exc:
             exc.report = report  # the account up to the stop (completed below): written rows are stored
+            report.stopped = True  # its summary says so (STOPPED), whichever stage's error it was
             raise
         except BaseException as exc:  # the input's own error, or an interrupt: rows before it were sent
             stopped = exc

@@ -35,7 +35,7 @@ from .dispatch import Dispatcher
 from .errors import ConnectorError, Rejected, SystemicRejection
 from .limits import RateBudget
 from .options import BackendOptions
-from .report import BatchFailure, WriteReport
+from .report import STOPPED, BatchFailure, WriteReport
 from .rows import RowBatch
 from .transports.base import Transport, WireRequest
 
@@ -116,7 +116,10 @@ class Engine:
                 future, ticket, sending = None, None, None
                 try:
                     sending = next(source, None)
-                    if sending is None or not self._hold_ids(sending):
+                    if sending is None:
+                        break
+                    if not self._hold_ids(sending):  # the write stopped: read and encoded, never sent
+                        self._dropped(sending)
                         break
                     assert sending.request is not None
                     self._pace(len(sending.batch), len(sending.request.body))
@@ -235,6 +238,20 @@ class Engine:
             held.update(keys)
             sending.held = (scope, keys)
             return True
+
+    def _dropped(self, sending: _Sending) -> None:
+        """Account for a batch read (and encoded) but not sent because the write stopped."""
+        batch, fatal = sending.batch, self.dispatch.fatal
+        failure = BatchFailure(
+            ids=batch.str_ids(),
+            positions=tuple(batch.positions.tolist()),
+            error=f"not sent: the write stopped on {type(fatal).__name__}: {fatal}",
+            error_type=STOPPED,
+            retryable=True,
+        )
+        with self._lock:
+            sending.report.failed += len(batch)
+            sending.report.failures.append(failure)
 
     def _release_ids(self, sending: _Sending) -> None:
         # no notify: the slot's release (``Dispatcher.give_slot``) always follows and wakes the caller

@@ -72,6 +72,9 @@ class WriteReport(msgspec.Struct, kw_only=True):
     embed_requests: int = 0  # requests to the embedding endpoint, retries and isolation included
     elapsed_s: float = 0.0
     failures: list[BatchFailure] = []
+    # a fatal error stopped the write (the database's: bad credentials, no such target, unreachable, a
+    # systemic refusal; or the embedding stage's): rows after it were not read or not sent
+    stopped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -95,6 +98,7 @@ class WriteReport(msgspec.Struct, kw_only=True):
             embed_requests=self.embed_requests + other.embed_requests,
             elapsed_s=max(self.elapsed_s, other.elapsed_s),
             failures=[*self.failures, *other.failures],
+            stopped=self.stopped or other.stopped,
         )
 
     def reasons(self, most: int = 5) -> list[tuple[str, int]]:
@@ -110,7 +114,7 @@ class WriteReport(msgspec.Struct, kw_only=True):
         total = self.written + self.failed
         state = "OK" if self.ok else ("FAILED" if self.written == 0 else "PARTIAL")
         stopped = sum(f.rows for f in self.failures if f.error_type == STOPPED)
-        if stopped:  # a fatal error stopped the write: say so, and how many rows it dropped
+        if stopped or self.stopped:  # a fatal error stopped the write: say so, and how many rows it dropped
             state = f"STOPPED ({stopped} rows dropped)"
         deletes = f" ({self.deleted} deletes)" if self.deleted else ""
         line = (
