@@ -212,10 +212,15 @@ class RetryRule:
         self._accepting = False  # and a request accepted since that throttling began
         self._accepted_in_a_row = 0
         self._free_again = max(2, max_concurrency)  # accepted in a row: the throttling is over
+        # throttles since the last request accepted that are still free: past them, one late reply (a request
+        # sent before a quota ran out for good) no longer keeps every later throttle free
+        self._throttles_since_accepted = 0
+        self._free_throttles = int(self.budget.initial)
 
     def on_success(self) -> None:
         self.limit.on_success()
         self.budget.on_success()
+        self._throttles_since_accepted = 0
         if self._throttling:
             self._accepting = True
             self._accepted_in_a_row += 1
@@ -223,11 +228,13 @@ class RetryRule:
                 self._throttling = self._accepting = False
 
     def _throttle_is_free(self) -> bool:
-        """A throttle: free while the server accepted a request since the throttling began."""
+        """A throttle: free while the server accepted a request since the throttling began, and not more
+        throttles than the budget's first tokens came since the last one it accepted."""
         self._accepted_in_a_row = 0
+        self._throttles_since_accepted += 1
         if not self._throttling:
             self._throttling, self._accepting = True, False
-        return self._accepting
+        return self._accepting and self._throttles_since_accepted <= self._free_throttles
 
     def may_retry(
         self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts

@@ -71,7 +71,9 @@ def test_the_hints_are_read_from_each_header() -> None:
     assert isinstance(throttled, Throttled) and throttled.retry_after_s == 0.25
 
 
-def test_a_throttle_without_a_hint_backs_off_for_seconds_and_spends_no_retry_budget() -> None:
+def test_a_throttle_without_a_hint_backs_off_for_seconds_and_spends_no_retry_budget_while_some_are_accepted() -> (
+    None
+):
     shortest = Backoff(rand=lambda: 0.0, throttle_cap_s=30.0)
     bare = Throttled("429", status=429)
     waits = [shortest.delay_after(a, bare, answered=True) for a in range(1, 6)]
@@ -79,8 +81,12 @@ def test_a_throttle_without_a_hint_backs_off_for_seconds_and_spends_no_retry_bud
     assert Backoff(rand=lambda: 1.0, throttle_cap_s=30.0).delay_after(7, bare, answered=True) == 30.0
     rule = RetryRule(max_concurrency=4, max_retries=5)
     counts = WriteReport()
-    for _ in range(100):  # far more throttles than the budget has tokens
+    rule.may_retry(bare, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)  # the throttling begins
+    rule.on_success()  # and the server still accepts some requests: a rate limit, not a quota spent for good
+    for throttle in range(100):  # far more throttles than the budget has tokens, accepts among them
         assert rule.may_retry(bare, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+        if throttle % 10 == 9:
+            rule.on_success()
     assert rule.may_retry(
         Unavailable("503", status=503), attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts
     )

@@ -160,9 +160,13 @@ def test_a_throttle_spends_the_budget_only_while_no_request_was_accepted_since_t
     assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
     assert rule.budget.tokens == tokens - 1  # every request throttled so far: spends
     rule.on_success()  # the server accepts some: the throttles that follow are free
-    for _ in range(100):
-        assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
-    assert rule.budget.tokens == tokens
+    for _ in range(5):
+        before = rule.budget.tokens
+        for _ in range(int(rule.budget.initial)):  # as many as the budget's first tokens between accepts
+            assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+        assert rule.budget.tokens == before  # none spent
+        rule.on_success()
+    tokens = rule.budget.tokens
     for _ in range(4):  # accepted freely again: the throttling is over, the next one begins another
         rule.on_success()
     assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
@@ -170,3 +174,21 @@ def test_a_throttle_spends_the_budget_only_while_no_request_was_accepted_since_t
     while rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts):
         pass  # a quota spent for good: the budget drains and the rows fail
     assert rule.budget.tokens < 1
+
+
+def test_one_late_accept_does_not_keep_every_later_throttle_free() -> None:
+    """A quota ran out for good while a request was on the wire: its reply, accepted after the first
+    throttle, made every later throttle free, so each batch was retried max_retries times with long waits
+    (hours for a large write). Past the budget's first tokens of throttles since the last accept, throttles
+    spend again and the budget drains."""
+    rule = RetryRule(max_concurrency=4, max_retries=5)
+    counts = WriteReport()
+    throttled = Throttled("429", status=429)
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    rule.on_success()  # the late reply
+    allowed = 0
+    while allowed < 10_000 and rule.may_retry(
+        throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts
+    ):
+        allowed += 1
+    assert allowed <= 2 * rule.budget.initial + 1, allowed
