@@ -21,7 +21,9 @@ def test_a_request_over_the_servers_input_limit_costs_three_requests_not_eight()
     assert result.ok and client.stats.embedded == 640 and client.stats.failed == 0
     assert server.stats.embedded == 640  # each text embedded once
     assert client.stats.isolation_requests == 20  # each of the 10 refused requests: two halves of 32
-    assert client.stats.requests == 31  # and the first refusal once more as floats (base64 not yet known)
+    # and once more as floats each refusal sent before the server's base64 answer was known: the first, or
+    # the first two when both senders were on the wire at once (max_concurrency 2, a loaded machine)
+    assert client.stats.requests in (31, 32), client.stats.requests
 
 
 def test_size_refusals_are_told_from_input_refusals() -> None:
