@@ -23,7 +23,9 @@ throttling began, each throttled retry spends a token as an error's does: a quot
 that says nothing more (a gRPC ``RESOURCE_EXHAUSTED``, a bare 429) then fails rows fast instead
 of waiting out ``max_retries`` throttle backoffs for every batch (a quota that says so, OpenAI's
 ``insufficient_quota``, is fatal at once). The throttling is over once ``max(2, ceiling)``
-requests in a row are accepted; the next throttle begins another.
+requests in a row are accepted; the next throttle begins another. A throttle is free only within the
+bucket's first tokens of throttles since the last accept, so one late reply (a request sent before a
+quota ran out for good) does not keep every later throttle free.
 
 Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
 that long; one that says nothing waits far longer than a failed request (rate-limit windows are
