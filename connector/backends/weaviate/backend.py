@@ -19,7 +19,7 @@ from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits, left_out_problem
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
-from .wire import MAX_MULTI_DIMENSION, encode_batch, kind_of, read_errors
+from .wire import MAX_MULTI_DIMENSION, encode_batch, formless, kind_of, read_errors
 
 __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
@@ -820,7 +820,7 @@ def _schema_failure(failure: BatchFailure, exc: ServerError | TransportError) ->
 def _unstorable(meta: dict[str, Any]) -> str | None:
     """Why Weaviate would not store this row's properties as given, or ``None``: two keys that are one
     property (Weaviate lower-cases a name's first letter), a list holding a null, an integer beyond
-    ±2^53 at any depth."""
+    ±2^53 at any depth, a value with no form on the wire (``_formless``)."""
     names: dict[str, str] = {}
     for key in meta:
         other = names.setdefault(property_name(key), key)
@@ -838,6 +838,17 @@ def _unstorable(meta: dict[str, Any]) -> str | None:
                 f"property {key!r}: {big} is beyond ±2^53; Weaviate keeps numbers as float64 "
                 "and would store another value"
             )
+    return _formless(meta)
+
+
+def _formless(meta: dict[str, Any]) -> str | None:
+    """Why a property has no form on Weaviate's wire (a value the rows' checks let through, an
+    ``orjson.Fragment`` say), naming the key, or ``None``: checked row by row here, as raised while the
+    batch was encoded it stopped the whole write."""
+    for key, value in meta.items():
+        problem = formless(value)
+        if problem is not None:
+            return f"property {key!r}: {problem}; Weaviate cannot store it"
     return None
 
 

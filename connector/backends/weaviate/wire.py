@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_MULTI_DIMENSION",
     "encode_batch",
     "encode_properties",
+    "formless",
     "kind_of",
     "read_errors",
     "rfc3339",
@@ -121,6 +122,31 @@ def encode_properties(props: Mapping[str, Any]) -> bytes:
             scalars[name] = _scalar(list(value))
     head = pw.len_field(1, pw.encode_struct(scalars)) if scalars else b""
     return b"".join((head, *numbers, *ints, *texts, *bools, *empty))
+
+
+def formless(value: Any) -> str | None:
+    """Why ``value`` (a property's, at any depth) has no form in ``encode_properties``, or ``None``: plain
+    values and containers are only looked at, any other value is encoded alone, as the encoder would."""
+    kind = type(value)
+    if kind in _PLAIN or value is None:
+        return None
+    if kind is list or kind is tuple:
+        items: Iterable[Any] = value
+    elif isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return None
+    else:
+        try:
+            pw.encode_value(_scalar(value))
+        except (TypeError, ValueError, OverflowError) as exc:
+            return str(exc)
+        return None
+    for item in items:
+        problem = formless(item)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _scalar(value: Any) -> Any:
