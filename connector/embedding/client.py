@@ -554,10 +554,13 @@ class _Run:
             return False
         with self.cond:
             self.requests.append(request)
+        # the ticket's on_done runs once: on the sender that takes it, or here if none does (call_off does
+        # nothing once a sender took it: the pool may raise after queueing, as it starts a worker thread)
+        ticket = dispatch.ticket(_Unit(request, request.part), self._done)
         try:
-            dispatch.submit(_Unit(request, request.part), self._done)  # on_done runs however the sender ends
+            dispatch.send(ticket)
         except BaseException:
-            self._done(_Unit(request, request.part))  # never sent (the slot is given back)
+            dispatch.call_off(ticket)  # never sent: the slot is given back and the request done
             raise
         return True
 
