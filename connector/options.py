@@ -102,6 +102,8 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     embed_api_key: str | None = None
     embed_api_key_env: str | None = None
     embed_batch_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_EMBED_INPUTS)] | None = None
+    # characters of text per embedding request: a server's body or token limit, or a big batch's latency
+    embed_max_batch_chars: Annotated[int, msgspec.Meta(ge=1, le=1 << 30)] | None = None
     embed_max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] | None = None
     embed_dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
 

@@ -69,6 +69,7 @@ EMBED_ARGS = (  # argument -> writer option: the same name
     "embed_model",
     "embed_api_key_env",
     "embed_batch_size",
+    "embed_max_batch_chars",
     "embed_max_concurrency",
     "embed_dimensions",
 )
@@ -116,6 +117,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     embedding.add_argument("--embed-model", help="embedding model, e.g. text-embedding-3-small")
     embedding.add_argument("--embed-api-key-env", help="environment variable holding its API key")
     embedding.add_argument("--embed-batch-size", type=int, help="texts per embedding request (default 64)")
+    embedding.add_argument(
+        "--embed-max-batch-chars", type=int, help="characters of text per embedding request (default 200000)"
+    )
     embedding.add_argument("--embed-max-concurrency", type=int, help="embedding requests in flight per task")
     embedding.add_argument("--embed-dimensions", type=int, help="ask the model for shorter vectors")
     parser.add_argument("--partitions", type=int, help="Spark partitions to write with (default: as read)")

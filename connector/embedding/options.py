@@ -27,6 +27,7 @@ WRITER_OPTIONS = {
     "embed_api_key": "api_key",
     "embed_api_key_env": "api_key_env",
     "embed_batch_size": "batch_size",
+    "embed_max_batch_chars": "max_batch_chars",
     "embed_max_concurrency": "max_concurrency",
     "embed_dimensions": "dimensions",
 }

@@ -12,7 +12,7 @@ import pytest
 from tests.embedding.fixtures import embeddings_server, too_long, words
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer, Fault
 from tests.servers.fixtures import ServerHandle, start_server
-from vectordb.connector import connect
+from vectordb.connector import ConfigError, connect
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.transports.base import forget_shared
 
@@ -93,3 +93,51 @@ def test_isolation_budget_0_fails_a_refused_embedding_request_whole(
     assert embeddings_server.stats.requests == 1  # not split: no request left to isolate with
     assert (report.written, report.failed) == (0, 4)
     assert {failure.error_type for failure in report.failures} == {"NotIsolated"}
+
+
+def test_embed_max_batch_chars_bounds_the_characters_of_each_embedding_request(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    """Texts of 100 characters each, at most 350 a request: 3 texts a request, where 64 would go without."""
+    n = 40
+    rows = [{"id": f"r{i}", "text": f"{i:03d} " + "x" * 96} for i in range(n)]
+    assert {len(row["text"]) for row in rows} == {100}
+    options = embedding(embeddings_server, embed_max_batch_chars="350")  # as Spark hands it: a string
+    with connect(pinecone.uri, **options) as client:
+        report = client.upsert(rows)
+    assert report.written == n and not report.failures
+    sent = sorted(inputs for _, inputs, status in embeddings_server.stats.log if status == 200)
+    assert sent == [1] + [3] * 13  # each request full up to the limit; the last takes what is left
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "option embed_max_batch_chars: '0' is not an integer from 1 to 1073741824"),
+        ("lots", "option embed_max_batch_chars: 'lots' is not an integer from 1 to 1073741824"),
+    ],
+)
+def test_a_bad_embed_max_batch_chars_is_a_config_error_naming_it(value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        connect("chroma://127.0.0.1:1/c", **embedding_without_server(embed_max_batch_chars=value))
+
+
+def embedding_without_server(**extra: Any) -> dict[str, Any]:
+    return {"text_column": "text", "embed_url": "http://127.0.0.1:9", "embed_model": "m"} | extra
+
+
+def test_vectordb_load_hands_embed_max_batch_chars_to_the_writer() -> None:
+    from vectordb.spark.load import parse_args, writer_options
+
+    flags = [
+        "--input",
+        "docs.jsonl",
+        "--text-column",
+        "text",
+        "--embed-url",
+        "http://h",
+        "--embed-model",
+        "m",
+    ]
+    args = parse_args([*flags, "--embed-max-batch-chars", "5000"])
+    assert writer_options(args, None, "reports")["embed_max_batch_chars"] == "5000"
