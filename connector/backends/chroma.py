@@ -73,6 +73,7 @@ from ..rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
+from .integers import INT64, integer_outside
 
 __all__ = ["ChromaBackend", "ChromaOptions", "metadata_problem"]
 
@@ -83,7 +84,7 @@ SPACE_OF_METRIC = {"cosine": "cosine", "euclidean": "l2", "dotproduct": "ip"}
 MAX_ROWS = 5461
 # Collection names: 3–512 of [a-zA-Z0-9._-], starting and ending with a letter or digit.
 _NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_WIDE = "is an integer beyond 64 bits"
 _STORABLE = (
     "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers "
     "(dates, times, decimals and UUIDs as their text)"
@@ -442,13 +443,13 @@ def _value_problem(value: Any) -> str | None:
     if kind is str or kind is bool or value is None:
         return None
     if kind is int:
-        return None if _INT64_MIN <= value <= _INT64_MAX else "is an integer beyond 64 bits"
+        return None if integer_outside(value, INT64) is None else _WIDE
     if kind is float:
         return None if math.isfinite(value) else "is NaN or infinite"
     if isinstance(value, str | bool | np.bool_):
         return None
     if isinstance(value, int | np.integer):
-        return None if _INT64_MIN <= int(value) <= _INT64_MAX else "is an integer beyond 64 bits"
+        return None if integer_outside(value, INT64) is None else _WIDE
     if isinstance(value, float | np.floating):
         return None if math.isfinite(value) else "is NaN or infinite"
     if isinstance(value, list | tuple | np.ndarray):

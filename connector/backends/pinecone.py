@@ -35,6 +35,7 @@ from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
+from .integers import FLOAT64_EXACT, integer_outside
 from .pinecone_import import ImportOptions, json_value
 
 if TYPE_CHECKING:
@@ -431,7 +432,6 @@ def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch,
     return b"".join(parts)
 
 
-_EXACT_INT = 2**53  # float64 holds every integer up to here
 MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (Pinecone's limits)
 ZERO_VECTOR = "vector is all zeros: Pinecone needs at least one non-zero value in a dense vector"
 SPARSE_ONLY = "Pinecone stores a sparse vector only beside a dense one (sparse-only rows need a sparse index)"
@@ -475,7 +475,7 @@ def _value_problem(value: Any) -> str | None:
     if isinstance(value, str | bool | float | dt.date | Decimal):  # NaN, inf: the rows' checks
         return None
     if isinstance(value, int):
-        if -_EXACT_INT <= value <= _EXACT_INT:
+        if integer_outside(value, FLOAT64_EXACT) is None:
             return None
         return (
             f"is {value}: Pinecone stores numbers as float64, which changes integers beyond 2^53; "

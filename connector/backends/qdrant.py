@@ -50,6 +50,7 @@ from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits, left_out_problem
+from .integers import INT64, integer_outside
 from .sizing import json_bytes_per_float
 
 __all__ = [
@@ -851,38 +852,16 @@ def _payloads(
 
 
 def _wide_metadata(metadata: dict[str, Any]) -> str | None:
-    """Why a row's metadata cannot go as Qdrant's payload integers (``_wide_integer``), or None."""
+    """Why a row's metadata cannot go as Qdrant's payload integers, or None. gRPC's ``Value`` has no
+    integer wider than int64, so such a row fails over both transports instead of being stored as a
+    double over one."""
     for key, value in metadata.items():
-        number = _wide_integer(value)
+        number = integer_outside(value, INT64)
         if number is not None:
             return (
                 f"metadata {key!r} holds the integer {number}, outside the 64-bit signed integers Qdrant's "
                 "gRPC payload takes; write it as a string or a float"
             )
-    return None
-
-
-def _wide_integer(value: Any) -> int | None:
-    """The first integer outside int64 in a metadata value (nested too), or None. gRPC's ``Value`` has no
-    wider integer, so such a row fails over both transports instead of being stored as a double over one."""
-    kind = type(value)
-    if kind is str or kind is float or kind is bool or value is None:  # most values: no walk
-        return None
-    if kind is int or (isinstance(value, np.integer) and not isinstance(value, np.timedelta64)):
-        number = int(value)
-        return None if _INT64_MIN <= number <= _INT64_MAX else number
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif isinstance(value, np.ndarray):
-        if value.dtype.kind not in "uiO":
-            return None
-        value = value.tolist()
-    elif not isinstance(value, list | tuple):
-        return None
-    for item in value:
-        found = _wide_integer(item)
-        if found is not None:
-            return found
     return None
 
 
@@ -1276,7 +1255,7 @@ def _value(value: Any) -> bytes:
     if isinstance(value, int):
         if _INT64_MIN <= value <= _INT64_MAX:
             return b"\x18" + pw.varint(value)
-        return b"\x11" + _DOUBLE.pack(float(value))  # refused before encoding (_wide_integer)
+        return b"\x11" + _DOUBLE.pack(float(value))  # refused before encoding (_wide_metadata)
     if isinstance(value, float):
         return b"\x11" + _DOUBLE.pack(value)
     if isinstance(value, str):

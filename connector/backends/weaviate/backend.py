@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import quote
 
@@ -18,6 +18,7 @@ from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
 from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits, left_out_problem
+from ..integers import FLOAT64_EXACT, integer_outside
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
 from .wire import MAX_MULTI_DIMENSION, encode_batch, formless, kind_of, read_errors
 
@@ -25,7 +26,6 @@ __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
 REST_PORT, GRPC_PORT = 8080, 50051
 BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
-EXACT_INT = 1 << 53  # Weaviate keeps int properties as float64: larger integers would change
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
@@ -832,7 +832,7 @@ def _unstorable(meta: dict[str, Any]) -> str | None:
     for key, value in meta.items():
         if isinstance(value, list | tuple | np.ndarray) and any(v is None for v in value):
             return f"property {key!r}: a list holding a null, which Weaviate cannot store"
-        big = _inexact_int(value)
+        big = integer_outside(value, FLOAT64_EXACT)
         if big is not None:
             return (
                 f"property {key!r}: {big} is beyond ±2^53; Weaviate keeps numbers as float64 "
@@ -849,20 +849,4 @@ def _formless(meta: dict[str, Any]) -> str | None:
         problem = formless(value)
         if problem is not None:
             return f"property {key!r}: {problem}; Weaviate cannot store it"
-    return None
-
-
-def _inexact_int(value: Any) -> int | None:
-    """An integer beyond ±2^53 in ``value``, at any depth (nested objects and lists), or ``None``."""
-    if isinstance(value, int | np.integer) and not isinstance(value, bool):
-        return int(value) if abs(int(value)) > EXACT_INT else None
-    items: Iterable[Any] = ()
-    if isinstance(value, dict):
-        items = value.values()
-    elif isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.dtype.kind in "iu"):
-        items = value
-    for item in items:
-        found = _inexact_int(item)
-        if found is not None:
-            return found
     return None
