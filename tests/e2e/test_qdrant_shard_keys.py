@@ -4,48 +4,40 @@ namespace is a ConfigError, not a request every row of which fails."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
+from tests.e2e.conftest import QDRANT_TRANSPORTS, three_d_rows
 from tests.servers.qdrant_grpc import QdrantServer
 from tests.servers.qdrant_rest import QdrantError
 from vectordb.connector import connect
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.transports.base import forget_shared
-
-TRANSPORTS = ["rest", "grpc"]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[QdrantServer]:
-    with QdrantServer() as s:
-        yield s
-    forget_shared()
-
-
-def _rows(n: int) -> list[dict[str, object]]:
-    return [{"id": i, "values": [1.0, 0, 0]} for i in range(n)]
-
-
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_each_shard_key_keeps_its_points_and_updates_name_one(server: QdrantServer, transport: str) -> None:
+@pytest.mark.parametrize("transport", QDRANT_TRANSPORTS)
+def test_each_shard_key_keeps_its_points_and_updates_name_one(
+    qdrant_module_server: QdrantServer, transport: str
+) -> None:
     collection = f"sk_{transport}"
     for namespace in ("a", "b"):
         with connect(
-            server.uri(transport, collection), create=True, namespace_mode="shard_key", namespace=namespace
+            qdrant_module_server.uri(transport, collection),
+            create=True,
+            namespace_mode="shard_key",
+            namespace=namespace,
         ) as c:
-            assert c.write(_rows(3)).ok
-    assert sorted(server.store.points_by_shard(collection)) == [(k, i) for k in "ab" for i in range(3)]
-    with connect(server.uri(transport, collection), namespace_mode="shard_key") as c:
+            assert c.write(three_d_rows(3)).ok
+    assert sorted(qdrant_module_server.store.points_by_shard(collection)) == [
+        (k, i) for k in "ab" for i in range(3)
+    ]
+    with connect(qdrant_module_server.uri(transport, collection), namespace_mode="shard_key") as c:
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a delete without a namespace"):
             c.delete([0])
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a clear of every namespace"):
             c.clear()
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a write without a namespace"):
-            c.write(_rows(1))
+            c.write(three_d_rows(1))
         c.delete([0], namespace="a")
-        assert sorted(server.store.points_by_shard(collection)) == [
+        assert sorted(qdrant_module_server.store.points_by_shard(collection)) == [
             ("a", 1),
             ("a", 2),
             ("b", 0),
@@ -53,10 +45,10 @@ def test_each_shard_key_keeps_its_points_and_updates_name_one(server: QdrantServ
             ("b", 2),
         ]
         c.clear("b")
-        assert sorted(server.store.points_by_shard(collection)) == [("a", 1), ("a", 2)]
+        assert sorted(qdrant_module_server.store.points_by_shard(collection)) == [("a", 1), ("a", 2)]
 
 
-def test_the_server_refuses_a_delete_without_a_shard_key(server: QdrantServer) -> None:
-    server.store.create_collection("sk_plain", {"": (3, "Dot")}, set(), True)
+def test_the_server_refuses_a_delete_without_a_shard_key(qdrant_module_server: QdrantServer) -> None:
+    qdrant_module_server.store.create_collection("sk_plain", {"": (3, "Dot")}, set(), True)
     with pytest.raises(QdrantError, match="Shard key not specified"):
-        server.store.delete_points("sk_plain", None, [], None)
+        qdrant_module_server.store.delete_points("sk_plain", None, [], None)
