@@ -9,7 +9,8 @@ Spark schedules anything, so a typo or a wrong column costs a second, not a fail
    dimension of its vectors, which becomes the write's: a target of another fails here);
 4. the target: one cheap call (``check_target``: reachability, credentials, dimension when the
    option ``dimension`` gives it; with ``create=true`` the collection is made here, once, and
-   without ``dimension`` only if the target already fixes one: no task's rows decide it); what it
+   without ``dimension`` only if the target already fixes one: no task's rows decide it, nor the key
+   type of option ``id_type=auto``, taken from the id column's Spark type); what it
    learnt (``resolved_options()``: a collection id, "verified") goes to the tasks, which skip it;
 5. the save mode, the dead-letter and report locations, and the job-wide rate budget, divided
    by ``budget_tasks`` (the data source cannot see how many tasks run at once: it must be told).
@@ -71,7 +72,7 @@ def plan_write(
 
     connector_raw, adapter_raw = split_options(raw)
     spark_options = parse_spark_options(adapter_raw)
-    options = resolve_options(connector_raw)
+    options = _id_type_from_schema(resolve_options(connector_raw), schema)
     _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
     with DriverPlan(options) as plan:  # the client checks what the backend knows: hosts, keys, limits
         _check_columns(plan.client, schema)
@@ -99,6 +100,34 @@ def plan_write(
             dead_letters=dead_letters,
             reports=reports,
         )
+
+
+def _id_type_from_schema(options: BackendOptions, schema: StructType) -> BackendOptions:
+    """Option ``id_type=auto`` (a key type that follows the data) resolved from the id column's Spark type.
+
+    Left to the data, the key type is decided by the first batch a task sends, so an empty DataFrame
+    (no task has a row) made no collection at all with ``create=true``. The schema says what every
+    batch would have: an integral column gives integer ids (``int64``), a string or binary UUID column
+    or ``id_from`` text ids (``varchar``), so the collection is made here, on the driver, as rows would
+    have made it. Another type is left as it is: the column check refuses it.
+    """
+    from pyspark.sql.types import BinaryType, IntegralType, StringType
+
+    if getattr(options, "id_type", None) != "auto" or not options.create:
+        return options
+    if options.id_from:
+        resolved = "varchar"
+    elif options.id_column not in schema.fieldNames():
+        return options  # the column check names the missing column
+    else:
+        kind = schema[options.id_column].dataType
+        if isinstance(kind, IntegralType):
+            resolved = "int64"
+        elif isinstance(kind, StringType | BinaryType):
+            resolved = "varchar"
+        else:
+            return options
+    return msgspec.structs.replace(options, id_type=resolved)
 
 
 def _embed_credential(options: BackendOptions) -> BackendOptions:
