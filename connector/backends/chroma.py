@@ -70,6 +70,7 @@ from ..jsonvec import json_rows
 from ..options import BackendOptions, ParsedUri, collection_of, parse_uri
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules, metadata_json_len
+from ..rows.checks import metadata_json
 from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from .base import Backend, BatchOutcome, RequestLimits
@@ -500,7 +501,7 @@ def encode_upsert(
         body["metadatas"] = metadatas
     if documents is not None:
         body["documents"] = documents
-    return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)  # default: Decimal, timedelta
+    return metadata_json(body)  # metadata as every database's: decimals and durations as their text
 
 
 def _base64_rows(matrix: np.ndarray) -> list[str]:

@@ -47,6 +47,7 @@ from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
 from ..report import BatchFailure
 from ..rows import DELETE, MultiVectors, RowBatch, RowRules
+from ..rows.checks import metadata_json
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits, left_out_problem
@@ -921,7 +922,7 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
         body = {"batch": columns}
     if options.namespace_mode == "shard_key" and batch.namespace:
         body["shard_key"] = batch.namespace
-    return orjson.dumps(body, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
+    return metadata_json(body)  # payloads as every database's metadata: decimals as their text
 
 
 def _json_named(batch: RowBatch) -> dict[str, Any]:
@@ -970,12 +971,6 @@ def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
     if options.namespace_mode == "shard_key" and batch.namespace:
         body["shard_key"] = batch.namespace
     return orjson.dumps(body)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    return str(value)
 
 
 # -- gRPC -------------------------------------------------------------------------------------------
@@ -1271,8 +1266,8 @@ def _value(value: Any) -> bytes:
 
 def _as_json(value: np.generic | np.ndarray) -> Any:
     """A numpy value as ``encode_json`` writes it (orjson's numpy forms: a float32 as its shortest repr, a
-    datetime64 as RFC 3339; ``_json_default`` for the rest, a timedelta64 as its text), read back."""
-    return orjson.loads(orjson.dumps(value, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY))
+    datetime64 as RFC 3339), read back."""
+    return orjson.loads(metadata_json(value))  # type: ignore[arg-type]
 
 
 def _struct_fields(value: dict[Any, Any]) -> bytes:

@@ -20,6 +20,7 @@ from ... import protowire as pw
 from ...errors import ConfigError
 from ...report import BatchFailure
 from ...rows import RowBatch
+from ...rows.checks import metadata_json
 from ...rows.types import text_ids
 from .schema import (
     ARRAY,
@@ -138,7 +139,8 @@ def keys_of(reply: pw.FieldReader, layout: Layout) -> list[Any]:
 
 
 def _json(value: Any) -> bytes:
-    return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+    """A value as JSON, as every database's metadata (``metadata_json``)."""
+    return metadata_json(value)
 
 
 def _message(field_number: int, parts: list[Any]) -> list[Any]:

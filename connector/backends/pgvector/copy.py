@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import struct
 from typing import Any
 
 import numpy as np
-import orjson
 
 from ...errors import ConfigError
 from ...rows import RowBatch
+from ...rows.checks import metadata_json
 from .table import TableLayout
 
 __all__ = ["encode_copy", "json_bytes"]
@@ -22,17 +21,12 @@ NULL = struct.pack(">i", -1)
 _I32 = struct.Struct(">i").pack
 _SPARSE_HEAD = struct.Struct(">iiii").pack  # field size, dim, nnz, unused
 _EMPTY_JSONB = _I32(3) + b"\x01{}"  # jsonb binary: version 1, then the JSON text
-_JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
 def json_bytes(metadata: dict[str, Any]) -> bytes:
-    """The row's metadata as JSON text; integers beyond 64 bits fall back to the standard library."""
-    try:
-        return orjson.dumps(
-            metadata, default=str, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-        )
-    except orjson.JSONEncodeError:
-        return json.dumps(metadata, default=str, ensure_ascii=False).encode()
+    """The row's metadata as JSON text, as every database's (``metadata_json``): the rows' checks refuse
+    what it cannot write (integers beyond 64 bits, keys that are no text), so it never raises here."""
+    return metadata_json(metadata)
 
 
 def encode_copy(batch: RowBatch, layout: TableLayout) -> bytes:
