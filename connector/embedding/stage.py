@@ -15,8 +15,11 @@ A row whose text could not be embedded (refused by the server, retries spent, a 
 a string or is empty, which is never sent) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
 holding its ``BatchFailure``, with the embedding's reason and the row's position in the write's input,
 which the client counts like any row it refuses; the rows kept keep their positions too. Rows that
-already have a vector, and rows without text, pass through untouched (a row with neither fails
-later, as ``null vector``).
+already have a vector pass through untouched. An upsert row with neither text nor a vector (dense or
+sparse) fails here, with a reason naming the text column (``no text in column 'text' and no vector``):
+the rows' checks would call it a null vector, which points at the wrong column. A delete row
+(option ``op_column``) needs neither and passes, as does a sparse-only row (the database's rules
+decide it), and a row whose op names none (its reader refuses it, by name).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from ..options import without_password
 from ..report import STOPPED, BatchFailure
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
+from ..rows.dicts import DictReader
+from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
@@ -79,6 +84,8 @@ class _Piece:
     need: np.ndarray  # int64 positions in ``rows`` whose text goes to the model
     texts: list[str]
     invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
+    # positions of upsert rows with no text and no vector (``no_text``): they fail here
+    bare: list[int] = field(default_factory=list)
     # the rows' offsets in the write's input (``Chunk.positions``); set by ``fill``
     at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
@@ -89,8 +96,10 @@ def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Pi
     need: list[int] = []
     sent: list[str] = []
     invalid: dict[int, str] = {}
+    bare: list[int] = []
     for i, text in texts:
         if text is None:
+            bare.append(i)
             continue
         problem = not_utf8(text) if isinstance(text, str) and text else None
         if problem is not None:
@@ -102,7 +111,12 @@ def _piece(rows: Any, texts: Iterable[tuple[int, Any]], text_column: str) -> _Pi
             invalid[i] = _empty_text(text_column)
         else:
             invalid[i] = f"column {text_column!r} holds {type(text).__name__}, not a string"
-    return _Piece(rows, np.asarray(need, dtype=np.int64), sent, invalid)
+    return _Piece(rows, np.asarray(need, dtype=np.int64), sent, invalid, bare)
+
+
+def no_text(text_column: str) -> str:
+    """The reason an upsert row with neither text nor a vector fails."""
+    return f"no text in column {text_column!r} and no vector"
 
 
 def _empty_text(text_column: str) -> str:
@@ -226,16 +240,35 @@ class EmbeddingStage:
     def _plan_dicts(self, rows: list[Mapping[str, Any]]) -> _Piece:
         text_column, vector_column = self.text_column, self.spec.vector_column
         texts = ((i, row.get(text_column)) for i, row in enumerate(rows) if _missing(row.get(vector_column)))
-        return _piece(rows, texts, text_column)
+        piece = _piece(rows, texts, text_column)
+        if piece.bare:  # deletes, sparse-only rows and bad ops are not bare: read as the rows' reader does
+            op_key, sparse_key = self.spec.op_column, DictReader.from_spec(self.spec).sparse_key
+            piece.bare = [
+                i
+                for i in piece.bare
+                if rows[i].get(sparse_key) is None
+                and (op_key is None or op_of(rows[i].get(op_key)) == UPSERT)
+            ]
+        return piece
 
     def _plan_columns(self, cols: Columns) -> _Piece:
         metadata, text_column = cols.metadata, self.text_column
-        if metadata is None:
-            return _Piece(cols, np.empty(0, dtype=np.int64), [])
         lengths = np.diff(cols.offsets)
         without_vector = np.flatnonzero(cols.null_vector | (lengths == 0)).tolist()
-        texts = ((i, (metadata[i] or {}).get(text_column)) for i in without_vector)
-        return _piece(cols, texts, text_column)
+        texts = (
+            (i, None if metadata is None else (metadata[i] or {}).get(text_column)) for i in without_vector
+        )
+        piece = _piece(cols, texts, text_column)
+        if piece.bare:  # a delete carries its op in its metadata (a DeleteMark) or in the rows' ops
+            sparse, ops = cols.sparse, cols.ops
+            piece.bare = [
+                i
+                for i in piece.bare
+                if (metadata is None or type(metadata[i]) is not DeleteMark)
+                and (ops is None or ops[i] != CODES[DELETE])
+                and (sparse is None or sparse[i] is None)
+            ]
+        return piece
 
     def _plan_arrow(self, batch: pa.RecordBatch) -> _Piece:
         import pyarrow as pa
@@ -252,7 +285,8 @@ class EmbeddingStage:
             raise ConfigError(
                 f"option text_column: column {self.text_column!r} has type {text.type}; expected strings"
             )
-        wanted = text.is_valid()
+        n = batch.num_rows
+        vectorless = np.ones(n, dtype=bool)
         if self.spec.vector_column in names:
             vectors = batch.column(self.spec.vector_column)
             if (
@@ -261,19 +295,54 @@ class EmbeddingStage:
                 or pt.is_fixed_size_list(vectors.type)
             ):
                 lengths = pc.fill_null(pc.list_value_length(vectors), 0)
-                wanted = pc.and_(wanted, pc.equal(lengths, 0))
+                vectorless = pc.equal(lengths, 0).to_numpy(zero_copy_only=False)
             elif not pt.is_null(vectors.type):
-                wanted = pa.array(np.zeros(batch.num_rows, dtype=bool))  # refused later, by the column check
-        need = np.flatnonzero(wanted.to_numpy(zero_copy_only=False)).astype(np.int64)
+                vectorless[:] = False  # refused later, by the column check
+        else:  # text alone: a vector column for the model's vectors, whichever rows get one
+            batch = batch.append_column(self.spec.vector_column, pa.nulls(n, type=pa.list_(pa.float32())))
+        has_text = text.is_valid().to_numpy(zero_copy_only=False)
+        need = np.flatnonzero(has_text & vectorless).astype(np.int64)
         texts = text.take(pa.array(need)).to_pylist() if len(need) else []
         if "" not in texts and all(not_utf8(text) is None for text in texts):
-            return _Piece(batch, need, texts)
-        # fails the empty, and any text UTF-8 cannot carry (Arrow's are UTF-8; checked all the same)
-        return _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)
+            piece = _Piece(batch, need, texts)
+        else:  # fails the empty, and any text UTF-8 cannot carry (Arrow's are UTF-8; checked all the same)
+            piece = _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)
+        bare = vectorless & ~has_text
+        if bare.any():
+            piece.bare = np.flatnonzero(
+                bare & self._arrow_upserts(batch) & ~self._arrow_sparse(batch)
+            ).tolist()
+        return piece
+
+    def _arrow_upserts(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Per row: an upsert, as option ``op_column`` says (every row without it); a row whose op names
+        none is not one (its reader refuses it, by name), nor any in a column the reader refuses."""
+        op_column, n = self.spec.op_column, batch.num_rows
+        if op_column is None:
+            return np.ones(n, dtype=bool)
+        if op_column not in batch.schema.names:
+            return np.zeros(n, dtype=bool)
+        try:
+            codes, bad = arrow_ops(batch.column(op_column), op_column)
+        except ConfigError:
+            return np.zeros(n, dtype=bool)
+        upserts = codes == CODES[UPSERT]
+        upserts[list(bad)] = False
+        return upserts
+
+    def _arrow_sparse(self, batch: pa.RecordBatch) -> np.ndarray:
+        """Per row: a sparse vector is there (option ``sparse_column``)."""
+        column = self.spec.sparse_column
+        if column is None or column not in batch.schema.names:
+            return np.zeros(batch.num_rows, dtype=bool)
+        return np.asarray(batch.column(column).is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
     def _finish(self, piece: _Piece, embedded: EmbeddedChunk) -> Iterator[Chunk | Prepared]:
         reasons = {int(piece.need[f.index - embedded.offset]): _reason(f) for f in embedded.failures}
-        reasons |= {i: ("InvalidInput", message, False, 0) for i, message in piece.invalid.items()}
+        reasons |= {
+            i: ("InvalidInput", _not_embedded(message), False, 0) for i, message in piece.invalid.items()
+        }
+        reasons |= dict.fromkeys(piece.bare, ("Invalid", no_text(self.text_column), False, 0))
         done = piece.need[embedded.indices - embedded.offset]
         if not len(done) and not reasons:
             yield Chunk(piece.rows, piece.at)
@@ -432,7 +501,11 @@ def _missing(vector: Any) -> bool:
 
 
 def _reason(failure: InputFailure) -> tuple[str, str, bool, int]:
-    return (failure.error_type, failure.message, failure.retryable, failure.attempts)
+    return (failure.error_type, _not_embedded(failure.message), failure.retryable, failure.attempts)
+
+
+def _not_embedded(message: str) -> str:
+    return f"text not embedded: {message}"
 
 
 def _failures(
@@ -447,12 +520,12 @@ def _failures(
         BatchFailure(
             ids=tuple(ids.get(i) for i in rows),
             positions=tuple(int(positions[i]) for i in rows),
-            error=f"text not embedded: {message}",
+            error=error,
             error_type=error_type,
             retryable=retryable,
             attempts=attempts,
         )
-        for (error_type, message, retryable, attempts), rows in grouped.items()
+        for (error_type, error, retryable, attempts), rows in grouped.items()
     ]
 
 

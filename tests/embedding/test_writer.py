@@ -144,7 +144,7 @@ def test_a_target_of_another_dimension_than_the_models_is_one_clear_error_not_a_
     assert set(stored_vectors(milvus_lite, collection_name)) == {"seed"}
 
 
-def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
+def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_naming_the_text_column(
     embeddings_server: EmbeddingsServer, pinecone: ServerHandle
 ) -> None:
     own = np.arange(64, dtype=np.float32) / 64
@@ -168,7 +168,7 @@ def test_rows_with_vectors_keep_them_and_rows_with_neither_fail_as_before(
     assert {d["id"]: d["text"] for d in letters if "text" in d} == {"not-text": 42, "too-long": too_long(7)}
     assert report.embedded == 2 and report.embed_requests >= 2  # the refused text was isolated
     assert f"2 embedded in {report.embed_requests} requests" in report.summary()
-    assert reasons["neither"] == ("Invalid", "null vector")
+    assert reasons["neither"] == ("Invalid", "no text in column 'text' and no vector")
     assert reasons["not-text"] == ("InvalidInput", "text not embedded: column 'text' holds int, not a string")
     assert reasons["too-long"][0] == "Rejected" and "maximum context length" in reasons["too-long"][1]
     arrived = pinecone.arrived()
