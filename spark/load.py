@@ -12,7 +12,7 @@ file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__fi
 
 Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, a folder's
 its files', a folder in another store is Parquet, or ``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
-also be a JSON array in a string; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
+also be a JSON array in a string, and a row whose text is not one fails, saying so; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
 for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
 With ``--text-column``, ``--embed-url`` and ``--embed-model`` the input may be text instead: rows
@@ -247,7 +247,10 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         vectors = {args.vector_column: "array<float>"}
     types = dict(df.dtypes)
     for column, spark_type in vectors.items():
-        if types.get(column) == "string":  # CSV, or JSON with vectors as strings
+        # CSV, or JSON with vectors as strings: a dense vector's text goes to the writer as it is, whose
+        # reader fails a row whose text is not a JSON list of numbers with that reason (Spark's from_json
+        # makes it null: "null vector"); the embedding stage fills lists, and multi-vectors are Spark's
+        if types.get(column) == "string" and (spark_type != "array<float>" or args.text_column is not None):
             df = df.withColumn(column, F.from_json(column, spark_type))
     return df.repartition(args.partitions) if args.partitions else df
 
@@ -352,7 +355,10 @@ def common_dimension(df: Any, column: str) -> int:
 
     from vectordb.connector.errors import ConfigError
 
-    sizes = df.select(F.size(column).alias("n")).where(F.col(column).isNotNull() & (F.col("n") > 0))
+    vectors = F.col(column)
+    if dict(df.dtypes).get(column) == "string":  # JSON text (read_input): sized as Spark reads it
+        vectors = F.from_json(vectors, "array<float>")
+    sizes = df.select(F.size(vectors).alias("n")).where(vectors.isNotNull() & (F.col("n") > 0))
     row = sizes.limit(SAMPLED_VECTORS).groupBy("n").count().orderBy(F.desc("count"), "n").first()
     if row is None:
         raise ConfigError(f"the input has no vectors in column {column!r}")

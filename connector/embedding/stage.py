@@ -296,6 +296,16 @@ class EmbeddingStage:
             ):
                 lengths = pc.fill_null(pc.list_value_length(vectors), 0)
                 vectorless = pc.equal(lengths, 0).to_numpy(zero_copy_only=False)
+            elif (
+                pt.is_string(vectors.type)
+                or pt.is_large_string(vectors.type)
+                or pt.is_string_view(vectors.type)
+            ):
+                # the model's vectors go into that column, as lists: JSON text cannot take them
+                raise ConfigError(
+                    f"option vector_column: column {self.spec.vector_column!r} holds text (JSON vectors?); "
+                    "with option text_column it must hold lists of floats: parse the text first"
+                )
             elif not pt.is_null(vectors.type):
                 vectorless[:] = False  # refused later, by the column check
         else:  # text alone: a vector column for the model's vectors, whichever rows get one

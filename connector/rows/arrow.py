@@ -7,6 +7,10 @@ refused with its row.
 With option ``op_column``, that string column says what each row is for (``ops``): a delete row's
 vector, sparse vector and metadata are not read, and an input of deletes alone needs no vector column.
 
+A dense vector column may also be text, each row's vector a JSON list of numbers (how CSV files, and
+JSON files that quote their vectors, hold them): parsed here, row by row, so a text that is not one
+fails its row with that reason, naming the column (a null or blank text is no vector).
+
 With options ``vector_columns`` and ``multi_vector_columns`` each named column is read as the single
 vector column is (``DenseColumn``); a multi-vector column (``list<list<float>>``, ``large_list``, fixed-size
 lists of lists, any mix) becomes a ``MultiColumn`` whose ``flat`` is the innermost values buffer itself
@@ -20,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 
 from ..errors import ConfigError
 from .checks import assemble
@@ -80,15 +85,20 @@ def prepare_arrow(
         ops, bad_ops = arrow_ops(batch.column(spec.op_column), spec.op_column)
         refused = {**bad_ops, **refused}
     if not spec.named and spec.vector_column in names:
-        flat, offsets, nulls = _arrow_vectors(batch.column(spec.vector_column), spec.vector_column, n)
-        refused = {**_null_elements(batch.column(spec.vector_column), spec.vector_column, offsets), **refused}
+        flat, offsets, nulls, bad_vectors = _vector_column(
+            batch.column(spec.vector_column), spec.vector_column, n
+        )
+        refused = {**bad_vectors, **refused}
     else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
         flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
-    named = {
-        name: DenseColumn(*_arrow_vectors(batch.column(column), column, n, "vector_columns"))
-        for name, column in spec.vector_columns
-        if column in names
-    }
+    named = {}
+    for name, column in spec.vector_columns:
+        if column in names:
+            *dense, bad_vectors = _vector_column(
+                batch.column(column), column, n, "vector_columns", null_elements=False
+            )
+            named[name] = DenseColumn(*dense)
+            refused = {**bad_vectors, **refused}
     multi = {
         name: _arrow_multi_vectors(batch.column(column), column, n)
         for name, column in spec.multi_vector_columns
@@ -208,6 +218,71 @@ def _uuid_ids(values: list[bytes | None]) -> tuple[list[str | None], dict[int, s
             refused[i] = f"id is {len(value)} bytes; a binary id must be a 16-byte UUID"
             ids.append(value.hex())
     return ids, refused
+
+
+def _vector_column(
+    column: pa.Array | pa.ChunkedArray,
+    name: str,
+    n: int,
+    option: str = "vector_column",
+    *,
+    null_elements: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+    """(flat float32 values, int64 offsets, null mask) of a dense vector column, lists or JSON text, and the
+    rows refused for what they hold (a text that is no JSON list of numbers; with ``null_elements``, a
+    list with a null element)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
+        return _json_vectors(column.to_pylist(), name)
+    flat, offsets, nulls = _arrow_vectors(column, name, n, option)
+    return flat, offsets, nulls, _null_elements(column, name, offsets) if null_elements else {}
+
+
+def _json_vectors(
+    texts: list[str | None], name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+    """``_vector_column`` of text: each row's JSON list of numbers, read once (orjson), then float32."""
+    n = len(texts)
+    nulls = np.zeros(n, dtype=bool)
+    lengths = np.zeros(n, dtype=np.int64)
+    vectors: list[np.ndarray] = []
+    refused: dict[int, str] = {}
+    for i, text in enumerate(texts):
+        vector = None if text is None or not text.strip() else _json_vector(text)
+        if vector is None:
+            nulls[i] = True
+            if text is not None and text.strip():
+                refused[i] = f"column {name!r}: vector text is not a JSON list of numbers: {_excerpt(text)}"
+            continue
+        vectors.append(vector)
+        lengths[i] = len(vector)
+    flat = np.concatenate(vectors) if vectors else np.zeros(0, dtype=np.float32)
+    return flat, offsets_of(lengths), nulls, refused
+
+
+def _json_vector(text: str) -> np.ndarray | None:
+    """A JSON list of numbers as float32 (beyond float32: an infinity, which the checks refuse by name);
+    ``None`` for any other text (not JSON, not a list, an item that is no number: ``null``, ``true``)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is not list or not set(map(type, value)) <= {int, float}:
+        return None
+    try:
+        with np.errstate(over="ignore"):
+            return np.asarray(value, dtype=np.float32)
+    except OverflowError:  # an integer beyond any double
+        return None
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    """``text`` quoted, cut to ``limit`` characters: enough to find the row, not a whole vector."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _arrow_vectors(
