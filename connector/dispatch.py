@@ -15,22 +15,39 @@ has a request known to be good (``control``: the embedding client's probe text) 
 accepted, the refusals were the rows' own (many texts over a model's context at the start of a
 stream, refused in one constant message), and the stream goes on.
 
-Fatal errors (bad credentials, no such target, a host that never answered, a systemic refusal) stop
-the caller's pulling; the requests in flight finish, and the caller raises ``fatal``.
+Silence. The same watch counts requests in a row that timed out with no reply at all (any reply, an
+error's too, starts it again); at ``max_concurrency x (max_retries + 1)`` the server is taken to have
+stopped answering: the next request (a retry, or a unit's first) is not sent and the stream stops
+(``StoppedAnswering``), instead of every unit left waiting out ``timeout_s`` and its retries.
+
+Fatal errors (bad credentials, no such target, a host that never answered, a systemic refusal, a
+server that stopped answering) stop the caller's pulling; the requests in flight finish, and the
+caller raises ``fatal``.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
-from .errors import ConnectorError, Rejected, ServerError, SystemicRejection, TransportError
+from .errors import (
+    ConnectError,
+    ConnectorError,
+    DeadlineExceeded,
+    Rejected,
+    ServerError,
+    StoppedAnswering,
+    SystemicRejection,
+    TransportError,
+)
 from .isolation import ACCEPTED, GONE, isolate
 from .limits import IsolationBudget, RetryCounts, RetryRule, SystemicWatch
+from .report import STOPPED
 
 __all__ = ["Channel", "Dispatcher"]
 
@@ -132,9 +149,13 @@ class Dispatcher(Generic[U]):
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrency, thread_name_prefix=thread_name)
         self.in_flight = 0
         self.fatal: BaseException | None = None
-        self._systemic = SystemicWatch()
+        self._timeout_s = settings.timeout_s
+        # timeouts in a row that stop the stream: every request in flight spent all its attempts on silence
+        self._silence = settings.max_concurrency * (settings.max_retries + 1)
+        self._systemic = SystemicWatch(silence=self._silence)
         self._suspect: Rejected | None = None  # the refusal that made the systemic watch suspect the stream
         self._unanswered = 0  # units submitted and probes paid for whose answer is not accounted for yet
+        self._last_timeout: ConnectorError | None = None  # the last request's that timed out: where
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -144,7 +165,7 @@ class Dispatcher(Generic[U]):
         at least the budget a new client's have. With nothing in flight, nothing is unanswered either."""
         with self.lock:
             self.fatal = None
-            self._systemic, self._suspect = SystemicWatch(), None
+            self._systemic, self._suspect = SystemicWatch(silence=self._silence), None
             self.retry.budget.refill()
             if self.in_flight == 0:
                 self._unanswered = 0
@@ -280,6 +301,11 @@ class Dispatcher(Generic[U]):
                 self._answer_accounted()
 
     def _send_until_answered(self, unit: U, answer: list[bool]) -> tuple[ConnectorError | None, int]:
+        """Attempts are counted in the second item: 0 if the unit was never sent (the server had stopped
+        answering before its turn)."""
+        silenced = self._silenced()
+        if silenced is not None:
+            return silenced, 0
         attempts = 0
         while True:
             attempts += 1
@@ -288,7 +314,14 @@ class Dispatcher(Generic[U]):
             try:
                 outcome = self.channel.send(unit)
             except (ServerError, TransportError) as exc:
-                if self.fatal is not None or not self._may_retry(unit, exc, attempts, epoch):
+                self._heard(exc)
+                if self.fatal is not None:
+                    return exc, attempts
+                # it would be sent again, to a server that stopped answering: nothing more is sent
+                retry = _timed_out(exc) and attempts <= self.retry.max_retries
+                if retry and self._silenced() is not None:
+                    return exc, attempts
+                if not self._may_retry(unit, exc, attempts, epoch):
                     return exc, attempts
                 self._wait_out(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
                 if self.fatal is not None:  # stopped meanwhile: nothing is sent after a stop
@@ -296,6 +329,7 @@ class Dispatcher(Generic[U]):
                 continue
             with self.lock:
                 limit, suspected = self.limit.limit, self._systemic.suspected
+                self._systemic.on_reply()
                 self.retry.on_success()
                 try:
                     any_accepted, error = self.channel.accepted(unit, outcome)
@@ -310,6 +344,40 @@ class Dispatcher(Generic[U]):
                 if self.limit.limit != limit or self._systemic.suspected != suspected:
                     self.cond.notify_all()
             return error, attempts
+
+    def _heard(self, exc: ConnectorError) -> None:
+        """Count a request that failed: a reply (a server's error) ends a run of timeouts, a timeout adds
+        to it (other transport errors, a refused connection among them, count neither way)."""
+        with self.lock:
+            if isinstance(exc, ServerError):
+                self._systemic.on_reply()
+            elif _timed_out(exc):
+                self._systemic.on_timeout()
+                self._last_timeout = exc
+
+    def _silenced(self) -> StoppedAnswering | None:
+        """Before a request is sent (a unit's, or a retry): if the watch's run of timeouts is at its
+        threshold, the stream stops and this is why. Not at the timeout itself: a stream whose last
+        requests timed out has nothing left to stop, and its units fail with their own timeouts."""
+        with self.lock:
+            if not self._systemic.silent:
+                return None
+            error = self._stopped_answering()
+            if self.fatal is None:
+                self.fatal = error
+                self.cond.notify_all()
+            return error
+
+    def _stopped_answering(self) -> StoppedAnswering:
+        """The error that stops a stream whose server stopped answering; the last timeout (the
+        transport's, which names the host and port, credentials blanked) says where."""
+        last, count, whole = self._last_timeout, self._systemic.timed_out, self.channel.whole
+        before = ", though it answered before" if self.channel.answered else ""
+        return StoppedAnswering(
+            f"{last}; the server stopped answering: {count} requests in a row got no reply within "
+            f"timeout_s={self._timeout_s:g} s{before}. The {whole} stopped instead of waiting that out for "
+            "every request left; if the server is only slow, raise option timeout_s"
+        )
 
     def _wait_out(self, delay_s: float) -> None:
         """Wait before a retry (a server's hint may ask minutes); a stop (``set_fatal``, Ctrl-C or a fatal
@@ -430,11 +498,28 @@ class Dispatcher(Generic[U]):
         """Account for a unit that will not be sent again; a fatal error stops the stream, and so does
         a unit that spent its retries on a host that never answered (refused, or silent: otherwise
         every later unit waits out its timeout on it too)."""
+        if attempts == 0:  # its turn came after the stream stopped: never sent
+            self.channel.failed(unit, exc, 0, "not sent", error_type=STOPPED)
+            return
         if self.retry.stops_stream(exc, answered=self.channel.answered):
             self.set_fatal(exc)
         stopped = self.fatal is not None and self.fatal is not exc
         note = f"not retried: the {self.channel.whole} stopped" if stopped else ""
         self.channel.failed(unit, exc, attempts, note)
+
+
+# how a ConnectError says its connection timed out: the transports' own words, and libpq's
+_CONNECT_TIMEOUT = re.compile(r"timed out|timeout expired")
+
+
+def _timed_out(exc: ConnectorError) -> bool:
+    """No reply at all within ``timeout_s``: the request's, or its connection's (a server frozen with its
+    port open accepts the connection and leaves the handshake unanswered: a gRPC or PostgreSQL client
+    that dropped its timed-out connection meets that next). A refused connection (a server restarting)
+    is no timeout."""
+    if isinstance(exc, DeadlineExceeded):
+        return True
+    return isinstance(exc, ConnectError) and _CONNECT_TIMEOUT.search(str(exc)) is not None
 
 
 _QUEUED, _TAKEN, _CALLED_OFF = 0, 1, 2

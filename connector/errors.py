@@ -9,6 +9,7 @@
     ├── TransportError                       no usable answer from the server
     │   ├── ConnectError                     could not connect (refused, DNS, TLS handshake)
     │   └── DeadlineExceeded(TimeoutError)   no answer within ``timeout_s``
+    │       └── StoppedAnswering             fatal: requests timed out one after another, none answered
     ├── ServerError                          the server said no: .status .retryable .retry_after_s
     │   ├── Throttled                        retryable; halves the in-flight limit
     │   ├── Unavailable                      retryable (5xx, UNAVAILABLE)
@@ -47,6 +48,7 @@ __all__ = [
     "NotFound",
     "Rejected",
     "ServerError",
+    "StoppedAnswering",
     "SystemicRejection",
     "Throttled",
     "TransportError",
@@ -97,6 +99,15 @@ class ConnectError(TransportError):
 
 class DeadlineExceeded(TransportError, TimeoutError):
     """No answer within the per-request timeout."""
+
+
+class StoppedAnswering(DeadlineExceeded):
+    """So many requests in a row got no reply at all within ``timeout_s`` (max_concurrency x (max_retries + 1))
+    that the server is taken to have stopped answering: the write stops instead of every batch left
+    waiting out its timeout and retries (10,000 batches took about 20 hours to fail at the defaults).
+    Retryable: a write again, once the server answers (or with a larger ``timeout_s``), may pass."""
+
+    fatal = True
 
 
 class ServerError(ConnectorError):

@@ -21,6 +21,7 @@ speed, and the fault thread strikes while it is under way.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -41,6 +42,8 @@ from tests.faults.tools import (
 from tests.net import closed_port, silent_listener
 from vectordb.connector import connect
 from vectordb.connector.backends.milvus import lite as embedded
+from vectordb.connector.errors import StoppedAnswering
+from vectordb.connector.report import STOPPED
 
 ROWS = 3000
 BATCH = 25
@@ -119,7 +122,9 @@ SMALL = 400  # rows of the cases where every request left times out: each costs 
 @pytest.mark.parametrize("db", DATABASES)
 def test_stops_answering_mid_write(db: str, target: Target, fault_log: Any) -> None:
     """Frozen for good once some batches landed: the write ends within a bound derived from timeout_s
-    and max_retries, every row left fails with a retryable reason naming the server, none is lost."""
+    and max_retries, every row left fails with a retryable reason naming the server, none is lost. Once
+    max_concurrency x (max_retries + 1) requests in a row timed out the server stopped answering: the write
+    stops (``StoppedAnswering``) if batches are left, and the rows it never read are the input's tail."""
     timeout_s, max_retries = 0.5, 1
     table = rows(SMALL, seed=3)
     fault = FreezeMidWrite(count=target.count, at_rows=SMALL // 4, pids=target.pids, frozen_s=120)
@@ -133,14 +138,29 @@ def test_stops_answering_mid_write(db: str, target: Target, fault_log: Any) -> N
             fault.thaw()
     fault.wait()
     frozen_for = outcome.ended - fault.timeline["frozen"]
+    if outcome.error is not None:
+        # max_concurrency x (max_retries + 1) requests in a row timed out before the last batch was sent:
+        # the server stopped answering, the write stopped (the rows it never read are in no report)
+        text = str(outcome.error)
+        assert isinstance(outcome.error, StoppedAnswering), outcome.describe()
+        assert target.where in text and "raise option timeout_s" in text, text
+        outcome = dataclasses.replace(outcome, report=outcome.error.report)
     numbers = assert_account(expected_rows(table), outcome, target.read_back())
     report = outcome.report
     assert report is not None, outcome.describe()
-    fault_log(struck_at=fault.struck_at_rows, **numbers, retries=report.retries, frozen_for_s=frozen_for)
+    fault_log(
+        struck_at=fault.struck_at_rows,
+        **numbers,
+        retries=report.retries,
+        frozen_for_s=frozen_for,
+        stopped=outcome.error is not None,
+        errors=",".join(sorted({f.error_type for f in report.failures})),
+    )
     assert report.failed > 0, report
     for failure in report.failures:
-        # no reply (a new connection: no handshake) within timeout_s, or the connection lost
-        assert failure.error_type in ("DeadlineExceeded", "ConnectError", "TransportError"), failure
+        # no reply (a new connection: no handshake) within timeout_s, or the connection lost; or not sent
+        # because the server had stopped answering
+        assert failure.error_type in ("DeadlineExceeded", "ConnectError", "TransportError", STOPPED), failure
         assert failure.retryable and target.where in failure.error, failure
     # each batch left costs at most (max_retries + 1) attempts, options["max_concurrency"] at a time; an
     # attempt ends after timeout_s, plus a second of slack (libpq: a new connection waits at least 2 s)

@@ -12,7 +12,7 @@ from vectordb.connector.errors import (
     Throttled,
     Unavailable,
 )
-from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget, RetryRule
+from vectordb.connector.limits import AimdLimit, Backoff, RateBudget, RetryBudget, RetryRule, SystemicWatch
 from vectordb.connector.report import WriteReport
 
 
@@ -192,3 +192,14 @@ def test_one_late_accept_does_not_keep_every_later_throttle_free() -> None:
     ):
         allowed += 1
     assert allowed <= 2 * rule.budget.initial + 1, allowed
+
+
+def test_silence_is_timeouts_in_a_row_and_any_reply_starts_the_count_again() -> None:
+    watch = SystemicWatch(silence=3)
+    assert not watch.on_timeout() and not watch.on_timeout()
+    watch.on_reply()  # an answer, an error's too: the server is there
+    assert not any(watch.on_timeout() for _ in range(2))
+    assert watch.on_timeout() and watch.silent and watch.timed_out == 3
+    watch.on_accepted()  # accepts disarm the refusal watch, not the silence one
+    assert watch.on_timeout()
+    assert not any(SystemicWatch().on_timeout() for _ in range(1000))  # no silence threshold: never
