@@ -8,15 +8,17 @@ Beam workers reach it like any HTTP endpoint.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, MODELS, EmbeddingsServer, vectors_for
 
-__all__ = ["embeddings_server", "expected_vectors", "too_long", "words"]
+__all__ = ["EMBED_MODEL", "embedding_options", "embeddings_server", "expected_vectors", "too_long", "words"]
 
 CONTEXT_TOKENS = 512
+EMBED_MODEL = "test-embed-64"  # the server's 64-dimensional model: vectors a Pinecone test index takes
 
 
 @pytest.fixture
@@ -24,6 +26,17 @@ def embeddings_server() -> Iterator[EmbeddingsServer]:
     """A fresh server (default key and models, a 512-token context) for one test."""
     with EmbeddingsServer(api_key=DEFAULT_KEY, context_tokens=CONTEXT_TOKENS) as server:
         yield server
+
+
+def embedding_options(server: EmbeddingsServer, **extra: Any) -> dict[str, Any]:
+    """A write's options that embed column ``text`` with ``server``'s ``EMBED_MODEL`` (``extra`` added,
+    or in place of these)."""
+    return {
+        "text_column": "text",
+        "embed_url": server.url,
+        "embed_model": EMBED_MODEL,
+        "embed_api_key": DEFAULT_KEY,
+    } | extra
 
 
 def expected_vectors(texts: Sequence[str], dim: int | None = None, model: str = DEFAULT_MODEL) -> np.ndarray:

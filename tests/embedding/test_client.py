@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.embedding.fixtures import expected_vectors, too_long, words
 from tests.forks import in_forked_child
 from tests.net import closed_port, silent_listener
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
@@ -33,8 +33,6 @@ from vectordb.connector.errors import (
     NotFound,
     SystemicRejection,
 )
-
-__all__ = ["embeddings_server"]
 
 TEXTS = [words(i) for i in range(300)]
 

@@ -3,37 +3,23 @@ vector), from dicts and from Arrow alike, and the upserts land with the model's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import EMBED_MODEL, embedding_options, expected_vectors
+from tests.servers.embeddings import EmbeddingsServer
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
-from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]  # a fixture, used by name
-
-MODEL = "test-embed-64"
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 @pytest.mark.parametrize("as_arrow", [False, True])
 def test_no_text_of_a_delete_row_is_embedded(
     embeddings_server: EmbeddingsServer, pinecone: ServerHandle, as_arrow: bool
 ) -> None:
-    options = {"text_column": "text", "embed_url": embeddings_server.url, "embed_model": MODEL}
-    with connect(pinecone.uri, embed_api_key=DEFAULT_KEY, op_column="op", **options) as client:
+    with connect(pinecone.uri, op_column="op", **embedding_options(embeddings_server)) as client:
         assert client.upsert([{"id": f"d{i}", "text": f"first text {i}"} for i in range(4)]).ok
         before = embeddings_server.stats.inputs
         rows: list[dict[str, Any]] = [
@@ -50,5 +36,5 @@ def test_no_text_of_a_delete_row_is_embedded(
     arrived = pinecone.arrived()
     assert arrived.ids() == {"d1", "d3", "d9"}
     np.testing.assert_array_equal(
-        arrived.vector("d1").values, expected_vectors(["a new text for d1"], model=MODEL)[0]
+        arrived.vector("d1").values, expected_vectors(["a new text for d1"], model=EMBED_MODEL)[0]
     )

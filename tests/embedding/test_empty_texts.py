@@ -4,27 +4,15 @@ budget (with every fifth text empty in 10,000 rows, 7,913 rows failed instead of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pyarrow as pa
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, words
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import embedding_options, words
+from tests.servers.embeddings import EmbeddingsServer
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
-from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]
 
 REASON = "text not embedded: column 'text' holds an empty string, which embedding servers refuse"
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 @pytest.mark.parametrize("kind", ["arrow", "dicts"])
@@ -42,10 +30,7 @@ def test_empty_texts_fail_alone_unsent_and_every_other_row_is_written(
     )
     with connect(
         pinecone.uri,
-        text_column="text",
-        embed_url=embeddings_server.url,
-        embed_model="test-embed-64",
-        embed_api_key=DEFAULT_KEY,
+        **embedding_options(embeddings_server),
         dimension=64,
         on_error="report",
     ) as client:

@@ -11,15 +11,13 @@ from types import FrameType
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, words
+from tests.embedding.fixtures import embedding_options, words
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
 from tests.servers.fixtures import start_server
 from vectordb.connector import connect
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
 from vectordb.connector.embedding.result import EmbeddedChunk
 from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]
 
 RETRY_AFTER = [Fault.error(503, retry_after="5")] * 5  # every retry waits 5 s: 25 s in all
 
@@ -101,10 +99,7 @@ def test_ctrl_c_during_a_write_whose_embedding_requests_wait_to_retry_comes_out_
     with start_server("rest") as pinecone:
         with connect(
             pinecone.uri,
-            text_column="text",
-            embed_url=embeddings_server.url,
-            embed_model="test-embed-64",
-            embed_api_key=DEFAULT_KEY,
+            **embedding_options(embeddings_server),
             dimension=64,
             on_error="report",
         ) as client:

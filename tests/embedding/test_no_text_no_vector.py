@@ -5,43 +5,24 @@ Beam elements. Rows that need neither stay as they were: a delete, and a sparse-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
-import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import EMBED_MODEL, embedding_options, expected_vectors
+from tests.servers.embeddings import EmbeddingsServer
+from tests.servers.fixtures import ServerHandle
 from vectordb.beam import WriteToVectorDB
 from vectordb.connector import connect
-from vectordb.connector.transports.base import forget_shared
 
-__all__ = ["embeddings_server"]
-
-MODEL = "test-embed-64"
 NO_TEXT = "no text in column 'body' and no vector"
 
 
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
-
-
 def embedding(server: EmbeddingsServer, **extra: Any) -> dict[str, Any]:
-    return {
-        "text_column": "body",
-        "embed_url": server.url,
-        "embed_model": MODEL,
-        "embed_api_key": DEFAULT_KEY,
-        "on_error": "report",
-    } | extra
+    return embedding_options(server, text_column="body", on_error="report") | extra
 
 
 def dict_rows() -> list[dict[str, Any]]:
@@ -71,7 +52,7 @@ def test_dict_rows_with_neither_fail_naming_the_text_column(
     assert [f.positions for f in report.failures if f.error == NO_TEXT] == [(1, 2)]
     assert pinecone.arrived().ids() == {"text"}
     np.testing.assert_array_equal(
-        pinecone.arrived().vector("text").values, expected_vectors(["a text to embed"], model=MODEL)[0]
+        pinecone.arrived().vector("text").values, expected_vectors(["a text to embed"], model=EMBED_MODEL)[0]
     )
 
 

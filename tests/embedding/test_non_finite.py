@@ -6,18 +6,17 @@ and the Python decoder alike, and the other inputs of the reply are kept. They w
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import orjson
 import pytest
 
+from tests.embedding.fixtures import embedding_options
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer, _Reply, vectors_for
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
-from vectordb.connector.transports.base import forget_shared
 
 POISON = "poison"
 REASON = "the embedding server returned a non-finite vector"
@@ -60,13 +59,6 @@ def test_a_non_finite_vector_fails_its_input_alone(bad: float, encoding: str) ->
     assert (result.vectors[good] == vectors_for([texts[i] for i in good], 64, "test-embed-64")).all()
 
 
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
-
-
 def test_the_write_fails_that_row_with_the_servers_fault_and_writes_the_others(
     pinecone: ServerHandle,
 ) -> None:
@@ -76,10 +68,7 @@ def test_the_write_fails_that_row_with_the_servers_fault_and_writes_the_others(
         connect(
             pinecone.uri,
             on_error="report",
-            text_column="text",
-            embed_url=server.url,
-            embed_model="test-embed-64",
-            embed_api_key=DEFAULT_KEY,
+            **embedding_options(server),
         ) as client,
     ):
         report = client.upsert(rows)

@@ -9,14 +9,12 @@ import random
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, too_long
+from tests.embedding.fixtures import too_long
 from tests.engine.test_engine import client_with, ids_in, rows
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
 from vectordb.connector.embedding import EmbeddingFailed, EmbedOptions, embed
 from vectordb.connector.errors import Rejected
 from vectordb.connector.transports.base import WireReply, WireRequest
-
-__all__ = ["embeddings_server"]
 
 
 def test_embed_isolates_five_percent_of_texts_over_the_context_and_fails_no_good_one(

@@ -4,32 +4,20 @@ still blames the model, and an ``AuthError`` names the key's option once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer, Fault
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import embedding_options
+from tests.servers.embeddings import EmbeddingsServer, Fault
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
 from vectordb.connector.errors import AuthError, ConfigError, Throttled, Unavailable
 from vectordb.connector.planner import DriverPlan
-from vectordb.connector.transports.base import forget_shared
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def probe_through(server: EmbeddingsServer, pinecone: ServerHandle) -> None:
     with connect(
         pinecone.uri,
-        text_column="text",
-        embed_url=server.url,
-        embed_model="test-embed-64",
-        embed_api_key=DEFAULT_KEY,
+        **embedding_options(server),
         max_retries=0,
     ) as client:
         options = client.options

@@ -4,25 +4,16 @@ fatal ``AuthError`` naming the key's option, where it was retried like a throttl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
+from tests.embedding.fixtures import embedding_options
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
 from vectordb.connector.errors import AuthError
-from vectordb.connector.transports.base import forget_shared
 
 OUT_OF_QUOTA = "the account of this key is out of quota"
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def test_an_account_out_of_quota_stops_the_stream_at_once() -> None:
@@ -44,10 +35,7 @@ def test_a_write_out_of_quota_names_the_embedding_key(pinecone: ServerHandle) ->
         connect(
             pinecone.uri,
             on_error="report",
-            text_column="text",
-            embed_url=server.url,
-            embed_model="test-embed-64",
-            embed_api_key=DEFAULT_KEY,
+            **embedding_options(server),
         ) as client,
         pytest.raises(AuthError, match=f"^option embed_api_key: .*{OUT_OF_QUOTA}"),
     ):

@@ -17,10 +17,8 @@ import openai
 import pytest
 from baseten_performance_client import PerformanceClient, RequestProcessingPreference
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.embedding.fixtures import expected_vectors, too_long, words
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer, Fault
-
-__all__ = ["embeddings_server"]
 
 TEXTS = [words(i) for i in range(50)] + ["héllo wörld ☃", "a", "日本語のテキスト", "tab\tand\nnewline"]
 

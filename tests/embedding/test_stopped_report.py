@@ -4,22 +4,13 @@ summary reads "STOPPED (n rows dropped)". It said "OK: 0/0 written … 820 embed
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer, Fault
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import embedding_options
+from tests.servers.embeddings import EmbeddingsServer, Fault
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
 from vectordb.connector.errors import AuthError
-from vectordb.connector.transports.base import forget_shared
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def test_a_write_stopped_mid_way_reports_the_rows_it_dropped(pinecone: ServerHandle) -> None:
@@ -30,10 +21,7 @@ def test_a_write_stopped_mid_way_reports_the_rows_it_dropped(pinecone: ServerHan
             connect(
                 pinecone.uri,
                 on_error="report",
-                text_column="text",
-                embed_url=server.url,
-                embed_model="test-embed-64",
-                embed_api_key=DEFAULT_KEY,
+                **embedding_options(server),
                 embed_batch_size=20,
                 embed_max_concurrency=4,
             ) as client,

@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors, words
+from tests.embedding.fixtures import expected_vectors, words
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
 from vectordb.connector.embedding import client as client_module
-
-__all__ = ["embeddings_server"]
 
 
 @pytest.fixture

@@ -6,29 +6,18 @@ embedded and written. orjson's ``TypeError`` on a sender thread stopped the whol
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors
+from tests.embedding.fixtures import embedding_options, expected_vectors
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import connect
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
 from vectordb.connector.errors import Rejected
-from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]
 
 BAD = json.loads('"broken \\ud800 text"')
 REASON = "not valid UTF-8: a lone surrogate at position 7"
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def client_for(server: EmbeddingsServer) -> EmbeddingClient:
@@ -71,10 +60,7 @@ def test_the_write_fails_that_row_alone_and_writes_the_others(
     data = [{"id": id_, "text": text} for id_, text in zip(ids, texts, strict=True)]
     with connect(
         pinecone.uri,
-        text_column="text",
-        embed_url=embeddings_server.url,
-        embed_model="test-embed-64",
-        embed_api_key=DEFAULT_KEY,
+        **embedding_options(embeddings_server),
         on_error="report",
     ) as client:
         report = client.upsert(data)

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server
 from tests.servers.embeddings import EmbeddingsServer
 from tests.servers.fixtures import start_server
 from vectordb.connector.embedding import EmbeddingClient, parse_embed_options
@@ -16,8 +15,6 @@ from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.planner import DriverPlan
 from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]
 
 PASSWORD = "Url-Pass-4711"
 MODEL = "test-embed-64"

@@ -4,37 +4,19 @@ request is one of the write's: the embedding stage honours them as the upserts d
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, too_long, words
-from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer, Fault
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.embedding.fixtures import embedding_options, too_long, words
+from tests.servers.embeddings import EmbeddingsServer, Fault
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import ConfigError, connect
 from vectordb.connector.options import BackendOptions
-from vectordb.connector.transports.base import forget_shared
-
-__all__ = ["embeddings_server"]
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def embedding(server: EmbeddingsServer, **extra: Any) -> dict[str, Any]:
-    return {
-        "text_column": "text",
-        "embed_url": server.url,
-        "embed_model": "test-embed-64",
-        "embed_api_key": DEFAULT_KEY,
-        "dimension": 64,
-        "on_error": "report",
-    } | extra
+    return embedding_options(server, dimension=64, on_error="report") | extra
 
 
 def test_the_embedding_options_take_the_writes_request_options() -> None:

@@ -10,43 +10,28 @@ server refused are exactly the failed ones, never upserted.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.embedding.fixtures import embeddings_server, expected_vectors, too_long, words
+from tests.embedding.fixtures import embedding_options, expected_vectors, too_long, words
 from tests.integration.pg_server import PgServer, pg_server_fixture, pg_table_fixture
 from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, EmbeddingsServer
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from vectordb.connector import AuthError, ConfigError, WriteFailed, connect
 from vectordb.connector.embedding.stage import PIECE_ROWS
-from vectordb.connector.transports.base import forget_shared
 
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
-__all__ = ["embeddings_server", "pg_server_fixture", "pg_table_fixture"]  # fixtures, used by name
+__all__ = ["pg_server_fixture", "pg_table_fixture"]  # fixtures, used by name
 
 SMALL_MODEL = "test-embed-64"
 
 
-def embed_options(server: EmbeddingsServer, **extra: Any) -> dict[str, Any]:
-    return {
-        "text_column": "text",
-        "embed_url": server.url,
-        "embed_model": SMALL_MODEL,
-        "embed_api_key": DEFAULT_KEY,
-    } | extra
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
+embed_options = embedding_options
 
 
 def stored_vectors(milvus: LiteServer, collection: str) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
