@@ -37,6 +37,7 @@ import pytest
 
 from vectordb.connector.protowire import FieldReader
 
+from .pinecone_rules import IndexType, add_index_arguments, index_arguments, index_of
 from .restartable import (
     Journal,
     RestartableProcess,
@@ -139,33 +140,41 @@ class ServerHandle:
 
 
 @contextmanager
-def start_server(kind: Kind) -> Iterator[ServerHandle]:
-    """A server in a thread of this process, with fresh state; stopped on exit."""
+def start_server(kind: Kind, *, index: IndexType | None = None) -> Iterator[ServerHandle]:
+    """A server in a thread of this process, with fresh state; stopped on exit.
+
+    ``index``: the index it stands for from its start (``pinecone_rules.dense(N)`` or ``SPARSE``), as
+    ``describe_index_stats`` reports it; none: the dimension is learnt from the first dense row, and
+    the fresh server reports 0, which a client reads as a sparse index."""
     state = ServerState()
     if kind == "rest":
         from .pinecone_rest import PineconeRestServer
 
-        with PineconeRestServer(0, state) as rest:
+        with PineconeRestServer(0, state, index=index) as rest:
             yield ServerHandle("rest", rest.port, rest.port, state)
     else:
         from .pinecone_grpc import PineconeGrpcServer
 
-        with PineconeGrpcServer(0, state) as grpc_server:
+        with PineconeGrpcServer(0, state, index=index) as grpc_server:
             yield ServerHandle("grpc", grpc_server.port, grpc_server.control_port, state)
 
 
 @contextmanager
-def start_server_process(kind: Kind, *, id_log: Path | None = None) -> Iterator[ServerHandle]:
+def start_server_process(
+    kind: Kind, *, index: IndexType | None = None, id_log: Path | None = None
+) -> Iterator[ServerHandle]:
     """A server in its own Python process (for Spark executors and Beam workers); SIGTERM on exit.
 
-    With ``id_log``, the ids of every accepted upsert are also appended to that file (``IdLogState``).
+    ``index`` as for ``start_server``. With ``id_log``, the ids of every accepted upsert are also
+    appended to that file (``IdLogState``).
     """
     if id_log is None:
-        process = launch_process(["-m", f"tests.servers.pinecone_{kind}", "--port", "0"])
-    else:
         process = launch_process(
-            ["-m", "tests.servers.fixtures", "--kind", kind, "--port", "0", "--id-log", str(id_log)]
+            ["-m", f"tests.servers.pinecone_{kind}", "--port", "0", *index_arguments(index)]
         )
+    else:
+        logged = ["--kind", kind, "--port", "0", "--id-log", str(id_log), *index_arguments(index)]
+        process = launch_process(["-m", "tests.servers.fixtures", *logged])
     try:
         ports = read_ports(process, ("PORT", "CONTROL"))
         yield ServerHandle(kind, ports["PORT"], ports["CONTROL"], pid=process.pid)
@@ -313,6 +322,7 @@ def main(argv: list[str] | None = None) -> None:
     keep = parser.add_mutually_exclusive_group(required=True)
     keep.add_argument("--journal", type=Path, help="journal accepted vectors here; start from what it holds")
     keep.add_argument("--id-log", type=Path, help="append the ids of accepted upserts here (IdLogState)")
+    add_index_arguments(parser)
     args = parser.parse_args(argv)
     from .pinecone_rest import PineconeRestServer
 
@@ -322,12 +332,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         state = IdLogState(args.id_log, _rest_ids if args.kind == "rest" else _grpc_ids)
     if args.kind == "rest":
-        with PineconeRestServer(args.port, state) as rest:
+        with PineconeRestServer(args.port, state, index=index_of(args)) as rest:
             serve_until_signal(PORT=rest.port, CONTROL=rest.port)
     else:
         from .pinecone_grpc import PineconeGrpcServer
 
-        with PineconeGrpcServer(args.port, state) as grpc_server:
+        with PineconeGrpcServer(args.port, state, index=index_of(args)) as grpc_server:
             serve_until_signal(PORT=grpc_server.port, CONTROL=grpc_server.control_port)
 
 

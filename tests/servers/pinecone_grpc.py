@@ -264,8 +264,9 @@ class PineconeGrpcServer:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="gRPC port on 127.0.0.1; 0 picks a free one")
+    rules.add_index_arguments(parser)
     args = parser.parse_args(argv)
-    with PineconeGrpcServer(args.port) as server:
+    with PineconeGrpcServer(args.port, index=rules.index_of(args)) as server:
         serve_until_signal(server.port, server.control_port)
 
 

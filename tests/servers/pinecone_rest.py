@@ -332,8 +332,9 @@ def serve_until_signal(port: int, control_port: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 picks a free one")
+    rules.add_index_arguments(parser)
     args = parser.parse_args(argv)
-    with PineconeRestServer(args.port) as server:
+    with PineconeRestServer(args.port, index=rules.index_of(args)) as server:
         serve_until_signal(server.port, server.port)
 
 

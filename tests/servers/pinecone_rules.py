@@ -12,6 +12,7 @@ the all-zero vector, whose real message names its id.
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +28,13 @@ __all__ = [
     "MAX_UPSERT_VECTORS",
     "SPARSE",
     "IndexType",
+    "add_index_arguments",
     "count_problem",
     "dense",
     "dimension_problem",
     "id_problem",
+    "index_arguments",
+    "index_of",
     "index_problem",
     "metadata_problem",
     "metadata_size",
@@ -165,6 +169,28 @@ SPARSE = IndexType(None)
 
 def dense(dimension: int) -> IndexType:
     return IndexType(dimension)
+
+
+def index_arguments(index: IndexType | None) -> list[str]:
+    """The command-line arguments that start a server process as ``index`` (none: a learning server)."""
+    if index is None:
+        return []
+    return ["--sparse"] if index.dimension is None else ["--dimension", str(index.dimension)]
+
+
+def add_index_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--dimension N`` (a dense index) or ``--sparse``, as ``index_arguments`` gives them."""
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--dimension", type=int, help="a dense index of this dimension, from the start")
+    kind.add_argument("--sparse", action="store_true", help="a sparse index (reports no dimension)")
+
+
+def index_of(args: argparse.Namespace) -> IndexType | None:
+    """The index ``add_index_arguments``' arguments name; none: the dimension is learnt from the first
+    dense row."""
+    if args.sparse:
+        return SPARSE
+    return None if args.dimension is None else dense(args.dimension)
 
 
 def index_problem(index: IndexType | None, dense_values: int) -> str | None:
