@@ -24,7 +24,7 @@ import collections
 import random
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass
@@ -162,28 +162,38 @@ class Engine:
         than its sample showed) is split in halves and encoded again, in input order, so no request is
         refused for its size."""
         limit = self.backend.limits.max_bytes
-        for batch, request in self._requests(batches):
-            pending: list[tuple[RowBatch, WireRequest | None]] = [(batch, request)]
-            while pending:
-                part, encoded = pending.pop()
-                if encoded is None:
-                    encoded = self.backend.request_for(part)
-                if len(encoded.body) > limit and len(part) > 1:
-                    middle = len(part) // 2
-                    pending += [
-                        (part.slice(middle, len(part)), None),
-                        (part.slice(0, middle), None),
-                    ]  # left first
-                    continue
-                yield _Sending(part, report, encoded)
+        requests = self._requests(batches, report)
+        pending: list[tuple[RowBatch, WireRequest | None]] = []
+        try:
+            for batch, request in requests:
+                pending.append((batch, request))
+                while pending:
+                    part, encoded = pending.pop()
+                    if encoded is None:
+                        encoded = self.backend.request_for(part)
+                    if len(encoded.body) > limit and len(part) > 1:
+                        middle = len(part) // 2
+                        pending += [
+                            (part.slice(middle, len(part)), None),
+                            (part.slice(0, middle), None),
+                        ]  # left first
+                        continue
+                    yield _Sending(part, report, encoded)
+        finally:
+            # a stop between the halves of a split batch: the halves not yet yielded were read too
+            self._drop_unsent([part for part, _ in reversed(pending)], report)
+            requests.close()  # now, not when collected: its batches encoded ahead are accounted first
 
-    def _requests(self, batches: Iterable[RowBatch]) -> Iterator[tuple[RowBatch, WireRequest]]:
+    def _requests(
+        self, batches: Iterable[RowBatch], report: WriteReport
+    ) -> Generator[tuple[RowBatch, WireRequest], None, None]:
         """Each batch and its request, in input order. On the caller's thread, except JSON bodies whose
         floats the native writer formats with Python's lock released: those are encoded ``ENCODE_AHEAD``
         batches ahead on the process's encoder threads, so several bodies are formatted at once, on as
         many cores, while the caller waits for a send slot (one thread formatting floats at about 25 ns
         each is otherwise the ceiling of a REST write). An error of the input or of an encoding is raised
-        where it stands in the input, once the batches before it have been handed on."""
+        where it stands in the input, once the batches before it have been handed on. Batches pulled ahead
+        and never handed on because the write stopped are counted in ``report`` as dropped."""
         source = iter(batches)
         first = next(source, None)
         if first is None:
@@ -219,6 +229,8 @@ class Engine:
             for _, item in window:  # a write that stopped early: bodies not started are not wanted
                 if isinstance(item, Future):
                     item.cancel()
+            # read from the input, so counted: lost without a trace, their rows were neither written nor failed
+            self._drop_unsent([ready for ready, _ in window if ready is not None], report)
 
     # -- order per id, pace -----------------------------------------------------------------------
 
@@ -238,6 +250,13 @@ class Engine:
             held.update(keys)
             sending.held = (scope, keys)
             return True
+
+    def _drop_unsent(self, batches: list[RowBatch], report: WriteReport) -> None:
+        """Account for batches read but never handed on because the write stopped (a fatal error, Ctrl-C);
+        an error of the input is raised where it stands, with nothing pulled past it."""
+        if self.dispatch.fatal is not None:
+            for batch in batches:
+                self._dropped(_Sending(batch, report))
 
     def _dropped(self, sending: _Sending) -> None:
         """Account for a batch read (and encoded) but not sent because the write stopped."""
