@@ -24,14 +24,16 @@ import struct
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import speedups
 
 __all__ = [
+    "PROTOBUF_VALUE",
     "FieldReader",
+    "ValueFields",
     "encode_struct",
     "encode_value",
     "frame_rows",
@@ -43,6 +45,7 @@ __all__ = [
     "read_varint",
     "string_field",
     "string_fields",
+    "value_problem",
     "varint",
     "varint_field",
 ]
@@ -162,46 +165,100 @@ def frame_rows(
 
 
 _DOUBLE = struct.Struct("<d")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def encode_value(value: Any) -> bytes:
-    """A ``google.protobuf.Value``: null 1, number 2 (double), string 3, bool 4, struct 5, list 6. numpy
-    values as the Python values they hold; dates and times as ISO 8601, decimals, UUIDs and durations
-    as their text, as the JSON encoders write them. Any other value is a ``TypeError``, never its
-    ``str()`` (rows' metadata reaches here made plain by the rows' checks, and refused there when
-    JSON has no form for it)."""
+class ValueFields(NamedTuple):
+    """The field numbers of a ``Value`` message: ``google.protobuf.Value``'s, or a database's own
+    (Qdrant's adds an int64 ``integer``). Its struct is ``{fields = 1: map<string, Value>}`` in both."""
+
+    null: int
+    number: int  # double
+    string: int
+    boolean: int
+    struct: int
+    list: int  # ListValue{values = 1}
+    integer: int = 0  # an int64 field: an integer within int64 goes there; 0: none, every number a double
+
+
+PROTOBUF_VALUE = ValueFields(null=1, number=2, string=3, boolean=4, struct=5, list=6)
+
+
+def encode_value(value: Any, fields: ValueFields = PROTOBUF_VALUE) -> bytes:
+    """A ``Value`` (``google.protobuf.Value`` unless ``fields`` says another): null, bool, number (an
+    integer in ``fields.integer`` where there is one and it holds it, else a double), string, struct,
+    list. numpy values as the Python values they hold; dates and times as ISO 8601, decimals, UUIDs and
+    durations as their text, as the JSON encoders write them. Any other value is a ``TypeError``, never
+    its ``str()`` (rows' metadata reaches here made plain by the rows' checks, and refused there when
+    JSON has no form for it; a backend refuses a row whose value has no form here: ``value_problem``)."""
     if value is None:
-        return key(1, VARINT) + b"\x00"
+        return key(fields.null, VARINT) + b"\x00"
     if isinstance(value, bool | np.bool_):
-        return key(4, VARINT) + (b"\x01" if value else b"\x00")
-    if isinstance(value, int | float | np.integer | np.floating):
-        return key(2, I64) + _DOUBLE.pack(float(value))
+        return key(fields.boolean, VARINT) + (b"\x01" if value else b"\x00")
+    if isinstance(value, int | np.integer):
+        if (
+            fields.integer and _INT64_MIN <= (number := int(value)) <= _INT64_MAX
+        ):  # int(): numpy compares as floats
+            return key(fields.integer, VARINT) + varint(number)
+        return key(fields.number, I64) + _DOUBLE.pack(float(value))
+    if isinstance(value, float | np.floating):
+        return key(fields.number, I64) + _DOUBLE.pack(float(value))
     if isinstance(value, str):
-        return len_field(3, value.encode())
-    if isinstance(value, Mapping):
-        return len_field(5, _encode_struct(value))  # Python all the way down: the native depth bound holds
+        return len_field(fields.string, value.encode())
+    if isinstance(value, Mapping):  # Python all the way down: the native depth bound holds
+        return len_field(fields.struct, _encode_struct(value, fields))
     if isinstance(value, list | tuple | np.ndarray):
-        return len_field(6, b"".join(len_field(1, encode_value(v)) for v in value))
+        return len_field(fields.list, b"".join(len_field(1, encode_value(v, fields)) for v in value))
     if isinstance(value, datetime.date | datetime.time):
-        return len_field(3, value.isoformat().encode())
+        return len_field(fields.string, value.isoformat().encode())
     if isinstance(value, decimal.Decimal | uuid.UUID | datetime.timedelta):
-        return len_field(3, str(value).encode())
-    raise TypeError(f"a {type(value).__name__} has no google.protobuf.Value form")
+        return len_field(fields.string, str(value).encode())
+    raise TypeError(f"a {type(value).__name__} has no protocol-buffers Value form")
 
 
-def encode_struct(fields: Mapping[str, Any]) -> bytes:
-    """A ``google.protobuf.Struct``: map<string, Value> fields = 1, entries sorted by key; written by the
-    native speedups where installed (the same bytes: they hand any value but plain None, bool, int,
-    float, str, dict, list and tuple back to ``encode_value``)."""
-    if _native_struct is not None and type(fields) is dict:
+def value_problem(value: Any, prepare: Callable[[Any], Any] | None = None) -> str | None:
+    """Why ``value`` (at any depth) has no ``Value`` form (``encode_value``'s ``TypeError``), or ``None``:
+    plain values and containers are only looked at, any other value is encoded alone (after ``prepare``,
+    what the backend's encoder does to such a value first). For a backend's refusal step, so such a row
+    fails alone instead of its encoding error stopping the write."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return None
+    items: Any
+    if kind is list or kind is tuple:
+        items = value
+    elif isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return None
+    else:
+        try:
+            encode_value(value if prepare is None else prepare(value))
+        except (TypeError, ValueError, OverflowError) as exc:  # no form; text no UTF-8 holds; beyond a double
+            return str(exc)
+        return None
+    for item in items:
+        problem = value_problem(item, prepare)
+        if problem is not None:
+            return problem
+    return None
+
+
+def encode_struct(fields: Mapping[str, Any], form: ValueFields = PROTOBUF_VALUE) -> bytes:
+    """A ``google.protobuf.Struct`` (or ``form``'s struct): map<string, Value> fields = 1, entries sorted by
+    key, a key that is no ``str`` as its text; written by the native speedups where installed (the same
+    bytes: they hand any value but plain None, bool, int, float, str, dict, list and tuple back to
+    ``encode_value``)."""
+    if _native_struct is not None and type(fields) is dict and form is PROTOBUF_VALUE:
         return _native_struct(fields, encode_value, _encode_struct)
-    return _encode_struct(fields)
+    return _encode_struct(fields, form)
 
 
-def _encode_struct(fields: Mapping[str, Any]) -> bytes:
+def _encode_struct(fields: Mapping[Any, Any], form: ValueFields = PROTOBUF_VALUE) -> bytes:
     parts = []
     for name in sorted(fields):
-        entry = len_field(1, name.encode()) + len_field(2, encode_value(fields[name]))
+        text = name if type(name) is str else str(name)
+        entry = len_field(1, text.encode()) + len_field(2, encode_value(fields[name], form))
         parts.append(len_field(1, entry))
     return b"".join(parts)
 

@@ -28,9 +28,7 @@ collection that is there may be older than those rules, and is written.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import re
-import struct
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar, Literal
@@ -853,10 +851,14 @@ def _payloads(
 
 
 def _wide_metadata(metadata: dict[str, Any]) -> str | None:
-    """Why a row's metadata cannot go as Qdrant's payload integers, or None. gRPC's ``Value`` has no
-    integer wider than int64, so such a row fails over both transports instead of being stored as a
-    double over one."""
+    """Why a row's metadata cannot go as Qdrant's gRPC payload, or None: an integer outside int64 (gRPC's
+    ``Value`` has none wider) or a value with no ``Value`` form at all (an ``orjson.Fragment``, which the
+    rows' checks let through). Such a row fails over both transports instead of being stored otherwise
+    over one, or of stopping a gRPC write as its encoding error."""
     for key, value in metadata.items():
+        problem = pw.value_problem(value)
+        if problem is not None:
+            return f"metadata {key!r}: {problem}; Qdrant's gRPC payload cannot hold it"
         number = integer_outside(value, INT64)
         if number is not None:
             return (
@@ -975,7 +977,6 @@ def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
 
 # -- gRPC -------------------------------------------------------------------------------------------
 
-_DOUBLE = struct.Struct("<d")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -1239,37 +1240,15 @@ def _shard_selector(key: str) -> bytes:
     return pw.len_field(1, pw.len_field(1, key.encode()))
 
 
+QDRANT_VALUE = pw.ValueFields(null=1, number=2, integer=3, string=4, boolean=5, struct=6, list=7)
+
+
 def _value(value: Any) -> bytes:
-    """A ``qdrant.Value``: null 1, double 2, integer 3 (int64), string 4, bool 5, struct 6, list 7."""
-    if value is None:
-        return b"\x08\x00"
-    if isinstance(value, np.generic | np.ndarray):  # as the REST body has it: the same payload both ways
-        value = _as_json(value)
-    if isinstance(value, bool):
-        return b"\x28\x01" if value else b"\x28\x00"
-    if isinstance(value, int):
-        if _INT64_MIN <= value <= _INT64_MAX:
-            return b"\x18" + pw.varint(value)
-        return b"\x11" + _DOUBLE.pack(float(value))  # refused before encoding (_wide_metadata)
-    if isinstance(value, float):
-        return b"\x11" + _DOUBLE.pack(value)
-    if isinstance(value, str):
-        return pw.len_field(4, value.encode())
-    if isinstance(value, dict):
-        return pw.len_field(6, _struct_fields(value))
-    if isinstance(value, list | tuple | np.ndarray):
-        return pw.len_field(7, b"".join(pw.len_field(1, _value(v)) for v in value))
-    if isinstance(value, dt.datetime | dt.date):
-        return pw.len_field(4, value.isoformat().encode())
-    return pw.len_field(4, str(value).encode())
-
-
-def _as_json(value: np.generic | np.ndarray) -> Any:
-    """A numpy value as ``encode_json`` writes it (orjson's numpy forms: a float32 as its shortest repr, a
-    datetime64 as RFC 3339), read back."""
-    return orjson.loads(metadata_json(value))  # type: ignore[arg-type]
+    """A ``qdrant.Value``: ``protowire.encode_value`` with Qdrant's field numbers (null 1, double 2,
+    integer 3 (int64), string 4, bool 5, struct 6, list 7); the native point heads hand values here."""
+    return pw.encode_value(value, QDRANT_VALUE)
 
 
 def _struct_fields(value: dict[Any, Any]) -> bytes:
     """A ``qdrant.Struct``'s ``fields=1``: a map entry a key, in key order, each key as its text."""
-    return b"".join(pw.len_field(1, _map_entry(str(k), _value(v))) for k, v in sorted(value.items()))
+    return pw.encode_struct(value, QDRANT_VALUE)

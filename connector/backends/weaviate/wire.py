@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -125,28 +125,9 @@ def encode_properties(props: Mapping[str, Any]) -> bytes:
 
 
 def formless(value: Any) -> str | None:
-    """Why ``value`` (a property's, at any depth) has no form in ``encode_properties``, or ``None``: plain
-    values and containers are only looked at, any other value is encoded alone, as the encoder would."""
-    kind = type(value)
-    if kind in _PLAIN or value is None:
-        return None
-    if kind is list or kind is tuple:
-        items: Iterable[Any] = value
-    elif isinstance(value, Mapping):
-        items = value.values()
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return None
-    else:
-        try:
-            pw.encode_value(_scalar(value))
-        except (TypeError, ValueError, OverflowError) as exc:
-            return str(exc)
-        return None
-    for item in items:
-        problem = formless(item)
-        if problem is not None:
-            return problem
-    return None
+    """Why ``value`` (a property's, at any depth) has no form in ``encode_properties``, or ``None``
+    (``protowire.value_problem``, a value made a Struct value first as the encoder does)."""
+    return pw.value_problem(value, _scalar)
 
 
 def _scalar(value: Any) -> Any:
