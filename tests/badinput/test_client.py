@@ -4,6 +4,7 @@ written is stored as the catalogue says; what is refused before sending sends no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -96,7 +97,7 @@ def test_no_id_column_and_columns_of_the_wrong_type_are_refused_before_sending(i
     with pytest.raises(ConfigError, match="option id_column"):
         write(index, pa.table({"key": ["a"], "values": [V]}))
     with pytest.raises(ConfigError, match="option vector_column"):
-        write(index, pa.table({"id": ["a"], "values": ["0.5,1"]}))
+        write(index, pa.table({"id": ["a"], "values": [12]}))
     with pytest.raises(ConfigError, match="option op_column: column 'op' has type int64; expected strings"):
         write(index, pa.table({"id": ["a"], "values": [V], "op": [1]}), op_column="op")
     assert index.arrived().requests == []
@@ -109,13 +110,25 @@ def test_bad_options_are_refused_before_sending(index: ServerHandle, case: Case)
     assert index.arrived().requests == []
 
 
+def test_vector_text_that_is_not_a_json_list_fails_alone(index: ServerHandle) -> None:
+    """A vector column of text (as CSV holds vectors) is read as JSON lists of numbers, row by row."""
+    (case,) = [c for c in CASES if c.name.startswith("a vector column of text")]
+    report = write(index, pa.table({"id": ["bad", "good"], "values": ["1;2;3", json.dumps(V)]}))
+    assert (report.written, report.failed) == (1, 1), report
+    (failure,) = report.failures
+    assert failure.ids == ("bad",) and failure.error == case.says and failure.error_type == "Invalid"
+    assert index.arrived().ids() == {"good"}
+    np.testing.assert_array_equal(index.arrived().vector("good").values, np.asarray(V, dtype=np.float32))
+
+
 def test_every_case_is_tested() -> None:
     by_option = {c.name for c in CASES if c.options}
     special = {
         "the same id twice in one write",
         "an empty input",
         "no `id` column",
-        "a vector column of strings (Arrow)",
+        "a vector column of numbers, not lists (Arrow)",
+        "a vector column of text that is not a JSON list (Arrow, CSV: `1;2;3`)",
         "an op column that holds no strings (Arrow)",
     }
     rows = {c.name for c in CASES if c.row}
