@@ -452,7 +452,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """Rows whose values Weaviate would store changed (integers beyond ±2^53: it keeps numbers as
-        float64; lists holding nulls) fail here. With ``create=true``, properties the batch brings that
+        float64; lists holding nulls), or whose properties have no form on its wire, fail here. With ``create=true``, properties the batch brings that
         the collection lacks are declared first, typed from the values (Arrow's types), so an ``int64``
         column is an ``int`` property (Weaviate's auto-schema would make it ``number``); and a tenant the
         collection lacks is created. A property or tenant Weaviate refuses fails the rows that need it,
