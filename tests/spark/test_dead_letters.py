@@ -133,7 +133,7 @@ def beam_letters(server: ServerHandle, table: pa.Table, tmp_path: Path) -> list[
 def test_dead_letters_carry_the_whole_original_row(
     engine: str, kind: str, grpc_server: ServerHandle, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    grpc_server.script(reject_ids=frozenset({refused_id(kind)}))
+    grpc_server.script(reject_ids=frozenset({refused_id(kind)}), dimension=DIM)  # a dense index of DIM
     table = input_table(kind)
     if engine == "spark":
         letters = spark_letters(grpc_server, table, tmp_path, request.getfixturevalue("spark"))
@@ -158,7 +158,7 @@ def test_dead_letters_the_driver_cannot_see_fail_the_job_naming_dead_letter_path
     """dead_letter_path on each node's own disk: pyarrow's ``mock://`` filesystem lives in each process's
     memory, so the tasks stage their letters where the driver's commit cannot find them. The job must fail
     and say so (the rows stay written), not succeed with ``dead_letter_files: []``."""
-    grpc_server.script(reject_ids=frozenset({refused_id("string")}))
+    grpc_server.script(reject_ids=frozenset({refused_id("string")}), dimension=DIM)
     reports = tmp_path / "reports"
     with pytest.raises(Exception) as info:
         (
