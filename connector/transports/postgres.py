@@ -27,7 +27,9 @@ separate ``BEGIN``.
 psycopg errors become the connector's errors in ``error_for`` and nowhere else: by SQLSTATE
 when the server sent one (data and constraint errors are rejections the engine bisects;
 serialization failures, deadlocks and shutdowns are retryable; a statement timeout is a
-deadline), by libpq's message when a connection could not be made (no SQLSTATE there).
+deadline), by libpq's message when a connection could not be made (no SQLSTATE there). A value
+psycopg itself refuses before sending (``DataError``: a text holding NUL) has no SQLSTATE either:
+it is a rejection too, so its row fails alone.
 Passwords never appear in errors or reprs: the credentials in use (``secrets``) are blanked out of
 every message (``redaction``). Nor on a refused connection's traceback: psycopg's error, raised in
 frames holding the conninfo and the password, is translated where it is caught and not kept as the
@@ -174,6 +176,10 @@ def error_for(exc: BaseException, where: str, *, connecting: bool = False) -> Co
         kind = ERROR_BY_SQLSTATE.get(sqlstate) or ERROR_BY_CLASS.get(sqlstate[:2], ServerError)
         return _make(kind, f"{where}: {sqlstate}: {_server_message(exc)}", sqlstate)
     text = " ".join(str(exc).split())  # libpq's messages span lines
+    if isinstance(exc, _import_psycopg().DataError):
+        # refused by psycopg before sending (a text with NUL): no SQLSTATE, and the connection is fine;
+        # a rejection, so the batch is split and the row holding the value fails alone
+        return Rejected(f"{where}: {type(exc).__name__}: {text}")
     lowered = text.lower()
     for words, kind, state in _CONNECT_MESSAGES:
         if all(word in lowered for word in words):
