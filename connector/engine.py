@@ -267,6 +267,7 @@ class Engine:
             error=f"not sent: the write stopped on {type(fatal).__name__}: {fatal}",
             error_type=STOPPED,
             retryable=True,
+            op=batch.op,  # a delete's rows say so wherever their failure is read (dead letters, repr)
         )
         with self._lock:
             sending.report.failed += len(batch)
@@ -337,6 +338,7 @@ class Engine:
             error_type=error_type or type(exc).__name__,
             retryable=exc.retryable,
             attempts=attempts,
+            op=batch.op,
         )
         with self._lock:
             unit.report.failed += len(batch)

@@ -1,18 +1,21 @@
-"""Rows the engine read but never sent because the write stopped are counted in its report: batches
-encoded ahead (``ENCODE_AHEAD``) among them."""
+"""Rows the engine read but never sent because the write stopped are counted in its report, as what they
+were for: batches encoded ahead (``ENCODE_AHEAD``) among them, and deletes say ``op="delete"``."""
 
 from __future__ import annotations
 
 import sys
 import threading
 import time
+from types import FrameType
 from typing import Any
 
 import pytest
 
-from vectordb.connector import AuthError, connect, engine, jsonvec
+from vectordb.connector import AuthError, Unavailable, connect, engine, jsonvec
 from vectordb.connector.engine import Engine
-from vectordb.connector.report import STOPPED
+from vectordb.connector.report import STOPPED, WriteReport
+from vectordb.connector.rows import RowBatch
+from vectordb.connector.rows.ops import DELETE
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
@@ -60,3 +63,59 @@ def test_batches_encoded_ahead_and_dropped_on_a_stop_are_counted(monkeypatch: py
     assert (report.failed, report.written) == (30, 0), report
     assert sorted(f.error_type for f in report.failures) == ["AuthError", "AuthError", STOPPED]
     assert sorted(p for f in report.failures for p in f.positions) == list(range(30))
+
+
+def test_a_delete_batch_dropped_on_a_stop_says_delete() -> None:
+    """The engine's own account says what the rows were for: a delete batch sent and refused, and one
+    dropped on the stop (it waited for the first one's ids), both ``op="delete"``."""
+    handler = unauthorized_once(threading.get_ident(), "_hold_ids")
+    client = connect("pinecone+grpc://127.0.0.1:1", batch_size=10, verify=False, max_concurrency=2)
+    transport = MockTransport(handler)
+    client._engine = Engine(client.backend, transport, client.options, sleep=lambda s: None)
+    ids = [f"r{i}" for i in range(10)]
+    batches = [RowBatch(ids=ids, vectors=None, op=DELETE), RowBatch(ids=ids, vectors=None, op=DELETE)]
+    batches[1].positions += 10
+    report = WriteReport()
+    with pytest.raises(AuthError):
+        client._engine.run(iter(batches), report)
+    assert [r.method for r in transport.requests] == ["/VectorService/Delete"]
+    assert sorted((f.error_type, f.op) for f in report.failures) == [("AuthError", DELETE), (STOPPED, DELETE)]
+    assert sorted(p for f in report.failures for p in f.positions) == list(range(20))
+    assert "delete" in repr(report.failures[0]) and "(delete)" in repr(report)
+
+
+def test_a_delete_in_flight_when_ctrl_c_stops_the_write_says_delete() -> None:
+    """Ctrl-C as the caller waits for the last requests: the write raises at once, and a delete on the
+    wire fails afterwards, on its sender ("not retried: the write stopped"), in the report the interrupt
+    carries. The client marks the failures of deletes as it ends the write, before that one exists:
+    the engine's own account has to say ``op="delete"``."""
+    returned = threading.Event()
+
+    def unavailable_after_the_write(request: WireRequest) -> WireReply:
+        returned.wait(5)
+        raise Unavailable("UNAVAILABLE: try again", status="UNAVAILABLE")
+
+    # a slot to spare: the caller has read the input to its end and waits for the two requests in flight
+    client = connect("pinecone+grpc://127.0.0.1:1", batch_size=10, verify=False, max_concurrency=3)
+    transport = MockTransport(unavailable_after_the_write)
+    client._engine = Engine(client.backend, transport, client.options, sleep=lambda s: None)
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name == "wait" and "concurrent" in frame.f_code.co_filename:
+            sys.settrace(None)
+            raise KeyboardInterrupt  # Ctrl-C while run() waits for the requests in flight
+
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(KeyboardInterrupt) as raised:
+            client.delete([f"r{i}" for i in range(20)])
+    finally:
+        sys.settrace(None)
+        returned.set()
+    report = raised.value.report  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 5
+    while report.failed < 20 and time.monotonic() < deadline:  # the senders end on their own threads
+        time.sleep(0.01)
+    client.close()
+    assert report.failed == 20, report
+    assert [f.op for f in report.failures] == [DELETE, DELETE], report.failures
