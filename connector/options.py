@@ -122,6 +122,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 raise ConfigError(f"options {one} and {other} exclude each other: give one")
         if self.namespace is not None:
             check_text("option namespace", self.namespace)
+        _check_column_names(self)
         if self.op_column is not None:
             self._check_op_column(self.op_column)
         _check_vector_names(self)
@@ -415,6 +416,33 @@ def all_utf8(texts: list[str]) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _check_column_names(options: BackendOptions) -> None:
+    """Every column option names a column: an empty name matches none, so every row would fail alike
+    ("null vector"); an id_from column given twice adds nothing to the id but looks like a typo."""
+    for option in _COLUMN_FIELDS:
+        if getattr(options, option) == "":
+            raise ConfigError(f"option {option}: a column name cannot be empty")
+    for option in ("id_from", "metadata_columns"):
+        listed = getattr(options, option) or ()
+        if "" in listed:
+            raise ConfigError(f"option {option}: a column name cannot be empty")
+        seen: set[str] = set()
+        for column in listed:
+            if column in seen and option == "id_from":
+                raise ConfigError(f"option id_from: column {column!r} is given twice")
+            seen.add(column)
+
+
+_COLUMN_FIELDS = (
+    "id_column",
+    "vector_column",
+    "sparse_column",
+    "namespace_column",
+    "op_column",
+    "text_column",
+)
 
 
 def _check_vector_names(options: BackendOptions) -> None:
