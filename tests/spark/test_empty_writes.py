@@ -75,6 +75,34 @@ def test_an_empty_milvus_write_makes_the_collection_a_non_empty_one_makes(
             milvus_lite.client.drop_collection(empty)
 
 
+def test_an_empty_milvus_write_of_named_vectors_makes_the_collection_a_non_empty_one_makes(
+    spark: Any, milvus_lite: LiteServer, collection_name: str
+) -> None:
+    schema = "id bigint, title_vec array<float>, body_vec array<float>"
+    named = {"vector_columns": "title:title_vec,body:body_vec", "vector_dimensions": "title:3,body:2"}
+    empty = f"{collection_name}_empty"
+    try:
+        write_named = {"create": "true", **named}
+        for rows, name in (([], empty), ([(7, [1.0, 2.0, 3.0], [1.0, 2.0])], collection_name)):
+            writer = (
+                spark.createDataFrame(rows, schema).write.format("vectordb").option("uri", milvus_lite.uri)
+            )
+            for key, value in {"collection": name, **write_named}.items():
+                writer = writer.option(key, value)
+            writer.mode("append").save()
+        assert milvus_lite.client.get_collection_stats(empty)["row_count"] == 0
+        made = fields(milvus_lite, empty)
+        assert made == fields(milvus_lite, collection_name)
+        assert {f["name"]: f["type"].name for f in made if f["name"] in ("id", "title", "body")} == {
+            "id": "INT64",
+            "title": "FLOAT_VECTOR",
+            "body": "FLOAT_VECTOR",
+        }
+    finally:
+        if milvus_lite.client.has_collection(empty):
+            milvus_lite.client.drop_collection(empty)
+
+
 def test_an_empty_postgres_write_makes_the_table(spark: Any, pg_server: PgServer, pg_table: str) -> None:
     write(spark, [], SCHEMA, pg_server.uri(pg_table))
     with pg_server.connect() as conn:
