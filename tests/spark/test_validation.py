@@ -37,7 +37,8 @@ SPARK_CASES = {
 PLAN_CASES = {
     **SPARK_CASES,
     "bad value": ({"max_concurrency": "0"}, "option max_concurrency"),
-    "vector column of the wrong type": ({"vector_column": "title"}, "option vector_column: column 'title'"),
+    # a string column is vectors as JSON text (1ff1feb); a number is no vector
+    "vector column of the wrong type": ({"vector_column": "n"}, "option vector_column: column 'n'"),
     "bad on_error": ({"on_error": "ignore"}, "option on_error"),
     "dead letters without a path": ({"on_error": "dead_letter"}, "needs option dead_letter_path"),
     "missing id column": ({"id_column": "doc_id"}, "option id_column: no column 'doc_id'"),
