@@ -5,7 +5,8 @@ thread; a call takes a connection of its own, so concurrent calls never queue be
 frames. Nothing here retries: the engine does (retrying in two layers multiplies attempts and hides
 throttling). Credentials travel as call metadata and never appear in errors or reprs: a server's status
 details are quoted with the credentials in use blanked out (``redaction``), since servers echo keys.
-The statuses are read as grpc clients read them (``error_for_status``).
+The statuses are read as grpc clients read them (``error_for_status``), but for one INTERNAL: a reply
+the server could not encode ("error while marshaling") is a rejection, so the batch is split.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, heade
 __all__ = ["GrpcTransport", "error_for_status"]
 
 USER_AGENT = "vectordb-connector"
+UNSENDABLE_REPLY = "error while marshaling"  # grpc-go's INTERNAL details when it cannot encode its reply
 _NUMBER = re.compile(r"-?[0-9]{1,20}")  # a pushback worth quoting: a (negative) number of milliseconds
 
 # StatusCode name → error class; a test checks every grpc.StatusCode is here.
@@ -169,6 +171,11 @@ def error_for_status(
         retry_after_s = parse_retry_after(trailing.get("retry-after"))  # bounded by ServerError
     kind = ERROR_BY_STATUS.get(code_name, ServerError)
     message = f"{where}: {code_name}: {details}"
+    if code_name == "INTERNAL" and UNSENDABLE_REPLY in details:
+        # the server's reply (a row's refusal quoting text that is no UTF-8) could not be sent: the batch's
+        # fate is unknown and a retry meets the same reply; split it (upserts by id are idempotent), so
+        # the row at fault fails alone and the others are written
+        return Rejected(f"{message} (the server could not send its reply)", status=code_name)
     if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):
         return ConnectError(f"{where}: cannot connect: {details}")
     if issubclass(kind, ServerError):

@@ -153,3 +153,12 @@ def test_no_hint_a_server_sends_holds_a_write_for_good(
     if retry_after is not None:
         hint = http_transport.parse_retry_after(retry_after)
         assert errors.Throttled("w", status=429, retry_after_s=hint).retry_after_s == waits_s
+
+
+def test_a_reply_the_grpc_server_could_not_send_is_a_rejection_the_engine_splits() -> None:
+    details = "grpc: error while marshaling: string field contains invalid UTF-8"
+    exc = grpc_transport.error_for_status("INTERNAL", details, "weaviate BatchObjects", {}, secrets=NONE)
+    assert type(exc) is errors.Rejected and not exc.retryable and not exc.fatal
+    assert details in str(exc) and exc.status == "INTERNAL"
+    other = grpc_transport.error_for_status("INTERNAL", "panic", "weaviate BatchObjects", {}, secrets=NONE)
+    assert type(other) is errors.Unavailable  # any other INTERNAL is still retried
