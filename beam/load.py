@@ -34,9 +34,13 @@ the key as a Beam secret that each worker fetches (on Dataflow, Secret Manager),
 pipeline does not hold it.
 
 The job ends with the summary the Spark job prints (``vectordb.connector.cli.summary``: rows written
-and failed, rows/s, MB/s, requests, retries, throttling), from the sink's counters; it exits with 1
-when rows failed. With ``--option write_mode=import`` those counters are the import's (rows it
-imported; rows refused at staging and staged rows it did not import as failed), and the dead-letter
+and failed, rows/s, MB/s, requests, retries, throttling), added up from the sink's outputs (its
+``WriteReport``s and the rows it refused while reading), which the workers save in small files the
+job reads after the run (in ``--temp_location`` when given, else a local temporary folder; the sink's
+Metrics counters where there are none): the counters are not exact, as the DirectRunner drops those
+of batches ``GroupIntoBatches`` flushes (``--batching unbounded``). It exits with 1 when rows failed. With ``--option write_mode=import`` the totals are
+the import's (rows it imported; rows refused at staging and staged rows it did not import as
+failed), and the dead-letter
 files named are those holding letters: staged rows the import left out are not among them. A
 ``ConnectorError`` (a bad option, a target that cannot be reached, a key refused) is one line and exit
 status 2; ``--debug`` shows its trace.
@@ -50,8 +54,10 @@ import difflib
 import logging
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import apache_beam as beam
@@ -60,12 +66,13 @@ import orjson
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
+from apache_beam.pvalue import PCollection
 from apache_beam.runners.runner import PipelineResult
 from apache_beam.utils.secret import Secret
 
 from vectordb.beam.elements import refused_line
-from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteToVectorDB
+from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteResult, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.cli import (
     canonical_flags,
@@ -78,9 +85,20 @@ from vectordb.connector.cli import (
 )
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions, without_password
+from vectordb.connector.report import WriteReport
 from vectordb.connector.rows.types import agreed_length
 
-__all__ = ["build", "connector_options", "counters", "main", "make_parser", "parse_args", "sample_batch"]
+__all__ = [
+    "build",
+    "connector_options",
+    "count_totals",
+    "counters",
+    "main",
+    "make_parser",
+    "parse_args",
+    "read_totals",
+    "sample_batch",
+]
 
 PROG = "vectordb-beam"
 DEFAULT_URI = "./vectors.db"
@@ -97,6 +115,7 @@ EXTENSIONS = {
     ".ndjson": "jsonl",
     ".csv": "csv",  # refused: resolve_input
 }
+TOTALS_PREFIX = "totals-"  # count_totals' files, one per bundle
 SAMPLED_ROWS = 10_000  # the input's first rows, whose most common vector length is a new collection's
 # how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
 POLICY_HINT = (
@@ -428,8 +447,96 @@ def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
     )
 
 
+def count_totals(result: WriteResult, folder: str) -> None:
+    """Save the sink's outputs' counts in ``folder``, a file per bundle, for ``read_totals``: its reports'
+    counts (``COUNTERS``) and, as ``failed``, the rows it refused while reading, which no report holds.
+
+    Outputs, not Metrics counters: the DirectRunner drops the counters of batches ``GroupIntoBatches``
+    flushes. Files, not a ``CombineGlobally``: those batches' reports reach the runner after its
+    grouping steps have closed (the BundleBasedDirectRunner then fails the job)."""
+    _ = result.written | "Count reports" >> beam.ParDo(_SaveCounts(folder, _report_counts))
+    for i, refused in enumerate(_refused(result)):
+        _ = refused | f"Count refused {i}" >> beam.ParDo(_SaveCounts(folder, _refused_counts))
+
+
+def _refused(result: WriteResult) -> list[PCollection]:
+    """The sink's rows refused while reading: the inputs of its ``failed`` Flatten tagged ``refused``.
+
+    Raises:
+        ConfigError: the sink's ``failed`` is not made so (the totals would leave those rows out).
+    """
+    producer = result.failed.producer
+    refused = [p for p in (producer.inputs if producer else ()) if p.tag == "refused"]
+    if not refused:
+        raise ConfigError("WriteToVectorDB's failed rows have no 'refused' input: the job cannot count them")
+    return refused
+
+
+def _report_counts(report: WriteReport) -> list[int]:
+    return [int(getattr(report, name)) for name in COUNTERS]
+
+
+def _refused_counts(_: Any) -> list[int]:
+    return [int(name == "failed") for name in COUNTERS]
+
+
+class _SaveCounts(beam.DoFn):
+    """Adds up a bundle's counts and writes them at its end, in one file of their own (the file is the
+    bundle's last act, so a bundle that fails before it leaves none, and its retry counts once)."""
+
+    def __init__(self, folder: str, counts_of: Callable[[Any], list[int]]) -> None:
+        self._folder, self._counts_of = folder, counts_of
+
+    def start_bundle(self) -> None:
+        self._total = [0] * len(COUNTERS)
+
+    def process(self, element: Any) -> Iterator[Any]:
+        for i, value in enumerate(self._counts_of(element)):
+            self._total[i] += value
+        yield from ()
+
+    def finish_bundle(self) -> None:
+        if any(self._total):
+            path = FileSystems.join(self._folder, f"{TOTALS_PREFIX}{uuid.uuid4().hex}.json")
+            with FileSystems.create(path) as stream:
+                stream.write(orjson.dumps(self._total))
+
+
+def read_totals(folder: str) -> dict[str, int] | None:
+    """The counts ``count_totals`` saved in ``folder``, added up; ``None`` when it saved none (no output,
+    or workers that could not reach the folder)."""
+    pattern = FileSystems.join(folder, f"{TOTALS_PREFIX}*.json")
+    files = FileSystems.match([pattern])[0].metadata_list
+    if not files:
+        return None
+    totals = dict.fromkeys(COUNTERS, 0)
+    for found in files:
+        with FileSystems.open(found.path) as stream:
+            for name, value in zip(COUNTERS, orjson.loads(stream.read()), strict=True):
+                totals[name] += value
+    return totals
+
+
+@contextlib.contextmanager
+def _totals_folder(options: PipelineOptions) -> Iterator[str]:
+    """Where the workers save their counts: in ``--temp_location`` (workers elsewhere reach it), else a
+    local temporary folder (the DirectRunner's workers are on this machine); removed after the run."""
+    temp = options.view_as(GoogleCloudOptions).temp_location
+    if not temp:
+        with tempfile.TemporaryDirectory(prefix="vectordb-beam-") as folder:
+            yield folder
+        return
+    folder = FileSystems.join(temp, f"vectordb-beam-{uuid.uuid4().hex}")
+    try:
+        yield folder
+    finally:
+        with contextlib.suppress(Exception):  # nothing saved, or the store refuses: the run's result stands
+            FileSystems.delete([folder])
+
+
 def counters(result: PipelineResult) -> dict[str, int]:
-    """The sink's counters (``written``, ``failed``, ``requests``, …), summed over its steps."""
+    """The sink's Metrics counters (``written``, ``failed``, ``requests``, …), summed over its steps (not
+    the job's totals: a runner may drop some, see ``count_totals``)."""
     found = result.metrics().query(MetricsFilter().with_namespace(METRICS_NAMESPACE))["counters"]
     totals = dict.fromkeys(COUNTERS, 0)
     for counter in found:
@@ -461,15 +568,16 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     if not standard.runner:
         standard.runner = "DirectRunner"
     pipeline = beam.Pipeline(options=options)
-    build(pipeline, args, sink)
     what = f"a sample of {args.sample}" if args.sample else args.input
-    print(f"writing {what} to {without_password(uri)}", flush=True)
-    started = time.monotonic()
-    with _quiet_runner(debug=args.debug):
-        result = pipeline.run()
-        result.wait_until_finish()
-    wall_s = time.monotonic() - started
-    totals = counters(result)
+    with _totals_folder(options) as totals_folder:
+        count_totals(build(pipeline, args, sink), totals_folder)
+        print(f"writing {what} to {without_password(uri)}", flush=True)
+        started = time.monotonic()
+        with _quiet_runner(debug=args.debug):
+            result = pipeline.run()
+            result.wait_until_finish()
+        wall_s = time.monotonic() - started
+        totals = read_totals(totals_folder) or counters(result)
     files = dead_letter_files(args) if totals["failed"] else []
     print(summary(totals, target=sink.target, wall_s=wall_s, dead_letters=files), flush=True)
     note = embedded_note(uri)

@@ -1,0 +1,41 @@
+"""``vectordb-beam``'s summary and exit status come from the sink's outputs (its reports and its refused
+rows), not from Metrics counters: the DirectRunner drops the counters of batches ``GroupIntoBatches``
+flushes, so ``--batching unbounded`` said "written: 0 of 0 rows (0 failed)" and exited 0 while rows failed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.servers.fixtures import ServerHandle
+from vectordb.beam.load import main
+
+GOOD, SHORT = 50, 5
+
+
+def write_input(path: Path) -> None:
+    """50 rows of 4 floats, 5 of 2 (each fails at the server's dimension), one line that is not JSON
+    (refused while reading, before any batch)."""
+    lines = [json.dumps({"id": f"g{i}", "values": [0.5, 0.25, 1.0, float(i + 1)]}) for i in range(GOOD)]
+    lines += [json.dumps({"id": f"short{i}", "values": [1.0, 2.0]}) for i in range(SHORT)]
+    lines.append("{not json")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("batching", ["unbounded", "bounded"])
+def test_the_summary_and_status_count_every_row_whatever_the_batching(
+    batching: str, rest_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rest_server.script(dimension=4)
+    source = tmp_path / "in.jsonl"
+    write_input(source)
+    argv = [f"--input={source}", f"--uri={rest_server.uri}", f"--batching={batching}", "--no_create"]
+    status = main([*argv, "--option=on_error=report"])  # the default runner, whose counters lose rows
+    out = capsys.readouterr().out
+    assert len(rest_server.arrived().final) == GOOD
+    assert f"written:  {GOOD} of {GOOD + SHORT + 1} rows ({SHORT + 1} failed)" in out
+    requests = len(rest_server.arrived().requests)
+    assert requests and f"traffic:  {requests} requests, 0 retries, 0 throttled" in out
+    assert status == 1
