@@ -531,7 +531,8 @@ def _totals_folder(options: PipelineOptions) -> Iterator[str]:
         yield folder
     finally:
         with contextlib.suppress(Exception):  # nothing saved, or the store refuses: the run's result stands
-            FileSystems.delete([folder])
+            saved = FileSystems.match([FileSystems.join(folder, f"{TOTALS_PREFIX}*.json")])[0].metadata_list
+            FileSystems.delete([m.path for m in saved] + ([folder] if os.path.isdir(folder) else []))
 
 
 def counters(result: PipelineResult) -> dict[str, int]:

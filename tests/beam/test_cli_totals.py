@@ -39,3 +39,17 @@ def test_the_summary_and_status_count_every_row_whatever_the_batching(
     requests = len(rest_server.arrived().requests)
     assert requests and f"traffic:  {requests} requests, 0 retries, 0 throttled" in out
     assert status == 1
+
+
+def test_with_a_temp_location_the_counts_go_there_and_are_removed(
+    rest_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Workers elsewhere (Dataflow) cannot reach the job's own temporary folder: ``--temp_location`` they can."""
+    rest_server.script(dimension=4)
+    source = tmp_path / "in.jsonl"
+    write_input(source)
+    temp = tmp_path / "temp"
+    argv = [f"--input={source}", f"--uri={rest_server.uri}", "--batching=unbounded", "--no_create"]
+    assert main([*argv, "--option=on_error=report", f"--temp_location={temp}"]) == 1
+    assert f"written:  {GOOD} of {GOOD + SHORT + 1} rows ({SHORT + 1} failed)" in capsys.readouterr().out
+    assert not [p for p in temp.rglob("*") if p.is_file()]
