@@ -113,6 +113,8 @@ class VectorDataSource(DataSource):
     - ``embed_api_key_env``: an environment variable holding that key. Default: none. Example:
       ``OPENAI_API_KEY``.
     - ``embed_batch_size``: texts per embedding request. Default: ``64``. Example: ``128``.
+    - ``embed_max_batch_chars``: characters of text per embedding request. Default: ``200000``.
+      Example: ``50000``.
     - ``embed_max_concurrency``: embedding requests in flight per task (AIMD below it). Default:
       ``32``. Example: ``64``.
     - ``embed_dimensions``: ask the model for shorter vectors; the write's dimension. Default: the
