@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.spark_cli import fake_java, refuse_spark
 from vectordb.spark import load
 
 REAL_FIND_SPEC = importlib.util.find_spec
@@ -18,22 +19,10 @@ REAL_FIND_SPEC = importlib.util.find_spec
 
 @pytest.fixture(autouse=True)
 def no_spark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Starting Spark fails the test: every refusal here comes before it. Run in an empty folder."""
-
-    def session(master: str | None) -> Any:
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr(load, "session", session)
-    monkeypatch.chdir(tmp_path)
+    """Every refusal here comes before Spark; a Java is there, as the checks need one."""
+    refuse_spark(monkeypatch, tmp_path)
     if not (os.environ.get("JAVA_HOME") or load.shutil.which("java")):
         monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path.parent / f"{tmp_path.name}-jdk")))
-
-
-def fake_java(home: Path) -> Path:
-    (home / "bin").mkdir(parents=True, exist_ok=True)
-    (home / "bin" / "java").write_text("#!/bin/sh\nexit 1\n")
-    (home / "bin" / "java").chmod(0o755)
-    return home
 
 
 def test_the_embedded_default_without_milvus_lite_is_refused_before_spark(

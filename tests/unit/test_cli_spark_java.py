@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.spark_cli import fake_java, refuse_spark
 from vectordb.spark import load
 
 JAVA_LINE = (
@@ -18,20 +19,7 @@ JAVA_LINE = (
 
 @pytest.fixture(autouse=True)
 def no_spark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Starting Spark fails the test, unless a test says how it fails. Run in an empty folder."""
-
-    def session(master: str | None) -> Any:
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr(load, "session", session)
-    monkeypatch.chdir(tmp_path)
-
-
-def fake_java(home: Path) -> Path:
-    (home / "bin").mkdir(parents=True, exist_ok=True)
-    (home / "bin" / "java").write_text("#!/bin/sh\nexit 1\n")
-    (home / "bin" / "java").chmod(0o755)
-    return home
+    refuse_spark(monkeypatch, tmp_path)
 
 
 def test_a_java_home_without_java_is_one_line_and_status_2(
