@@ -58,9 +58,10 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import apache_beam as beam
+import msgspec
 import numpy as np
 import orjson
 import pyarrow as pa
@@ -84,7 +85,7 @@ from vectordb.connector.cli import (
     summary,
 )
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.options import BackendOptions, without_password
+from vectordb.connector.options import BackendOptions, convert_options, without_password
 from vectordb.connector.report import WriteReport
 from vectordb.connector.rows.types import agreed_length
 
@@ -98,6 +99,7 @@ __all__ = [
     "parse_args",
     "read_totals",
     "sample_batch",
+    "sink_parameters",
 ]
 
 PROG = "vectordb-beam"
@@ -177,13 +179,13 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--check_target",
         action="store_true",
+        default=None,  # not given: --option check_target may say
         help="ask the database (and the embedding endpoint) once before the pipeline starts",
     )
     parser.add_argument(
         "--batching",
         choices=("auto", "bounded", "unbounded"),
-        default="auto",
-        help="WriteToVectorDB batching",
+        help="WriteToVectorDB batching (default auto)",
     )
     parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
     return parser
@@ -261,6 +263,35 @@ def _beam_flags() -> set[str]:
     found: list[argparse.ArgumentParser] = []
     PipelineOptions([]).get_all_options(add_extra_args_fn=found.append)
     return {s for action in found[0]._actions for s in action.option_strings}
+
+
+class _SinkFlags(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The sink's parameters the job has flags for, as ``--option`` gives them too (``None``: not given)."""
+
+    batching: Literal["auto", "bounded", "unbounded"] | None = None
+    check_target: bool | None = None
+
+
+SINK_DEFAULTS = {"batching": "auto", "check_target": False}
+
+
+def sink_parameters(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """``WriteToVectorDB``'s ``batching`` and ``check_target``: the flag, else the ``--option`` of the same
+    name, else the default. Such options are taken out of ``options`` (they are no connector options).
+
+    Raises:
+        ConfigError: a bad value, or a flag and an option that disagree (naming both).
+    """
+    given = {name: options.pop(name) for name in SINK_DEFAULTS if name in options}
+    parsed = convert_options(given, _SinkFlags)
+    parameters = {}
+    for name, default in SINK_DEFAULTS.items():
+        flag, option = getattr(args, name), getattr(parsed, name)
+        if flag is not None and option is not None and flag != option:
+            shown = f"--{name}" if isinstance(flag, bool) else f"--{name} {flag}"
+            raise ConfigError(f"--option {name}={given[name]} and {shown} disagree: give one of them")
+        parameters[name] = next((v for v in (flag, option) if v is not None), default)
+    return parameters
 
 
 def connector_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -561,9 +592,8 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     if args.input is not None:
         args.input, args.input_format = resolve_input(args.input, args.input_format)
         check_input(args.input)
-    sink = WriteToVectorDB(
-        uri, batching=args.batching, check_target=args.check_target, **connector_options(args)
-    )
+    connector = connector_options(args)
+    sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)
     options = PipelineOptions(list(beam_args))
     standard = options.view_as(StandardOptions)
     if not standard.runner:
