@@ -58,6 +58,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import apache_beam as beam
@@ -91,6 +92,7 @@ from vectordb.connector.rows.types import agreed_length
 
 __all__ = [
     "build",
+    "check_parquet_schemas",
     "connector_options",
     "count_totals",
     "counters",
@@ -118,6 +120,7 @@ EXTENSIONS = {
     ".csv": "csv",  # refused: resolve_input
 }
 TOTALS_PREFIX = "totals-"  # count_totals' files, one per bundle
+SCHEMA_READERS = 8  # Parquet footers read at once before the pipeline runs
 SAMPLED_ROWS = 10_000  # the input's first rows, whose most common vector length is a new collection's
 # how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
 POLICY_HINT = (
@@ -331,11 +334,14 @@ def input_dimension(pattern: str, fmt: str, column: str) -> int:
     read = 0
     for path in sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list):
         with FileSystems.open(path) as stream:
-            for found, rows in (_parquet_lengths if fmt == "parquet" else _line_lengths)(stream, column):
-                lengths += found
-                read += rows
-                if read >= SAMPLED_ROWS:
-                    break
+            try:
+                for found, rows in (_parquet_lengths if fmt == "parquet" else _line_lengths)(stream, column):
+                    lengths += found
+                    read += rows
+                    if read >= SAMPLED_ROWS:
+                        break
+            except ConfigError as exc:
+                raise ConfigError(f"--input {path}: {exc}") from None
         if read >= SAMPLED_ROWS:
             break
     if not lengths:
@@ -357,7 +363,7 @@ def _parquet_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]
             lengths = pc.list_value_length(batch.column(0))
             yield [n for n in lengths.to_pylist() if n], batch.num_rows
     except (pa.ArrowException, ValueError, KeyError) as exc:
-        raise ConfigError(f"--input: cannot read the vectors of column {column!r}: {exc}") from None
+        raise ConfigError(f"cannot read the vectors of column {column!r}: {exc}") from None
 
 
 def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
@@ -455,6 +461,47 @@ def check_input(pattern: str) -> None:
         found = []
     if not found:
         raise ConfigError(f"--input: nothing matches {pattern!r}")
+
+
+def check_parquet_schemas(pattern: str, sink: WriteToVectorDB) -> None:
+    """Check each Parquet file's columns as the sink's writer will read them, from its footer alone (no
+    row is read), before the pipeline runs: one file without the id or vector column, or with one of a
+    type the writer cannot take, would stop the job after other files were written, naming no file.
+
+    Raises:
+        ConfigError: naming the file and the option or column at fault (or a file that is not Parquet).
+    """
+    from vectordb.connector.client import Client
+    from vectordb.connector.rows import DimensionState, prepare_arrow
+
+    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    with ThreadPoolExecutor(max_workers=SCHEMA_READERS) as pool:  # a footer each: a round trip in a store
+        schemas = list(pool.map(_parquet_schema, paths))
+    # without a Secret's value, as the sink's plan holds the options (the check asks nothing)
+    options = sink.options if sink.secret is None else msgspec.structs.replace(sink.options, api_key="")
+    checked: set[pa.Schema] = set()
+    with Client(options) as client:
+        for path, schema in zip(paths, schemas, strict=True):
+            if schema in checked:
+                continue
+            try:
+                empty = pa.RecordBatch.from_pylist([], schema=schema)
+                if client.embedding is not None:  # the text column's check; the vector column it adds
+                    empty = client.embedding.check_schema(empty)
+                prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(options.dimension))
+            except ConfigError as exc:
+                raise ConfigError(f"--input {path}: {exc}") from None
+            checked.add(schema)
+
+
+def _parquet_schema(path: str) -> pa.Schema:
+    import pyarrow.parquet as pq
+
+    try:
+        with FileSystems.open(path) as stream:
+            return pq.read_schema(stream)
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"--input {path}: not a Parquet file the job can read: {exc}") from None
 
 
 def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
@@ -594,6 +641,8 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         check_input(args.input)
     connector = connector_options(args)
     sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)
+    if args.input is not None and args.input_format == "parquet":
+        check_parquet_schemas(args.input, sink)
     options = PipelineOptions(list(beam_args))
     standard = options.view_as(StandardOptions)
     if not standard.runner:
