@@ -24,10 +24,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import orjson
 
 from ..errors import ConfigError
 from .checks import assemble
+from .floats import excerpt, json_vector
 from .ops import arrow_ops
 from .types import (
     BAD_JSON,
@@ -252,37 +252,16 @@ def _json_vectors(
     vectors: list[np.ndarray] = []
     refused: dict[int, str] = {}
     for i, text in enumerate(texts):
-        vector = None if text is None or not text.strip() else _json_vector(text)
+        vector = None if text is None or not text.strip() else json_vector(text)
         if vector is None:
             nulls[i] = True
             if text is not None and text.strip():
-                refused[i] = f"column {name!r}: vector text is not a JSON list of numbers: {_excerpt(text)}"
+                refused[i] = f"column {name!r}: vector text is not a JSON list of numbers: {excerpt(text)}"
             continue
         vectors.append(vector)
         lengths[i] = len(vector)
     flat = np.concatenate(vectors) if vectors else np.zeros(0, dtype=np.float32)
     return flat, offsets_of(lengths), nulls, refused
-
-
-def _json_vector(text: str) -> np.ndarray | None:
-    """A JSON list of numbers as float32 (beyond float32: an infinity, which the checks refuse by name);
-    ``None`` for any other text (not JSON, not a list, an item that is no number: ``null``, ``true``)."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    if type(value) is not list or not set(map(type, value)) <= {int, float}:
-        return None
-    try:
-        with np.errstate(over="ignore"):
-            return np.asarray(value, dtype=np.float32)
-    except OverflowError:  # an integer beyond any double
-        return None
-
-
-def _excerpt(text: str, limit: int = 40) -> str:
-    """``text`` quoted, cut to ``limit`` characters: enough to find the row, not a whole vector."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _arrow_vectors(

@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 
 from .checks import assemble
-from .floats import float32_vector
+from .floats import float32_vector, vector_problem
 from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
 from .types import (
     Columns,
@@ -173,9 +173,10 @@ class DictReader:
         if vector is not None and not (
             type(vector) is np.ndarray and vector.dtype is _FLOAT32 and vector.ndim == 1
         ):  # what float32_vector returns as it is, tested here without the call
-            vector = _dense(vector)
-            if vector is None:
-                return Refused(row_id, "vector is not a sequence of numbers")
+            converted = _dense(vector)
+            if converted is None and not _blank(vector):
+                return Refused(row_id, vector_problem(vector))
+            vector = converted
         sparse = get(self.sparse_key)
         if sparse is not None:
             sparse = _sparse(sparse)
@@ -199,15 +200,19 @@ class DictReader:
         vectors: dict[str, np.ndarray | None] = {}
         for name, key in self.vector_columns:
             value = get(key)
-            vectors[name] = None if value is None else _dense(value)
-            if value is not None and vectors[name] is None:
-                return Refused(row_id, f"vector {name!r} is not a sequence of numbers")
+            vector = None if value is None else _dense(value)
+            if vector is None and value is not None and not _blank(value):
+                return Refused(
+                    row_id, named_reason(f"vector {name!r} (column {key!r})", vector_problem(value))
+                )
+            vectors[name] = vector
         multi: dict[str, MultiRow | None] = {}
         for name, key in self.multi_vector_columns:
             value = get(key)
-            multi[name] = None if value is None else _multi(value)
-            if value is not None and multi[name] is None:
-                return Refused(row_id, f"multi-vector {name!r} is not a sequence of vectors of numbers")
+            read = None if value is None else _multi(value)
+            if isinstance(read, str):
+                return Refused(row_id, f"multi-vector {name!r} (column {key!r}){read}")
+            multi[name] = read
         return NamedRow(row_id, None, row.sparse, row.metadata, row.namespace, vectors, multi)
 
     def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -255,32 +260,46 @@ def _id_of(row_id: Any) -> Any:
 _FLOAT32 = np.dtype(np.float32)
 _new_row = tuple.__new__  # Row(...) without NamedTuple's keyword handling: a third of the cost
 _dense = float32_vector  # native where the speedups are; the same float32 bits (``floats``)
+_NOT_VECTORS = " is not a sequence of vectors of numbers"
 
 
-def _multi(value: Any) -> MultiRow | None:
+def _blank(value: Any) -> bool:
+    """Blank text: no vector, as Arrow's reader takes a blank text cell (a CSV's empty field)."""
+    return isinstance(value, str) and not value.strip()
+
+
+def named_reason(vector: str, problem: str) -> str:
+    """``vector_problem``'s reason about a named vector: ``vector`` (its name, its column) for "vector"."""
+    return vector + problem.removeprefix("vector")
+
+
+def _multi(value: Any) -> MultiRow | str:
     """A multi-vector (a sequence of vectors, or a 2-d array) as its floats and each vector's length; a
-    null vector inside is marked, not refused here."""
+    null vector inside is marked, not refused here. What it cannot read, the reason why, to follow the
+    multi-vector's name (a vector inside named by its index)."""
     if isinstance(value, np.ndarray) and value.ndim == 2:
+        if value.dtype.kind not in "fiu":  # bools, text, objects: never read as numbers
+            return _NOT_VECTORS
         try:
             with np.errstate(over="ignore"):
                 block = np.ascontiguousarray(value, dtype=np.float32)
         except (TypeError, ValueError):
-            return None
+            return _NOT_VECTORS
         k, dim = block.shape
         return block.reshape(-1), np.full(k, dim, dtype=np.int64), np.zeros(k, dtype=bool)
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence | np.ndarray):
-        return None
+        return _NOT_VECTORS
     vectors: list[np.ndarray] = []
     nulls = np.zeros(len(value), dtype=bool)
     for j, item in enumerate(value):
         if item is None:
             nulls[j] = True
             continue
-        if isinstance(item, str | bytes):
-            return None
+        if isinstance(item, str | bytes):  # a vector's text is read for single vectors only, as Arrow does
+            return _NOT_VECTORS
         vector = _dense(item)
         if vector is None:
-            return None
+            return named_reason(f": vector {j}", vector_problem(item))
         vectors.append(vector)
     lengths = np.zeros(len(value), dtype=np.int64)
     lengths[~nulls] = [v.size for v in vectors]

@@ -62,6 +62,7 @@ STORED = {
     "a null metadata value": ("bad", None),
     "a list of strings in metadata": ("bad", {"tags": ["a", "b"]}),
     "sparse indices out of order": ("bad", None),
+    'a vector as JSON text ("[0.5, -0.25, 1.0, 2.0]")': ("bad", None),
 }
 
 
@@ -71,6 +72,8 @@ def test_what_is_written_is_stored_as_the_catalogue_says(index: ServerHandle, ca
     assert report.ok and report.written == 2
     stored_id, metadata = STORED[case.name]
     assert index.arrived().vector(stored_id).metadata == metadata
+    if case.name.startswith("a vector as JSON text"):
+        np.testing.assert_array_equal(index.arrived().vector("bad").values, np.asarray(V, dtype=np.float32))
 
 
 def test_sparse_indices_out_of_order_are_sorted_with_their_values(index: ServerHandle) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 
 from vectordb.connector.rows.dicts import DictReader, Refused, Row
-from vectordb.connector.rows.floats import float32_vector
+from vectordb.connector.rows.floats import float32_vector, vector_problem
 from vectordb.connector.rows.ops import DeleteMark
 
 ids = st.one_of(
@@ -75,11 +75,12 @@ def by_the_rules(reader: DictReader, record: dict[str, Any]) -> Row | Refused:
     namespace = reader.namespace if namespace is None else namespace  # null: the write's, as a missing one
     if op == "delete":
         return Row(row_id, None, None, DeleteMark(), namespace)
-    vector = record.get(reader.vector_column)
-    if vector is not None:
-        vector = float32_vector(vector)
+    given = record.get(reader.vector_column)
+    vector = None
+    if given is not None and not (isinstance(given, str) and not given.strip()):  # blank text: no vector
+        vector = float32_vector(given)
         if vector is None:
-            return Refused(row_id, "vector is not a sequence of numbers")
+            return Refused(row_id, vector_problem(given))
     metadata = reader._metadata(record)
     if metadata is None:
         return Refused(row_id, "metadata is not a JSON object")

@@ -1,7 +1,9 @@
 """A row's vector of Python numbers as float32, by the native speedups and by the Python path alike: for any
 list or tuple (floats of every size, subnormals, -0.0, NaN, beyond float32; ints, bools, numpy scalars;
 strings, ``None``, nested lists, objects) both give the same float32 bits, or both refuse it, and a dict
-row gets the same reason either way; beyond float32 is an infinity, as numpy's conversion makes it."""
+row gets the same reason either way; beyond float32 is an infinity, as numpy's conversion makes it.
+Strings (of numbers too), bytes and bools are refused, never read as numbers; a ``None`` item is a null
+element, named by its index; text is read as a JSON list of numbers, as Arrow's reader reads it."""
 
 from __future__ import annotations
 
@@ -110,6 +112,9 @@ def test_both_paths_give_the_same_bits_or_both_refuse(value: list[Any] | tuple[A
 def test_python_numbers_become_what_numpy_makes_of_them(
     name: str, value: list[Any] | tuple[Any, ...]
 ) -> None:
+    if any(type(x) is bool for x in value):  # True is no 1.0
+        assert converted(name, value) is None
+        return
     try:
         with np.errstate(over="ignore"):
             expected = np.asarray(value, dtype=np.float32).reshape(-1)
@@ -137,11 +142,12 @@ def test_numpy_scalars_are_read_as_their_float(name: str, value: list[Any] | tup
     ("value", "expected"),
     [
         ([1.0, -0.0, 5e-324, 1e-45], [1.0, -0.0, 0.0, 1e-45]),
-        ((1, True, False, 2**24 + 1), [1.0, 1.0, 0.0, 2.0**24]),
+        ((1, -7, 2**24 + 1), [1.0, -7.0, 2.0**24]),
         ([1e39, -1e39, ROUNDS_TO_MAX, HALFWAY], [np.inf, -np.inf, FLOAT32_MAX, np.inf]),
-        (["1.5", 2], [1.5, 2.0]),  # numpy reads strings of numbers
-        ([None, 1.0], [np.nan, 1.0]),  # and makes None a NaN (refused by name later)
         ([], []),
+        ("[1.5, 2, -0.0]", [1.5, 2.0, -0.0]),  # text: a JSON list of numbers, as Arrow reads it
+        (np.arange(3, dtype=np.int8), [0.0, 1.0, 2.0]),
+        (np.arange(3, dtype=np.uint64), [0.0, 1.0, 2.0]),
     ],
 )
 def test_what_each_path_makes_of(name: str, value: Any, expected: list[float]) -> None:
@@ -167,6 +173,35 @@ def test_what_each_path_makes_of(name: str, value: Any, expected: list[float]) -
 )
 def test_no_sequence_of_numbers_is_no_vector(name: str, value: Any) -> None:
     assert converted(name, value) is None
+
+
+@pytest.mark.parametrize("name", PATHS)
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (["1", "2"], "vector is not a sequence of numbers"),  # strings of numbers are not read as numbers
+        ((" 7 ", 1.0), "vector is not a sequence of numbers"),
+        (["1e3", 2.0], "vector is not a sequence of numbers"),
+        ([b"1", 2.0], "vector is not a sequence of numbers"),
+        ([True, False, True], "vector is not a sequence of numbers"),  # flags are no numbers
+        ([1.0, True], "vector is not a sequence of numbers"),
+        ([1, False], "vector is not a sequence of numbers"),  # ints: the native path's other branch
+        ([1.0, None, 2.0], "vector has a null element at index 1"),
+        ((None,), "vector has a null element at index 0"),
+        (["x", None], "vector is not a sequence of numbers"),
+        (np.array([True, False]), "vector is not a sequence of numbers"),
+        (np.array(["1", "2"]), "vector is not a sequence of numbers"),
+        (np.array([1.0, 2.0], dtype=object), "vector is not a sequence of numbers"),
+        (np.array([1.0, None], dtype=object), "vector has a null element at index 1"),
+        ("1;2;3", "vector text is not a JSON list of numbers: '1;2;3'"),
+        ("[1, null]", "vector text is not a JSON list of numbers: '[1, null]'"),
+        ("[true, 1]", "vector text is not a JSON list of numbers: '[true, 1]'"),
+        ('["1", 2]', "vector text is not a JSON list of numbers: '[\"1\", 2]'"),
+    ],
+)
+def test_what_is_no_vector_of_numbers_is_refused_with_its_reason(name: str, value: Any, reason: str) -> None:
+    assert converted(name, value) is None
+    assert floats.vector_problem(value) == reason
 
 
 @pytest.mark.parametrize("name", PATHS)
@@ -205,6 +240,10 @@ BAD_ROWS = [
     {"id": "huge", "values": [10**400, 0.0, 0.0, 0.0]},
     {"id": "short", "values": [1.0, 2.0]},
     {"id": "none", "values": [None, 0.0, 0.0, 0.0]},
+    {"id": "strnum", "values": ["1", "2", "3", "4"]},
+    {"id": "bool", "values": [True, False, True, True]},
+    {"id": "jsontext", "values": "[1, 2, 3, 4]"},
+    {"id": "badtext", "values": "1;2;3;4"},
     {"id": "good", "values": [0.5, 0.25, -0.0, 1]},
 ]
 
@@ -219,7 +258,10 @@ def test_each_path_refuses_the_same_rows_with_the_same_reasons() -> None:
             read = DictReader().read_record(BAD_ROWS[-1])
         found[name] = ({i: f.error for f in prepared.failures for i in f.ids}, bits(read.vector))  # type: ignore[union-attr]
     reasons, good = found["python"]
-    assert set(reasons) == {"nan", "inf", "big", "text", "huge", "short", "none"}
-    assert reasons["text"] == reasons["huge"] == "vector is not a sequence of numbers"
+    assert set(reasons) == {"nan", "inf", "big", "text", "huge", "short", "none", "strnum", "bool", "badtext"}
+    assert reasons["text"] == reasons["huge"] == reasons["strnum"] == reasons["bool"]
+    assert reasons["text"] == "vector is not a sequence of numbers"
+    assert reasons["none"] == "vector has a null element at index 0"
+    assert reasons["badtext"] == "vector text is not a JSON list of numbers: '1;2;3;4'"
     assert good == bits(np.array([0.5, 0.25, -0.0, 1.0], dtype=np.float32))
     assert all(other == found["python"] for other in found.values())

@@ -5,11 +5,11 @@
 //! where they are.
 //!
 //! The rule is `struct`'s: each item is the double `PyFloat_AsDouble` makes of it (a float or a float
-//! subclass such as numpy's float64, an int or a bool, anything with `__float__` or `__index__`),
+//! subclass such as numpy's float64, an int that is no bool, anything with `__float__` or `__index__`),
 //! rounded to the nearest float32 as C's cast rounds it (ties to even, NaN keeping its sign). An item
-//! it cannot read, or a finite double beyond the largest float32 (which `struct` refuses), gives
-//! `None`: the caller's numpy path then decides (strings of numbers, nested lists, `None` as NaN, the
-//! overflow to infinity), so what a row may hold is said in one place.
+//! it cannot read, a bool, or a finite double beyond the largest float32 (which `struct` refuses), gives
+//! `None`: the caller's Python path then decides (it refuses strings, bools and `None` items, and makes
+//! the overflow an infinity), so what a row may hold is said in one place.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -22,6 +22,8 @@ use pyo3::types::PyBytes;
 unsafe fn item_float32(item: *mut ffi::PyObject) -> Option<f32> {
     let double = if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
         ffi::PyFloat_AsDouble(item) // runs no Python code
+    } else if ffi::PyBool_Check(item) != 0 {
+        return None; // True is no 1.0: a vector of flags is refused by the caller, not stored as numbers
     } else {
         // `__float__` may run Python code that drops the list's reference to the item: hold one
         ffi::Py_IncRef(item);
