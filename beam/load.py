@@ -28,7 +28,8 @@ as Arrow tables and written without a per-row step; JSON Lines records are dicts
 same vectors on every run). A missing collection is created (``--no_create``: not) with the dimension
 of ``--dim``, else of the model (embedding) or the options, else the most common vector length among
 the first 10,000 rows of ``--input``; with ``--dead_letters DIR`` rows that fail are written to
-``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``) and the job succeeds; without it any failed row
+``DIR/dead-letters-*.jsonl`` (``on_error=dead_letter``; a DIR that holds an earlier run's letters is
+refused, naming them: move them away) and the job succeeds; without it any failed row
 fails the job (``on_error=fail``), unless ``--option on_error=report``. ``--api_key_secret SPEC`` gives
 the key as a Beam secret that each worker fetches (on Dataflow, Secret Manager), so the job's stored
 pipeline does not hold it.
@@ -641,6 +642,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         check_input(args.input)
     connector = connector_options(args)
     sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)
+    check_dead_letter_folder(args, dead_letter_folder(sink))
     if args.input is not None and args.input_format == "parquet":
         check_parquet_schemas(args.input, sink)
     options = PipelineOptions(list(beam_args))
@@ -658,7 +660,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             result.wait_until_finish()
         wall_s = time.monotonic() - started
         totals = read_totals(totals_folder) or counters(result)
-    files = dead_letter_files(args) if totals["failed"] else []
+    files = dead_letter_files(dead_letter_folder(sink)) if totals["failed"] else []
     print(summary(totals, target=sink.target, wall_s=wall_s, dead_letters=files), flush=True)
     note = embedded_note(uri)
     if note:
@@ -687,12 +689,43 @@ class _NotConnectorErrors(logging.Filter):
         return not (record.exc_info and record.exc_info[1] and connector_error_line(record.exc_info[1]))
 
 
-def dead_letter_files(args: argparse.Namespace) -> list[str]:
-    if not args.dead_letters:
+def dead_letter_folder(sink: WriteToVectorDB) -> str | None:
+    """Where the sink writes its dead letters (``--dead_letters``, or option ``dead_letter_path``)."""
+    if sink.options.on_error != "dead_letter" or not sink.options.dead_letter_path:
+        return None
+    return str(sink.options.dead_letter_path)
+
+
+def dead_letter_files(folder: str | None) -> list[str]:
+    """The files in ``folder`` that hold letters (``DEAD_LETTER_PREFIX*.jsonl``, not empty)."""
+    if folder is None:
         return []
-    pattern = FileSystems.join(args.dead_letters, f"{DEAD_LETTER_PREFIX}*.jsonl")
+    pattern = FileSystems.join(folder, f"{DEAD_LETTER_PREFIX}*.jsonl")
+    try:
+        found = FileSystems.match([pattern])[0].metadata_list
+    except Exception:  # BeamIOError: no such folder (yet)
+        return []
     # only files with letters: an import's failed rows may all be staged rows it left out, which have none
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list if m.size_in_bytes)
+    return sorted(m.path for m in found if m.size_in_bytes)
+
+
+def check_dead_letter_folder(args: argparse.Namespace, folder: str | None) -> None:
+    """Refuse a dead-letter folder that holds an earlier run's letters: the sink writes its shards by
+    number, so an earlier run's shards this run does not overwrite would stay among its letters, and the
+    summary would name them as this run's. (The empty file of a run without letters names no row.)
+
+    Raises:
+        ConfigError: naming the folder, the files, and what to do.
+    """
+    stale = dead_letter_files(folder)
+    if not stale:
+        return
+    given = "--dead_letters" if args.dead_letters == folder else "option dead_letter_path"
+    shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+    raise ConfigError(
+        f"{given} {folder}: it holds dead letters of an earlier run ({shown}); move them away (or give "
+        "another folder), so this run's letters are not mixed with them"
+    )
 
 
 if __name__ == "__main__":
