@@ -5,12 +5,17 @@ A batch is made from canonical rows (``assemble``) as soon as Beam has grouped t
 client the user's Arrow batch, or the canonical rows as the client's ``Columns`` (the flat buffer
 as it is), which the client checks as it checks any input. ``dead_letters`` gives the failed rows of
 a batch's write, whole, for the sink's ``failed`` output: the core's dead letters, as JSON-ready dicts.
+A batch holds its elements as they came (``records``: each one as the sink's reader read it, a dict's
+own self), and its letters are built from them, as the core builds them for a list of dicts: a
+letter is the element (its own keys, its floats as given, a null as null) and the reason, so a
+fixed letter goes back through the sink as it is. The rows alone would give other keys (``values``,
+``vectors``, ``metadata``) and floats widened from float32.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +50,10 @@ class VectorBatch:
     # set: rows with named vectors (``NamedRow``), already the client's ``Columns`` (each name's
     # vectors one float32 buffer, ``rows.dicts.columns_of``)
     columns: Columns | None = None
+    # each row's element as the reader read it, in row order: what its dead letter holds (None: the
+    # letters are built from the rows, in the client's dict form; so are a batch's that a runner
+    # encoded, since coders.VectorBatchCoder does not carry them)
+    records: list[Mapping[str, Any]] | None = None
 
     def __len__(self) -> int:
         if self.columns is not None:
@@ -89,24 +98,26 @@ class VectorBatch:
     ) -> list[dict[str, Any]]:
         """One dict per failed row of this batch's write (``report``, written with the client's column
         options ``spec``): the reason (``id``, ``error``, ``error_type``, ``retryable``, ``attempts``)
-        and the row, a user's Arrow row with its own columns, canonical rows in the client's dict
-        form; numpy values as Python ones, ready for ``json.dumps``."""
-        letters = dead_letters(self.for_client(), report, spec, self.namespace)
-        rows = letters if isinstance(letters, list) else letters.to_pylist()
-        return [jsonable(letter) for letter in rows]
+        and the row: a user's Arrow row with its own columns, an element as it came (``records``);
+        numpy values as Python ones, ready for ``json.dumps``."""
+        rows: Any = self.for_client() if self.records is None else self.records
+        letters = dead_letters(rows, report, spec, self.namespace)
+        found = letters if isinstance(letters, list) else letters.to_pylist()
+        return [jsonable(letter) for letter in found]
 
 
 _NO_FLOATS = np.zeros(0, dtype=np.float32)
 _NO_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
-def assemble(rows: Sequence[Row]) -> VectorBatch:
-    """One batch from canonical rows: a single copy of every vector into one float32 buffer."""
+def assemble(rows: Sequence[Row], records: list[Mapping[str, Any]] | None = None) -> VectorBatch:
+    """One batch from canonical rows: a single copy of every vector into one float32 buffer; ``records``,
+    the rows' elements as read, are kept for the dead letters."""
     n = len(rows)
     if not n:
         return VectorBatch(ids=[], flat=_NO_FLOATS, offsets=_NO_OFFSETS)
     if any(type(row) is NamedRow for row in rows):
-        return _named(rows)
+        return _named(rows, records)
     ids, vectors, sparse, metadata, namespaces = (list(column) for column in zip(*rows, strict=True))
     flat, offsets, nulls = _joined(vectors)
     shared = _shared_namespace(namespaces)
@@ -119,10 +130,11 @@ def assemble(rows: Sequence[Row]) -> VectorBatch:
         metadata=metadata if any(metadata) else None,
         namespace=shared,
         namespaces=None if shared is not None or namespaces.count(None) == n else namespaces,
+        records=records,
     )
 
 
-def _named(rows: Sequence[Row | NamedRow]) -> VectorBatch:
+def _named(rows: Sequence[Row | NamedRow], records: list[Mapping[str, Any]] | None) -> VectorBatch:
     """A batch of rows with named vectors (a delete among them is a plain ``Row``): as the client's
     ``Columns``, every name's vectors copied once into a buffer of its own."""
     namespace = _shared_namespace([row[4] for row in rows])
@@ -133,6 +145,7 @@ def _named(rows: Sequence[Row | NamedRow]) -> VectorBatch:
         offsets=_NO_OFFSETS,
         namespace=namespace,
         columns=columns,
+        records=records,
     )
 
 

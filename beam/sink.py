@@ -31,17 +31,19 @@ The steps, each one ``ParDo`` the runner fuses:
    window.
 
 A dead letter is ``id``, ``error``, ``error_type``, ``retryable`` and ``attempts``, then the failed
-row in the client's dict form (``values``, ``sparse_values``, ``metadata``, ``namespace``; a user's
-Arrow row keeps its own columns, a column named like a field of the reason with a ``row_`` prefix),
-ready for ``json.dumps``: the core's ``dead_letters``, which finds each row by its position in the
-batch, whatever its id.
+row as it came: the element's own keys and values (a ``beam.Row``'s fields, a ``Chunk`` as the reader
+sees it), a user's Arrow row with its own columns, a column named like a field of the reason with a
+``row_`` prefix; ready for ``json.dumps``. An element refused at reading and a row the database
+refused give letters of one shape, so a fixed letter goes back through the sink as it is. It is the
+core's ``dead_letters`` over the batch's elements (each row travels with its element as read),
+which finds each row by its position in the batch, whatever its id.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -67,7 +69,7 @@ from vectordb.connector.rows import arrow_batches, is_arrow
 
 from .batch import VectorBatch, assemble
 from .coders import register
-from .elements import ElementReader, NamedRow, Refusal, Row
+from .elements import ElementReader, NamedRow, Refusal, Row, as_mapping
 
 __all__ = ["BundleCounts", "WriteResult", "WriteToVectorDB"]
 
@@ -211,15 +213,15 @@ class WriteToVectorDB(beam.PTransform):
             ).with_outputs("arrow", "refused", main="batches")
             batches = read.batches
         else:
-            # rows, not the elements themselves, go into the batching: a Row has a cheap coder, while
-            # a list of user elements would be sized by the runner element by element (ml.rag Chunks
-            # float by float), which costs more than reading them one step earlier
+            # rows go into the batching, read, each with its element as read (its dead letter, should
+            # it fail): a list of user elements alone would be sized by the runner element by element
+            # (ml.rag Chunks float by float), which costs more than reading them one step earlier
             read = pcoll | "Read" >> beam.ParDo(_ReadFn(*fn_args)).with_output_types(
-                Row, arrow=Any, refused=dict[str, Any]
+                tuple[Row, Any], arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="rows")
             batches = (
                 read.rows
-                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, Row])
+                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, tuple[Row, Any]])
                 | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
                 | "Assemble" >> beam.Map(_assemble_values).with_output_types(VectorBatch)
             )
@@ -267,12 +269,13 @@ def _check_text_is_read(options: BackendOptions) -> None:
         )
 
 
-def _keyed(row: Row) -> tuple[int, Row]:
-    return SHARD_KEY, row
+def _keyed(read: tuple[Row, Mapping[str, Any]]) -> tuple[int, tuple[Row, Mapping[str, Any]]]:
+    return SHARD_KEY, read
 
 
-def _assemble_values(keyed: tuple[Any, list[Row]]) -> VectorBatch:
-    return assemble(keyed[1])
+def _assemble_values(keyed: tuple[Any, list[tuple[Row, Mapping[str, Any]]]]) -> VectorBatch:
+    rows, records = zip(*keyed[1], strict=True) if keyed[1] else ((), ())
+    return assemble(rows, list(records))
 
 
 def _json_line(letter: dict[str, Any]) -> str:
@@ -331,9 +334,10 @@ class BundleCounts:
 
 
 class _ReadFn(beam.DoFn):
-    """Element → ``Row`` (main), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch``
-    rows, views of the same buffers, so a Parquet row group never sits whole in the write queue),
-    unreadable element → ``refused``."""
+    """Element → ``(Row, record)`` (main; the record, the element as read, is what its dead letter
+    holds), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch`` rows, views of the same
+    buffers, so a Parquet row group never sits whole in the write queue), unreadable element →
+    ``refused``."""
 
     def __init__(self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int) -> None:
         self._reader, self._on_error, self._target = reader, on_error, target
@@ -345,11 +349,15 @@ class _ReadFn(beam.DoFn):
 
     def process(self, element: Any) -> Iterable[Any]:
         row = self._row(element)
-        return row if type(row) is list else (row,)
+        return row if type(row) is list else ((row, self._record(element)),)
 
     def finish_bundle(self) -> Iterator[Any]:
         self._counts.add_up()
         yield from ()
+
+    def _record(self, element: Any) -> Mapping[str, Any]:
+        """The element of a row as the reader read it (a dict as it is), for the row's dead letter."""
+        return element if type(element) is dict else as_mapping(element, self._reader)
 
     def _row(self, element: Any) -> Row | NamedRow | list[TaggedOutput]:
         """The element's row, or what it gives instead: its Arrow slices, or its dead letter."""
@@ -378,6 +386,7 @@ class _ReadAndBatchFn(_ReadFn):
     def start_bundle(self) -> None:
         super().start_bundle()
         self._rows: list[Row] = []
+        self._records: list[Mapping[str, Any]] = []
 
     def process(self, element: Any) -> Iterable[Any]:
         row = self._row(element)
@@ -385,16 +394,20 @@ class _ReadAndBatchFn(_ReadFn):
             return row
         rows = self._rows
         rows.append(row)  # type: ignore[arg-type]
+        self._records.append(self._record(element))
         if len(rows) < self._rows_per_batch:
             return ()
-        self._rows = []
-        return (GlobalWindows.windowed_value_at_end_of_window(assemble(rows)),)
+        return (self._batch(),)
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        rows, self._rows = self._rows, []
-        if rows:
-            yield GlobalWindows.windowed_value_at_end_of_window(assemble(rows))
+        if self._rows:
+            yield self._batch()
         yield from super().finish_bundle()
+
+    def _batch(self) -> WindowedValue:
+        rows, records = self._rows, self._records
+        self._rows, self._records = [], []
+        return GlobalWindows.windowed_value_at_end_of_window(assemble(rows, records))
 
 
 class _WindowedReadAndBatchFn(_ReadFn):
@@ -403,14 +416,14 @@ class _WindowedReadAndBatchFn(_ReadFn):
 
     def start_bundle(self) -> None:
         super().start_bundle()
-        self._rows: dict[Any, list[Row]] = {}
+        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any]]]] = {}
 
     def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
         row = self._row(element)
         if type(row) is list:
             return row
         rows = self._rows.setdefault(window, [])
-        rows.append(row)  # type: ignore[arg-type]
+        rows.append((row, self._record(element)))  # type: ignore[arg-type]
         if len(rows) >= self._rows_per_batch:
             return (self._batch(window),)
         if len(self._rows) > MAX_LIVE_WINDOWS:
@@ -423,7 +436,8 @@ class _WindowedReadAndBatchFn(_ReadFn):
         yield from super().finish_bundle()
 
     def _batch(self, window: Any) -> WindowedValue:
-        return WindowedValue(assemble(self._rows.pop(window)), window.max_timestamp(), (window,))
+        rows, records = zip(*self._rows.pop(window), strict=True)
+        return WindowedValue(assemble(rows, list(records)), window.max_timestamp(), (window,))
 
 
 class _Pending(NamedTuple):

@@ -13,8 +13,9 @@ reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is 
 
 Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
 gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
-a mapping as it was, an Arrow row as ``to_pylist`` reads it, a ``Columns`` row (the Beam sink's) in
-the client's dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``, and ``op``
+a mapping as it was (the Beam sink hands its elements, as read, in this form), an Arrow row as
+``to_pylist`` reads it, a ``Columns`` row (written without the rows they came from) in the client's
+dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``, and ``op``
 for a delete: the op Columns carry in their metadata; named vectors as ``vectors``, name -> list, and
 multi-vectors as ``multi_vectors``, name -> list of lists). Arrow and dict rows keep every column, their
 named vectors and multi-vectors among them.

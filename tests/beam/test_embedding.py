@@ -79,7 +79,7 @@ def test_refused_texts_are_exactly_the_failed_output_with_the_servers_reason(
                 d["id"],
                 d["error_type"],
                 "maximum context length is 512 tokens" in d["error"],
-                d["metadata"]["content"][:8],
+                d["content"][:8],  # the Chunk as the sink reads it: its text under content_key
             )
         )
         assert_that(failed, equal_to([(f"doc-{i}", "Rejected", True, texts[i][:8]) for i in bad]))
