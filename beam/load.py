@@ -668,25 +668,37 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     return 1 if totals["failed"] else 0
 
 
+# the loggers through which the runners log an exception raised in a bundle before they re-raise it
+RUNNER_LOGGERS = ("apache_beam.runners.common", "apache_beam.runners.direct.executor")
+
+
 @contextlib.contextmanager
 def _quiet_runner(*, debug: bool) -> Iterator[None]:
     """Without ``--debug``, the runner does not log the trace of a ``ConnectorError`` the job prints as one line.
 
-    Beam logs an exception raised in a bundle before it re-raises it ("apache_beam.runners.common").
+    Beam logs an exception raised in a bundle before it re-raises it ("apache_beam.runners.common"); the
+    BundleBasedDirectRunner (chosen for ``GroupIntoBatches``' timer) logs each of its attempts' traces too.
     """
-    runner_log = logging.getLogger("apache_beam.runners.common")
+    loggers = [logging.getLogger(name) for name in RUNNER_LOGGERS]
     quiet = _NotConnectorErrors()
-    if not debug:
+    for runner_log in loggers if not debug else ():
         runner_log.addFilter(quiet)
     try:
         yield
     finally:
-        runner_log.removeFilter(quiet)
+        for runner_log in loggers:
+            runner_log.removeFilter(quiet)
 
 
 class _NotConnectorErrors(logging.Filter):
+    """Drops a record about a ``ConnectorError``: its ``exc_info``, an exception among its arguments
+    ("A task failed with exception: %s"), or the one being handled (the executor formats the trace
+    into its message, inside its ``except``)."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and record.exc_info[1] and connector_error_line(record.exc_info[1]))
+        found: list[object] = [record.exc_info[1] if record.exc_info else None, sys.exc_info()[1]]
+        found += record.args if isinstance(record.args, tuple) else ()
+        return not any(isinstance(exc, BaseException) and connector_error_line(exc) for exc in found)
 
 
 def dead_letter_folder(sink: WriteToVectorDB) -> str | None:

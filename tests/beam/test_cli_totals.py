@@ -5,6 +5,7 @@ flushes, so ``--batching unbounded`` said "written: 0 of 0 rows (0 failed)" and 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,23 @@ def test_with_a_temp_location_the_counts_go_there_and_are_removed(
     assert main([*argv, "--option=on_error=report", f"--temp_location={temp}"]) == 1
     assert f"written:  {GOOD} of {GOOD + SHORT + 1} rows ({SHORT + 1} failed)" in capsys.readouterr().out
     assert not [p for p in temp.rglob("*") if p.is_file()]
+
+
+def test_an_error_in_an_unbounded_write_is_one_line_without_the_runners_traces(
+    rest_server: ServerHandle,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The BundleBasedDirectRunner (``--batching unbounded``) logs each failed attempt's trace from its
+    executor: about 500 lines of stderr around the one line."""
+    rest_server.script(dimension=4, api_key="sk-the-right-one")
+    source = tmp_path / "in.jsonl"
+    write_input(source)
+    argv = [f"--input={source}", f"--uri={rest_server.uri}", "--batching=unbounded", "--no_create"]
+    assert main([*argv, "--option=on_error=report", "--option=api_key=sk-another"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("vectordb-beam: AuthError: ") and line.endswith("(--debug shows the trace)")
+    assert not [
+        r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("apache_beam")
+    ]
