@@ -95,15 +95,17 @@ def prepare_arrow(
     for name, column in spec.vector_columns:
         if column in names:
             *dense, bad_vectors = _vector_column(
-                batch.column(column), column, n, "vector_columns", null_elements=False
+                batch.column(column), column, n, "vector_columns", f"vector {name!r} (column {column!r})"
             )
             named[name] = DenseColumn(*dense)
             refused = {**bad_vectors, **refused}
-    multi = {
-        name: _arrow_multi_vectors(batch.column(column), column, n)
-        for name, column in spec.multi_vector_columns
-        if column in names
-    }
+    multi = {}
+    for name, column in spec.multi_vector_columns:
+        if column in names:
+            multi[name], bad_vectors = _arrow_multi_vectors(
+                batch.column(column), column, n, f"multi-vector {name!r} (column {column!r})"
+            )
+            refused = {**bad_vectors, **refused}
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = None
@@ -124,6 +126,7 @@ def prepare_arrow(
         multi,
         vector_column=spec.vector_column,
         sparse_column=spec.sparse_column,
+        named_columns=dict(spec.vector_columns + spec.multi_vector_columns),
     )
     return assemble(cols, rules, dim, namespace, refused, positions, ops)
 
@@ -225,12 +228,11 @@ def _vector_column(
     name: str,
     n: int,
     option: str = "vector_column",
-    *,
-    null_elements: bool = True,
+    vector: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """(flat float32 values, int64 offsets, null mask) of a dense vector column, lists or JSON text, and the
-    rows refused for what they hold (a text that is no JSON list of numbers; with ``null_elements``, a
-    list with a null element)."""
+    rows refused for what they hold (a text that is no JSON list of numbers, a list with a null element);
+    ``vector``: how reasons name a named vector (default: "column 'values': vector")."""
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -239,7 +241,7 @@ def _vector_column(
     if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
         return _json_vectors(column.to_pylist(), name)
     flat, offsets, nulls = _arrow_vectors(column, name, n, option)
-    return flat, offsets, nulls, _null_elements(column, name, offsets) if null_elements else {}
+    return flat, offsets, nulls, _null_elements(column, vector or f"column {name!r}: vector", offsets)
 
 
 def _json_vectors(
@@ -303,9 +305,10 @@ def _arrow_vectors(
     return flat, offsets, nulls
 
 
-def _null_elements(column: pa.Array | pa.ChunkedArray, name: str, offsets: np.ndarray) -> dict[int, str]:
+def _null_elements(column: pa.Array | pa.ChunkedArray, vector: str, offsets: np.ndarray) -> dict[int, str]:
     """The rows whose vector holds a null element, and which (``_arrow_vectors`` makes it NaN, which the
-    checks would report as such); ``offsets``: ``_arrow_vectors``'s. Column-wise, no walk over rows."""
+    checks would report as such); ``vector``: how the reason names it; ``offsets``: ``_arrow_vectors``'s.
+    Column-wise, no walk over rows."""
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -322,7 +325,7 @@ def _null_elements(column: pa.Array | pa.ChunkedArray, name: str, offsets: np.nd
     rows = np.searchsorted(offsets, at, side="right") - 1
     rows, first = np.unique(rows, return_index=True)  # each row's first null
     return {
-        int(row): f"column {name!r}: vector has a null element at index {int(at[k] - offsets[row])}"
+        int(row): f"{vector} has a null element at index {int(at[k] - offsets[row])}"
         for row, k in zip(rows, first, strict=True)
     }
 
@@ -344,9 +347,12 @@ def _list_offsets(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
     return np.asarray(array.offsets, dtype=np.int64), array.values
 
 
-def _arrow_multi_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) -> MultiColumn:
+def _arrow_multi_vectors(
+    column: pa.Array | pa.ChunkedArray, name: str, n: int, vector: str
+) -> tuple[MultiColumn, dict[int, str]]:
     """A list-of-lists-of-floats column as a ``MultiColumn``: offsets from the two list levels, and the
-    innermost values buffer as it is where it is float32 (else converted once)."""
+    innermost values buffer as it is where it is float32 (else converted once); and the rows refused for a
+    null element (``vector``: how the reason names the multi-vector), with its vector's index and its own."""
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -364,7 +370,7 @@ def _arrow_multi_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) 
             np.zeros(0, bool),
             np.zeros(n + 1, np.int64),
             np.ones(n, bool),
-        )
+        ), {}
     if not (_is_list(typ) and _is_list(typ.value_type)):
         raise ConfigError(
             f"option multi_vector_columns: column {name!r} has type {typ}; expected a list of lists of floats"
@@ -384,13 +390,30 @@ def _arrow_multi_vectors(column: pa.Array | pa.ChunkedArray, name: str, n: int) 
     values = values.slice(int(inner_offsets[0]), int(inner_offsets[-1] - inner_offsets[0]))
     starts = inner_offsets[:-1] - inner_offsets[0]
     lengths = np.where(inner_nulls, 0, np.diff(inner_offsets))
+    refused: dict[int, str] = {}
     if values.null_count:
-        flat = values.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused as such
+        flat = values.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused below
+        refused = _null_inner_elements(values, starts, outer, vector)
     elif values.type == pa.float32():
         flat = values.to_numpy(zero_copy_only=True)
     else:
         flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
-    return MultiColumn(flat, starts, lengths, inner_nulls, outer, nulls)
+    return MultiColumn(flat, starts, lengths, inner_nulls, outer, nulls), refused
+
+
+def _null_inner_elements(
+    values: pa.Array, starts: np.ndarray, outer: np.ndarray, vector: str
+) -> dict[int, str]:
+    """Each row whose multi-vector holds a null element: the first one, by its vector's index and its own."""
+    at = np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))
+    inner = np.searchsorted(starts, at, side="right") - 1  # the inner vector each null is in
+    rows = np.searchsorted(outer, inner, side="right") - 1
+    rows, first = np.unique(rows, return_index=True)
+    return {
+        int(row): f"{vector}: vector {int(inner[k] - outer[row])} has a null element at index "
+        f"{int(at[k] - starts[inner[k]])}"
+        for row, k in zip(rows, first, strict=True)
+    }
 
 
 def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:

@@ -195,7 +195,8 @@ def _check_named(
 ) -> None:
     """Every name's vectors of every upsert row: present, of the name's dimension (learnt per name by the
     dimension rule), finite; a multi-vector also non-empty, with no null vector and vectors of one length.
-    A row failing under any name fails whole, the name in its reason."""
+    A row failing under any name fails whole, the name in its reason (and its column, where known; a NaN
+    by its index, in a multi-vector also its vector's)."""
     shapes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # name -> (row's length, shape ok so far)
     for name, dense in cols.named.items():
         lengths = np.diff(dense.offsets)
@@ -222,14 +223,32 @@ def _check_named(
                     else f"vector {name!r} has {got} dimensions; expected {expected}",
                 )
             ok = ok & ~wrong
+        column = cols.named_columns.get(name)
+        named = f"{name!r}" if column is None else f"{name!r} (column {column!r})"
         if is_multi:
             multi = cols.multi[name]
             finite = _finite_multi(multi, len(ok))
+            for row in np.flatnonzero(ok & ~finite):  # the few bad rows: which vector, and where in it
+                j, at = _first_not_finite(multi, int(row))
+                refuse([int(row)], f"multi-vector {named}: vector {j} has NaN or infinity at index {at}")
         else:
             dense = cols.named[name]
             finite = _finite_rows(dense.flat, dense.offsets, ok)
-        kind = "multi-vector" if is_multi else "vector"
-        refuse(np.flatnonzero(ok & ~finite), f"{kind} {name!r} contains NaN or infinity")
+            for row in np.flatnonzero(ok & ~finite):
+                values = dense.flat[int(dense.offsets[row]) : int(dense.offsets[row + 1])]
+                at = int(np.flatnonzero(~np.isfinite(values))[0])
+                refuse([int(row)], f"vector {named} has NaN or infinity at index {at}")
+
+
+def _first_not_finite(multi: MultiColumn, row: int) -> tuple[int, int]:
+    """(index of the vector in the row, index in that vector) of a row's first NaN or infinity."""
+    first = int(multi.outer[row])
+    for j in range(first, int(multi.outer[row + 1])):
+        start = int(multi.starts[j])
+        bad = np.flatnonzero(~np.isfinite(multi.flat[start : start + int(multi.lengths[j])]))
+        if bad.size:
+            return j - first, int(bad[0])
+    return 0, 0  # not reached: _finite_multi found one in the row
 
 
 def _multi_shapes(

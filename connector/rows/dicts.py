@@ -413,6 +413,7 @@ def prepare_dicts(
     read = [read_row(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
     cols = columns_of(read, namespace)
+    cols.named_columns = dict(spec.vector_columns + spec.multi_vector_columns)
     return prepare_columns(cols, rules, dim, namespace, refused, positions)
 
 

@@ -332,6 +332,7 @@ class Columns:
     # the input's dense vector and sparse vector columns, as failure reasons name them (``None``: unknown)
     vector_column: str | None = None
     sparse_column: str | None = None
+    named_columns: dict[str, str] = field(default_factory=dict)  # vector name -> its input column
 
 
 class DenseColumn(NamedTuple):

@@ -279,8 +279,8 @@ def test_bad_rows_fail_alone_with_the_name(weaviate_server: WeaviateServer, weav
         "k1": "vector 'title' is null",
         "k2": "multi-vector 'colbert' is empty",
         "k3": "multi-vector 'colbert' holds vectors of different lengths (2 to 4)",
-        "k4": "vector 'body' contains NaN or infinity",
-        "k5": "multi-vector 'colbert' contains NaN or infinity",
+        "k4": "vector 'body' (column 'body_vec') has NaN or infinity at index 0",
+        "k5": "multi-vector 'colbert' (column 'tokens'): vector 0 has NaN or infinity at index 2",
     }
     assert all(f.error_type == "Invalid" and f.attempts == 0 for f in report.failures)
     expected = good.expected()

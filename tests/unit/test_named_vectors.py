@@ -361,7 +361,7 @@ def multi_rows(draw):
         elif kind == "nan":
             j, d = draw(st.integers(0, k - 1)), draw(st.integers(0, DIM - 1))
             vectors[j][d] = draw(st.sampled_from([math.nan, math.inf, -math.inf]))
-            reason = "multi-vector 'colbert' contains NaN or infinity"
+            reason = f"multi-vector 'colbert' (column 'tokens'): vector {j} has NaN or infinity at index {d}"
         elif kind == "hole":
             vectors.insert(draw(st.integers(0, k)), None)
             reason = "multi-vector 'colbert' holds a null vector"
