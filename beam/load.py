@@ -17,7 +17,8 @@ The job's own flags come first in ``--help``; every other flag is a standard Bea
 ``--region``/``--temp_location``/``--setup_file`` …), listed after them; the runner defaults to the
 ``DirectRunner``. ``--option key=value`` (repeatable) passes any connector option (the README's options
 table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, ``max_concurrency``, …, and
-the embedding options for text in); they are checked before the pipeline starts. ``--input`` is a
+the embedding options for text in; ``batching`` and ``check_target`` are the flags of those names: given
+both ways, they must agree); they are checked before the pipeline starts. ``--input`` is a
 Parquet or JSON Lines file, a glob of them, or a folder of them (as ``vectordb-load`` reads a folder: the
 format of its first data file, Spark's part files and partition folders included; a folder in another
 store, ``gs://bucket/embeddings/``, holds Parquet); the extension tells the format (``.parquet``, ``.pq``;
@@ -39,10 +40,11 @@ and failed, rows/s, MB/s, requests, retries, throttling), added up from the sink
 ``WriteReport``s and the rows it refused while reading), which the workers save in small files the
 job reads after the run (in ``--temp_location`` when given, else a local temporary folder; the sink's
 Metrics counters where there are none): the counters are not exact, as the DirectRunner drops those
-of batches ``GroupIntoBatches`` flushes (``--batching unbounded``). It exits with 1 when rows failed. With ``--option write_mode=import`` the totals are
-the import's (rows it imported; rows refused at staging and staged rows it did not import as
-failed), and the dead-letter
-files named are those holding letters: staged rows the import left out are not among them. A
+of batches ``GroupIntoBatches`` flushes (``--batching unbounded``). It exits with 1 when rows failed.
+With ``--option write_mode=import`` the totals are the import's (rows it imported; rows refused at
+staging and staged rows it did not import as failed), and the dead-letter files named are those
+holding letters: staged rows the import left out are not among them. Parquet files' schemas are
+checked before the pipeline runs (a file the writer cannot read is named). A
 ``ConnectorError`` (a bad option, a target that cannot be reached, a key refused) is one line and exit
 status 2; ``--debug`` shows its trace.
 """
