@@ -140,9 +140,19 @@ def assemble(
                 if md is not metadata[i]:
                     normalised = list(metadata) if normalised is None else normalised
                     normalised[i] = md
-            if b"null" in encoded and (where := _not_finite(md)) is not None:  # orjson writes NaN as null
-                refuse([i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)")
-                continue
+            if b"null" in encoded:  # orjson writes None, NaN and infinity as null: the rare row looked at
+                if any(value is None for value in md.values()):
+                    # a null value is a key left out, whatever form the metadata came in (a column's
+                    # null is never read): every database stores the same, and none refuses it
+                    md = {key: value for key, value in md.items() if value is not None}
+                    encoded = metadata_json(md)
+                    normalised = list(metadata) if normalised is None else normalised
+                    normalised[i] = md
+                if (where := _not_finite(md)) is not None:
+                    refuse(
+                        [i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)"
+                    )
+                    continue
             size = len(encoded)
             if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
                 refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")

@@ -60,6 +60,7 @@ STORED = {
     "a date in metadata": ("bad", {"day": "2024-05-06"}),
     "a decimal in metadata": ("bad", {"price": "10.25"}),
     "a null metadata value": ("bad", None),
+    "a null inside a `metadata` object (or an Arrow struct, or JSON text)": ("bad", None),
     "a list of strings in metadata": ("bad", {"tags": ["a", "b"]}),
     "sparse indices out of order": ("bad", None),
     'a vector as JSON text ("[0.5, -0.25, 1.0, 2.0]")': ("bad", None),
