@@ -31,12 +31,13 @@ from ..options import BackendOptions, parse_uri
 from ..redaction import detached, returned
 from ..report import BatchFailure
 from ..rows import DELETE, RowBatch, RowRules
+from ..rows.checks import metadata_json
 from ..rows.types import id_sizes, text_ids
 from ..transports.base import Transport, WireReply, WireRequest
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits
 from .integers import FLOAT64_EXACT, integer_outside
-from .pinecone_import import ImportOptions, json_value
+from .pinecone_import import ImportOptions
 
 if TYPE_CHECKING:
     from ..bulk import BulkPath
@@ -344,7 +345,7 @@ def encode_json(batch: RowBatch) -> bytes:
     body: dict[str, Any] = {"vectors": vectors}
     if batch.namespace:
         body["namespace"] = batch.namespace
-    return orjson.dumps(body, default=json_value, option=orjson.OPT_SERIALIZE_NUMPY)
+    return metadata_json(body)  # metadata as every database's: decimals as their text
 
 
 def encode_delete(batch: RowBatch, grpc: bool) -> WireRequest:

@@ -38,16 +38,13 @@ Here: the options, the task's stager and the driver's steps. The folder and its 
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
-import orjson
 
 from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError, WriteFailed
 from ..options import BackendOptions
@@ -170,27 +167,11 @@ def _parquet_schema() -> pa.Schema:
     )
 
 
-def json_value(value: Any) -> Any:
-    """orjson's ``default`` for Pinecone metadata (the upsert's REST body and the import's ``metadata``
-    column), writing what gRPC's ``protowire.encode_value`` writes: a numpy value orjson does not write
-    itself (an array of strings, an object array) as the Python value it holds, a date or timestamp (a
-    pandas ``Timestamp`` too) as ISO 8601 text, a ``Decimal`` as its exact text. Anything else is a
-    ``TypeError``: ``PineconeBackend.refuse`` lets no other type through, and none is written as its
-    ``str()``."""
-    import numpy as np
-
-    if isinstance(value, np.generic | np.ndarray):
-        return value.tolist()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not a Pinecone metadata value")
-
-
 def metadata_text(metadata: dict[str, Any]) -> bytes:
-    """A row's metadata as JSON, as the upsert's REST body holds it."""
-    return orjson.dumps(metadata, default=json_value, option=orjson.OPT_SERIALIZE_NUMPY)
+    """A row's metadata as JSON, as the upsert's REST body holds it (``metadata_json``: every database's)."""
+    from ..rows.checks import metadata_json  # numpy: only once rows are written
+
+    return metadata_json(metadata)
 
 
 def rows_table(batch: RowBatch) -> pa.Table:

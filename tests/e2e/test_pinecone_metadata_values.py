@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
@@ -110,6 +109,5 @@ def test_the_json_encoders_never_write_a_value_as_its_text() -> None:
         encode_json(batch_with({"s": {"only"}}))
     with pytest.raises(TypeError, match="set"):
         rows_table(batch_with({"s": {"only"}}))
-    table = rows_table(batch_with({"tags": np.array(["x", "y"])}))
-    assert table.column("metadata").to_pylist() == ['{"tags":["x","y"]}']
-    assert isinstance(table, pa.Table)
+    with pytest.raises(TypeError, match="ndarray"):  # the row checks make such arrays lists before
+        rows_table(batch_with({"tags": np.array(["x", "y"])}))
