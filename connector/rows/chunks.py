@@ -7,7 +7,7 @@ batch among them counting all its rows).
 
 Chunks are Arrow record batches and ``Columns`` as they are (an iterable may hold either among its
 items), and dicts (``VectorRecord``s as dicts) in lists of ``DICT_CHUNK_ROWS``; a pandas DataFrame is
-read as Arrow.
+read as Arrow, or, where Arrow cannot type its cells (2-d numpy arrays as multi-vectors), as dicts.
 """
 
 from __future__ import annotations
@@ -82,12 +82,48 @@ def _chunks(data: Any) -> Iterator[Any]:
     if is_pandas(data):
         import pyarrow as pa
 
-        yield from arrow_batches(pa.Table.from_pandas(data, preserve_index=False))
+        try:
+            table = pa.Table.from_pandas(data, preserve_index=False)
+        except pa.ArrowException:
+            # cells Arrow cannot type (2-d numpy arrays as multi-vectors, a column of mixed kinds): read
+            # as dicts, as the same rows given as records are, so a cell no reader takes fails its row,
+            # naming its column, instead of the whole write
+            yield from _chunked(_pandas_records(data))
+            return
+        yield from arrow_batches(table)
         return
     if not isinstance(data, Iterable):
         raise ConfigError(
             f"upsert() cannot read {type(data).__name__}: give a pyarrow Table/RecordBatch or dicts"
         )
+    yield from _chunked(data)
+
+
+def _pandas_records(frame: Any) -> Iterator[dict[str, Any]]:
+    """A DataFrame's rows as dicts, a missing value (NaN, NaT, None) as ``None``, as Arrow reads it."""
+    import pandas as pd
+
+    names = [str(name) for name in frame.columns]
+    for values in frame.itertuples(index=False, name=None):
+        yield {
+            name: None if _is_missing(pd, value) else value for name, value in zip(names, values, strict=True)
+        }
+
+
+def _is_missing(pd: Any, value: Any) -> bool:
+    """A cell pandas counts as missing; an array cell never is (its elements are the readers' to judge)."""
+    if value is None:
+        return True
+    if isinstance(value, np.ndarray | list | tuple | dict):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _chunked(data: Iterable[Any]) -> Iterator[Any]:
+    """An iterable's items: Arrow batches and ``Columns`` as they are, dicts and records in lists."""
     rows: list[Mapping[str, Any]] = []
     for item in data:
         if is_arrow(item) or isinstance(item, Columns):
