@@ -54,6 +54,21 @@ _REGISTRY: dict[str, tuple[str, str]] = {
         "pip install 'vectordb-connector[grpc]'",
     ),
 }
+# the third-party packages (top-level import names) a built-in backend's install hint brings: the core
+# dependencies and its extra's. Only a failed import of one of these is a MissingExtra; any other (the
+# connector's own module broken or half installed) is raised as it is, since pip advice cannot fix it.
+_CORE = frozenset({"msgspec", "numpy", "pyarrow", "orjson", "httpx"})
+_GRPC = _CORE | {"hpack"}
+_THIRD_PARTY: dict[str, frozenset[str]] = {
+    "pinecone": _GRPC,
+    "qdrant": _GRPC,
+    "weaviate": _GRPC,
+    "milvus": _GRPC | {"grpc", "milvus_lite", "pymilvus"},
+    "postgresql": _CORE | {"psycopg", "psycopg_binary", "psycopg_c"},
+    "postgres": _CORE | {"psycopg", "psycopg_binary", "psycopg_c"},
+    "chroma": _CORE,
+}
+_OWN = frozenset({"vectordb", "pyspark_vectordb"})  # never a missing extra
 
 
 def canonical_uri(uri: str) -> str:
@@ -89,6 +104,7 @@ def register_backend(
     """
     global _path_scheme
     _REGISTRY[scheme.lower()] = (dotted, install_hint)
+    _THIRD_PARTY.pop(scheme.lower(), None)  # its own packages are unknown: any but the connector's
     if takes_paths is not None:
         _path_scheme = takes_paths
 
@@ -109,11 +125,23 @@ def backend_class(database: str) -> type[Backend[Any]]:
     try:
         module = import_module(module_name)
     except ImportError as exc:
+        if not _is_missing_extra(database, exc.name):
+            raise  # a module of the connector itself failed: its trace says why, pip advice would not
         raise MissingExtra(
             f"the {database} backend needs a package that is missing ({exc.name}): {hint}"
         ) from None
     found: type[Backend[Any]] = getattr(module, class_name)
     return found
+
+
+def _is_missing_extra(database: str, module: str | None) -> bool:
+    """Whether a failed import of ``module`` means the backend's install hint is what is missing: one of
+    its third-party packages (for a backend registered by a third party: any package but the connector's)."""
+    top = (module or "").partition(".")[0]
+    if not top or top in _OWN:
+        return False
+    known = _THIRD_PARTY.get(database)
+    return known is None or top in known
 
 
 def database_table() -> str:
