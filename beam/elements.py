@@ -32,7 +32,7 @@ import numpy as np
 from vectordb.connector.dead_letters import letter_with_row
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.rows.dicts import DictReader, NamedRow, Refused, Row, Sparse
-from vectordb.connector.rows.ops import DEFAULT_OP_KEY
+from vectordb.connector.rows.ops import DEFAULT_OP_KEY, DeleteMark
 
 __all__ = [
     "ELEMENT_REPR_CHARS",
@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 ELEMENT_REPR_CHARS = 1000  # of an element the sink does not take, kept in its dead letter
+NAMELESS_EMBEDDING = (
+    "a Chunk's dense embedding has no name: options vector_columns/multi_vector_columns are set, so every "
+    "vector is named; give it in the Chunk's metadata under a column vector_columns names"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,13 @@ class ElementReader(DictReader):
             return refusal({"element": _shortened(repr(element))}, None, str(exc))
         if record is element or hasattr(element, "_asdict"):
             return self.read_mapping(record)
+        if self._vector_key is None and getattr(element.embedding, "dense_embedding", None) is not None:
+            # every vector is named: stored under no name, the embedding would be lost or, worse, kept
+            # as a metadata field; a delete needs no vector, so its op decides first
+            row = self._items.read_mapping(record)
+            if type(row) is Row and type(row.metadata) is DeleteMark:
+                return row
+            return self._items.refuse(record, getattr(element, "id", None), NAMELESS_EMBEDDING)
         return self._items.read_mapping(record)  # a Chunk: its metadata's "op" is data
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | NamedRow | Refusal:
@@ -162,7 +173,8 @@ def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str,
         record[reader.content_key] = text
     record[reader.id_column] = item.id
     if embedding is not None:
-        record[reader.vector_column] = embedding.dense_embedding
+        if reader._vector_key is not None:  # with named vectors a Chunk's own is refused (read)
+            record[reader.vector_column] = embedding.dense_embedding
         if embedding.sparse_embedding is not None:
             record[reader.sparse_key] = embedding.sparse_embedding
     return record
