@@ -35,9 +35,10 @@ def test_a_delete_id_holding_a_nul_fails_alone_and_the_other_deletes_are_done(
         report = client.write(rows)
     assert [f.ids for f in report.failures] == [("bad\x00id",)], report
     (failure,) = report.failures
-    assert failure.error_type == "Rejected" and not failure.retryable, failure
-    assert failure.attempts == 1, failure  # refused, not retried as a broken connection
-    assert "NUL" in failure.error, failure
+    assert failure.error_type == "Invalid" and not failure.retryable, failure
+    assert failure.attempts == 0, failure  # left out of the DELETE: never sent, never retried
+    assert failure.error == "id 'bad\\x00id': PostgreSQL text cannot hold NUL (\\x00)", failure
+    assert report.written == 3 and report.requests == 2, report  # one DELETE, one COPY: no splitting
     assert _ids(pg_server, pg_table) == ["k2", "k3", "k4", "k9"]
 
 

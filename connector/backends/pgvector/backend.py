@@ -295,7 +295,9 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         layout = self.layout
         if batch.op == DELETE:  # DELETE … WHERE id = ANY(…) in the rows' namespace, one transaction
             sql, with_namespace = delete_ids_sql(layout, batch.namespace)
-            ids = array_literal(text_ids(batch.ids))
+            text = text_ids(batch.ids)
+            nul = _nul_ids(batch)  # left out here, failed alone by outcome_of (deletes skip refuse)
+            ids = array_literal([t for i, t in enumerate(text) if i not in nul] if nul else text)
             params = (ids, batch.namespace or "") if with_namespace else (ids,)
             return _statement_request(f"DELETE {layout.table}", sql, params)
         setup, copy, apply = self._statements
@@ -325,7 +327,23 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # the transaction committed: every row of the batch is in the table (or, deleted, not in it)
+        nul = _nul_ids(batch) if batch.op == DELETE else None
+        if nul:  # not in the statement (request_for)
+            _, failures = batch.without(nul)
+            return BatchOutcome(written=len(batch) - len(nul), failures=failures)
         return BatchOutcome(written=len(batch))
+
+
+def _nul_ids(batch: RowBatch) -> dict[int, str]:
+    """The delete rows whose id PostgreSQL text cannot hold (a NUL), with the reason: one such id in the
+    statement fails it whole, the batch's other deletes with it."""
+    if "\x00" not in "".join(i for i in batch.ids if isinstance(i, str)):  # the usual case, one pass
+        return {}
+    return {
+        i: f"id {row_id!r}: PostgreSQL text cannot hold NUL (\\x00)"
+        for i, row_id in enumerate(batch.ids)
+        if isinstance(row_id, str) and "\x00" in row_id
+    }
 
 
 def array_literal(ids: list[str]) -> str:
