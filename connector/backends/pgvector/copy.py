@@ -121,13 +121,19 @@ def _jsonb_field(metadata: dict[str, Any]) -> bytes:
 
 
 def _sparse_field(value: tuple[np.ndarray, np.ndarray] | None, dim: int) -> bytes:
-    """sparsevec binary: int32 dim, int32 nnz, int32 unused, int32 indices (0-based), float32 values."""
+    """sparsevec binary: int32 dim, int32 nnz, int32 unused, int32 indices (0-based), float32 values.
+    Entries whose float32 value is 0 are left out: pgvector's binary input refuses them ("cannot contain
+    zero values") where its text input drops them, and a sparse vector stores no zeros either way."""
     if value is None:
         return NULL
     indices, values = value
-    nnz = len(indices)
+    floats = np.asarray(values, dtype=">f4")
+    nonzero = floats != 0
+    if not nonzero.all():
+        indices, floats = np.asarray(indices)[nonzero], floats[nonzero]
+    nnz = len(floats)
     return (
         _SPARSE_HEAD(12 + 8 * nnz, dim, nnz, 0)
         + np.asarray(indices, dtype=">i4").tobytes()
-        + np.asarray(values, dtype=">f4").tobytes()
+        + floats.tobytes()
     )
