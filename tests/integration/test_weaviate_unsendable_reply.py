@@ -1,6 +1,8 @@
 """Weaviate over gRPC: a batch whose reply the server cannot send (its error text holds invalid UTF-8, so
 gRPC answers INTERNAL "error while marshaling") is split like a refused one, against the real server
-the fixtures start: the row at fault fails alone and the rows Weaviate stored are reported written."""
+the fixtures start: the row at fault fails alone and the rows Weaviate stored are reported written.
+The known cause, a metadata key that is no property name (auto-schema's refusal quotes it cut short),
+fails its row before the batch is sent."""
 
 from __future__ import annotations
 
@@ -20,9 +22,12 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_a_row_whose_refusal_weaviate_cannot_send_fails_alone(
-    weaviate_server: WeaviateServer, weaviate_collection: str
+@pytest.mark.parametrize("key", ["ключ", "été", "Größe", "has-dash", "k" * 232])
+def test_a_metadata_key_that_is_no_property_name_fails_alone_before_weaviate_is_asked(
+    weaviate_server: WeaviateServer, weaviate_collection: str, key: str
 ) -> None:
+    """Without create=true, auto-schema refuses such a key, and its refusal of a non-ASCII one, quoting the
+    key cut short, is no valid UTF-8: the batch came back INTERNAL. The row fails alone, never sent."""
     uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
     with connect(uri, create=True, **options) as client:  # the collection, with no properties yet
         assert client.write([{"id": "seed", "values": [1.0, 0.0, 0.0, 0.0]}]).ok
@@ -30,15 +35,17 @@ def test_a_row_whose_refusal_weaviate_cannot_send_fails_alone(
         {"id": f"good-{i}", "values": [1.0, 0.0, 0.0, float(i)], "metadata": {"title": f"t{i}"}}
         for i in range(4)
     ]
-    # auto-schema refuses this key, and its refusal, quoting the key cut short, is no valid UTF-8
-    rows.insert(2, {"id": "bad", "values": [1.0, 0.0, 0.0, 9.0], "metadata": {"ключ": "значение"}})
+    rows.insert(2, {"id": "bad", "values": [1.0, 0.0, 0.0, 9.0], "metadata": {"title": "x", key: "v"}})
     with connect(uri, on_error="report", max_retries=5, **options) as client:
         report = client.write(rows)
     assert [f.ids for f in report.failures] == [("bad",)], report
     (failure,) = report.failures
-    assert failure.error_type == "Rejected" and not failure.retryable, failure
-    assert "error while marshaling" in failure.error, failure
-    assert report.written == 4 and report.retries == 0, report
+    assert failure.error_type == "Invalid" and not failure.retryable and failure.attempts == 0, failure
+    assert failure.error == (
+        f"metadata key {key!r} is no Weaviate property name: ASCII letters, digits and underscores, "
+        "starting with a letter or underscore, at most 231 long ([_A-Za-z][_0-9A-Za-z]{0,230})"
+    )
+    assert report.written == 4 and report.requests == 1 and report.retries == 0, report
     objects = weaviate_server.rest("GET", f"/v1/objects?class={weaviate_collection}&limit=100").json()[
         "objects"
     ]
@@ -49,6 +56,18 @@ def test_a_row_whose_refusal_weaviate_cannot_send_fails_alone(
         "good-3",
         "seed",
     ]
+
+
+def test_the_longest_property_name_weaviate_takes_is_written(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    longest = "_" + "k" * 230
+    with connect(uri, create=True, on_error="report", **options) as client:
+        report = client.write([{"id": "a", "values": [1.0, 0.0, 0.0, 0.0], "metadata": {longest: "v"}}])
+    assert report.ok, report
+    [obj] = weaviate_server.rest("GET", f"/v1/objects?class={weaviate_collection}&limit=10").json()["objects"]
+    assert obj["properties"][longest] == "v"
 
 
 MARKED = (

@@ -28,6 +28,7 @@ REST_PORT, GRPC_PORT = 8080, 50051
 BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
+_PROPERTY_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,230}")  # the server's PropertyNameRegex, matched whole
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
 # a tenant in a 422's reason (the server's ErrTenantNotFound, ErrTenantNotActive); no tenant name has a space
 TENANT_NOT_FOUND, TENANT_NOT_ACTIVE = "tenant not found", "tenant not active"
@@ -818,11 +819,17 @@ def _schema_failure(failure: BatchFailure, exc: ServerError | TransportError) ->
 
 
 def _unstorable(meta: dict[str, Any]) -> str | None:
-    """Why Weaviate would not store this row's properties as given, or ``None``: two keys that are one
-    property (Weaviate lower-cases a name's first letter), a list holding a null, an integer beyond
-    ±2^53 at any depth, a value with no form on the wire (``_formless``)."""
+    """Why Weaviate would not store this row's properties as given, or ``None``: a key that is no property
+    name (auto-schema's refusal of a non-ASCII one holds invalid UTF-8, which fails the whole batch),
+    two keys that are one property (Weaviate lower-cases a name's first letter), a list holding a null,
+    an integer beyond ±2^53 at any depth, a value with no form on the wire (``_formless``)."""
     names: dict[str, str] = {}
     for key in meta:
+        if not _PROPERTY_NAME.fullmatch(key):
+            return (
+                f"metadata key {key!r} is no Weaviate property name: ASCII letters, digits and underscores, "
+                "starting with a letter or underscore, at most 231 long ([_A-Za-z][_0-9A-Za-z]{0,230})"
+            )
         other = names.setdefault(property_name(key), key)
         if other != key:
             return (
