@@ -471,19 +471,24 @@ def test_a_namespace_that_is_no_tenant_name_fails_its_rows_at_once(
 ) -> None:
     rows = [
         {"id": f"r{i}", "values": [0.5] * DIM, "ns": ns}
-        for i, ns in enumerate(["good", "bad name!", "", "x" * 65, "good-2_B"])
+        for i, ns in enumerate(["good", "bad name!", "", "x" * 65, "good-2_B", None])
     ]
     started = time.monotonic()
     report = write(
         weaviate_server, weaviate_collection, rows, create=True, namespace_column="ns", on_error="report"
     )
     assert time.monotonic() - started < 10  # refused, not retried as if the server were down
-    assert report.written == 2 and sorted(report.failed_ids) == ["r1", "r2", "r3"], report
+    assert report.written == 2 and sorted(report.failed_ids) == ["r1", "r2", "r3", "r5"], report
     reasons = {f.ids: f for f in report.failures}
     assert {f.error_type for f in reasons.values()} == {"Invalid"}
     assert not any(f.retryable for f in reasons.values())
+    assert {f.attempts for f in reasons.values()} == {0}  # never sent: a null was sent as tenant ""
     assert "namespace 'bad name!' is no Weaviate tenant name" in reasons[("r1",)].error
-    assert reasons[("r2",)].error == "an empty namespace names no Weaviate tenant"
+    for row, what in (("r2", "empty"), ("r5", "null")):
+        assert reasons[(row,)].error == (
+            f"option namespace_column: the row's namespace is {what}, and collection "
+            f"{weaviate_collection!r} is multi-tenant: each row needs a tenant name"
+        )
     assert repr("x" * 65) in reasons[("r3",)].error
     stored = read_back(weaviate_server, weaviate_collection)
     assert {k: r.metadata["tenant"] for k, r in stored.items()} == {"r0": "good", "r4": "good-2_B"}

@@ -473,6 +473,12 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         ):
             self._check_unnamed_kept(self._target, {self._send_name}, option="vector_name")
         problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
+        if not batch.namespace and self._target is not None and self._target.multi_tenant:
+            # sent as tenant "", which Weaviate answers UNKNOWN: read as a server that is down, retried
+            problem = (
+                f"option namespace_column: the row's namespace is {'null' if batch.namespace is None else 'empty'}"
+                f", and collection {self.collection!r} is multi-tenant: each row needs a tenant name"
+            )
         for name, multi in batch.multi_vectors.items():
             if problem is None and len(multi) and not 0 < multi.dim <= MAX_MULTI_DIMENSION:
                 problem = (  # a batch's rows share the name's length: each row holds such vectors
