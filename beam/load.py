@@ -37,13 +37,13 @@ pipeline does not hold it.
 
 The job ends with the summary the Spark job prints (``vectordb.connector.cli.summary``: rows written
 and failed, rows/s, MB/s, requests, retries, throttling), added up from the sink's outputs (its
-``WriteReport``s and the rows it refused while reading), which the workers save in small files the
+``WriteReport``s, and its dead letters as the failed rows), which the workers save in small files the
 job reads after the run (in ``--temp_location`` when given, else a local temporary folder; the sink's
 Metrics counters where there are none): the counters are not exact, as the DirectRunner drops those
 of batches ``GroupIntoBatches`` flushes (``--batching unbounded``). It exits with 1 when rows failed.
-With ``--option write_mode=import`` the totals are the import's (rows it imported; rows refused at
-staging and staged rows it did not import as failed), and the dead-letter files named are those
-holding letters: staged rows the import left out are not among them. Parquet files' schemas are
+With ``--option write_mode=import`` the totals are the import's counters (rows it imported; rows
+refused at staging and staged rows it did not import as failed: the latter have no letter), and the
+dead-letter files named are those holding letters. Parquet files' schemas are
 checked before the pipeline runs (a file the writer cannot read is named). A
 ``ConnectorError`` (a bad option, a target that cannot be reached, a key refused) is one line and exit
 status 2; ``--debug`` shows its trace.
@@ -72,13 +72,13 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
-from apache_beam.pvalue import PCollection
 from apache_beam.runners.runner import PipelineResult
 from apache_beam.utils.secret import Secret
 
 from vectordb.beam.elements import refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteResult, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
+from vectordb.connector.bulk import bulk_path
 from vectordb.connector.cli import (
     canonical_flags,
     check_embedded_default,
@@ -530,34 +530,25 @@ def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
 
 def count_totals(result: WriteResult, folder: str) -> None:
     """Save the sink's outputs' counts in ``folder``, a file per bundle, for ``read_totals``: its reports'
-    counts (``COUNTERS``) and, as ``failed``, the rows it refused while reading, which no report holds.
+    counts (``COUNTERS``) but ``failed``, and its dead letters as ``failed``: one a failed row, those of
+    rows refused while reading (which no report holds) included.
 
     Outputs, not Metrics counters: the DirectRunner drops the counters of batches ``GroupIntoBatches``
     flushes. Files, not a ``CombineGlobally``: those batches' reports reach the runner after its
-    grouping steps have closed (the BundleBasedDirectRunner then fails the job)."""
+    grouping steps have closed (the BundleBasedDirectRunner then fails the job). Not for an import
+    (``write_mode=import``): the staged rows it leaves out fail with no letter; it is bounded input,
+    batched without ``GroupIntoBatches``, whose counters are exact."""
     _ = result.written | "Count reports" >> beam.ParDo(_SaveCounts(folder, _report_counts))
-    for i, refused in enumerate(_refused(result)):
-        _ = refused | f"Count refused {i}" >> beam.ParDo(_SaveCounts(folder, _refused_counts))
-
-
-def _refused(result: WriteResult) -> list[PCollection]:
-    """The sink's rows refused while reading: the inputs of its ``failed`` Flatten tagged ``refused``.
-
-    Raises:
-        ConfigError: the sink's ``failed`` is not made so (the totals would leave those rows out).
-    """
-    producer = result.failed.producer
-    refused = [p for p in (producer.inputs if producer else ()) if p.tag == "refused"]
-    if not refused:
-        raise ConfigError("WriteToVectorDB's failed rows have no 'refused' input: the job cannot count them")
-    return refused
+    # the letters after the sink's Flatten: another consumer of one of its inputs (the rows refused while
+    # reading) changes the FnApiRunner's fusion, and batches are then encoded without their elements
+    _ = result.failed | "Count failed rows" >> beam.ParDo(_SaveCounts(folder, _letter_counts))
 
 
 def _report_counts(report: WriteReport) -> list[int]:
-    return [int(getattr(report, name)) for name in COUNTERS]
+    return [0 if name == "failed" else int(getattr(report, name)) for name in COUNTERS]
 
 
-def _refused_counts(_: Any) -> list[int]:
+def _letter_counts(_: Any) -> list[int]:
     return [int(name == "failed") for name in COUNTERS]
 
 
@@ -653,15 +644,18 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         standard.runner = "DirectRunner"
     pipeline = beam.Pipeline(options=options)
     what = f"a sample of {args.sample}" if args.sample else args.input
+    imports = bulk_path(sink.options) is not None
     with _totals_folder(options) as totals_folder:
-        count_totals(build(pipeline, args, sink), totals_folder)
+        written = build(pipeline, args, sink)
+        if not imports:
+            count_totals(written, totals_folder)
         print(f"writing {what} to {without_password(uri)}", flush=True)
         started = time.monotonic()
         with _quiet_runner(debug=args.debug):
             result = pipeline.run()
             result.wait_until_finish()
         wall_s = time.monotonic() - started
-        totals = read_totals(totals_folder) or counters(result)
+        totals = (None if imports else read_totals(totals_folder)) or counters(result)
     files = dead_letter_files(dead_letter_folder(sink)) if totals["failed"] else []
     print(summary(totals, target=sink.target, wall_s=wall_s, dead_letters=files), flush=True)
     note = embedded_note(uri)
