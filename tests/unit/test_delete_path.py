@@ -5,6 +5,7 @@ input order, every id once in the report)."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import hypothesis.strategies as st
@@ -47,12 +48,16 @@ def test_weaviate_canonical_uuids_come_back_as_they_are() -> None:
 
 
 @given(st.lists(ID_TEXT, min_size=1, max_size=12))
-def test_milvus_text_keys_are_one_json_array(keys: list[str]) -> None:
+def test_milvus_text_keys_are_each_literal_read_back(keys: list[str]) -> None:
     layout = Layout(collection="c", dim=None, key="pk", key_int64=False)
     spelled = keys_expr(layout, keys)
     assert spelled.startswith("pk in [")
-    # the same literals as one at a time, only the separator's space differs
-    assert orjson.loads(spelled[len("pk in ") :]) == [orjson.loads(expr_literal(k)) for k in keys]
+    # read as Milvus's grammar lexes a literal: \\ \" \n \t \r escaped, every other character raw
+    literal = r'"((?:[^"\\\n\r]|\\[\\"ntr])*)"'
+    found = re.findall(literal, spelled[len("pk in ") :])
+    unescape = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
+    assert [re.sub(r"\\(.)", lambda m: unescape[m[1]], f) for f in found] == keys
+    assert spelled == f"pk in [{','.join(map(expr_literal, keys))}]"
 
 
 @given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=1, max_size=12))

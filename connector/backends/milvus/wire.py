@@ -78,11 +78,18 @@ class Encoded:
 # encoding: clearing
 
 
+# What a string literal escapes. Milvus's grammar (internal/parser/planparserv2/Plan.g4, DoubleSChar:
+# ~["\\\r\n] | EscapeSequence) takes every other character raw, and so does Milvus Lite; JSON's \uXXXX,
+# which orjson wrote for \x00-\x1f, Lite refused ("unknown escape sequence \u"): such ids could be
+# written but never deleted, and a namespace clear over them failed as a whole.
+_LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"})
+
+
 def expr_literal(value: Any) -> str:
     """A key or namespace as a Milvus expression literal: integers bare, strings double-quoted and escaped."""
     if isinstance(value, int):
         return str(value)
-    return orjson.dumps(str(value)).decode()  # JSON escapes (\" \\ \n \uXXXX) are the parser's too
+    return '"' + str(value).translate(_LITERAL_ESCAPES) + '"'
 
 
 def all_rows_expr(layout: Layout) -> str:
@@ -418,11 +425,11 @@ def delete_keys(batch: RowBatch, layout: Layout) -> tuple[list[Any], list[int] |
 
 
 def keys_expr(layout: Layout, keys: list[Any]) -> str:
-    """``key in [...]`` of ``keys``, all text or all integers (``_key_values``): the list as one JSON array,
-    each key the literal ``expr_literal`` writes, with no dump a key."""
-    if set(map(type, keys)) <= ({int} if layout.key_int64 else {str}):
+    """``key in [...]`` of ``keys`` (all text or all integers: ``_key_values``), each the literal
+    ``expr_literal`` writes; integers as one JSON array, with no dump a key."""
+    if layout.key_int64 and set(map(type, keys)) <= {int}:
         return f"{layout.key} in {orjson.dumps(keys).decode()}"
-    return f"{layout.key} in [{', '.join(expr_literal(k) for k in keys)}]"
+    return f"{layout.key} in [{','.join(map(expr_literal, keys))}]"
 
 
 def encode_delete_rows(

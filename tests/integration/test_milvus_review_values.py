@@ -1,0 +1,60 @@
+"""Milvus values the connector must spell or refuse itself, against a real Milvus Lite server: ids with
+control characters in delete expressions, JSON fields given a bare scalar, float32 underflow, and the
+VarChar key's max_length."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from vectordb.connector import connect
+from vectordb.connector.report import WriteReport
+
+if TYPE_CHECKING:
+    from tests.integration.milvus_server import LiteServer
+
+DIM = 4
+# every character a string literal escapes, and control characters it leaves raw (JSON's \u0001 and
+# \u0000 Lite refused: "unknown escape sequence \u")
+ODD_IDS = ["plain", "nul\x00id", "soh\x01id", "esc\x1bid", "del\x7fid", 'quote"id', "back\\slash", "nl\nid"]
+ODD_IDS += ["tab\tid", "cr\rid", "bs\bid", "ff\fid", "end\\", '"']
+
+
+def write(uri: str, data: Any, **options: Any) -> WriteReport:
+    options.setdefault("on_error", "report")
+    with connect(uri, **options) as client:
+        return client.write(data)
+
+
+def stored_ids(server: LiteServer, name: str) -> list[Any]:
+    server.client.load_collection(name)
+    return sorted(r["id"] for r in server.client.query(name, filter="", output_fields=["id"], limit=1000))
+
+
+def rows(ids: list[Any]) -> list[dict[str, Any]]:
+    return [{"id": i, "values": [float(n), 1.0, 2.0, 3.0]} for n, i in enumerate(ids)]
+
+
+@pytest.mark.parametrize("namespace", [None, "p1"])
+def test_ids_with_control_characters_are_deleted(
+    milvus_lite: LiteServer, collection_name: str, namespace: str | None
+) -> None:
+    uri = milvus_lite.uri
+    report = write(uri, rows(ODD_IDS), collection=collection_name, create=True, namespace=namespace)
+    assert report.written == len(ODD_IDS), report
+    assert stored_ids(milvus_lite, collection_name) == sorted(ODD_IDS)
+    with connect(uri, collection=collection_name, namespace=namespace, on_error="report") as client:
+        deleted = client.delete(ODD_IDS[1:])
+    assert deleted.failed == 0 and deleted.written == len(ODD_IDS) - 1, deleted
+    assert stored_ids(milvus_lite, collection_name) == ["plain"]
+
+
+def test_a_namespace_clear_over_ids_with_control_characters_clears_it(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    uri = milvus_lite.uri
+    write(uri, rows(ODD_IDS), collection=collection_name, create=True, namespace="p1")
+    with connect(uri, collection=collection_name) as client:
+        client.clear(namespace="p1")
+    assert stored_ids(milvus_lite, collection_name) == []
