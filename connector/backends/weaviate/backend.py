@@ -159,6 +159,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._target: Collection | None = None
         self._learnt_dimension: int | None = None
         self._tenants: set[str] = set()  # tenants known to exist
+        # create=true: keys so far seen holding only empty lists, not yet declared (_declare_properties)
+        self._untyped: frozenset[str] = frozenset()
         # what BatchObject carries the vector in: a name (vectors = 23), None: the unnamed one (vector_bytes)
         self._send_name: str | None = options.vector_name
 
@@ -459,6 +461,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         collection lacks is created. A property or tenant Weaviate refuses fails the rows that need it,
         with Weaviate's reason; one it could not be asked for within the retries (down, silent) fails
         them too, retryable, instead of raising over the rows earlier chunks of the write have stored.
+        A property no value has typed yet (only empty lists so far) is not declared, and its empty lists
+        are left out of the objects until one is: auto-schema would declare it ``text[]`` from them.
         A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
         as if it were down). With option ``op_column`` (a write that may only delete, which erases no
         vector), upserts of the single vector into a collection with other named vectors are a
@@ -527,6 +531,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         asked for: the later ones are not asked either), with the reason, kept in ``errors``."""
         kinds: dict[str, set[str | None]] = {}
         rows_with: dict[str, list[int]] = {}
+        empties: set[str] = set()
         # once the original-id property is declared, no row's id need be turned into a UUID here
         converted = property_name(self.options.original_id_key) not in target.properties
         uuids = [as_uuid(i) for i in batch.ids] if converted else None
@@ -538,6 +543,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                     continue
                 kinds.setdefault(key, set()).add(kind_of(value))
                 rows_with.setdefault(key, []).append(i)
+                if _empty_list(value):
+                    empties.add(key)
         refused: dict[int, str] = {}
         unreached: ServerError | TransportError | None = None  # asking again would wait as long
         for key, found in kinds.items():
@@ -561,6 +568,11 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                         unreached = exc
                     continue
             target.properties[property_name(key)] = kind
+        # an empty list sent for an undeclared property makes auto-schema declare it text[], and every
+        # later row of numbers in it fails: it is left out (request_for) until a value types it
+        untyped = self._untyped | empties
+        if untyped:
+            self._untyped = frozenset(k for k in untyped if property_name(k) not in target.properties)
         return refused
 
     # -- the clearing -----------------------------------------------------------------------------
@@ -651,10 +663,14 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         if batch.op == DELETE:
             return self._delete_request(batch)
         uuids = uuids_of(batch.ids)  # once a batch: _properties compares them with the ids
+        properties = self._properties(batch, uuids)
+        untyped = self._untyped
+        if untyped:
+            properties = [_without_empty_lists(props, untyped) for props in properties]
         body = encode_batch(
             batch,
             uuids,
-            self._properties(batch, uuids),
+            properties,
             collection=self.collection,
             vector_name=self._send_name,
             consistency=self.options.consistency_level,
@@ -767,6 +783,17 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
             return BatchOutcome(written=0, failures=failures)
         return BatchOutcome(written=n - len(by_row), failures=failures)
+
+
+def _empty_list(value: Any) -> bool:
+    return isinstance(value, list | tuple | np.ndarray) and len(value) == 0
+
+
+def _without_empty_lists(props: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """``props`` without the empty lists of ``keys`` (properties no value has typed yet); the row's own
+    dict is not changed (dead letters read it again)."""
+    drop = [k for k in keys & props.keys() if _empty_list(props[k])]
+    return {k: v for k, v in props.items() if k not in drop} if drop else props
 
 
 def _length(stored: Any, *, multi: bool) -> int | None:
