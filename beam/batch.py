@@ -15,6 +15,7 @@ fixed letter goes back through the sink as it is. The rows alone would give othe
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,10 +51,11 @@ class VectorBatch:
     # set: rows with named vectors (``NamedRow``), already the client's ``Columns`` (each name's
     # vectors one float32 buffer, ``rows.dicts.columns_of``)
     columns: Columns | None = None
-    # each row's element as the reader read it, in row order: what its dead letter holds (None: the
-    # letters are built from the rows, in the client's dict form; so are a batch's that a runner
-    # encoded, since coders.VectorBatchCoder does not carry them)
-    records: list[Mapping[str, Any]] | None = None
+    # each row's element as the reader read it, in row order, or pickled (bytes: as it travelled
+    # through the runner's batching): what its dead letter holds (None: the letters are built from
+    # the rows, in the client's dict form; so are a batch's that a runner encoded, since
+    # coders.VectorBatchCoder does not carry them)
+    records: list[Mapping[str, Any] | bytes] | None = None
 
     def __len__(self) -> int:
         if self.columns is not None:
@@ -100,7 +102,9 @@ class VectorBatch:
         options ``spec``): the reason (``id``, ``error``, ``error_type``, ``retryable``, ``attempts``)
         and the row: a user's Arrow row with its own columns, an element as it came (``records``);
         numpy values as Python ones, ready for ``json.dumps``."""
-        rows: Any = self.for_client() if self.records is None else self.records
+        rows: Any = self.for_client()
+        if self.records is not None:
+            rows = [pickle.loads(r) if type(r) is bytes else r for r in self.records]  # the sink pickled them
         letters = dead_letters(rows, report, spec, self.namespace)
         found = letters if isinstance(letters, list) else letters.to_pylist()
         return [jsonable(letter) for letter in found]
@@ -110,7 +114,7 @@ _NO_FLOATS = np.zeros(0, dtype=np.float32)
 _NO_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
-def assemble(rows: Sequence[Row], records: list[Mapping[str, Any]] | None = None) -> VectorBatch:
+def assemble(rows: Sequence[Row], records: list[Mapping[str, Any] | bytes] | None = None) -> VectorBatch:
     """One batch from canonical rows: a single copy of every vector into one float32 buffer; ``records``,
     the rows' elements as read, are kept for the dead letters."""
     n = len(rows)
@@ -134,7 +138,7 @@ def assemble(rows: Sequence[Row], records: list[Mapping[str, Any]] | None = None
     )
 
 
-def _named(rows: Sequence[Row | NamedRow], records: list[Mapping[str, Any]] | None) -> VectorBatch:
+def _named(rows: Sequence[Row | NamedRow], records: list[Mapping[str, Any] | bytes] | None) -> VectorBatch:
     """A batch of rows with named vectors (a delete among them is a plain ``Row``): as the client's
     ``Columns``, every name's vectors copied once into a buffer of its own."""
     namespace = _shared_namespace([row[4] for row in rows])

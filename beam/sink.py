@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import pickle
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Annotated, Any, Literal, NamedTuple
@@ -214,14 +215,14 @@ class WriteToVectorDB(beam.PTransform):
             batches = read.batches
         else:
             # rows go into the batching, read, each with its element as read (its dead letter, should
-            # it fail): a list of user elements alone would be sized by the runner element by element
-            # (ml.rag Chunks float by float), which costs more than reading them one step earlier
+            # it fail) pickled: Beam's coder for other values would write a list of floats float by
+            # float, about 4x the CPU of the whole write for 768-d vectors as lists
             read = pcoll | "Read" >> beam.ParDo(_ReadFn(*fn_args)).with_output_types(
-                tuple[Row, Any], arrow=Any, refused=dict[str, Any]
+                tuple[Row, bytes], arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="rows")
             batches = (
                 read.rows
-                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, tuple[Row, Any]])
+                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, tuple[Row, bytes]])
                 | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
                 | "Assemble" >> beam.Map(_assemble_values).with_output_types(VectorBatch)
             )
@@ -269,13 +270,13 @@ def _check_text_is_read(options: BackendOptions) -> None:
         )
 
 
-def _keyed(read: tuple[Row, Mapping[str, Any]]) -> tuple[int, tuple[Row, Mapping[str, Any]]]:
+def _keyed(read: tuple[Row, bytes]) -> tuple[int, tuple[Row, bytes]]:
     return SHARD_KEY, read
 
 
-def _assemble_values(keyed: tuple[Any, list[tuple[Row, Mapping[str, Any]]]]) -> VectorBatch:
+def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]]) -> VectorBatch:
     rows, records = zip(*keyed[1], strict=True) if keyed[1] else ((), ())
-    return assemble(rows, list(records))
+    return assemble(rows, list(records))  # pickled by _ReadFn.process: unpickled for a letter only
 
 
 def _json_line(letter: dict[str, Any]) -> str:
@@ -334,8 +335,8 @@ class BundleCounts:
 
 
 class _ReadFn(beam.DoFn):
-    """Element → ``(Row, record)`` (main; the record, the element as read, is what its dead letter
-    holds), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch`` rows, views of the same
+    """Element → ``(Row, record)`` (main; the record, the element as read and pickled, is what its
+    dead letter holds), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch`` rows, views of the same
     buffers, so a Parquet row group never sits whole in the write queue), unreadable element →
     ``refused``."""
 
@@ -349,7 +350,9 @@ class _ReadFn(beam.DoFn):
 
     def process(self, element: Any) -> Iterable[Any]:
         row = self._row(element)
-        return row if type(row) is list else ((row, self._record(element)),)
+        if type(row) is list:
+            return row
+        return ((row, pickle.dumps(self._record(element), protocol=5)),)
 
     def finish_bundle(self) -> Iterator[Any]:
         self._counts.add_up()
@@ -386,7 +389,7 @@ class _ReadAndBatchFn(_ReadFn):
     def start_bundle(self) -> None:
         super().start_bundle()
         self._rows: list[Row] = []
-        self._records: list[Mapping[str, Any]] = []
+        self._records: list[Mapping[str, Any] | bytes] = []
 
     def process(self, element: Any) -> Iterable[Any]:
         row = self._row(element)

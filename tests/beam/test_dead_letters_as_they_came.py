@@ -59,12 +59,15 @@ NAMED_ELEMENTS = [
 ]
 
 
+@pytest.mark.parametrize("batching", ["bounded", "unbounded"])  # unbounded: elements travel pickled
 def test_named_vector_letters_are_the_elements_as_they_came_and_fixed_they_are_written(
-    qdrant: QdrantServer,
+    qdrant: QdrantServer, batching: str
 ) -> None:
     uri = qdrant.uri("rest", "named")
     FAILED.clear()
-    got = counters(run_sink(uri, NAMED_ELEMENTS, create=True, **NAMED))
+    got = counters(
+        run_sink(uri, NAMED_ELEMENTS, create=True, batching=batching, max_buffering_s=0.5, **NAMED)
+    )
     letters = _by_id([json.loads(json.dumps(letter)) for letter in FAILED])  # as a .jsonl file holds them
     assert sorted(letters) == ["2", "3", "4", "5"] and (got["written"], got["failed"]) == (1, 4)
     for element in NAMED_ELEMENTS[1:]:
