@@ -35,7 +35,9 @@ Clearing (``clear_target``, for ``Client.clear`` and Spark's overwrite) deletes 
 collection, its id, configuration and dimension, so cached ids stay valid. A page at a time, since
 one delete takes time in proportion to what it removes (4,000–8,000 rows/s here: a large collection
 would outlast ``timeout_s``). A namespace: ``POST …/delete`` with ``where {namespace_key: {"$eq":
-ns}}`` and ``limit``, until fewer than ``limit`` go. The whole collection: the server deletes
+ns}}`` and ``limit``, until fewer than ``limit`` go; ``""``, the default namespace, is also the rows
+without ``namespace_key``, which no filter matches: every row's metadata is listed and those deleted
+by id. The whole collection: the server deletes
 nothing for a body without ids or filter, and no filter matches rows without metadata, so ``POST
 …/get`` (nothing included, ``limit``) lists ids and ``…/delete`` deletes them, until a page comes
 back short. Never ids and a filter in one delete: the local server then takes ~10 ms per id.
@@ -287,6 +289,8 @@ class ChromaBackend(Backend[ChromaOptions]):
         return min(self.options.batch_size or self.limits.default_rows, self.limits.max_rows)
 
     def _delete_namespace(self, transport: Transport, path: str, namespace: str, page: int) -> int:
+        """Delete the rows of ``namespace``; ``""`` (the default namespace) is also the rows written
+        without one (no ``namespace_key``), as PostgreSQL's ``""`` is also its rows with a NULL one."""
         body = {"where": {self.namespace_key: {"$eq": namespace}}, "limit": page}
         deleted = 0
         while True:
@@ -294,7 +298,28 @@ class ChromaBackend(Backend[ChromaOptions]):
             count = int(reply.get("deleted") or 0)  # by filter, the count of rows it removed
             deleted += count
             if count < page:
-                return deleted
+                break
+        if namespace == "":
+            deleted += self._delete_without_key(transport, path, page)
+        return deleted
+
+    def _delete_without_key(self, transport: Transport, path: str, page: int) -> int:
+        """Delete the rows whose metadata lacks ``namespace_key`` (or that have none): no filter matches
+        a missing key, so every row's metadata is read, a page at a time, and those ids deleted after."""
+        ids: list[str] = []
+        offset = 0
+        while True:
+            listing = orjson.dumps({"include": ["metadatas"], "limit": page, "offset": offset})
+            reply = self._get_json(transport, f"POST {path}/get", listing)
+            found = [str(i) for i in reply.get("ids") or ()]
+            metadatas = reply.get("metadatas") or [None] * len(found)
+            ids += [i for i, m in zip(found, metadatas, strict=False) if not m or self.namespace_key not in m]
+            offset += len(found)
+            if len(found) < page:
+                break
+        for start in range(0, len(ids), page):
+            self._get_json(transport, f"POST {path}/delete", orjson.dumps({"ids": ids[start : start + page]}))
+        return len(ids)
 
     def _delete_every_row(self, transport: Transport, path: str, page: int, what: str) -> int:
         listing = orjson.dumps({"include": [], "limit": page})

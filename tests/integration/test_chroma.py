@@ -342,6 +342,24 @@ def test_clear_pages_through_every_row_with_or_without_metadata(
     assert collection.count() == 0
 
 
+def test_clear_of_the_default_namespace_also_takes_rows_written_without_one(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    """README: "" is the default namespace, and PostgreSQL's clear("") also takes its rows with no
+    namespace; Chroma's took only the rows whose namespace_key is "", leaving the others."""
+    collection = chroma_client.create_collection(chroma_collection)
+    uri = chroma_server.uri(chroma_collection)
+    assert write(uri, rows(5, prefix="e"), namespace="").ok
+    assert write(uri, rows(6, prefix="m")).ok  # metadata, but no namespace_key
+    assert write(uri, rows(3, prefix="b"), namespace="b").ok
+    collection.upsert(ids=[f"bare{i}" for i in range(9)], embeddings=[[0.5] * DIM] * 9)  # no metadata at all
+    pinned = {"collection_id": str(collection.id), "vector_encoding": "json", "batch_size": 4}
+    with connect(uri, **pinned) as client:  # pages of 4: the listing and the deletes take several
+        said = client.clear("")
+    assert said.endswith(": 20 rows deleted"), said
+    assert sorted(read_all(chroma_client, chroma_collection)) == ["b0", "b1", "b2"]
+
+
 def test_clear_of_a_namespace_uses_namespace_key(
     chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
 ) -> None:
