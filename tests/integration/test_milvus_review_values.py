@@ -91,3 +91,31 @@ def test_a_json_field_given_a_bare_scalar_fails_the_row_naming_the_field(
     milvus_lite.client.load_collection(collection_name)
     back = milvus_lite.client.query(collection_name, filter="", output_fields=["id", "j"], limit=100)
     assert {r["id"]: r["j"] for r in back} == good
+
+
+def test_a_float_that_float32_holds_as_zero_fails_the_row(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """1e-50 in a Float field (or an Array of Float) was stored as 0.0 without a word."""
+    from pymilvus import DataType
+
+    schema = milvus_lite.client.create_schema(enable_dynamic_field=True)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("f", DataType.FLOAT, nullable=True)
+    schema.add_field("fs", DataType.ARRAY, element_type=DataType.FLOAT, max_capacity=3, nullable=True)
+    index = milvus_lite.client.prepare_index_params()
+    index.add_index("vector", index_type="AUTOINDEX", metric_type="COSINE")
+    milvus_lite.client.create_collection(collection_name, schema=schema, index_params=index)
+    values = {"zero": 0.0, "negzero": -0.0, "subnormal": 1e-40, "tiny": 1e-50, "negtiny": -1e-46}
+    data = [{"id": k, "f": v, **rows([k])[0]} for k, v in values.items()]
+    data.append({"id": "in_array", "fs": [1.0, 1e-50], **rows(["in_array"])[0]})
+    report = write(milvus_lite.uri, data, collection=collection_name)
+    assert sorted(report.failed_ids) == ["in_array", "negtiny", "tiny"], report
+    errors = {f.ids[0]: f.error for f in report.failures}
+    assert errors["tiny"] == "field 'f' (Float) would store 1e-50 as 0.0"
+    assert errors["negtiny"] == "field 'f' (Float) would store -1e-46 as -0.0"
+    assert errors["in_array"] == "field 'fs[1]' (Float) would store 1e-50 as 0.0"
+    milvus_lite.client.load_collection(collection_name)
+    back = milvus_lite.client.query(collection_name, filter="", output_fields=["id", "f"], limit=100)
+    assert sorted(r["id"] for r in back) == ["negzero", "subnormal", "zero"]

@@ -246,12 +246,15 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
         )
     elif f.dtype in (FLOAT, DOUBLE):
         ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-        if ok:  # a value the field would hold changed: beyond float32 (inf), an integer made inexact
+        if ok:  # a value the field would hold changed: beyond float32 (inf), below it (1e-50 as 0.0),
+            # an integer made inexact
             width = np.float32 if f.dtype == FLOAT else np.float64
-            with np.errstate(over="ignore"):
+            with np.errstate(over="ignore", under="ignore"):
                 held = width(value) if math.isfinite(float(value)) else None
             if held is not None and (
-                not np.isfinite(held) or (isinstance(value, int | np.integer) and int(held) != int(value))
+                not np.isfinite(held)
+                or (held == 0 and value != 0)
+                or (isinstance(value, int | np.integer) and int(held) != int(value))
             ):
                 return f"{f.describe()} would store {value!r} as {float(held)!r}"
     else:
