@@ -119,3 +119,22 @@ def test_a_float_that_float32_holds_as_zero_fails_the_row(
     milvus_lite.client.load_collection(collection_name)
     back = milvus_lite.client.query(collection_name, filter="", output_fields=["id", "f"], limit=100)
     assert sorted(r["id"] for r in back) == ["negzero", "subnormal", "zero"]
+
+
+def test_a_first_batch_row_without_sparse_fails_with_the_connectors_reason(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """create=true with no collection yet: the first batch's sparse rows give it a sparse field, so a row
+    with none fails before sending, as it does once the collection exists; it got Milvus's "sparse vector
+    must contain at least one nonzero float32 weight" after isolation requests."""
+    data = [
+        {"id": "has", "sparse_values": {"indices": [1], "values": [0.5]}, **rows(["has"])[0]},
+        {"id": "nosparse", **rows(["nosparse"])[0]},
+    ]
+    reports = [write(milvus_lite.uri, data, collection=collection_name, create=True) for _ in range(2)]
+    for report in reports:  # made by this write, then existing
+        assert report.written == 1 and report.failed_ids == ["nosparse"], report
+        assert report.failures[0].error_type == "Invalid"
+        assert report.failures[0].error.startswith("no sparse vector ('sparse_values' is null or empty)")
+        assert report.requests == 1, report
+    assert stored_ids(milvus_lite, collection_name) == ["has"]

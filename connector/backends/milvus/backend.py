@@ -47,6 +47,7 @@ DEFAULT_PORT = 19530
 DEFAULT_LITE_COLLECTION = "vectors"
 LITE_SCHEME = "milvus+lite://"
 METRICS = {"cosine": "COSINE", "euclidean": "L2", "dotproduct": "IP"}
+DEFAULT_PARTITION = "_default"  # every collection's partition for rows written without a namespace
 CLEAR_PAGE_ROWS = 4096  # keys per Query page and per Delete when a partition is cleared key by key
 # a Delete by expression runs on the server as a query plus deletes: give it longer than one upsert
 CLEAR_TIMEOUT_S = 600.0
@@ -394,9 +395,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         sparse field: such a row would go as an empty one (the connector sends no null sparse value; Milvus
         Lite takes none even for a nullable field), which Milvus refuses with "sparse vector must contain
         at least one nonzero float32 weight", a reason that hides the row's null."""
-        field = (
-            self._layout.sparse if self._layout is not None else ("sparse" if self._makes_sparse else None)
-        )
+        field = self._layout.sparse if self._layout is not None else None
+        if self._layout is None and (self._makes_sparse or _has_sparse(batch)):
+            field = "sparse"  # create=true makes the collection with a sparse field (``_layout_for``'s rule)
         if field is None:
             return batch, []
         source = self.options.sparse_column or "sparse_values"
@@ -418,7 +419,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         key_int64 = id_type == "int64" or (
             id_type == "auto" and bool(batch.ids) and all(type(i) is int for i in batch.ids)
         )
-        sparse = self._makes_sparse or (batch.sparse is not None and any(s is not None for s in batch.sparse))
+        sparse = self._makes_sparse or _has_sparse(batch)
         layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
         if self._names:
             self._check_named_layout(layout, self._named_dims, "vector_columns")
@@ -442,7 +443,8 @@ class MilvusBackend(Backend[MilvusOptions]):
             return self._clear_collection(layout, where)
         if layout.partition_key is not None:
             return self._clear_partition_key(layout, namespace, where)
-        return self._clear_partition(layout, namespace, where)
+        # "" (the default namespace) is where rows without one are written: the default partition
+        return self._clear_partition(layout, namespace, namespace or DEFAULT_PARTITION, where)
 
     def _clear_collection(self, layout: Layout, where: str) -> str:
         try:
@@ -468,27 +470,27 @@ class MilvusBackend(Backend[MilvusOptions]):
         deleted = self._delete(encode_delete(self.collection, expr), f"namespace {namespace!r}")
         return f"namespace {namespace!r} (partition key {key_field.name}) of {where} ({deleted} rows)"
 
-    def _clear_partition(self, layout: Layout, namespace: str, where: str) -> str:
-        body = pw.string_field(3, self.collection) + pw.string_field(4, namespace)
+    def _clear_partition(self, layout: Layout, namespace: str, partition: str, where: str) -> str:
+        body = pw.string_field(3, self.collection) + pw.string_field(4, partition)
         has = self._call("HasPartition", body)
         self._expect_ok("HasPartition", has.message(1))
         if not has.int(2):
-            return f"namespace {namespace!r} of {where}: nothing to clear (no partition {namespace!r})"
+            return f"namespace {namespace!r} of {where}: nothing to clear (no partition {partition!r})"
         deleted = 0
         previous: set[Any] = set()
         while True:
-            page = self._query_keys(layout, namespace)
+            page = self._query_keys(layout, partition)
             if not page:
-                return f"namespace {namespace!r} (partition {namespace}) of {where} ({deleted} rows)"
+                return f"namespace {namespace!r} (partition {partition}) of {where} ({deleted} rows)"
             if previous.intersection(page):
                 # Strong consistency should hide deleted rows; stop rather than loop if it did not
                 raise ServerError(
-                    f"milvus collection {self.collection!r}: rows of partition {namespace!r} still "
+                    f"milvus collection {self.collection!r}: rows of partition {partition!r} still "
                     "visible after their delete"
                 )
             expr = f"{layout.key} in [{', '.join(expr_literal(k) for k in page)}]"
             deleted += self._delete(
-                encode_delete(self.collection, expr, partition=namespace), f"namespace {namespace!r}"
+                encode_delete(self.collection, expr, partition=partition), f"namespace {namespace!r}"
             )
             previous = set(page)
 
@@ -660,6 +662,11 @@ class MilvusBackend(Backend[MilvusOptions]):
                     return BatchOutcome(written=0, failures=refused)
                 sent -= len(named)
         return BatchOutcome(written=sent, failures=refused)
+
+
+def _has_sparse(batch: RowBatch) -> bool:
+    """Whether a row of ``batch`` holds a sparse vector: then create=true gives the collection a sparse field."""
+    return batch.sparse is not None and any(s is not None for s in batch.sparse)
 
 
 def partition_problem(namespace: str) -> str | None:
