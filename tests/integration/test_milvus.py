@@ -609,6 +609,25 @@ def test_clearing_a_partition_pages_through_its_keys_and_keeps_the_others(
     assert sorted(read_collection(milvus_lite.client, collection_name)) == ["5", "7", "8", "9"]
 
 
+def test_clearing_the_default_namespace_clears_the_default_partition(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """README: "" is the default namespace; rows written with it or with none go to the _default
+    partition, and a clear of "" (an overwrite of it) takes them, as PostgreSQL's takes its NULL ones.
+    It looked for a partition named "" and cleared nothing."""
+    data = [
+        {"id": "none", "values": [0.5] * DIM, "ns": None},
+        {"id": "empty", "values": [0.5] * DIM, "ns": ""},
+        {"id": "t1", "values": [0.5] * DIM, "ns": "t1"},
+    ]
+    uri = milvus_lite.uri
+    assert write(uri, data, collection=collection_name, create=True, namespace_column="ns").ok
+    with connect(uri, collection=collection_name, namespace_column="ns") as client:
+        cleared = client.clear("")
+    assert cleared == f"namespace '' (partition _default) of {client.backend.describe()} (2 rows)"
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["t1"]
+
+
 def test_clearing_what_is_not_there(milvus_lite: LiteServer, collection_name: str) -> None:
     with (
         connect(milvus_lite.uri, collection=collection_name) as client,

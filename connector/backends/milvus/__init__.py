@@ -48,7 +48,8 @@ deleted. A key that is not there is no error.
 Clearing (``clear_target``, behind ``Client.clear`` and Spark's overwrite) keeps the collection, its
 indexes and partitions. The whole collection: TruncateCollection (Milvus ≥ 2.6.16), or on a server
 without it a Delete whose expression every key satisfies. A namespace in a partition-key field: a
-Delete by ``field == "namespace"``. A namespace that names a partition: the partition's keys are
+Delete by ``field == "namespace"``. A namespace that names a partition (``""``, the default namespace:
+the ``_default`` partition, where rows without one are written): the partition's keys are
 queried a page at a time and deleted by key with ``partition_name`` set, because Milvus Lite
 ignores ``partition_name`` in a Delete by expression (it deletes matching rows of every partition):
 a server keeps each delete in the partition, and on Lite the keys themselves come from it. Deletes
