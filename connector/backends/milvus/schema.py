@@ -96,6 +96,7 @@ class Layout:
     dim: int | None
     key: str = "id"
     key_int64: bool = False
+    key_max_length: int | None = None  # characters a VarChar key holds
     vector: str = "vector"
     sparse: str | None = None
     dynamic: bool = True
@@ -118,6 +119,7 @@ def layout_from_schema(
     that name; a name that is missing, or a field of another type, is a ``ConfigError`` naming it, and so
     is a required FloatVector field the names leave out (an upsert must fill it)."""
     key: tuple[str, int] | None = None
+    key_max_length = None
     dense: list[tuple[str, int | None, bool]] = []
     sparse: list[str] = []
     scalars: list[ScalarField] = []
@@ -135,6 +137,7 @@ def layout_from_schema(
                     "use a collection whose primary key is not autoID"
                 )
             key = (name, dtype)
+            key_max_length = _param(f, "max_length")
         elif f.int(12) or f.int(16):
             continue  # the dynamic $meta field, and outputs of functions (e.g. BM25), are not ours to write
         elif dtype == FLOAT_VECTOR:
@@ -167,6 +170,7 @@ def layout_from_schema(
         dim=vector[1],
         key=key[0],
         key_int64=key[1] == INT64,
+        key_max_length=key_max_length if key[1] == VARCHAR else None,
         vector=vector[0],
         sparse=sparse[0] if sparse else None,
         dynamic=bool(schema.int(5)),

@@ -284,10 +284,23 @@ def _array_problem(f: ScalarField, value: Any) -> str | None:
     return None
 
 
-def _key_values(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> list[Any]:
+def _key_values(
+    batch: RowBatch, layout: Layout, reasons: dict[int, str], *, upsert: bool = True
+) -> list[Any]:
+    """The batch's keys as the collection has them; a row whose id it cannot have gets a reason. A
+    VarChar key longer than the key's max_length is an upsert's refusal only: a delete of it deletes
+    nothing (unchecked, the server refused the whole upsert, and each row cost about one more request)."""
     ids = batch.ids
     if not layout.key_int64:
-        return list(text_ids(ids))
+        keys = list(text_ids(ids))
+        limit = layout.key_max_length
+        if upsert and limit is not None:
+            for row, key in enumerate(keys):
+                if len(key) > limit:  # Milvus counts characters
+                    reasons.setdefault(
+                        row, f"id has {len(key)} characters; key {layout.key!r} holds at most {limit}"
+                    )
+        return keys
     out: list[Any] = []
     for row, value in enumerate(ids):
         if isinstance(value, str):
@@ -424,7 +437,7 @@ def delete_keys(batch: RowBatch, layout: Layout) -> tuple[list[Any], list[int] |
     """The batch's keys as the collection has them, the rows they are (``None``: every row), and a
     failure for each row whose id the collection cannot have (text for an INT64 key)."""
     reasons: dict[int, str] = {}
-    keys = _key_values(batch, layout, reasons)
+    keys = _key_values(batch, layout, reasons, upsert=False)
     if not reasons:
         return keys, None, []
     refused, kept = _refusals(batch, reasons)
