@@ -164,3 +164,27 @@ def test_an_id_longer_than_the_keys_max_length_fails_alone_before_sending(
         deleted = client.delete([long[0], "seed"])
     assert deleted.failed == 0 and deleted.written == 2, deleted
     assert stored_ids(milvus_lite, collection_name) == sorted(fits)
+
+
+def test_a_sparse_index_milvus_refuses_fails_alone_before_sending(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """The row checks allow index 2^32-1 (other databases take it); Milvus takes indices "less than
+    2^32-1", and refused the row only after isolation requests."""
+    top = 2**32 - 1
+    data = [
+        {"id": "low", "sparse_values": {"indices": [0, 7], "values": [0.5, 1.0]}},
+        {"id": "highest", "sparse_values": {"indices": [3, top - 1], "values": [0.5, 1.0]}},
+        {"id": "beyond", "sparse_values": {"indices": [3, top], "values": [0.5, 1.0]}},
+    ]
+    data = [{**row, **rows([row["id"]])[0]} for row in data]
+    for _ in range(2):  # collection made by this write, then existing
+        report = write(milvus_lite.uri, data, collection=collection_name, create=True)
+        assert report.written == 2 and report.failed_ids == ["beyond"], report
+        assert report.failures[0].error_type == "Invalid"
+        assert report.failures[0].error == (
+            "'sparse_values' has index 4294967295; Milvus takes sparse indices less than 2^32-1 "
+            "(at most 4294967294)"
+        )
+        assert report.requests == 1, report
+    assert stored_ids(milvus_lite, collection_name) == ["highest", "low"]

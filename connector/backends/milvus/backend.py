@@ -64,6 +64,8 @@ FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a 
 # first digit passes its check, '$' and '-' only some versions'); Milvus Lite checks none, and makes a
 # directory of the name: "../../x" one outside the collection, 300 characters "File name too long"
 PARTITION_NAME = re.compile(r"[A-Za-z0-9_]{1,255}")
+# Milvus's sparse indices are "less than 2^32-1"; the row checks allow 2^32-1 (other databases take it)
+SPARSE_INDEX_LIMIT = 2**32 - 1
 
 
 class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
@@ -394,7 +396,8 @@ class MilvusBackend(Backend[MilvusOptions]):
         """A row with no sparse vector (null or empty) fails alone, saying so, when the collection has a
         sparse field: such a row would go as an empty one (the connector sends no null sparse value; Milvus
         Lite takes none even for a nullable field), which Milvus refuses with "sparse vector must contain
-        at least one nonzero float32 weight", a reason that hides the row's null."""
+        at least one nonzero float32 weight", a reason that hides the row's null. So does a row whose sparse
+        index is 2^32-1, which the row checks allow and Milvus refuses ("less than 2^32-1")."""
         field = self._layout.sparse if self._layout is not None else None
         if self._layout is None and (self._makes_sparse or _has_sparse(batch)):
             field = "sparse"  # create=true makes the collection with a sparse field (``_layout_for``'s rule)
@@ -407,7 +410,17 @@ class MilvusBackend(Backend[MilvusOptions]):
         )
         if batch.sparse is None:
             return batch.without(dict.fromkeys(range(len(batch)), reason))
-        return batch.without({i: reason for i, s in enumerate(batch.sparse) if s is None or not len(s[0])})
+        too_big = (
+            f"{source!r} has index {SPARSE_INDEX_LIMIT}; Milvus takes sparse indices less than 2^32-1 "
+            f"(at most {SPARSE_INDEX_LIMIT - 1})"
+        )
+        reasons: dict[int, str] = {}
+        for i, s in enumerate(batch.sparse):
+            if s is None or not len(s[0]):
+                reasons[i] = reason
+            elif int(s[0].max()) >= SPARSE_INDEX_LIMIT:
+                reasons[i] = too_big
+        return batch.without(reasons)
 
     def _layout_for(self, batch: RowBatch) -> Layout:
         if self._layout is not None:
