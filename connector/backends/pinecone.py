@@ -58,6 +58,8 @@ class _Stats(msgspec.Struct):
 
     dimension: float | None = None  # none for a sparse index
     namespaces: dict[str, Any] = {}
+    # "dense" or "sparse" (API 2025-04 on); none from older servers
+    vector_type: str | None = msgspec.field(default=None, name="vectorType")
 
 
 class PineconeOptions(ImportOptions, kw_only=True, forbid_unknown_fields=True):
@@ -161,10 +163,18 @@ class PineconeBackend(Backend[PineconeOptions]):
         """
         if not self.options.verify:
             return
-        index_dimension, _ = self._stats(transport)
+        index_dimension, _, vector_type = self._stats(transport)
         self._index_dimension = index_dimension or None  # 0: a sparse-only index
         # a dense index reports its dimension; a sparse one none ("Not specified if sparse index")
         self._dense = bool(index_dimension)
+        # only vector_type tells a sparse index for sure: a server that learns its dimension from the
+        # first dense row (the test servers' default) also reports none while fresh
+        if dimension and not index_dimension and vector_type == "sparse":
+            raise ConfigError(
+                f"option dimension: index {self.describe()} is a sparse index (it reports no dimension) and "
+                f"takes no dense vectors; this write's are {dimension}-dimensional: write sparse vectors "
+                "only, or into a dense index"
+            )
         if dimension and index_dimension and dimension != index_dimension:
             raise DimensionMismatch(
                 f"dimension mismatch: index {self.describe()} has dimension {index_dimension}, the data has {dimension}",
@@ -193,21 +203,22 @@ class PineconeBackend(Backend[PineconeOptions]):
         """The index's namespaces, from ``describe_index_stats`` (the default namespace is ``""``)."""
         return self._stats(transport)[1]
 
-    def _stats(self, transport: Transport) -> tuple[int, list[str]]:
+    def _stats(self, transport: Transport) -> tuple[int, list[str], str | None]:
         """One ``describe_index_stats`` call, retried briefly: the index's dimension (0: none, a sparse
-        index) and its namespaces, sorted. A reply that is not Pinecone's (a proxy's page, a JSON list) is
-        ``MalformedReply`` naming the host and the call."""
+        index), its namespaces, sorted, and its vector type (``"dense"``, ``"sparse"``; ``None``: not
+        reported). A reply that is not Pinecone's (a proxy's page, a JSON list) is ``MalformedReply``
+        naming the host and the call."""
         request = WireRequest(GRPC_STATS, b"") if self.grpc else WireRequest(REST_STATS, b"{}")
         reply = self.control(transport, request)
         try:
-            if (
-                self.grpc
-            ):  # DescribeIndexStatsResponse{namespaces=1: map<string, NamespaceSummary>, dimension=2}
+            if self.grpc:
+                # DescribeIndexStatsResponse{namespaces=1: map<string, NamespaceSummary>, dimension=2,
+                # vector_type=6}
                 reader = pw.FieldReader(reply.body)
                 names = [pw.FieldReader(entry).str(1) for entry in reader.fields.get(1, [])]
-                return reader.int(2), sorted(names)
+                return reader.int(2), sorted(names), reader.str(6) or None
             stats = msgspec.json.decode(reply.body or b"{}", type=_Stats)
-            return int(stats.dimension or 0), sorted(stats.namespaces)
+            return int(stats.dimension or 0), sorted(stats.namespaces), stats.vector_type or None
         except (ValueError, TypeError, IndexError, msgspec.DecodeError):
             raise self.not_its_reply(reply, request.method) from None
 

@@ -19,8 +19,10 @@ from vectordb.spark.plan import plan_write
 from .conftest import job_ids, vectors_table
 
 SPARSE_ONLY_BACKEND_CHECK = (
-    "connector/backends/pinecone.py check_target does not refuse dense vectors for an index that reports "
-    "no dimension (a sparse index): the tasks send the rows, which the index refuses (3 rows: 5 requests)"
+    "check_target refuses dense vectors for an index whose describe_index_stats reports vector_type "
+    "'sparse' (tests/e2e/test_pinecone_sparse_index_type.py), but the test servers started with "
+    "index=SPARSE report no vector_type (tests/servers/pinecone_rest.py, pinecone_grpc.py), and dimension 0 "
+    "alone is also a fresh learning server: the tasks send the rows, which the index refuses"
 )
 
 
