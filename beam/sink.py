@@ -143,6 +143,10 @@ class WriteToVectorDB(beam.PTransform):
         **options: Any,
     ) -> None:
         super().__init__()
+        if content_key is not None and (not isinstance(content_key, str) or not content_key):
+            raise ConfigError(
+                f"option content_key: {content_key!r} is not a metadata key (a non-empty string, or None)"
+            )
         own = convert_options(
             {
                 "batching": batching,
@@ -199,7 +203,9 @@ class WriteToVectorDB(beam.PTransform):
                 )
             bulk.check(self.options, bounded)
             job = new_job()
-        if self.options.on_error == "dead_letter" and not bounded:
+        # the input's own boundedness too: batching="bounded" on a stream would reach WriteToText,
+        # which refuses unbounded input with Beam's own error about triggering_frequency
+        if self.options.on_error == "dead_letter" and not (bounded and pcoll.is_bounded):
             raise ConfigError(
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
                 'use on_error="report" and send result.failed (one dict per failed row: the row, its error '

@@ -38,3 +38,14 @@ def test_parameters_given_as_strings_are_read_as_values() -> None:
 def test_a_bad_parameter_is_a_config_error_naming_it(given: dict[str, object], says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         WriteToVectorDB(NOWHERE, verify=False, **given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("content_key", [5, "", b"content", ["content"]])
+def test_a_content_key_that_is_no_metadata_key_is_a_config_error(content_key: object) -> None:
+    with pytest.raises(ConfigError, match=r"option content_key: .* is not a metadata key"):
+        WriteToVectorDB(NOWHERE, verify=False, content_key=content_key)  # type: ignore[arg-type]
+
+
+def test_content_key_none_or_text_is_taken() -> None:
+    assert WriteToVectorDB(NOWHERE, verify=False, content_key=None).reader.content_key is None
+    assert WriteToVectorDB(NOWHERE, verify=False, content_key="text").reader.content_key == "text"

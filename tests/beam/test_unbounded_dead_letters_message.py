@@ -25,3 +25,25 @@ def test_the_refusal_says_what_to_do_instead_without_naming_a_file_of_the_checko
     assert "examples/" not in message and "README" not in message
     assert 'on_error="report"' in message and "result.failed" in message
     assert "WriteToPubSub" in message
+
+
+def test_bounded_batching_on_a_stream_is_refused_by_the_sink(tmp_path: Path) -> None:
+    """``batching="bounded"`` does not make a stream bounded: dead letters (files) are refused by the
+    sink, naming on_error, not by Beam's WriteToText with its own error about triggering_frequency."""
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    from apache_beam.testing.test_stream import TestStream
+
+    sink = WriteToVectorDB(
+        str(tmp_path / "vectors.db"),
+        on_error="dead_letter",
+        dead_letter_path=str(tmp_path / "dl"),
+        batching="bounded",
+    )
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    stream = TestStream().add_elements([{"id": "a", "values": [0.1, 0.2]}]).advance_watermark_to_infinity()
+    with (
+        pytest.raises(ConfigError, match='option on_error="dead_letter"'),
+        beam.Pipeline(options=options) as p,
+    ):
+        _ = p | stream | sink
