@@ -53,8 +53,7 @@ class VectorBatch:
     columns: Columns | None = None
     # each row's element as the reader read it, in row order, or pickled (bytes: as it travelled
     # through the runner's batching): what its dead letter holds (None: the letters are built from
-    # the rows, in the client's dict form; so are a batch's that a runner encoded, since
-    # coders.VectorBatchCoder does not carry them)
+    # the rows, in the client's dict form); coders.VectorBatchCoder carries them
     records: list[Mapping[str, Any] | bytes] | None = None
 
     def __len__(self) -> int:

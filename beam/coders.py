@@ -80,6 +80,7 @@ class _WireBatch(msgspec.Struct, array_like=True):
     columns: bytes | None = None  # rows with named vectors: (the client's Columns, namespace), pickled
     deletes: list[int] | None = None  # positions of the rows whose metadata is a DeleteMark
     exact: bytes | None = None  # (ids, metadata, namespace, namespaces) pickled, when they are not plain
+    records: bytes | None = None  # the batch's elements as read (``VectorBatch.records``), pickled
 
 
 # what msgpack gives back as it is; ints only within 64 bits, but beyond them the encoder raises
@@ -240,11 +241,14 @@ class VectorBatchCoder(Coder):
     ids, metadata and namespaces exactly (msgpack, or pickle)."""
 
     def encode(self, value: VectorBatch) -> bytes:
+        # the elements as read, in every form: a batch's dead letters are built from them, and without
+        # them a runner that encodes batches would give letters of another shape (the client's dicts)
+        records = None if value.records is None else pickle.dumps(value.records, protocol=5)
         if value.arrow is not None:
-            return _ENCODER.encode(_WireBatch(arrow=_arrow_bytes(value.arrow)))
+            return _ENCODER.encode(_WireBatch(arrow=_arrow_bytes(value.arrow), records=records))
         if value.columns is not None:  # the namespace pickled beside: it may be any value too
             columns = pickle.dumps((value.columns, value.namespace), protocol=5)
-            return _ENCODER.encode(_WireBatch(columns=columns))
+            return _ENCODER.encode(_WireBatch(columns=columns, records=records))
         ids, metadata, namespace, namespaces = value.ids, value.metadata, value.namespace, value.namespaces
         wire = _WireBatch(
             flat=_buffer(value.flat),
@@ -253,6 +257,7 @@ class VectorBatchCoder(Coder):
             sparse=None
             if value.sparse is None
             else [None if s is None else _wire_sparse(s) for s in value.sparse],
+            records=records,
         )
         if _flat_batch(ids, metadata, namespace, namespaces):
             wire.ids, wire.metadata, wire.namespace, wire.namespaces = ids, metadata, namespace, namespaces
@@ -273,6 +278,12 @@ class VectorBatchCoder(Coder):
 
     def decode(self, encoded: bytes) -> VectorBatch:
         wire = _BATCH_DECODER.decode(encoded)
+        batch = self._batch(wire)
+        if wire.records is not None:
+            batch.records = pickle.loads(wire.records)  # written by encode above
+        return batch
+
+    def _batch(self, wire: _WireBatch) -> VectorBatch:
         if wire.arrow is not None:
             return VectorBatch.of_arrow(_arrow_batch(wire.arrow))
         if wire.columns is not None:
