@@ -228,7 +228,9 @@ def _scalar_problem(f: ScalarField, value: Any) -> str | None:
     """Why ``value`` cannot go into field ``f``, or ``None`` if it can."""
     if f.dtype == JSON:
         # Milvus Lite stored a bare string it could not read back (every read of the collection failed
-        # after), and refused a number or bool with "Expected bytes, got a 'int' object", naming nothing
+        # after), and refused a number or bool with "Expected bytes, got a 'int' object", naming nothing.
+        # Checked for any Milvus: the server's proxy (internal/proxy/validate_util.go, checkJSONFieldData)
+        # checks only a value's length in recent versions; older ones unmarshalled each into an object
         if not isinstance(value, dict | list | tuple | np.ndarray):
             return f"{f.describe()}: Milvus Lite stores only an object or array here"
         return _json_problem(f.name, _json(value))
