@@ -44,7 +44,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import pickle
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -66,7 +66,7 @@ from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import BatchFailure, WriteReport
-from vectordb.connector.rows import arrow_batches, is_arrow
+from vectordb.connector.rows import RowRules, arrow_batches, is_arrow
 
 from .batch import VectorBatch, assemble
 from .coders import register
@@ -172,6 +172,7 @@ class WriteToVectorDB(beam.PTransform):
                 plan.require_dimension("pass check_target=True")
             self.target = plan.target
             rows_per_request = plan.client.max_rows
+            self.rules = plan.client.backend.rules  # which ids are one row to the database
         # what the plan learnt, without the key it fetched: the pipeline is pickled, and stored
         self.options = msgspec.structs.replace(plan.options, api_key=parsed.api_key)
         self.batching = own.batching
@@ -214,8 +215,11 @@ class WriteToVectorDB(beam.PTransform):
             )
         fn_args = (self.reader, self.options.on_error, self.target, self.rows_per_batch)
         if bounded:  # elements read and batched in one step, which the runner's step between them cost
-            read_fn = _ReadAndBatchFn if pcoll.windowing.is_default() else _WindowedReadAndBatchFn
-            read = pcoll | "Read and batch" >> beam.ParDo(read_fn(*fn_args)).with_output_types(
+            if pcoll.windowing.is_default():
+                read_fn: _ReadFn = _ReadAndBatchFn(*fn_args)
+            else:
+                read_fn = _WindowedReadAndBatchFn(*fn_args, rules=self.rules)
+            read = pcoll | "Read and batch" >> beam.ParDo(read_fn).with_output_types(
                 VectorBatch, arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="batches")
             batches = read.batches
@@ -421,31 +425,58 @@ class _ReadAndBatchFn(_ReadFn):
 
 class _WindowedReadAndBatchFn(_ReadFn):
     """``_ReadAndBatchFn`` for input in other windows: a batch per window, as ``BatchElements`` keeps
-    them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end."""
+    them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end.
+
+    The same id twice in a bundle lands in input order, as in the global window: a row whose id (the
+    database's key for it, in its namespace) waits in another window's batch sends that batch first.
+    Batches are written one after another in the order they leave here, so the earlier row lands first.
+    """
+
+    def __init__(
+        self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int, *, rules: RowRules
+    ) -> None:
+        super().__init__(reader, on_error, target, rows_per_batch)
+        self._rules = rules
 
     def start_bundle(self) -> None:
         super().start_bundle()
-        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any]]]] = {}
+        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any], Hashable]]] = {}
+        self._held: dict[Hashable, Any] = {}  # each waiting row's key -> the window whose batch holds it
 
     def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
         row = self._row(element)
         if type(row) is list:
             return row
+        key = self._key(row)  # type: ignore[arg-type]
+        held = self._held.get(key)
+        out = [] if held is None or held == window else [self._batch(held)]
+        self._held[key] = window
         rows = self._rows.setdefault(window, [])
-        rows.append((row, self._record(element)))  # type: ignore[arg-type]
+        rows.append((row, self._record(element), key))  # type: ignore[arg-type]
         if len(rows) >= self._rows_per_batch:
-            return (self._batch(window),)
-        if len(self._rows) > MAX_LIVE_WINDOWS:
-            return (self._batch(max(self._rows, key=lambda w: len(self._rows[w]))),)
-        return ()
+            out.append(self._batch(window))
+        elif len(self._rows) > MAX_LIVE_WINDOWS:
+            out.append(self._batch(max(self._rows, key=lambda w: len(self._rows[w]))))
+        return out
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         while self._rows:
             yield self._batch(next(iter(self._rows)))
         yield from super().finish_bundle()
 
+    def _key(self, row: Row | NamedRow) -> Hashable:
+        """What makes two rows one in the database: its key of the id, in the row's namespace."""
+        key = self._rules.row_keys([row[0]])[0]
+        try:
+            hash(key)
+        except TypeError:  # an id the checks will refuse (a list): keyed by its text
+            key = repr(key)
+        return self._rules.scope(row[4]), key
+
     def _batch(self, window: Any) -> WindowedValue:
-        rows, records = zip(*self._rows.pop(window), strict=True)
+        rows, records, keys = zip(*self._rows.pop(window), strict=True)
+        for key in keys:  # every key held here maps to this window: a key that moved flushed it first
+            self._held.pop(key, None)
         return WindowedValue(assemble(rows, list(records)), window.max_timestamp(), (window,))
 
 
