@@ -113,14 +113,19 @@ _NO_FLOATS = np.zeros(0, dtype=np.float32)
 _NO_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
-def assemble(rows: Sequence[Row], records: list[Mapping[str, Any] | bytes] | None = None) -> VectorBatch:
+def assemble(
+    rows: Sequence[Row],
+    records: list[Mapping[str, Any] | bytes] | None = None,
+    named_columns: Mapping[str, str] | None = None,
+) -> VectorBatch:
     """One batch from canonical rows: a single copy of every vector into one float32 buffer; ``records``,
-    the rows' elements as read, are kept for the dead letters."""
+    the rows' elements as read, are kept for the dead letters; ``named_columns`` (each vector name's input
+    column) lets the client's checks name the column of a bad named vector."""
     n = len(rows)
     if not n:
         return VectorBatch(ids=[], flat=_NO_FLOATS, offsets=_NO_OFFSETS)
     if any(type(row) is NamedRow for row in rows):
-        return _named(rows, records)
+        return _named(rows, records, named_columns)
     ids, vectors, sparse, metadata, namespaces = (list(column) for column in zip(*rows, strict=True))
     flat, offsets, nulls = _joined(vectors)
     shared = _shared_namespace(namespaces)
@@ -137,11 +142,16 @@ def assemble(rows: Sequence[Row], records: list[Mapping[str, Any] | bytes] | Non
     )
 
 
-def _named(rows: Sequence[Row | NamedRow], records: list[Mapping[str, Any] | bytes] | None) -> VectorBatch:
+def _named(
+    rows: Sequence[Row | NamedRow],
+    records: list[Mapping[str, Any] | bytes] | None,
+    named_columns: Mapping[str, str] | None,
+) -> VectorBatch:
     """A batch of rows with named vectors (a delete among them is a plain ``Row``): as the client's
     ``Columns``, every name's vectors copied once into a buffer of its own."""
     namespace = _shared_namespace([row[4] for row in rows])
     columns = columns_of(rows, namespace)
+    columns.named_columns = dict(named_columns or {})  # the client reads Columns as they are
     return VectorBatch(
         ids=columns.ids,
         flat=_NO_FLOATS,

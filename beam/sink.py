@@ -234,7 +234,8 @@ class WriteToVectorDB(beam.PTransform):
                 read.rows
                 | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, tuple[Row, bytes]])
                 | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
-                | "Assemble" >> beam.Map(_assemble_values).with_output_types(VectorBatch)
+                | "Assemble"
+                >> beam.Map(_assemble_values, _named_columns(self.reader)).with_output_types(VectorBatch)
             )
         arrow = read.arrow | "Arrow" >> beam.Map(VectorBatch.of_arrow).with_output_types(VectorBatch)
         # one Write per input rather than a Flatten in front of one: runners may materialize a
@@ -280,13 +281,20 @@ def _check_text_is_read(options: BackendOptions) -> None:
         )
 
 
+def _named_columns(reader: ElementReader) -> dict[str, str]:
+    """Each vector name's input column, so that the client's checks of a batch name it."""
+    return dict(reader.vector_columns + reader.multi_vector_columns)
+
+
 def _keyed(read: tuple[Row, bytes]) -> tuple[int, tuple[Row, bytes]]:
     return SHARD_KEY, read
 
 
-def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]]) -> VectorBatch:
+def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[str, str]) -> VectorBatch:
     rows, records = zip(*keyed[1], strict=True) if keyed[1] else ((), ())
-    return assemble(rows, list(records))  # pickled by _ReadFn.process: unpickled for a letter only
+    return assemble(
+        rows, list(records), columns
+    )  # records pickled by _ReadFn.process: unpickled for a letter
 
 
 def _json_line(letter: dict[str, Any]) -> str:
@@ -354,6 +362,7 @@ class _ReadFn(beam.DoFn):
         self._reader, self._on_error, self._target = reader, on_error, target
         self._rows_per_batch = rows_per_batch
         self._counts = BundleCounts(("failed",))
+        self._named_columns = _named_columns(reader)
 
     def start_bundle(self) -> None:
         self._counts.discard()  # a failed bundle's
@@ -420,7 +429,7 @@ class _ReadAndBatchFn(_ReadFn):
     def _batch(self) -> WindowedValue:
         rows, records = self._rows, self._records
         self._rows, self._records = [], []
-        return GlobalWindows.windowed_value_at_end_of_window(assemble(rows, records))
+        return GlobalWindows.windowed_value_at_end_of_window(assemble(rows, records, self._named_columns))
 
 
 class _WindowedReadAndBatchFn(_ReadFn):
@@ -477,7 +486,8 @@ class _WindowedReadAndBatchFn(_ReadFn):
         rows, records, keys = zip(*self._rows.pop(window), strict=True)
         for key in keys:  # every key held here maps to this window: a key that moved flushed it first
             self._held.pop(key, None)
-        return WindowedValue(assemble(rows, list(records)), window.max_timestamp(), (window,))
+        batch = assemble(rows, list(records), self._named_columns)
+        return WindowedValue(batch, window.max_timestamp(), (window,))
 
 
 class _Pending(NamedTuple):
