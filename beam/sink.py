@@ -227,15 +227,19 @@ class WriteToVectorDB(beam.PTransform):
             # rows go into the batching, read, each with its element as read (its dead letter, should
             # it fail) pickled: Beam's coder for other values would write a list of floats float by
             # float, about 4x the CPU of the whole write for 768-d vectors as lists
-            read = pcoll | "Read" >> beam.ParDo(_ReadFn(*fn_args)).with_output_types(
-                tuple[Row, bytes], arrow=Any, refused=dict[str, Any]
+            # (on_error="fail" builds no letter: then the rows travel alone)
+            read_fn = _ReadFn(*fn_args)
+            rows_type: Any = tuple[Row, bytes] if read_fn.letters else Row
+            read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
+                rows_type, arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="rows")
+            assemble_fn = _assemble_values if read_fn.letters else _assemble_rows
             batches = (
                 read.rows
-                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, tuple[Row, bytes]])
+                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, rows_type])
                 | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
                 | "Assemble"
-                >> beam.Map(_assemble_values, _named_columns(self.reader)).with_output_types(VectorBatch)
+                >> beam.Map(assemble_fn, _named_columns(self.reader)).with_output_types(VectorBatch)
             )
         arrow = read.arrow | "Arrow" >> beam.Map(VectorBatch.of_arrow).with_output_types(VectorBatch)
         # one Write per input rather than a Flatten in front of one: runners may materialize a
@@ -286,15 +290,17 @@ def _named_columns(reader: ElementReader) -> dict[str, str]:
     return dict(reader.vector_columns + reader.multi_vector_columns)
 
 
-def _keyed(read: tuple[Row, bytes]) -> tuple[int, tuple[Row, bytes]]:
+def _keyed(read: Any) -> tuple[int, Any]:
     return SHARD_KEY, read
 
 
 def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[str, str]) -> VectorBatch:
     rows, records = zip(*keyed[1], strict=True) if keyed[1] else ((), ())
-    return assemble(
-        rows, list(records), columns
-    )  # records pickled by _ReadFn.process: unpickled for a letter
+    return assemble(rows, list(records), columns)  # records pickled by _ReadFn.process
+
+
+def _assemble_rows(keyed: tuple[Any, list[Row]], columns: dict[str, str]) -> VectorBatch:
+    return assemble(keyed[1], None, columns)  # on_error="fail": no letters, so no elements
 
 
 def _json_line(letter: dict[str, Any]) -> str:
@@ -354,7 +360,7 @@ class BundleCounts:
 
 class _ReadFn(beam.DoFn):
     """Element → ``(Row, record)`` (main; the record, the element as read and pickled, is what its
-    dead letter holds), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch`` rows, views of the same
+    dead letter holds; ``Row`` alone when ``on_error="fail"``, which builds no letter), Arrow batch → ``arrow`` (in slices of at most ``rows_per_batch`` rows, views of the same
     buffers, so a Parquet row group never sits whole in the write queue), unreadable element →
     ``refused``."""
 
@@ -363,6 +369,9 @@ class _ReadFn(beam.DoFn):
         self._rows_per_batch = rows_per_batch
         self._counts = BundleCounts(("failed",))
         self._named_columns = _named_columns(reader)
+        # whether rows keep their elements for their dead letters: on_error="fail" fails the bundle at a
+        # failed row instead, so keeping (and pickling, encoding) them would be cost for nothing
+        self.letters = on_error != "fail"
 
     def start_bundle(self) -> None:
         self._counts.discard()  # a failed bundle's
@@ -371,6 +380,8 @@ class _ReadFn(beam.DoFn):
         row = self._row(element)
         if type(row) is list:
             return row
+        if not self.letters:
+            return (row,)
         return ((row, pickle.dumps(self._record(element), protocol=5)),)
 
     def finish_bundle(self) -> Iterator[Any]:
@@ -416,7 +427,8 @@ class _ReadAndBatchFn(_ReadFn):
             return row
         rows = self._rows
         rows.append(row)  # type: ignore[arg-type]
-        self._records.append(self._record(element))
+        if self.letters:
+            self._records.append(self._record(element))
         if len(rows) < self._rows_per_batch:
             return ()
         return (self._batch(),)
@@ -427,7 +439,7 @@ class _ReadAndBatchFn(_ReadFn):
         yield from super().finish_bundle()
 
     def _batch(self) -> WindowedValue:
-        rows, records = self._rows, self._records
+        rows, records = self._rows, self._records if self.letters else None
         self._rows, self._records = [], []
         return GlobalWindows.windowed_value_at_end_of_window(assemble(rows, records, self._named_columns))
 
@@ -449,7 +461,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
 
     def start_bundle(self) -> None:
         super().start_bundle()
-        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any], Hashable]]] = {}
+        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any] | None, Hashable]]] = {}
         self._held: dict[Hashable, Any] = {}  # each waiting row's key -> the window whose batch holds it
 
     def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
@@ -461,7 +473,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
         out = [] if held is None or held == window else [self._batch(held)]
         self._held[key] = window
         rows = self._rows.setdefault(window, [])
-        rows.append((row, self._record(element), key))  # type: ignore[arg-type]
+        rows.append((row, self._record(element) if self.letters else None, key))  # type: ignore[arg-type]
         if len(rows) >= self._rows_per_batch:
             out.append(self._batch(window))
         elif len(self._rows) > MAX_LIVE_WINDOWS:
@@ -486,7 +498,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
         rows, records, keys = zip(*self._rows.pop(window), strict=True)
         for key in keys:  # every key held here maps to this window: a key that moved flushed it first
             self._held.pop(key, None)
-        batch = assemble(rows, list(records), self._named_columns)
+        batch = assemble(rows, list(records) if self.letters else None, self._named_columns)
         return WindowedValue(batch, window.max_timestamp(), (window,))
 
 
