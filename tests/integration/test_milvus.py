@@ -633,6 +633,28 @@ def test_clearing_the_default_namespace_clears_the_default_partition(
     assert sorted(read_collection(milvus_lite.client, collection_name)) == ["t1"]
 
 
+def test_a_delete_in_the_default_namespace_stays_in_the_default_partition(
+    milvus_lite: LiteServer, collection_name: str
+) -> None:
+    """A delete in namespace "" is a delete in the _default partition, as a clear of "" is: it went
+    with no partition_name and took the id from every partition, namespace 't1' too."""
+    data = [
+        {"id": "a", "values": [0.5] * DIM, "ns": "t1"},
+        {"id": "b", "values": [0.5] * DIM, "ns": "t1"},
+        {"id": "c", "values": [0.5] * DIM, "ns": ""},
+        {"id": "d", "values": [0.5] * DIM, "ns": None},
+    ]
+    uri = milvus_lite.uri
+    assert write(uri, data, collection=collection_name, create=True, namespace_column="ns").ok
+    with connect(uri, collection=collection_name, namespace_column="ns", op_column="op") as client:
+        assert client.upsert(
+            [{"id": "a", "ns": "", "op": "delete"}, {"id": "c", "ns": "", "op": "delete"}]
+        ).ok
+        assert client.delete(["b", "d"], namespace="").ok
+    assert sorted(read_collection(milvus_lite.client, collection_name)) == ["a", "b"]
+    assert sorted(read_collection(milvus_lite.client, collection_name, partition="t1")) == ["a", "b"]
+
+
 def test_clearing_what_is_not_there(milvus_lite: LiteServer, collection_name: str) -> None:
     with (
         connect(milvus_lite.uri, collection=collection_name) as client,

@@ -575,11 +575,14 @@ class MilvusBackend(Backend[MilvusOptions]):
         if layout is None and not self._create_pending:
             raise RuntimeError("MilvusBackend: check_target() must run before the first request")
         partition = None
-        if layout is not None and batch.namespace and layout.partition_key is None:
-            why = partition_problem(batch.namespace)
+        if layout is not None and batch.namespace is not None and layout.partition_key is None:
+            # a namespace that is given is a partition, "" the default one (as in clear_target): with no
+            # partition_name the delete would reach the id in every namespace
+            why = partition_problem(batch.namespace) if batch.namespace else None
             if why:
                 return self._refused(batch, "Invalid", why)
-            partition = batch.namespace if self._has_partition(batch.namespace) else None
+            wanted = batch.namespace or DEFAULT_PARTITION
+            partition = wanted if self._has_partition(wanted) else None
             absent = partition is None
         else:
             absent = layout is None  # create=true, not made yet: the write's first upsert makes it
