@@ -28,7 +28,6 @@ caller raises ``fatal``.
 from __future__ import annotations
 
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Sized
@@ -36,8 +35,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 from .errors import (
-    ConnectError,
     ConnectorError,
+    ConnectTimeout,
     DeadlineExceeded,
     Rejected,
     ServerError,
@@ -508,18 +507,12 @@ class Dispatcher(Generic[U]):
         self.channel.failed(unit, exc, attempts, note)
 
 
-# how a ConnectError says its connection timed out: the transports' own words, and libpq's
-_CONNECT_TIMEOUT = re.compile(r"timed out|timeout expired")
-
-
 def _timed_out(exc: ConnectorError) -> bool:
     """No reply at all within ``timeout_s``: the request's, or its connection's (a server frozen with its
     port open accepts the connection and leaves the handshake unanswered: a gRPC or PostgreSQL client
     that dropped its timed-out connection meets that next). A refused connection (a server restarting)
     is no timeout."""
-    if isinstance(exc, DeadlineExceeded):
-        return True
-    return isinstance(exc, ConnectError) and _CONNECT_TIMEOUT.search(str(exc)) is not None
+    return isinstance(exc, (DeadlineExceeded, ConnectTimeout))
 
 
 _QUEUED, _TAKEN, _CALLED_OFF = 0, 1, 2

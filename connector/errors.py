@@ -8,6 +8,7 @@
     ├── MissingExtra(ImportError)            a backend's optional dependency is not installed
     ├── TransportError                       no usable answer from the server
     │   ├── ConnectError                     could not connect (refused, DNS, TLS handshake)
+    │   │   └── ConnectTimeout               the connection (or its handshake) timed out: no answer at all
     │   └── DeadlineExceeded(TimeoutError)   no answer within ``timeout_s``
     │       └── StoppedAnswering             fatal: requests timed out one after another, none answered
     ├── ServerError                          the server said no: .status .retryable .retry_after_s
@@ -41,6 +42,7 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "ConnectError",
+    "ConnectTimeout",
     "ConnectorError",
     "DeadlineExceeded",
     "DimensionMismatch",
@@ -95,6 +97,11 @@ class TransportError(ConnectorError):
 
 class ConnectError(TransportError):
     """Could not reach the server at all."""
+
+
+class ConnectTimeout(ConnectError):
+    """The connection, or its TLS or protocol handshake, got no answer within the timeout: a server frozen
+    with its port open looks like this, which a refused connection (a server restarting) does not."""
 
 
 class DeadlineExceeded(TransportError, TimeoutError):

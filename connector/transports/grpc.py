@@ -18,6 +18,7 @@ from ..errors import (
     AuthError,
     ConfigError,
     ConnectError,
+    ConnectTimeout,
     DeadlineExceeded,
     MissingExtra,
     NotFound,
@@ -177,7 +178,9 @@ def error_for_status(
         # the row at fault fails alone and the others are written
         return Rejected(f"{message} (the server could not send its reply)", status=code_name)
     if kind is Unavailable and code_name == "UNAVAILABLE" and _is_connect_failure(details):
-        return ConnectError(f"{where}: cannot connect: {details}")
+        # a proxy's word for an upstream that never answered the connection
+        timed_out = "timed out" in details.lower()
+        return (ConnectTimeout if timed_out else ConnectError)(f"{where}: cannot connect: {details}")
     if issubclass(kind, ServerError):
         if no_retry and kind.retryable:
             shown = _shown_pushback(pushback, retry_after_s)

@@ -23,6 +23,7 @@ from ..errors import (
     AuthError,
     ConnectError,
     ConnectorError,
+    ConnectTimeout,
     DeadlineExceeded,
     NotFound,
     Rejected,
@@ -353,7 +354,7 @@ class ServerPool:
             reply = self.client.request(verb, url, content=body, headers=headers, timeout=timeout_s)
         except httpx.TimeoutException as exc:
             if isinstance(exc, httpx.ConnectTimeout):
-                raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
+                raise ConnectTimeout(f"{where}: cannot connect: timed out after {timeout_s} s") from None
             raise DeadlineExceeded(f"{where}: no reply within {timeout_s} s ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
             raise ConnectError(f"{where}: cannot connect: {exc}") from None

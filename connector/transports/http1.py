@@ -31,7 +31,7 @@ import socket
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import ConnectError, DeadlineExceeded, TransportError
+from ..errors import ConnectError, ConnectTimeout, DeadlineExceeded, TransportError
 from ..redaction import Secrets
 from .idle import Connections
 
@@ -123,7 +123,7 @@ class ConnectionPool(Connections[socket.socket]):
         try:
             sock = socket.create_connection((self._host, self._port), timeout=timeout_s)
         except TimeoutError:
-            raise ConnectError(f"{where}: cannot connect: timed out after {timeout_s} s") from None
+            raise ConnectTimeout(f"{where}: cannot connect: timed out after {timeout_s} s") from None
         except OSError as exc:  # refused, unreachable, no such host (socket.gaierror)
             raise ConnectError(f"{where}: cannot connect: {exc}") from None
         try:
@@ -132,7 +132,7 @@ class ConnectionPool(Connections[socket.socket]):
                 sock = self._tls.wrap_socket(sock, server_hostname=self._host)
         except TimeoutError:
             sock.close()
-            raise ConnectError(
+            raise ConnectTimeout(
                 f"{where}: cannot connect: TLS handshake timed out after {timeout_s} s"
             ) from None
         except OSError as exc:  # ssl.SSLError among them

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ConnectError, DeadlineExceeded, TransportError
+from ..errors import ConfigError, ConnectError, ConnectTimeout, DeadlineExceeded, TransportError
 from .idle import Connections
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class Http2Pool(Connections["_Connection"]):
         try:
             sock = socket.create_connection(address, timeout=timeout_s)
         except TimeoutError:
-            raise ConnectError(f"{where}: cannot connect{via}: timed out after {timeout_s} s") from None
+            raise ConnectTimeout(f"{where}: cannot connect{via}: timed out after {timeout_s} s") from None
         except OSError as exc:  # refused, unreachable, no such host (socket.gaierror)
             raise ConnectError(f"{where}: cannot connect{via}: {exc}") from None
         early = b""  # the server's first bytes, read with the proxy's reply
@@ -234,8 +234,9 @@ class Http2Pool(Connections["_Connection"]):
                     raise TransportError("bytes before the TLS handshake")
             except (OSError, TransportError) as exc:  # TimeoutError among OSErrors
                 sock.close()
-                reason = "timed out" if isinstance(exc, TimeoutError) else str(exc)
-                raise ConnectError(f"{where}: cannot connect{via}: {reason}") from None
+                if isinstance(exc, TimeoutError):
+                    raise ConnectTimeout(f"{where}: cannot connect{via}: timed out") from None
+                raise ConnectError(f"{where}: cannot connect{via}: {exc}") from None
         step = "TLS handshake"
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -253,7 +254,7 @@ class Http2Pool(Connections["_Connection"]):
             raise
         except TimeoutError:
             sock.close()
-            raise ConnectError(f"{where}: cannot connect: {step} timed out after {timeout_s} s") from None
+            raise ConnectTimeout(f"{where}: cannot connect: {step} timed out after {timeout_s} s") from None
         except (OSError, TransportError) as exc:  # ssl.SSLError; a server that does not speak HTTP/2
             sock.close()
             raise ConnectError(f"{where}: cannot connect: {step}: {exc}") from None

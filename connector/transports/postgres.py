@@ -54,6 +54,7 @@ from ..errors import (
     AuthError,
     ConnectError,
     ConnectorError,
+    ConnectTimeout,
     DeadlineExceeded,
     MissingExtra,
     NotFound,
@@ -184,8 +185,9 @@ def error_for(exc: BaseException, where: str, *, connecting: bool = False) -> Co
     for words, kind, state in _CONNECT_MESSAGES:
         if all(word in lowered for word in words):
             return _make(kind, f"{where}: {text}", state)
-    if connecting:
-        return ConnectError(f"{where}: cannot connect: {text}")
+    if connecting:  # libpq's connect_timeout says "timeout expired"; the kernel's, "timed out"
+        timed_out = "timeout expired" in lowered or "timed out" in lowered
+        return (ConnectTimeout if timed_out else ConnectError)(f"{where}: cannot connect: {text}")
     return TransportError(f"{where}: {type(exc).__name__}: {text}")  # the connection broke mid-request
 
 

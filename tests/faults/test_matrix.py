@@ -160,7 +160,13 @@ def test_stops_answering_mid_write(db: str, target: Target, fault_log: Any) -> N
     for failure in report.failures:
         # no reply (a new connection: no handshake) within timeout_s, or the connection lost; or not sent
         # because the server had stopped answering
-        assert failure.error_type in ("DeadlineExceeded", "ConnectError", "TransportError", STOPPED), failure
+        assert failure.error_type in (
+            "DeadlineExceeded",
+            "ConnectError",
+            "ConnectTimeout",
+            "TransportError",
+            STOPPED,
+        ), failure
         assert failure.retryable and target.where in failure.error, failure
     # each batch left costs at most (max_retries + 1) attempts, options["max_concurrency"] at a time; an
     # attempt ends after timeout_s, plus a second of slack (libpq: a new connection waits at least 2 s)

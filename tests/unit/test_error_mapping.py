@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import contextlib
+import socket
+from collections.abc import Iterator
+
 import grpc
 import pytest
 
@@ -7,6 +11,7 @@ from vectordb.connector import errors
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports import grpc as grpc_transport
 from vectordb.connector.transports import http as http_transport
+from vectordb.connector.transports.base import WireRequest, forget_shared
 
 NONE = Secrets()  # no credentials in use: nothing to blank
 
@@ -162,3 +167,156 @@ def test_a_reply_the_grpc_server_could_not_send_is_a_rejection_the_engine_splits
     assert details in str(exc) and exc.status == "INTERNAL"
     other = grpc_transport.error_for_status("INTERNAL", "panic", "weaviate BatchObjects", {}, secrets=NONE)
     assert type(other) is errors.Unavailable  # any other INTERNAL is still retried
+
+
+# -- a connection that times out is a ConnectTimeout (the circuit breaker counts it as a timeout) --------
+
+
+@contextlib.contextmanager
+def _full_port() -> Iterator[int]:
+    """A port whose accept queue is full and never drained: the kernel drops new SYNs, so a connect times
+    out, as it does to a host that is down or a firewall that drops packets."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued: list[socket.socket] = []
+    try:
+        while True:  # fill the queue until a connect gets no answer
+            sock = socket.socket()
+            sock.settimeout(0.3)
+            try:
+                sock.connect(("127.0.0.1", port))
+            except OSError:
+                sock.close()
+                break
+            queued.append(sock)
+        yield port
+    finally:
+        for sock in queued:
+            sock.close()
+        listener.close()
+        forget_shared()
+
+
+@contextlib.contextmanager
+def _silent_port() -> Iterator[int]:
+    """A port that takes connections (the kernel's queue) and never says a word: a frozen server."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        forget_shared()
+
+
+def _closed_port() -> int:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens: connecting is refused at once
+    return port
+
+
+def _http_send(base_url: str) -> errors.ConnectorError:
+    transport = http_transport.HttpTransport(base_url, secrets=NONE)
+    with pytest.raises(errors.TransportError) as raised:
+        transport.send(WireRequest("POST /vectors/upsert", b"{}"), timeout_s=0.5)
+    return raised.value
+
+
+def _grpc_send(port: int) -> errors.ConnectorError:
+    transport = grpc_transport.GrpcTransport(f"127.0.0.1:{port}", tls=False, secrets=NONE)
+    with pytest.raises(errors.TransportError) as raised:
+        transport.send(WireRequest("/VectorService/Upsert", b""), timeout_s=0.5)
+    return raised.value
+
+
+def test_http_connect_timeout_is_a_connect_timeout() -> None:
+    with _full_port() as port:
+        exc = _http_send(f"http://127.0.0.1:{port}")
+    assert type(exc) is errors.ConnectTimeout and "cannot connect" in str(exc), exc
+
+
+def test_http_tls_handshake_timeout_is_a_connect_timeout() -> None:
+    with _silent_port() as port:
+        exc = _http_send(f"https://127.0.0.1:{port}")
+    assert type(exc) is errors.ConnectTimeout and "TLS handshake" in str(exc), exc
+
+
+def test_http_through_a_proxy_that_times_out_is_a_connect_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through a proxy the environment names the request goes by httpx, whose ConnectTimeout is mapped."""
+    with _full_port() as proxy:
+        for name in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy}")
+        exc = _http_send(f"http://127.0.0.1:{_closed_port()}")
+    assert type(exc) is errors.ConnectTimeout, exc
+
+
+def test_grpc_connect_timeout_is_a_connect_timeout() -> None:
+    with _full_port() as port:
+        exc = _grpc_send(port)
+    assert type(exc) is errors.ConnectTimeout and "cannot connect" in str(exc), exc
+
+
+def test_grpc_settings_exchange_timeout_is_a_connect_timeout() -> None:
+    with _silent_port() as port:
+        exc = _grpc_send(port)
+    assert type(exc) is errors.ConnectTimeout and "HTTP/2 settings exchange" in str(exc), exc
+
+
+def test_grpc_through_a_proxy_that_never_answers_is_a_connect_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with _silent_port() as proxy:
+        for name in ("no_grpc_proxy", "no_proxy", "grpc_proxy", "https_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy}")
+        exc = _grpc_send(_closed_port())
+    assert type(exc) is errors.ConnectTimeout and "through the proxy" in str(exc), exc
+
+
+def test_grpc_unavailable_from_an_upstream_that_timed_out_is_a_connect_timeout() -> None:
+    timed_out = grpc_transport.error_for_status(
+        "UNAVAILABLE", "failed to connect to all addresses; last error: timed out", "x", {}, secrets=NONE
+    )
+    assert type(timed_out) is errors.ConnectTimeout
+    refused = grpc_transport.error_for_status(
+        "UNAVAILABLE", "failed to connect to all addresses; connection refused", "x", {}, secrets=NONE
+    )
+    assert type(refused) is errors.ConnectError
+
+
+def test_postgres_connect_timeout_is_a_connect_timeout() -> None:
+    pytest.importorskip("psycopg")
+    from vectordb.connector.transports.postgres import PostgresTransport, StatementRequest
+
+    with _silent_port() as port:  # libpq waits for the server's reply to its startup message
+        transport = PostgresTransport(f"postgresql://u@127.0.0.1:{port}/db", secrets=NONE)
+        with pytest.raises(errors.TransportError) as raised:
+            transport.send(StatementRequest("delete", b"", sql="SELECT 1"), timeout_s=0.5)
+    assert type(raised.value) is errors.ConnectTimeout and "timeout expired" in str(raised.value)
+
+
+@pytest.mark.parametrize("transport", ["http", "grpc", "postgres"])
+def test_a_refused_connection_is_a_connect_error_and_no_timeout(transport: str) -> None:
+    port = _closed_port()
+    try:
+        if transport == "http":
+            exc = _http_send(f"http://127.0.0.1:{port}")
+        elif transport == "grpc":
+            exc = _grpc_send(port)
+        else:
+            pytest.importorskip("psycopg")
+            from vectordb.connector.transports.postgres import PostgresTransport, StatementRequest
+
+            pg = PostgresTransport(f"postgresql://u@127.0.0.1:{port}/db", secrets=NONE)
+            with pytest.raises(errors.TransportError) as raised:
+                pg.send(StatementRequest("delete", b"", sql="SELECT 1"), timeout_s=0.5)
+            exc = raised.value
+    finally:
+        forget_shared()
+    assert type(exc) is errors.ConnectError, exc
