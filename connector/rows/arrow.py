@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ConfigError
 from .checks import assemble
 from .floats import excerpt, json_vector
-from .ops import arrow_ops
+from .ops import CODES, DELETE, arrow_ops
 from .types import (
     BAD_JSON,
     Columns,
@@ -81,37 +81,44 @@ def prepare_arrow(
     n = batch.num_rows
     ids, refused = _arrow_ids(batch, spec, rules)
     ops = None
+    deletes = np.zeros(n, dtype=bool)
     if spec.op_column:
         ops, bad_ops = arrow_ops(batch.column(spec.op_column), spec.op_column)
         refused = {**bad_ops, **refused}
+        deletes = ops == CODES[DELETE]
     if not spec.named and spec.vector_column in names:
         flat, offsets, nulls, bad_vectors = _vector_column(
-            batch.column(spec.vector_column), spec.vector_column, n
+            batch.column(spec.vector_column), spec.vector_column, n, deletes
         )
-        refused = {**bad_vectors, **refused}
+        refused = {**_upserts_only(bad_vectors, deletes), **refused}
     else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
         flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     named = {}
     for name, column in spec.vector_columns:
         if column in names:
             *dense, bad_vectors = _vector_column(
-                batch.column(column), column, n, "vector_columns", f"vector {name!r} (column {column!r})"
+                batch.column(column),
+                column,
+                n,
+                deletes,
+                "vector_columns",
+                f"vector {name!r} (column {column!r})",
             )
             named[name] = DenseColumn(*dense)
-            refused = {**bad_vectors, **refused}
+            refused = {**_upserts_only(bad_vectors, deletes), **refused}
     multi = {}
     for name, column in spec.multi_vector_columns:
         if column in names:
             multi[name], bad_vectors = _arrow_multi_vectors(
                 batch.column(column), column, n, f"multi-vector {name!r} (column {column!r})"
             )
-            refused = {**bad_vectors, **refused}
+            refused = {**_upserts_only(bad_vectors, deletes), **refused}
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = None
     if meta_cols:
         metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
-        refused = {**bad_metadata, **refused}
+        refused = {**_upserts_only(bad_metadata, deletes), **refused}
     namespaces = _arrow_namespaces(batch, spec.namespace_column) if spec.namespace_column else None
     cols = Columns(
         n,
@@ -142,6 +149,14 @@ def arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec) -> list[str | None]:
     except ConfigError:
         return [None] * batch.num_rows
     return [None if i is None else str(i) for i in ids]
+
+
+def _upserts_only(refused: dict[int, str], deletes: np.ndarray) -> dict[int, str]:
+    """``refused`` without the delete rows: a delete needs an id and nothing else, so what its vector
+    and metadata cells hold (read column-wise with the upserts') cannot fail it, as for dict rows."""
+    if not refused or not deletes.any():
+        return refused
+    return {i: reason for i, reason in refused.items() if not deletes[i]}
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -227,19 +242,24 @@ def _vector_column(
     column: pa.Array | pa.ChunkedArray,
     name: str,
     n: int,
+    deletes: np.ndarray,
     option: str = "vector_column",
     vector: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """(flat float32 values, int64 offsets, null mask) of a dense vector column, lists or JSON text, and the
     rows refused for what they hold (a text that is no JSON list of numbers, a list with a null element);
-    ``vector``: how reasons name a named vector (default: "column 'values': vector")."""
+    ``deletes``: the rows whose text is not parsed (read as no vector); ``vector``: how reasons name a
+    named vector (default: "column 'values': vector")."""
     import pyarrow as pa
     import pyarrow.types as pt
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
-        return _json_vectors(column.to_pylist(), name)
+        texts = column.to_pylist()
+        for i in np.flatnonzero(deletes):
+            texts[i] = None
+        return _json_vectors(texts, name)
     flat, offsets, nulls = _arrow_vectors(column, name, n, option)
     return flat, offsets, nulls, _null_elements(column, vector or f"column {name!r}: vector", offsets)
 
