@@ -259,15 +259,16 @@ def _vector_column(
         texts = column.to_pylist()
         for i in np.flatnonzero(deletes):
             texts[i] = None
-        return _json_vectors(texts, name)
+        return _json_vectors(texts, vector or f"column {name!r}: vector")
     flat, offsets, nulls = _arrow_vectors(column, name, n, option)
     return flat, offsets, nulls, _null_elements(column, vector or f"column {name!r}: vector", offsets)
 
 
 def _json_vectors(
-    texts: list[str | None], name: str
+    texts: list[str | None], named: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
-    """``_vector_column`` of text: each row's JSON list of numbers, read once (orjson), then float32."""
+    """``_vector_column`` of text: each row's JSON list of numbers, read once (orjson), then float32;
+    ``named``: how reasons name the vector, as ``_null_elements``'s do (a named vector by its name and column)."""
     n = len(texts)
     nulls = np.zeros(n, dtype=bool)
     lengths = np.zeros(n, dtype=np.int64)
@@ -278,7 +279,7 @@ def _json_vectors(
         if vector is None:
             nulls[i] = True
             if text is not None and text.strip():
-                refused[i] = f"column {name!r}: vector text is not a JSON list of numbers: {excerpt(text)}"
+                refused[i] = f"{named} text is not a JSON list of numbers: {excerpt(text)}"
             continue
         vectors.append(vector)
         lengths[i] = len(vector)

@@ -68,7 +68,9 @@ def test_named_vectors_as_text_fail_alike() -> None:
     batch = pa.record_batch({"id": ["a", "b"], "img": ["[1, 2]", "1 2"]})
     spec = ColumnSpec(vector_columns=(("image", "img"),))
     prepared = prepare_arrow(batch, spec, RowRules(), DimensionState(named={"image": None}))
-    assert reasons(prepared) == {"b": "column 'img': vector text is not a JSON list of numbers: '1 2'"}
+    assert reasons(prepared) == {
+        "b": "vector 'image' (column 'img') text is not a JSON list of numbers: '1 2'"
+    }
 
 
 def test_vectordb_load_fails_a_csv_row_whose_vector_text_is_not_json_naming_the_column(
