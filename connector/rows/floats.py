@@ -7,8 +7,8 @@ A list or tuple of numbers is read by the native speedups where they are install
 (the double ``float()`` makes of it, then the nearest float32, ties to even: numpy's rounding too) and
 give the same bits, NaN's and -0.0's included. Either one leaves to the Python path what it does not
 take (an item that is no float or int and has no ``__float__``, a bool, a finite number beyond float32,
-which becomes an infinity). An item that is text, bytes or a bool is refused, never read as the number
-it spells (``"1e3"``, ``True``): a vector of flags or of strings is a mistake upstream; a ``None`` item
+which becomes an infinity). An item that is text, bytes or a bool (Python's or numpy's: a list of a bool
+array's items) is refused, never read as the number it spells (``"1e3"``, ``True``): a vector of flags or of strings is a mistake upstream; a ``None`` item
 is a null element, refused with its index (``vector_problem``), as Arrow's nulls are. A numpy array is
 read when its dtype is numeric (bool, text and object arrays are refused). An infinity or NaN is
 refused later, by name, with the whole chunk's checks (``checks.assemble``).
@@ -29,8 +29,9 @@ from .. import speedups
 __all__ = ["excerpt", "float32_vector", "json_vector", "native_floats", "vector_problem"]
 
 _FLOAT32 = np.dtype(np.float32)
-# items never read as numbers (numpy scalars in a list, np.bool_ among them, are read as their float())
-_NOT_NUMBERS = (str, bytes, bytearray, bool)
+# items never read as numbers (other numpy scalars in a list are read as their float())
+_NOT_NUMBERS = (str, bytes, bytearray, bool, np.bool_)
+_BOOLS = frozenset((bool, np.bool_))  # flags, which ``struct`` would pack as 1.0 and 0.0
 _NUMERIC_KINDS = frozenset("fiu")  # numpy dtypes a vector may have: floats, signed and unsigned ints
 
 _native_pack: Callable[[Any], bytes | None] | None = speedups.native("float32_from_numbers")
@@ -115,7 +116,7 @@ def _pack_numbers(values: list[Any] | tuple[Any, ...]) -> bytes | None:
         return None
     # a bool packs as 1.0 or 0.0: the types are looked at only where those bytes are (a find in C; a
     # match across two floats only costs the look)
-    if (_ONE in packed or _ZERO in packed) and bool in set(map(type, values)):
+    if (_ONE in packed or _ZERO in packed) and not _BOOLS.isdisjoint(map(type, values)):
         return None
     return packed
 

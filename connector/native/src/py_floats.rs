@@ -7,22 +7,48 @@
 //! The rule is `struct`'s: each item is the double `PyFloat_AsDouble` makes of it (a float or a float
 //! subclass such as numpy's float64, an int that is no bool, anything with `__float__` or `__index__`),
 //! rounded to the nearest float32 as C's cast rounds it (ties to even, NaN keeping its sign). An item
-//! it cannot read, a bool, or a finite double beyond the largest float32 (which `struct` refuses), gives
+//! it cannot read, a bool (Python's or numpy's), or a finite double beyond the largest float32 (which `struct` refuses), gives
 //! `None`: the caller's Python path then decides (it refuses strings, bools and `None` items, and makes
 //! the overflow an infinity), so what a row may hold is said in one place.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBytes, PyDict};
 
-/// One item as a float32, or `None` where `struct` would refuse it.
+/// numpy's bool type (`np.bool_`), looked up once numpy is imported: a numpy bool has `__float__`, so
+/// it would read as 1.0 or 0.0, but it is a flag as Python's bool is.
+static NUMPY_BOOL: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+
+/// The type object of `np.bool_`, or null while numpy is not in `sys.modules` (then no item is one;
+/// looked up again on the next call, since numpy may be imported later).
+fn numpy_bool(py: Python<'_>) -> *mut ffi::PyTypeObject {
+    if let Some(found) = NUMPY_BOOL.get(py) {
+        return found.as_ptr().cast();
+    }
+    let lookup = || -> PyResult<Option<Py<PyAny>>> {
+        let modules = py.import("sys")?.getattr("modules")?;
+        let Some(numpy) = modules.downcast::<PyDict>()?.get_item("numpy")? else {
+            return Ok(None);
+        };
+        Ok(Some(numpy.getattr("bool_")?.unbind()))
+    };
+    match lookup() {
+        Ok(Some(found)) => NUMPY_BOOL.get_or_init(py, || found).as_ptr().cast(),
+        Ok(None) => std::ptr::null_mut(),
+        Err(_) => std::ptr::null_mut(), // a numpy without bool_: no item is one
+    }
+}
+
+/// One item as a float32, or `None` where `struct` would refuse it (and for numpy's bool,
+/// `numpy_bool`, null where numpy is not imported).
 ///
 /// # Safety
 /// `item` must be a live object; the lock must be held.
-unsafe fn item_float32(item: *mut ffi::PyObject) -> Option<f32> {
+unsafe fn item_float32(item: *mut ffi::PyObject, numpy_bool: *mut ffi::PyTypeObject) -> Option<f32> {
     let double = if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
         ffi::PyFloat_AsDouble(item) // runs no Python code
-    } else if ffi::PyBool_Check(item) != 0 {
+    } else if ffi::PyBool_Check(item) != 0 || ffi::Py_TYPE(item) == numpy_bool {
         return None; // True is no 1.0: a vector of flags is refused by the caller, not stored as numbers
     } else {
         // `__float__` may run Python code that drops the list's reference to the item: hold one
@@ -57,6 +83,7 @@ pub fn float32_from_numbers<'py>(py: Python<'py>, values: &Bound<'py, PyAny>) ->
         }
     };
     let len = usize::try_from(len).ok()?;
+    let numpy_bool = numpy_bool(py);
     let mut read = true;
     let bytes = PyBytes::new_with(py, len * 4, |out| {
         for (i, dest) in out.chunks_exact_mut(4).enumerate() {
@@ -69,7 +96,7 @@ pub fn float32_from_numbers<'py>(py: Python<'py>, values: &Bound<'py, PyAny>) ->
                     ffi::PyErr_Clear();
                     None
                 } else {
-                    item_float32(item)
+                    item_float32(item, numpy_bool)
                 }
             };
             match value {
