@@ -268,7 +268,8 @@ def _json_vectors(
     texts: list[str | None], named: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """``_vector_column`` of text: each row's JSON list of numbers, read once (orjson), then float32;
-    ``named``: how reasons name the vector, as ``_null_elements``'s do (a named vector by its name and column)."""
+    ``named``: how reasons name the vector, as ``_null_elements``'s do (a named vector by its name and
+    column)."""
     n = len(texts)
     nulls = np.zeros(n, dtype=bool)
     lengths = np.zeros(n, dtype=np.int64)

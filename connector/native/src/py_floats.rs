@@ -7,9 +7,9 @@
 //! The rule is `struct`'s: each item is the double `PyFloat_AsDouble` makes of it (a float or a float
 //! subclass such as numpy's float64, an int that is no bool, anything with `__float__` or `__index__`),
 //! rounded to the nearest float32 as C's cast rounds it (ties to even, NaN keeping its sign). An item
-//! it cannot read, a bool (Python's or numpy's), or a finite double beyond the largest float32 (which `struct` refuses), gives
-//! `None`: the caller's Python path then decides (it refuses strings, bools and `None` items, and makes
-//! the overflow an infinity), so what a row may hold is said in one place.
+//! it cannot read, a bool (Python's or numpy's), or a finite double beyond the largest float32 (which
+//! `struct` refuses), gives `None`: the caller's Python path then decides (it refuses strings, bools
+//! and `None` items, and makes the overflow an infinity), so what a row may hold is said in one place.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
