@@ -6,10 +6,12 @@ its rows by position in the write's input (``BatchFailure.positions``), and ``da
 the write read it (``rows.input_chunks``), so each letter holds its own row whatever the id is:
 repeated, missing, or held in another form than the report spells it (a UUID's 16 bytes).
 
-A letter is the reason (``id``: the id as the report names it, text or null; ``error``,
-``error_type``, ``retryable``, ``attempts``) followed by every column of the row as it came. The id
-column, when it is named ``id``, is the letter's ``id``; any other column named like a field of the
-reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is lost.
+A letter is the reason (``id``, ``error``, ``error_type``, ``retryable``, ``attempts``) followed by
+every column of the row as it came. The letter's ``id`` is the row's own id where the id column is named
+``id`` and the letter has its row: its value and type (an int stays an int, a null stays null), so a
+fixed letter written again writes the same row (Qdrant's point 5, not a point for the text "5").
+Otherwise it is the id as the report names it, text or null. Any other column named like a field of
+the reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is lost.
 
 Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
 gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
@@ -113,10 +115,10 @@ def _placed_by_id(data: Any, letters: list[_Letter], spec: ColumnSpec) -> list[_
     return placed
 
 
-def _own_name(name: str, id_column: str | None) -> str | None:
-    """A row column's name in the letter; ``None`` for the id column named ``id`` (the letter's ``id``)."""
+def _own_name(name: str, id_column: str | None) -> str:
+    """A row column's name in the letter: ``id`` for the id column named ``id`` (the letter's ``id``)."""
     if name == "id" and id_column == "id":
-        return None
+        return name
     return f"row_{name}" if name in REASON_FIELDS else name
 
 
@@ -152,7 +154,7 @@ def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | Non
     rows = table.take(pa.array(at, type=pa.int64()))  # a null index (no row) gives a null row
     failures = [letter.failure for letter in letters]
     columns: dict[str, Any] = {
-        "id": pa.array([letter.id for letter in letters], type=pa.string()),
+        "id": _arrow_ids(rows, letters, at, id_column),
         "error": pa.array([f.error for f in failures], type=pa.string()),
         "error_type": pa.array([f.error_type for f in failures], type=pa.string()),
         "retryable": pa.array([f.retryable for f in failures], type=pa.bool_()),
@@ -160,9 +162,31 @@ def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | Non
     }
     for name in table.schema.names:
         target = _own_name(name, id_column)
-        if target is not None:
+        if target != "id":
             columns[target] = rows.column(name)
     return pa.table(columns)
+
+
+def _arrow_ids(rows: pa.Table, letters: list[_Letter], at: list[int | None], id_column: str | None) -> Any:
+    """The letters' ``id`` column: the rows' own id column, of its type, where it is named ``id`` (its type
+    whatever the letters, so one Spark task's letter file keeps one schema); a letter with no row has the
+    report's id in that type where it converts, else null. Otherwise the report's ids, as text."""
+    import pyarrow as pa
+
+    texts = pa.array([letter.id for letter in letters], type=pa.string())
+    if id_column != "id" or "id" not in rows.schema.names:
+        return texts
+    own = rows.column("id")
+    if all(p is not None for p in at):
+        return own
+    values = own.to_pylist()
+    for i, p in enumerate(at):
+        if p is None and texts[i].is_valid:
+            try:
+                values[i] = texts[i : i + 1].cast(own.type)[0].as_py()
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                values[i] = None
+    return pa.array(values, type=own.type)
 
 
 # -- dicts and Columns -----------------------------------------------------------------------------
@@ -192,9 +216,8 @@ def letter_with_row(reason: dict[str, Any], row: Mapping[Any, Any], id_column: s
     module docstring says (keys as text: a mapping's keys need not be)."""
     letter = dict(reason)
     for name, value in row.items():
-        target = _own_name(str(name), id_column)
-        if target is not None:
-            letter[target] = value
+        # the row's id, of its type, replaces the report's text: fed back, the letter writes the same row
+        letter[_own_name(str(name), id_column)] = value
     return letter
 
 

@@ -108,8 +108,8 @@ def test_dict_elements_with_named_and_multi_vectors_read_back_exactly(
         )
         failed = result.failed | beam.Map(lambda d: (d["id"], "'colbert'" in d["error"], d["n"], d["tokens"]))
         assert_that(
-            failed, equal_to([("17", True, 17, [[1.0, 2.0, 3.0], [1.0, 2.0]])])
-        )  # the whole element as it came: its field n, its vectors under their own keys
+            failed, equal_to([(17, True, 17, [[1.0, 2.0, 3.0], [1.0, 2.0]])])
+        )  # the whole element as it came: its int id, its field n, its vectors under their own keys
     records = {r.id: r.vector for r in official.retrieve("dicts_named", list(range(N)), with_vectors=True)}
     official.close()
     assert sorted(records) == [i for i in range(N) if i != 17]

@@ -183,3 +183,26 @@ def test_dead_letters_the_driver_cannot_see_fail_the_job_naming_dead_letter_path
     assert "The job's 4 written rows stay written" in message and "the 2 dead letters" in message, message
     assert len(grpc_server.arrived().ids()) == 4  # written, and it stays
     assert list(reports.glob("*.json")) == []  # no report says the letters are nowhere
+
+
+def test_spark_letter_files_keep_an_int_id_column_of_its_type(
+    grpc_server: ServerHandle, tmp_path: Path, spark: Any
+) -> None:
+    """An id column named ``id`` is the letters' ``id``, of its type (a long here, not the report's text
+    '101'), so the letters read back and fixed write the rows they came from."""
+    grpc_server.script(dimension=DIM)
+    table = input_table("int64").rename_columns(["id", "values", "title", "n"])
+    dead = tmp_path / "dead"
+    (
+        spark.createDataFrame(table)
+        .write.format("vectordb")
+        .option("uri", grpc_server.uri)
+        .option("dimension", str(DIM))
+        .option("on_error", "dead_letter")
+        .option("dead_letter_path", str(dead))
+        .mode("append")
+        .save()
+    )
+    letters = pq.read_table(dead)
+    assert letters.schema.field("id").type == pa.int64()
+    assert [(r["id"], r["n"]) for r in letters.to_pylist()] == [(100 + SHORT, SHORT * 10)]

@@ -149,7 +149,7 @@ def test_columns_letters_are_in_the_clients_dict_form() -> None:
     assert letters == [
         {"id": "a", "error": "no", "error_type": "Rejected", "retryable": False, "attempts": 1, "values": [1.0, 2.0],
          "sparse_values": {"indices": [1, 4], "values": [0.5, 1.0]}, "metadata": {"k": 1}, "namespace": "docs"},
-        {"id": "7", "error": "no", "error_type": "Rejected", "retryable": False, "attempts": 1, "namespace": "docs"},
+        {"id": 7, "error": "no", "error_type": "Rejected", "retryable": False, "attempts": 1, "namespace": "docs"},
     ]  # fmt: skip
 
 
@@ -163,11 +163,12 @@ def test_rows_named_by_id_alone_take_the_first_free_row_with_that_id() -> None:
     by_position = rejected((str(UUID),), (0,))
     by_id = rejected((str(UUID), str(UUID), "absent"))  # as a database reply names them
     letters = dead_letters(table, [by_position, by_id]).to_pylist()
+    # each letter has its row's own id, its 16 bytes; the one with no row has no id of that type
     assert [(d["id"], d["n"]) for d in letters] == [
-        (str(UUID), 0),
-        (str(UUID), 2),
-        (str(UUID), 3),
-        ("absent", None),
+        (UUID.bytes, 0),
+        (UUID.bytes, 2),
+        (UUID.bytes, 3),
+        (None, None),
     ]
 
 
@@ -176,3 +177,29 @@ def test_no_failures_no_letters_and_unnamed_rows_have_none() -> None:
     empty = dead_letters(table, [BatchFailure(ids=(), error="skipped", unnamed=3)])
     assert isinstance(empty, pa.Table) and empty.num_rows == 0 and "values" in empty.column_names
     assert dead_letters([{"id": "a"}], WriteReport()) == []
+
+
+# -- the letter's id is the row's own -------------------------------------------------------------
+
+
+def test_dict_letters_keep_the_rows_own_id_of_its_type() -> None:
+    """Fed back, a letter must write the row it came from: with the report's text '5' for an int id 5,
+    Qdrant wrote a new point (a UUIDv5 of '5') instead of point 5. A row with a null or no id keeps null."""
+    rows = [{"id": 5, "values": [1.0]}, {"id": None, "values": [2.0]}, {"values": [3.0]}]
+    letters = dead_letters(rows, [rejected(("5", None, None), (0, 1, 2))])
+    assert isinstance(letters, list)
+    assert [(d["id"], d["values"]) for d in letters] == [(5, [1.0]), (None, [2.0]), (None, [3.0])]
+    assert [type(d["id"]) for d in letters] == [int, type(None), type(None)]
+
+
+def test_arrow_letters_keep_the_id_columns_type() -> None:
+    table = pa.table({"id": pa.array([5, None, 7], type=pa.int64()), "values": [[1.0], [2.0], [3.0]]})
+    letters = dead_letters(table, [rejected(("7", None), (2, 1))])
+    assert isinstance(letters, pa.Table)
+    assert letters.schema.field("id").type == pa.int64()
+    assert letters.column("id").to_pylist() == [7, None]
+    # a letter with no row (an id the input does not hold) still has the column's type: one Spark
+    # task's letter file keeps one schema
+    unmatched = dead_letters(table, [rejected(("5",), (0,)), rejected(("9",)), rejected(("x",))])
+    assert unmatched.schema.field("id").type == pa.int64()
+    assert unmatched.column("id").to_pylist() == [5, 9, None]
