@@ -43,4 +43,7 @@ def test_a_refusal_of_the_request_itself_still_stops_the_stream() -> None:
         pytest.raises(SystemicRejection, match="does not support specifying dimensions"),
     ):
         client.embed(texts)
-    assert server.stats.requests < 200  # stopped early: not about two requests for every input
+    # stopped early: not about two requests for every input (4,000). The refused requests are split to single
+    # texts, 4 at a time, before 32 single refusals conclude: 180-200 requests in runs here, so the bound leaves
+    # room for the senders' timing
+    assert server.stats.requests < 400
