@@ -3,7 +3,6 @@ backend refuses the row with it: Qdrant and Chroma outside int64, Weaviate and P
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,6 @@ from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
 from vectordb.connector.backends import chroma, pinecone
 from vectordb.connector.backends.integers import FLOAT64_EXACT, INT64, integer_outside
-from vectordb.connector.transports.base import forget_shared
 
 
 class Wide(int):
@@ -57,13 +55,6 @@ def test_chroma_and_pinecone_refuse_with_their_own_words() -> None:
         "metadata 'n' is 9007199254740993: Pinecone stores numbers as float64, which changes integers "
         "beyond 2^53; store it as a string"
     )
-
-
-@pytest.fixture(scope="module")
-def qdrant() -> Iterator[QdrantServer]:
-    with QdrantServer() as s:
-        yield s
-    forget_shared()
 
 
 @pytest.mark.parametrize("transport", ["rest", "grpc"])

@@ -3,21 +3,11 @@ for fails its row over both transports (the same payload both ways), and the oth
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import orjson
 import pytest
 
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
-from vectordb.connector.transports.base import forget_shared
-
-
-@pytest.fixture(scope="module")
-def qdrant() -> Iterator[QdrantServer]:
-    with QdrantServer() as s:
-        yield s
-    forget_shared()
 
 
 @pytest.mark.parametrize("transport", ["rest", "grpc"])
