@@ -46,10 +46,7 @@ def test_a_metadata_key_that_is_no_property_name_fails_alone_before_weaviate_is_
         "starting with a letter or underscore, at most 231 long ([_A-Za-z][_0-9A-Za-z]{0,230})"
     )
     assert report.written == 4 and report.requests == 1 and report.retries == 0, report
-    objects = weaviate_server.rest("GET", f"/v1/objects?class={weaviate_collection}&limit=100").json()[
-        "objects"
-    ]
-    assert sorted(o["properties"].get("original_id") for o in objects) == [
+    assert stored_ids(weaviate_server, weaviate_collection) == [
         "good-0",
         "good-1",
         "good-2",
@@ -128,13 +125,16 @@ def test_an_internal_marshaling_error_splits_the_batch_through_a_relay(
     (failure,) = report.failures
     assert failure.error_type == "Rejected" and "INTERNAL" in failure.error, failure
     assert report.written == 4 and report.retries == 0, report
-    objects = weaviate_server.rest("GET", f"/v1/objects?class={weaviate_collection}&limit=100").json()[
-        "objects"
-    ]
-    assert sorted(o["properties"].get("original_id") for o in objects) == [
+    assert stored_ids(weaviate_server, weaviate_collection) == [
         "good-0",
         "good-1",
         "good-2",
         "good-3",
         "seed",
     ]
+
+
+def stored_ids(server: WeaviateServer, collection: str) -> list[str]:
+    """The original ids of the collection's objects, sorted."""
+    objects = server.rest("GET", f"/v1/objects?class={collection}&limit=100").json()["objects"]
+    return sorted(o["properties"].get("original_id") for o in objects)
