@@ -12,7 +12,35 @@ from collections.abc import Iterator
 
 import httpx
 
-__all__ = ["answers_200", "closed_port", "connect_proxy", "silent_listener"]
+__all__ = ["answers_200", "closed_port", "connect_proxy", "full_listener", "silent_listener"]
+
+
+@contextlib.contextmanager
+def full_listener(port: int = 0) -> Iterator[int]:
+    """A listener on ``port`` (0: any) whose accept queue is full and never drained: the kernel drops new
+    SYNs, so a connect gets no answer at all and times out, as to a host frozen or gone behind a firewall
+    that drops packets; yields the port."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued: list[socket.socket] = []
+    try:
+        while True:  # fill the queue until a connect gets no answer
+            sock = socket.socket()
+            sock.settimeout(0.3)
+            try:
+                sock.connect(("127.0.0.1", port))
+            except OSError:
+                sock.close()
+                break
+            queued.append(sock)
+        yield port
+    finally:
+        for sock in queued:
+            sock.close()
+        listener.close()
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@ reply past the client's ``timeout_s``: the connector's own transport meets a rea
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.net import full_listener
 from tests.servers.pinecone_rest import PineconeRestServer
 from tests.servers.script import Admission, ServerState
 from vectordb.connector import connect
@@ -108,27 +108,6 @@ def test_a_slow_server_that_still_answers_is_not_stopped() -> None:
     assert len(stored.get("", {})) == 110
 
 
-def _frozen_at(port: int) -> socket.socket:
-    """A listener on ``port`` whose accept queue is full and never drained: new connections get no answer
-    at all (the kernel drops their SYNs), as from a host frozen or gone behind a dropping firewall."""
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(0)
-    while True:
-        sock = socket.socket()
-        sock.settimeout(0.3)
-        try:
-            sock.connect(("127.0.0.1", port))
-        except OSError:
-            sock.close()
-            return listener
-        _QUEUED.append(sock)
-
-
-_QUEUED: list[socket.socket] = []
-
-
 def test_a_server_whose_connections_then_time_out_stops_the_write_soon() -> None:
     """The server answered, then new connections time out (ConnectTimeout): counted as requests with no
     reply, as DeadlineExceeded is, so the write stops after the threshold instead of every batch's
@@ -141,18 +120,14 @@ def test_a_server_whose_connections_then_time_out_stops_the_write_soon() -> None
                          max_concurrency=concurrency, max_retries=retries)  # fmt: skip
         assert client.upsert(rows(10)).ok  # it answered: a timeout now is not a wrong address
     forget_shared()  # the kept-alive connection to the stopped server goes: the next request connects
-    listener = _frozen_at(port)
     try:
-        started = time.monotonic()
-        with pytest.raises(StoppedAnswering) as raised:
-            client.upsert(rows(2000, start=10))  # 200 batches
-        elapsed = time.monotonic() - started
+        with full_listener(port):
+            started = time.monotonic()
+            with pytest.raises(StoppedAnswering) as raised:
+                client.upsert(rows(2000, start=10))  # 200 batches
+            elapsed = time.monotonic() - started
     finally:
         client.close()
-        for sock in _QUEUED:
-            sock.close()
-        _QUEUED.clear()
-        listener.close()
         forget_shared()
     report = raised.value.report
     assert report is not None and report.stopped, raised.value

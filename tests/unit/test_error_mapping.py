@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
+from tests.net import full_listener
 from vectordb.connector import errors
 from vectordb.connector.redaction import Secrets
 from vectordb.connector.transports import grpc as grpc_transport
@@ -174,28 +175,11 @@ def test_a_reply_the_grpc_server_could_not_send_is_a_rejection_the_engine_splits
 
 @contextlib.contextmanager
 def _full_port() -> Iterator[int]:
-    """A port whose accept queue is full and never drained: the kernel drops new SYNs, so a connect times
-    out, as it does to a host that is down or a firewall that drops packets."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    queued: list[socket.socket] = []
+    """``full_listener``'s port, and the pooled connections forgotten after it."""
     try:
-        while True:  # fill the queue until a connect gets no answer
-            sock = socket.socket()
-            sock.settimeout(0.3)
-            try:
-                sock.connect(("127.0.0.1", port))
-            except OSError:
-                sock.close()
-                break
-            queued.append(sock)
-        yield port
+        with full_listener() as port:
+            yield port
     finally:
-        for sock in queued:
-            sock.close()
-        listener.close()
         forget_shared()
 
 
