@@ -175,7 +175,10 @@ class DictReader:
         ):  # what float32_vector returns as it is, tested here without the call
             converted = _dense(vector)
             if converted is None and not _blank(vector):
-                return Refused(row_id, vector_problem(vector))
+                problem = vector_problem(vector)
+                if isinstance(vector, str):  # a text names its column, as Arrow's reader and named vectors do
+                    problem = f"column {vector_key!r}: {problem}"
+                return Refused(row_id, problem)
             vector = converted
         sparse = get(self.sparse_key)
         if sparse is not None:

@@ -56,6 +56,8 @@ CASES: list[Case] = [
          "fails alone", "vector has a null element at index 1"),
     Case('a vector as JSON text ("[0.5, -0.25, 1.0, 2.0]")', row(values="[0.5, -0.25, 1.0, 2.0]"), "written",
          "the list it holds"),
+    Case('a vector as text that is not a JSON list ("1;2;3")', row(values="1;2;3"), "fails alone",
+         "column 'values': vector text is not a JSON list of numbers: '1;2;3'"),
     Case("a null id", {"id": None, "values": V}, "fails alone", "missing id", spark=True),
     Case("an empty id", {"id": "", "values": V}, "fails alone", "empty id", spark=True),
     Case("an id over the database's limit (600 characters; Pinecone: 512)", {"id": "x" * 600, "values": V},

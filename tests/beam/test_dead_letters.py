@@ -36,7 +36,7 @@ def test_a_refused_elements_letter_keeps_its_own_columns_beside_the_reason(grpc_
     (letter,) = FAILED
     assert letter == {
         "id": "r2",
-        "error": "vector text is not a JSON list of numbers: 'not-a-vector'",
+        "error": "column 'values': vector text is not a JSON list of numbers: 'not-a-vector'",
         "error_type": "Invalid",
         "retryable": False,
         "attempts": 0,

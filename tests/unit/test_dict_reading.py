@@ -80,7 +80,9 @@ def by_the_rules(reader: DictReader, record: dict[str, Any]) -> Row | Refused:
     if given is not None and not (isinstance(given, str) and not given.strip()):  # blank text: no vector
         vector = float32_vector(given)
         if vector is None:
-            return Refused(row_id, vector_problem(given))
+            # a text names its column, as Arrow's reader does
+            named = f"column {reader.vector_column!r}: " if isinstance(given, str) else ""
+            return Refused(row_id, named + vector_problem(given))
     metadata = reader._metadata(record)
     if metadata is None:
         return Refused(row_id, "metadata is not a JSON object")

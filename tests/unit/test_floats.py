@@ -282,6 +282,6 @@ def test_each_path_refuses_the_same_rows_with_the_same_reasons() -> None:
     assert reasons["text"] == reasons["huge"] == reasons["strnum"] == reasons["bool"] == reasons["npbool"]
     assert reasons["text"] == "vector is not a sequence of numbers"
     assert reasons["none"] == "vector has a null element at index 0"
-    assert reasons["badtext"] == "vector text is not a JSON list of numbers: '1;2;3;4'"
+    assert reasons["badtext"] == "column 'values': vector text is not a JSON list of numbers: '1;2;3;4'"
     assert good == bits(np.array([0.5, 0.25, -0.0, 1.0], dtype=np.float32))
     assert all(other == found["python"] for other in found.values())

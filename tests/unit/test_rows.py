@@ -42,7 +42,7 @@ def good(i: int, dim: int = 4) -> dict:
         ({"id": 1.5, "values": [1.0] * 4}, "neither a string nor an integer"),
         ({"id": "b", "values": None}, "null vector"),
         ({"id": "b"}, "null vector"),
-        ({"id": "b", "values": "abcd"}, "vector text is not a JSON list of numbers: 'abcd'"),
+        ({"id": "b", "values": "abcd"}, "column 'values': vector text is not a JSON list of numbers: 'abcd'"),
         ({"id": "b", "values": ["1", "2", "3", "4"]}, "vector is not a sequence of numbers"),
         ({"id": "b", "values": [1.0] * 3}, "3 dimensions; expected 4"),
         ({"id": "b", "values": [1.0, float("nan"), 1.0, 1.0]}, "NaN or infinity"),
