@@ -24,7 +24,8 @@ from pinecone._internal.http_client import get_budget_registry
 from pinecone.errors import ApiError, UnauthorizedError
 from pinecone.grpc import PineconeGRPC
 
-from tests.servers.fixtures import ServerHandle, start_server_process
+from tests.servers import pinecone_rules as rules
+from tests.servers.fixtures import ServerHandle, start_server, start_server_process
 from tests.servers.pinecone_grpc import pb
 from tests.servers.script import Arrived, FaultScript
 
@@ -336,3 +337,27 @@ def test_throttle_replies_carry_the_retry_hint(server: ServerHandle) -> None:
         assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert dict(raised.value.trailing_metadata())["grpc-retry-pushback-ms"] == "1500"
     assert server.arrived().requests[0].ids == ["a"]  # a throttled request is recorded, decoded
+
+
+@pytest.mark.parametrize("kind", ["rest", "grpc"])
+@pytest.mark.parametrize(
+    ("index_type", "expected"),
+    [
+        (rules.SPARSE, (0, "dotproduct", "sparse")),
+        (rules.dense(4), (4, "cosine", "dense")),
+        (None, (0, None, None)),
+    ],
+    ids=["sparse", "dense", "learning"],
+)
+def test_the_sdk_reads_the_index_type_from_the_stats(
+    kind: Literal["rest", "grpc"], index_type: rules.IndexType | None, expected: tuple[Any, ...]
+) -> None:
+    """A declared index reports its ``vector_type`` and ``metric`` as Pinecone does (REST ``vectorType``,
+    gRPC fields 5 and 6); a learning server has no type until its first row, so it reports none."""
+    with start_server(kind, index=index_type) as handle:
+        idx = open_index(handle)
+        try:
+            stats = idx.describe_index_stats()
+        finally:
+            idx.close()
+    assert (stats.dimension or 0, stats.metric or None, stats.vector_type or None) == expected

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15pinecone_upsert.proto\x1a\x1cgoogle/protobuf/struct.proto\"/\n\x0cSparseValues\x12\x0f\n\x07indices\x18\x01 \x03(\r\x12\x0e\n\x06values\x18\x02 \x03(\x02\"u\n\x06Vector\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\x02\x12$\n\rsparse_values\x18\x04 \x01(\x0b\x32\r.SparseValues\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"<\n\rUpsertRequest\x12\x18\n\x07vectors\x18\x01 \x03(\x0b\x32\x07.Vector\x12\x11\n\tnamespace\x18\x02 \x01(\t\"(\n\x0eUpsertResponse\x12\x16\n\x0eupserted_count\x18\x01 \x01(\r\"l\n\rDeleteRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x12\n\ndelete_all\x18\x02 \x01(\x08\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\'\n\x06\x66ilter\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x10\n\x0e\x44\x65leteResponse\"D\n\x19\x44\x65scribeIndexStatsRequest\x12\'\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\"(\n\x10NamespaceSummary\x12\x14\n\x0cvector_count\x18\x01 \x01(\r\"\xea\x01\n\x1a\x44\x65scribeIndexStatsResponse\x12?\n\nnamespaces\x18\x01 \x03(\x0b\x32+.DescribeIndexStatsResponse.NamespacesEntry\x12\x11\n\tdimension\x18\x02 \x01(\r\x12\x16\n\x0eindex_fullness\x18\x03 \x01(\x02\x12\x1a\n\x12total_vector_count\x18\x04 \x01(\r\x1a\x44\n\x0fNamespacesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12 \n\x05value\x18\x02 \x01(\x0b\x32\x11.NamespaceSummary:\x02\x38\x01\x32\xb4\x01\n\rVectorService\x12)\n\x06Upsert\x12\x0e.UpsertRequest\x1a\x0f.UpsertResponse\x12M\n\x12\x44\x65scribeIndexStats\x12\x1a.DescribeIndexStatsRequest\x1a\x1b.DescribeIndexStatsResponse\x12)\n\x06\x44\x65lete\x12\x0e.DeleteRequest\x1a\x0f.DeleteResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15pinecone_upsert.proto\x1a\x1cgoogle/protobuf/struct.proto\"/\n\x0cSparseValues\x12\x0f\n\x07indices\x18\x01 \x03(\r\x12\x0e\n\x06values\x18\x02 \x03(\x02\"u\n\x06Vector\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\x02\x12$\n\rsparse_values\x18\x04 \x01(\x0b\x32\r.SparseValues\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"<\n\rUpsertRequest\x12\x18\n\x07vectors\x18\x01 \x03(\x0b\x32\x07.Vector\x12\x11\n\tnamespace\x18\x02 \x01(\t\"(\n\x0eUpsertResponse\x12\x16\n\x0eupserted_count\x18\x01 \x01(\r\"l\n\rDeleteRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x12\n\ndelete_all\x18\x02 \x01(\x08\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\'\n\x06\x66ilter\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x10\n\x0e\x44\x65leteResponse\"D\n\x19\x44\x65scribeIndexStatsRequest\x12\'\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\"(\n\x10NamespaceSummary\x12\x14\n\x0cvector_count\x18\x01 \x01(\r\"\x8f\x02\n\x1a\x44\x65scribeIndexStatsResponse\x12?\n\nnamespaces\x18\x01 \x03(\x0b\x32+.DescribeIndexStatsResponse.NamespacesEntry\x12\x11\n\tdimension\x18\x02 \x01(\r\x12\x16\n\x0eindex_fullness\x18\x03 \x01(\x02\x12\x1a\n\x12total_vector_count\x18\x04 \x01(\r\x12\x0e\n\x06metric\x18\x05 \x01(\t\x12\x13\n\x0bvector_type\x18\x06 \x01(\t\x1a\x44\n\x0fNamespacesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12 \n\x05value\x18\x02 \x01(\x0b\x32\x11.NamespaceSummary:\x02\x38\x01\x32\xb4\x01\n\rVectorService\x12)\n\x06Upsert\x12\x0e.UpsertRequest\x1a\x0f.UpsertResponse\x12M\n\x12\x44\x65scribeIndexStats\x12\x1a.DescribeIndexStatsRequest\x1a\x1b.DescribeIndexStatsResponse\x12)\n\x06\x44\x65lete\x12\x0e.DeleteRequest\x1a\x0f.DeleteResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -51,9 +51,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_NAMESPACESUMMARY']._serialized_start=525
   _globals['_NAMESPACESUMMARY']._serialized_end=565
   _globals['_DESCRIBEINDEXSTATSRESPONSE']._serialized_start=568
-  _globals['_DESCRIBEINDEXSTATSRESPONSE']._serialized_end=802
-  _globals['_DESCRIBEINDEXSTATSRESPONSE_NAMESPACESENTRY']._serialized_start=734
-  _globals['_DESCRIBEINDEXSTATSRESPONSE_NAMESPACESENTRY']._serialized_end=802
-  _globals['_VECTORSERVICE']._serialized_start=805
-  _globals['_VECTORSERVICE']._serialized_end=985
+  _globals['_DESCRIBEINDEXSTATSRESPONSE']._serialized_end=839
+  _globals['_DESCRIBEINDEXSTATSRESPONSE_NAMESPACESENTRY']._serialized_start=771
+  _globals['_DESCRIBEINDEXSTATSRESPONSE_NAMESPACESENTRY']._serialized_end=839
+  _globals['_VECTORSERVICE']._serialized_start=842
+  _globals['_VECTORSERVICE']._serialized_end=1022
 # @@protoc_insertion_point(module_scope)

@@ -70,7 +70,7 @@ class NamespaceSummary(_message.Message):
     def __init__(self, vector_count: _Optional[int] = ...) -> None: ...
 
 class DescribeIndexStatsResponse(_message.Message):
-    __slots__ = ("namespaces", "dimension", "index_fullness", "total_vector_count")
+    __slots__ = ("namespaces", "dimension", "index_fullness", "total_vector_count", "metric", "vector_type")
     class NamespacesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -82,8 +82,12 @@ class DescribeIndexStatsResponse(_message.Message):
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     INDEX_FULLNESS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_TYPE_FIELD_NUMBER: _ClassVar[int]
     namespaces: _containers.MessageMap[str, NamespaceSummary]
     dimension: int
     index_fullness: float
     total_vector_count: int
-    def __init__(self, namespaces: _Optional[_Mapping[str, NamespaceSummary]] = ..., dimension: _Optional[int] = ..., index_fullness: _Optional[float] = ..., total_vector_count: _Optional[int] = ...) -> None: ...
+    metric: str
+    vector_type: str
+    def __init__(self, namespaces: _Optional[_Mapping[str, NamespaceSummary]] = ..., dimension: _Optional[int] = ..., index_fullness: _Optional[float] = ..., total_vector_count: _Optional[int] = ..., metric: _Optional[str] = ..., vector_type: _Optional[str] = ...) -> None: ...

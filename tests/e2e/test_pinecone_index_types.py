@@ -2,9 +2,9 @@
 
 A Pinecone index's type is fixed when it is created: a dense index reports its dimension from the start
 (and refuses rows of another length, or with no dense vector); a sparse one reports none and refuses dense
-values. With option ``dimension`` and a sparse index, a driver's executors (``verify=false``, the option
-kept) read the option as "the index is dense" and failed every sparse-only row with a false reason, while
-one process wrote them: now executors check a sparse index themselves and write what one process writes.
+values, and ``describe_index_stats`` reports its ``vectorType``. Executors check a sparse index themselves
+(no ``verify=false`` from the driver) and write what one process writes. Option ``dimension`` states dense
+vectors, which a sparse index takes none of: the driver refuses it, naming the option, before any row.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tests.servers import pinecone_rules as rules
 from tests.servers.pinecone_grpc import PineconeGrpcServer
 from tests.servers.pinecone_rest import PineconeRestServer
 from vectordb.connector import connect
+from vectordb.connector.errors import ConfigError
 from vectordb.connector.transports.base import forget_shared
 
 SPARSE_ROWS = [{"id": f"s{i}", "sparse": {"indices": [i, i + 7], "values": [0.5, 1.5]}} for i in range(5)]
@@ -45,24 +46,44 @@ def dense_index(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
         forget_shared()
 
 
-@pytest.mark.parametrize("options", [{}, {"dimension": 4}])
 def test_sparse_rows_go_into_a_sparse_index_from_a_driver_executors_as_from_one_process(
-    sparse_index: Any, options: dict[str, Any]
+    sparse_index: Any,
 ) -> None:
     target, server = sparse_index
-    with connect(target, sparse_column="sparse", on_error="report", **options) as driver:
+    with connect(target, sparse_column="sparse", on_error="report") as driver:
         resolved = driver.prepare_target().resolved
     assert resolved.get("verify") is not False  # a sparse index: each executor checks it too
-    with connect(target, sparse_column="sparse", on_error="report", **{**options, **resolved}) as executor:
+    with connect(target, sparse_column="sparse", on_error="report", **resolved) as executor:
         report = executor.write(SPARSE_ROWS)
     assert (report.written, report.failed) == (5, 0), report
     assert sorted(server.state.snapshot().namespaces[""]) == [f"s{i}" for i in range(5)]
 
 
+def test_option_dimension_for_a_sparse_index_is_refused_before_any_row(sparse_index: Any) -> None:
+    """Option dimension states dense vectors, which a sparse index (``vectorType`` "sparse") takes none
+    of: the driver refuses the write, naming the option, instead of sending rows."""
+    target, server = sparse_index
+    with (
+        connect(target, sparse_column="sparse", on_error="report", dimension=4) as driver,
+        pytest.raises(ConfigError, match=r"option dimension: .* is a sparse index"),
+    ):
+        driver.prepare_target()
+    assert server.state.snapshot().namespaces == {}
+
+
 def test_a_sparse_index_refuses_dense_values(sparse_index: Any) -> None:
-    target, _server = sparse_index
-    with connect(target, on_error="report") as client:
-        report = client.write([{"id": "d", "values": [1.0, 2.0, 3.0, 4.0]}])
+    """The client checks the index once it has learnt the rows' dimension and refuses the write; unchecked
+    (``verify=false``), the rows reach the index, which refuses them as Pinecone does."""
+    target, server = sparse_index
+    dense_row = {"id": "d", "values": [1.0, 2.0, 3.0, 4.0]}
+    with (
+        connect(target, on_error="report") as client,
+        pytest.raises(ConfigError, match=r"is a sparse index .* 4-dimensional"),
+    ):
+        client.write([dense_row])
+    assert server.state.snapshot().namespaces == {}
+    with connect(target, on_error="report", verify=False) as client:
+        report = client.write([dense_row])
     assert (report.written, report.failed) == (0, 1)
     assert "Sparse index does not support dense values" in report.failures[0].error
 

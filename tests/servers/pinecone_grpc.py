@@ -210,9 +210,10 @@ class PineconeGrpcServer:
         fault, counts, dimension = self.state.describe(metadata.get("api-key"))
         if fault is not None:
             self._unauthenticated(metadata, context)
-        if self.index is not None:
-            dimension = self.index.reported_dimension
         reply = pb.DescribeIndexStatsResponse(dimension=dimension, total_vector_count=sum(counts.values()))
+        if self.index is not None:  # a learning server reports no type: it has none until its first row
+            reply.dimension = self.index.reported_dimension
+            reply.metric, reply.vector_type = self.index.metric, self.index.vector_type
         for ns, n in counts.items():
             reply.namespaces[ns].vector_count = n
         return reply.SerializeToString()

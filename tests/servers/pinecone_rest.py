@@ -213,15 +213,20 @@ class _Handler(JsonHandler):
         if fault is not None:
             self._unauthenticated()
             return
-        if self.server.index is not None:
-            dimension = self.server.index.reported_dimension
         namespaces = {ns: {"vectorCount": n} for ns, n in counts.items()}
-        body = {
+        body: dict[str, object] = {
             "namespaces": namespaces,
             "dimension": dimension,
             "indexFullness": 0.0,
             "totalVectorCount": sum(counts.values()),
         }
+        index = self.server.index
+        if index is not None:  # a learning server reports no type: it has none until its first row
+            body |= {
+                "dimension": index.reported_dimension,
+                "metric": index.metric,
+                "vectorType": index.vector_type,
+            }
         self._reply(200, orjson.dumps(body))
 
     def _delete(self, body: bytes) -> None:

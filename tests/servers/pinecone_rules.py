@@ -163,6 +163,18 @@ class IndexType:
         """``describe_index_stats``' dimension: 0 ("Not specified if sparse index")."""
         return self.dimension or 0
 
+    @property
+    def vector_type(self) -> str:
+        """``describe_index_stats``' ``vectorType``, which tells a sparse index from a fresh learning server
+        (both report dimension 0)."""
+        return "sparse" if self.dimension is None else "dense"
+
+    @property
+    def metric(self) -> str:
+        """``describe_index_stats``' ``metric``: Pinecone's default for a dense index, and the only metric a
+        sparse index may have."""
+        return "dotproduct" if self.dimension is None else "cosine"
+
 
 SPARSE = IndexType(None)
 

@@ -1,7 +1,7 @@
 """A write the Pinecone index cannot take fails on the driver, before any job, naming option ``dimension``.
 
 The test servers stand for an index from their start (``index=``), as a Pinecone index is fixed when it
-is created: a dense one reports its dimension, a sparse one none (0).
+is created: a dense one reports its dimension, a sparse one none (0), and both their ``vectorType``.
 """
 
 from __future__ import annotations
@@ -17,13 +17,6 @@ from vectordb.connector.errors import ConfigError
 from vectordb.spark.plan import plan_write
 
 from .conftest import job_ids, vectors_table
-
-SPARSE_ONLY_BACKEND_CHECK = (
-    "check_target refuses dense vectors for an index whose describe_index_stats reports vector_type "
-    "'sparse' (tests/e2e/test_pinecone_sparse_index_type.py), but the test servers started with "
-    "index=SPARSE report no vector_type (tests/servers/pinecone_rest.py, pinecone_grpc.py), and dimension 0 "
-    "alone is also a fresh learning server: the tasks send the rows, which the index refuses"
-)
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +63,13 @@ def test_a_sparse_index_hands_the_tasks_no_dimension(frame: Any, sparse_index: S
     assert (plan.options.dimension, getattr(plan.options, "verify", None)) == (None, True)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SPARSE_ONLY_BACKEND_CHECK)
 def test_dense_vectors_for_a_sparse_index_fail_before_any_job_naming_dimension(
-    frame: Any, sparse_index: ServerHandle
+    spark: Any, frame: Any, sparse_index: ServerHandle
 ) -> None:
-    try:
+    """The server reports ``vectorType`` "sparse", as Pinecone does: option dimension (dense vectors) is
+    refused on the driver, not row by row in the tasks."""
+    before = job_ids(spark)
+    with pytest.raises(ConfigError, match=r"option dimension: .* is a sparse index"):
         plan_write({"uri": sparse_index.uri, "dimension": "4"}, frame.schema, overwrite=False)
-    except ConfigError as exc:
-        assert "option dimension" in str(exc) and "sparse" in str(exc)
-    else:
-        raise AssertionError("a sparse index took a plan for 4-d dense vectors")
+    assert job_ids(spark) == before
+    assert sparse_index.arrived().requests == []
