@@ -211,22 +211,46 @@ class EmbeddingStage:
                 yield from self._finish(pieces.popleft(), embedded)
         except ConnectorError as exc:  # the stream stopped (a fatal error): the rows read are accounted
             if pieces:
-                yield Prepared(failures=[self._stopped(piece, exc) for piece in pieces])
+                yield Prepared(failures=[f for piece in pieces for f in self._stopped(piece, exc)])
             raise
         finally:
             stream.close()  # type: ignore[attr-defined]  # a generator: stops the feeder at once
 
-    def _stopped(self, piece: _Piece, exc: ConnectorError) -> BatchFailure:
-        """The rows of a piece read but never handed on, failed because the write stopped on ``exc``."""
+    def _stopped(self, piece: _Piece, exc: ConnectorError) -> list[BatchFailure]:
+        """The rows of a piece read but never handed on, failed because the write stopped on ``exc``: one
+        failure per op, so a delete row's says "delete", as the engine's dropped batches do."""
         n = count_rows(piece.rows)
         ids = self._ids_of(piece.rows, list(range(n)))
-        return BatchFailure(
-            ids=tuple(ids[i] for i in range(n)),
-            positions=tuple(piece.at.tolist()),
-            error=f"not written: the write stopped on {type(exc).__name__}: {exc}",
-            error_type=STOPPED,
-            retryable=True,
-        )
+        deletes = self._deletes(piece.rows)
+        failures = []
+        for op, rows in ((UPSERT, np.flatnonzero(~deletes)), (DELETE, np.flatnonzero(deletes))):
+            if len(rows):
+                failures.append(
+                    BatchFailure(
+                        ids=tuple(ids[i] for i in rows.tolist()),
+                        positions=tuple(piece.at[rows].tolist()),
+                        error=f"not written: the write stopped on {type(exc).__name__}: {exc}",
+                        error_type=STOPPED,
+                        retryable=True,
+                        op=op,
+                    )
+                )
+        return failures
+
+    def _deletes(self, rows: Any) -> np.ndarray:
+        """Per row: a delete, as its reader reads it (a row whose op names none is no delete)."""
+        n = count_rows(rows)
+        if isinstance(rows, Columns):
+            marked = [rows.metadata is not None and type(rows.metadata[i]) is DeleteMark for i in range(n)]
+            coded = np.zeros(n, dtype=bool) if rows.ops is None else np.asarray(rows.ops) == CODES[DELETE]
+            return np.asarray(marked, dtype=bool) | coded
+        op_column = self.spec.op_column
+        if op_column is None:
+            return np.zeros(n, dtype=bool)
+        if isinstance(rows, list):
+            return np.asarray([op_of(row.get(op_column)) == DELETE for row in rows], dtype=bool)
+        codes = self._arrow_codes(rows)
+        return np.zeros(n, dtype=bool) if codes is None else codes == CODES[DELETE]
 
     # -- one piece ---------------------------------------------------------------------------------
 
@@ -327,18 +351,23 @@ class EmbeddingStage:
     def _arrow_upserts(self, batch: pa.RecordBatch) -> np.ndarray:
         """Per row: an upsert, as option ``op_column`` says (every row without it); a row whose op names
         none is not one (its reader refuses it, by name), nor any in a column the reader refuses."""
+        codes = self._arrow_codes(batch)
+        return np.ones(batch.num_rows, dtype=bool) if codes is None else codes == CODES[UPSERT]
+
+    def _arrow_codes(self, batch: pa.RecordBatch) -> np.ndarray | None:
+        """Per row: its op's code (``None`` without option ``op_column``); -1 for a row whose op names
+        none, and for every row of an op column missing or refused (its reader refuses them, by name)."""
         op_column, n = self.spec.op_column, batch.num_rows
         if op_column is None:
-            return np.ones(n, dtype=bool)
+            return None
         if op_column not in batch.schema.names:
-            return np.zeros(n, dtype=bool)
+            return np.full(n, -1, dtype=np.int8)
         try:
             codes, bad = arrow_ops(batch.column(op_column), op_column)
         except ConfigError:
-            return np.zeros(n, dtype=bool)
-        upserts = codes == CODES[UPSERT]
-        upserts[list(bad)] = False
-        return upserts
+            return np.full(n, -1, dtype=np.int8)
+        codes[list(bad)] = -1
+        return codes
 
     def _arrow_sparse(self, batch: pa.RecordBatch) -> np.ndarray:
         """Per row: a sparse vector is there (option ``sparse_column``)."""

@@ -1,0 +1,63 @@
+"""A write with option ``op_column`` stopped by a fatal embedding error reports each dropped row's op: the
+embedding stage's pieces read but never handed on fail as one ``Stopped`` failure per op, so a delete row
+among them says ``op="delete"``, as the engine's dropped batches do. They all said "upsert" before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.embedding.fixtures import embedding_options
+from tests.servers.embeddings import EmbeddingsServer, Fault
+from tests.servers.fixtures import ServerHandle
+from vectordb.connector import connect
+from vectordb.connector.errors import AuthError
+
+
+def given_rows() -> list[dict[str, Any]]:
+    """Every fifth row a delete (an id alone), the others upserts with a text to embed."""
+    return [
+        {"id": f"r{i}", "op": "delete", "text": None}
+        if i % 5 == 0
+        else {"id": f"r{i}", "op": "upsert", "text": f"hello {i}"}
+        for i in range(5000)
+    ]
+
+
+@pytest.mark.parametrize("as_arrow", [False, True])
+def test_a_stopped_writes_dropped_delete_rows_say_delete(pinecone: ServerHandle, as_arrow: bool) -> None:
+    rows = given_rows()
+    deletes = {row["id"] for row in rows if row["op"] == "delete"}
+    data: Any = pa.Table.from_pylist(rows) if as_arrow else rows
+    with EmbeddingsServer() as server:
+        server.script(*[Fault.slow(0.0)] * 39, Fault.error(401))
+        with (
+            connect(
+                pinecone.uri,
+                on_error="report",
+                op_column="op",
+                **embedding_options(server),
+                embed_batch_size=20,
+                embed_max_concurrency=4,
+            ) as client,
+            pytest.raises(AuthError) as caught,
+        ):
+            client.upsert(data)
+        report = caught.value.report
+        assert report is not None
+        ops = {i: f.op for f in report.failures for i in f.ids}
+        assert len(ops) == report.failed  # each row in one failure
+        wrong = {i: op for i, op in ops.items() if op != ("delete" if i in deletes else "upsert")}
+        assert not wrong, f"{len(wrong)} rows with the wrong op, e.g. {sorted(wrong.items())[:3]}"
+        stopped = {
+            i for f in report.failures if f.error_type == "Stopped" and f.op == "delete" for i in f.ids
+        }
+        assert stopped and stopped <= deletes
+        letters = client.dead_letters(data, report)
+        if as_arrow:
+            letters = letters.to_pylist()
+        assert len(letters) == report.failed
+        assert {x["id"] for x in letters if x["op"] == "delete"} == set(ops) & deletes
+        assert all(x["error_type"] == "Stopped" for x in letters if x["id"] in stopped)
