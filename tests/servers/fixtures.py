@@ -144,8 +144,8 @@ def start_server(kind: Kind, *, index: IndexType | None = None) -> Iterator[Serv
     """A server in a thread of this process, with fresh state; stopped on exit.
 
     ``index``: the index it stands for from its start (``pinecone_rules.dense(N)`` or ``SPARSE``), as
-    ``describe_index_stats`` reports it; none: the dimension is learnt from the first dense row, and
-    the fresh server reports 0, which a client reads as a sparse index."""
+    ``describe_index_stats`` reports it (its dimension, ``vectorType`` and ``metric``); none: the
+    dimension is learnt from the first dense row, and the fresh server reports 0 and no ``vectorType``."""
     state = ServerState()
     if kind == "rest":
         from .pinecone_rest import PineconeRestServer
