@@ -475,7 +475,6 @@ def check_parquet_schemas(pattern: str, sink: WriteToVectorDB) -> None:
         ConfigError: naming the file and the option or column at fault (or a file that is not Parquet).
     """
     from vectordb.connector.client import Client
-    from vectordb.connector.rows import DimensionState, prepare_arrow
 
     paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
     with ThreadPoolExecutor(max_workers=SCHEMA_READERS) as pool:  # a footer each: a round trip in a store
@@ -488,10 +487,7 @@ def check_parquet_schemas(pattern: str, sink: WriteToVectorDB) -> None:
             if schema in checked:
                 continue
             try:
-                empty = pa.RecordBatch.from_pylist([], schema=schema)
-                if client.embedding is not None:  # the text column's check; the vector column it adds
-                    empty = client.embedding.check_schema(empty)
-                prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(options.dimension))
+                client.check_columns(pa.RecordBatch.from_pylist([], schema=schema))
             except ConfigError as exc:
                 raise ConfigError(f"--input {path}: {exc}") from None
             checked.add(schema)

@@ -48,6 +48,8 @@ from .rows import (
 from .rows.ops import CODES, without_delete_texts
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .bulk import BulkPath
     from .embedding.stage import EmbeddingStage
     from .engine import Engine
@@ -215,6 +217,19 @@ class Client:
         else:
             self.backend.check_target(transport, self.options.dimension)
         return self.backend.clear_target(transport, namespace)
+
+    def check_columns(self, empty: pa.RecordBatch) -> None:
+        """A job's driver side, before any row is read: the input's columns (an empty batch of its schema)
+        checked as every worker's reader will check them, the embedding stage's text column first (the
+        vector column it adds passes). A missing column or one of a type no reader takes is a
+        ``ConfigError`` naming the option, here rather than in each worker.
+
+        Raises:
+            ConfigError: naming the option or column at fault.
+        """
+        if self.embedding is not None:
+            empty = self.embedding.check_schema(empty)
+        prepare_arrow(empty, self.spec, self.backend.rules, DimensionState(self.options.dimension))
 
     def prepare_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:
         """A job's driver side, before any worker writes: check (with ``create=true`` make) the target,

@@ -174,16 +174,12 @@ def _check_columns(client: Client, schema: StructType) -> None:
     """Run the core's input check on an empty batch: missing column or wrong type → ``ConfigError``."""
     import pyarrow as pa
 
-    from vectordb.connector.rows import DimensionState, prepare_arrow
-
     try:
         empty = pa.RecordBatch.from_pylist([], schema=arrow_schema(schema))
     except (TypeError, ValueError, NotImplementedError) as exc:
         raise ConfigError(f"input schema: a column has a type the Arrow writer cannot pass: {exc}") from None
     (empty,) = dense_ml_columns([empty], client.options)  # as tasks hand it to the client
-    if client.embedding is not None:  # the text column's check; a vector column the stage adds
-        empty = client.embedding.check_schema(empty)
-    prepare_arrow(empty, client.spec, client.backend.rules, DimensionState(client.options.dimension))
+    client.check_columns(empty)
 
 
 def _check_overwrite(client: Client, spark: SparkOptions, streaming: bool) -> None:
