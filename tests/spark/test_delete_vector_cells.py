@@ -49,5 +49,5 @@ def test_spark_deletes_rows_whatever_their_vector_cells_hold(
     _write(spark, lists, uri, op_column="op")
     assert sorted(qdrant_session_server.store.points("spark_delete_cells")) == [3, 6, 7]
     (letter,) = pq.read_table(dead).to_pylist()
-    assert (letter["id"], letter["op"]) == ("3", "upsert")
+    assert (letter["id"], letter["op"]) == (3, "upsert")  # the row's own id, an int64 (766e0ed)
     assert "column 'values': vector text is not a JSON list of numbers: 'n/a'" in letter["error"]
