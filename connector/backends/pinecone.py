@@ -170,8 +170,10 @@ class PineconeBackend(Backend[PineconeOptions]):
         # only vector_type tells a sparse index for sure: a server that learns its dimension from the
         # first dense row (the test servers' default) also reports none while fresh
         if dimension and not index_dimension and vector_type == "sparse":
+            # name the option only when it is what states the dense vectors, not the rows' own length
+            stated = "option dimension: " if self.options.dimension == dimension else ""
             raise ConfigError(
-                f"option dimension: index {self.describe()} is a sparse index (it reports no dimension) and "
+                f"{stated}index {self.describe()} is a sparse index (it reports no dimension) and "
                 f"takes no dense vectors; this write's are {dimension}-dimensional: write sparse vectors "
                 "only, or into a dense index"
             )

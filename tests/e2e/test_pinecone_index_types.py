@@ -78,9 +78,9 @@ def test_a_sparse_index_refuses_dense_values(sparse_index: Any) -> None:
     dense_row = {"id": "d", "values": [1.0, 2.0, 3.0, 4.0]}
     with (
         connect(target, on_error="report") as client,
-        pytest.raises(ConfigError, match=r"is a sparse index .* 4-dimensional"),
+        pytest.raises(ConfigError, match=r"^index .* is a sparse index .* 4-dimensional"),
     ):
-        client.write([dense_row])
+        client.write([dense_row])  # no option dimension: the message does not name one
     assert server.state.snapshot().namespaces == {}
     with connect(target, on_error="report", verify=False) as client:
         report = client.write([dense_row])
