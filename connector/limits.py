@@ -316,10 +316,9 @@ class SystemicWatch:
         """Any reply, an error's too: the server is answering."""
         self.timed_out = 0
 
-    def on_timeout(self) -> bool:
-        """A request got no reply within its timeout; True once ``silence`` of them came in a row."""
+    def on_timeout(self) -> None:
+        """A request got no reply within its timeout (``silent`` once ``silence`` of them came in a row)."""
         self.timed_out += 1
-        return self.silent
 
     @property
     def silent(self) -> bool:

@@ -196,10 +196,16 @@ def test_one_late_accept_does_not_keep_every_later_throttle_free() -> None:
 
 def test_silence_is_timeouts_in_a_row_and_any_reply_starts_the_count_again() -> None:
     watch = SystemicWatch(silence=3)
-    assert not watch.on_timeout() and not watch.on_timeout()
+
+    def timeouts(count: int, into: SystemicWatch = watch) -> bool:
+        for _ in range(count):
+            into.on_timeout()
+        return into.silent
+
+    assert not timeouts(2)
     watch.on_reply()  # an answer, an error's too: the server is there
-    assert not any(watch.on_timeout() for _ in range(2))
-    assert watch.on_timeout() and watch.silent and watch.timed_out == 3
+    assert not timeouts(2)
+    assert timeouts(1) and watch.timed_out == 3
     watch.on_accepted()  # accepts disarm the refusal watch, not the silence one
-    assert watch.on_timeout()
-    assert not any(SystemicWatch().on_timeout() for _ in range(1000))  # no silence threshold: never
+    assert timeouts(1)
+    assert not timeouts(1000, SystemicWatch())  # no silence threshold: never
