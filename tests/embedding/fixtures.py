@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, MODELS, EmbeddingsServer, vectors_for
+from tests.servers.embeddings import DEFAULT_KEY, DEFAULT_MODEL, MODELS, EmbeddingsServer, Fault, vectors_for
+from vectordb.connector import Client, WriteReport, connect
+from vectordb.connector.errors import AuthError
 
 __all__ = ["EMBED_MODEL", "embedding_options", "embeddings_server", "expected_vectors", "too_long", "words"]
 
@@ -52,3 +54,25 @@ def words(i: int, n: int = 20) -> str:
 def too_long(i: int) -> str:
     """A text over the server's context limit (more than 512 tokens of four bytes), different for each ``i``."""
     return f"long {i} " + "x" * (4 * CONTEXT_TOKENS + 8 * (i % 13))
+
+
+def write_until_key_revoked(uri: str, data: Any, **options: Any) -> tuple[Client, WriteReport]:
+    """``data`` written to ``uri`` with the embedding stage, whose key is revoked after 39 requests (a
+    401): the write stops with ``AuthError``. The client (closed) and the stopped write's report."""
+    with EmbeddingsServer() as server:
+        server.script(*[Fault.slow(0.0)] * 39, Fault.error(401))
+        with (
+            connect(
+                uri,
+                on_error="report",
+                **embedding_options(server),
+                embed_batch_size=20,
+                embed_max_concurrency=4,
+                **options,
+            ) as client,
+            pytest.raises(AuthError) as caught,
+        ):
+            client.upsert(data)
+    report = caught.value.report
+    assert report is not None
+    return client, report

@@ -9,12 +9,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.embedding.fixtures import embedding_options
-from tests.servers.embeddings import EmbeddingsServer, Fault
+from tests.embedding.fixtures import write_until_key_revoked
 from tests.servers.fixtures import ServerHandle
 from vectordb.beam.elements import ElementReader
-from vectordb.connector import connect
-from vectordb.connector.errors import AuthError
 from vectordb.connector.rows.dicts import columns_of
 
 
@@ -44,35 +41,17 @@ def test_a_stopped_writes_dropped_delete_rows_say_delete(pinecone: ServerHandle,
     rows = given_rows()
     deletes = {row["id"] for row in rows if row["op"] == "delete"}
     data = as_given(rows, form)
-    with EmbeddingsServer() as server:
-        server.script(*[Fault.slow(0.0)] * 39, Fault.error(401))
-        with (
-            connect(
-                pinecone.uri,
-                on_error="report",
-                op_column="op",
-                **embedding_options(server),
-                embed_batch_size=20,
-                embed_max_concurrency=4,
-            ) as client,
-            pytest.raises(AuthError) as caught,
-        ):
-            client.upsert(data)
-        report = caught.value.report
-        assert report is not None
-        ops = {i: f.op for f in report.failures for i in f.ids}
-        assert len(ops) == report.failed  # each row in one failure
-        wrong = {i: op for i, op in ops.items() if op != ("delete" if i in deletes else "upsert")}
-        assert not wrong, f"{len(wrong)} rows with the wrong op, e.g. {sorted(wrong.items())[:3]}"
-        stopped = {
-            i for f in report.failures if f.error_type == "Stopped" and f.op == "delete" for i in f.ids
-        }
-        assert stopped and stopped <= deletes
-        letters = client.dead_letters(data, report)
-        if form == "arrow":
-            letters = letters.to_pylist()
-        assert len(letters) == report.failed
-        assert {
-            x["id"] for x in letters if x.get("op") == "delete"
-        }  # Columns: upserts have none == set(ops) & deletes
-        assert all(x["error_type"] == "Stopped" for x in letters if x["id"] in stopped)
+    client, report = write_until_key_revoked(pinecone.uri, data, op_column="op")
+    ops = {i: f.op for f in report.failures for i in f.ids}
+    assert len(ops) == report.failed  # each row in one failure
+    wrong = {i: op for i, op in ops.items() if op != ("delete" if i in deletes else "upsert")}
+    assert not wrong, f"{len(wrong)} rows with the wrong op, e.g. {sorted(wrong.items())[:3]}"
+    stopped = {i for f in report.failures if f.error_type == "Stopped" and f.op == "delete" for i in f.ids}
+    assert stopped and stopped <= deletes
+    letters = client.dead_letters(data, report)
+    if form == "arrow":
+        letters = letters.to_pylist()
+    assert len(letters) == report.failed
+    letter_deletes = {x["id"] for x in letters if x.get("op") == "delete"}  # Columns: upserts have no op
+    assert letter_deletes == set(ops) & deletes
+    assert all(x["error_type"] == "Stopped" for x in letters if x["id"] in stopped)
