@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .client import Client, connect
+    from .dead_letters import rows_from_letters
     from .embedding import embed
     from .errors import (
         AuthError,
@@ -80,11 +81,13 @@ __all__ = [
     "connect",
     "embed",
     "parse_options",
+    "rows_from_letters",
 ]
 
 _WHERE = {
     "Client": "client",
     "connect": "client",
+    "rows_from_letters": "dead_letters",
     "embed": "embedding",
     "BackendOptions": "options",
     "parse_options": "options",

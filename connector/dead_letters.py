@@ -11,7 +11,14 @@ every column of the row as it came. The letter's ``id`` is the row's own id wher
 ``id`` and the letter has its row: its value and type (an int stays an int, a null stays null), so a
 fixed letter written again writes the same row (Qdrant's point 5, not a point for the text "5").
 Otherwise it is the id as the report names it, text or null. Any other column named like a field of
-the reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is lost.
+the reason is kept with a ``row_`` prefix (``row_error``), so nothing of the row is lost; so is a column
+already named so (``row_error`` becomes ``row_row_error``), so every name of the letter says which column
+of the row it holds.
+
+``rows_from_letters(letters, id_column)`` undoes that: the reason dropped (the ``id`` kept where it is the
+row's own), each prefixed name given back its own, so a fixed letter written again writes the row it came
+from, not the reason as metadata. ``row_columns`` is its rule, shared by Spark's letter files
+(``vectordb.spark.rows_from_letters``), whose ``error`` holds ``error_type`` too.
 
 Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
 gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
@@ -38,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from .errors import ConfigError
 from .report import BatchFailure, WriteReport
 from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas
@@ -46,7 +54,7 @@ from .rows.ops import DELETE, OPS, DeleteMark
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["REASON_FIELDS", "dead_letters", "letter_with_row"]
+__all__ = ["REASON_FIELDS", "dead_letters", "letter_with_row", "row_columns", "rows_from_letters"]
 
 REASON_FIELDS = ("id", "error", "error_type", "retryable", "attempts")
 
@@ -119,7 +127,16 @@ def _own_name(name: str, id_column: str | None) -> str:
     """A row column's name in the letter: ``id`` for the id column named ``id`` (the letter's ``id``)."""
     if name == "id" and id_column == "id":
         return name
-    return f"row_{name}" if name in REASON_FIELDS else name
+    return f"row_{name}" if name in REASON_FIELDS or _prefixed(name) else name
+
+
+def _prefixed(name: str) -> bool:
+    """``row_error``, ``row_row_error``: a name ``_own_name`` gives a column named like the reason."""
+    while name.startswith("row_"):
+        name = name[4:]
+        if name in REASON_FIELDS:
+            return True
+    return False
 
 
 def _reason(letter: _Letter) -> dict[str, Any]:
@@ -131,6 +148,73 @@ def _reason(letter: _Letter) -> dict[str, Any]:
         "retryable": failure.retryable,
         "attempts": failure.attempts,
     }
+
+
+# -- letters back into rows -----------------------------------------------------------------------
+
+
+def row_columns(names: Iterable[str], id_column: str | None = "id") -> list[tuple[int, str]]:
+    """Which columns of letters named ``names`` hold the row, as ``(position, the row's name)``.
+
+    The reason goes (``id`` too, unless the write's id column is ``id``: then it is the row's own id);
+    a prefixed name gets its own back (``row_error`` -> ``error``).
+
+    Raises:
+        ConfigError: two columns would take one name: letters of a write whose id column was not ``id``
+            (they hold ``row_id``), given ``id_column="id"``.
+    """
+    kept: dict[str, tuple[int, str]] = {}
+    for position, name in enumerate(names):
+        if name in REASON_FIELDS and not (name == "id" and id_column == "id"):
+            continue
+        own = name[4:] if _prefixed(name) else name
+        if own in kept:  # one would overwrite the other
+            raise ConfigError(
+                f"dead letters: columns {kept[own][1]!r} and {name!r} both hold the row's {own!r}: these "
+                f"letters are not of a write whose id column is {id_column!r} (option id_column)"
+            )
+        kept[own] = (position, name)
+    return [(position, own) for own, (position, _) in kept.items()]
+
+
+def rows_from_letters(letters: Any, id_column: str | None = "id") -> Any:
+    """The rows dead letters came from, to write again once fixed: a letter written as it is would store
+    its reason (``error``, ``attempts``...) as metadata, and a row's ``error`` as ``row_error``.
+
+    Args:
+        letters: one letter (a dict: a Beam ``failed`` element), a list of them (``Client.dead_letters``
+            of dict rows), or a ``pyarrow.Table``/``RecordBatch`` or pandas DataFrame of them (of Arrow or
+            pandas rows). Spark's letter files: ``vectordb.spark.rows_from_letters``.
+        id_column: option ``id_column`` of the write that made the letters; ``None`` where it made ids
+            from ``id_from`` (the letter's ``id`` is then the report's text, not the row's).
+
+    Returns:
+        The rows in the letters' form: a dict, a list of dicts, a ``Table``/``RecordBatch`` or a DataFrame.
+        A letter whose row was not found gives its id alone, or nothing.
+
+    Raises:
+        ConfigError: the letters do not fit ``id_column`` (see ``row_columns``), naming the letter.
+    """
+    if isinstance(letters, Mapping):
+        return _dict_row(letters, id_column)
+    if is_arrow(letters):
+        taken = row_columns(letters.schema.names, id_column)
+        return letters.select([p for p, _ in taken]).rename_columns([own for _, own in taken])
+    if is_pandas(letters):
+        taken = row_columns([str(name) for name in letters.columns], id_column)
+        return letters.iloc[:, [p for p, _ in taken]].set_axis([own for _, own in taken], axis=1)
+    rows = []
+    for i, letter in enumerate(letters):
+        try:
+            rows.append(_dict_row(letter, id_column))
+        except ConfigError as exc:
+            raise ConfigError(f"letter {i}: {exc}") from None
+    return rows
+
+
+def _dict_row(letter: Mapping[str, Any], id_column: str | None) -> dict[str, Any]:
+    names = list(letter)
+    return {own: letter[names[p]] for p, own in row_columns(names, id_column)}
 
 
 # -- Arrow ---------------------------------------------------------------------------------------
