@@ -17,9 +17,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..errors import AuthError, ConfigError, ConnectorError
-from ..redaction import Secrets, detached, returned
+from ..redaction import Secrets, blank_logs, detached, returned
 from ..transports.base import host_of
-from ..transports.http import ServerPool, error_for_status
+from ..transports.http import TRACE_LOGGERS, ServerPool, error_for_status
 from ..transports.http1 import request_head
 
 __all__ = ["EmbeddingTransport"]
@@ -45,6 +45,7 @@ class EmbeddingTransport:
         netloc = parts.netloc.rpartition("@")[2]
         self.where = f"POST {parts.scheme}://{netloc}{parts.path}"
         self.secrets = secrets
+        blank_logs(secrets, *TRACE_LOGGERS)  # through a proxy, httpx and httpcore log what it sends and hears
         self.key_option = key_option  # the option an AuthError names: the key is what is wrong
         headers = {
             "Host": netloc,

@@ -50,8 +50,9 @@ __all__ = [
 POOL_CONNECTIONS = 256
 USER_AGENT = "vectordb-connector"
 MAX_ROUTES = 64  # parsed URLs kept per transport
-# httpcore's debug trace logs each reply's headers whole: a header that echoes the key would show it
-TRACE_LOGGERS = ("httpcore.http11", "httpcore.http2")
+# httpcore's debug trace logs each reply's headers whole (a header that echoes the key would show it),
+# httpx logs each request's URL (a key in its query)
+TRACE_LOGGERS = ("httpcore.http11", "httpcore.http2", "httpx")
 
 
 def error_for_status(
