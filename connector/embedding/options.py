@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -70,10 +71,13 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     @property
     def endpoint(self) -> str:
-        base = self.url.rstrip("/")
-        if base.endswith("/embeddings"):
-            return base
-        return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
+        """``url`` with ``/v1/embeddings`` appended to its path (``/embeddings`` after ``/v1``, nothing
+        after ``/embeddings``); a query (Azure's ``api-version``, a gateway's key) is kept after it."""
+        parts = urlsplit(self.url)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/embeddings"):
+            path += "/embeddings" if path.endswith("/v1") else "/v1/embeddings"
+        return urlunsplit(parts._replace(path=path))
 
     @property
     def key_option(self) -> str:
