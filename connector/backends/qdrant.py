@@ -17,7 +17,8 @@ Deletes: ``POST /collections/{c}/points/delete`` / ``/qdrant.Points/Delete`` (sa
 namespace's: with ``namespace_mode=payload`` a filter ``has_id`` and the namespace key's match (a point
 another namespace wrote stays), with ``shard_key`` the request's shard key. A missing id is no error.
 In payload mode the default namespace, ``""`` as much as none, is the points without the namespace key:
-an upsert in it writes none, and a delete or clear of ``""`` matches ``is_empty`` on the key.
+an upsert in it writes none, and a delete of no namespace or ``""``, or a clear of ``""``, matches
+``is_empty`` on the key (a delete by ids alone would remove them from every namespace).
 
 Names: a collection name Qdrant takes in no request (over 255 characters, ``/`` or NUL) is a ``ConfigError``
 at once; what only a create refuses (a collection or vector name holding ``< > : " \\ | ? *`` or ``\\x1F``, a
@@ -961,12 +962,13 @@ def _grpc_namespace_condition(key: str, namespace: str) -> bytes:
 
 
 def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
-    """The REST body of a delete: ``{"points": ids}``, or in a payload namespace ``{"filter": {"must":
-    [{"has_id": ids}, <the namespace's condition>]}}``; ``"shard_key"`` in a shard-key namespace."""
+    """The REST body of a delete: in payload mode ``{"filter": {"must": [{"has_id": ids}, <the namespace's
+    condition>]}}``, the default namespace's (``is_empty``) for none or ``""``, so a row with no namespace
+    never deletes a point of another; with ``shard_key``, ``{"points": ids, "shard_key": ...}``."""
     ids = _point_ids(batch.ids)
     body: dict[str, Any]
-    if batch.namespace is not None and options.namespace_mode == "payload":
-        match = _json_namespace_condition(options.namespace_key, batch.namespace)
+    if options.namespace_mode == "payload":  # no namespace is the default one: never every namespace's
+        match = _json_namespace_condition(options.namespace_key, batch.namespace or "")
         body = {"filter": {"must": [{"has_id": ids}, match]}}
     else:
         body = {"points": ids}
@@ -1192,8 +1194,9 @@ def _point_id(pid: int | str) -> bytes:
 
 def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions) -> bytes:
     """``DeletePoints{collection_name=1, wait=2, points=3, ordering=4, shard_key_selector=5}``, whose
-    ``PointsSelector`` is ``points=1 PointsIdsList{ids=1}``, or in a payload namespace ``filter=2
-    Filter{must=2 [Condition{has_id=3 HasIdCondition{has_id=1}}, <the namespace's condition>]}``."""
+    ``PointsSelector`` is, in payload mode, ``filter=2 Filter{must=2 [Condition{has_id=3
+    HasIdCondition{has_id=1}}, <the namespace's condition>]}`` (the default namespace's for none or ``""``),
+    and with ``shard_key`` ``points=1 PointsIdsList{ids=1}``."""
     points = _point_ids(batch.ids)
     if points and all(type(p) is int for p in points):
         # every PointId{num=1} framed at once, {0x0a, size, 0x08, varint}: Python varints of ids from
@@ -1212,8 +1215,8 @@ def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions)
         ids = out.tobytes()
     else:
         ids = b"".join(pw.len_field(1, _point_id(p)) for p in points)
-    if batch.namespace is not None and options.namespace_mode == "payload":
-        condition = _grpc_namespace_condition(options.namespace_key, batch.namespace)
+    if options.namespace_mode == "payload":  # no namespace is the default one: never every namespace's
+        condition = _grpc_namespace_condition(options.namespace_key, batch.namespace or "")
         must = pw.len_field(2, pw.len_field(3, ids)) + pw.len_field(2, condition)
         selector = pw.len_field(2, must)
     else:

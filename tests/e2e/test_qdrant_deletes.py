@@ -34,10 +34,14 @@ def test_a_delete_by_ids_parses_as_qdrant_clients_delete_points() -> None:
     assert (
         parsed.collection_name == "c" and parsed.wait and parsed.ordering.type == qg.WriteOrderingType.Strong
     )
-    assert [GrpcToRest.convert_point_id(i) for i in parsed.points.points.ids] == POINTS
+    # no namespace is the default one: the ids' points without the namespace key, not every namespace's
+    has_id, empty = parsed.points.filter.must
+    assert [GrpcToRest.convert_point_id(i) for i in has_id.has_id.has_id] == POINTS
+    assert empty.is_empty.key == "namespace"
     assert not parsed.HasField("shard_key_selector")
     body = orjson.loads(encode_json_delete(batch, options()))
-    assert models.PointIdsList.model_validate(body).points == POINTS
+    first, second = models.FilterSelector.model_validate(body).filter.must  # type: ignore[misc]
+    assert first.has_id == POINTS and second.is_empty.key == "namespace"
 
 
 def test_in_a_payload_namespace_the_filter_holds_the_ids_and_the_namespace() -> None:
