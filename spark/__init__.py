@@ -12,6 +12,7 @@ cannot see the install: a session started before it, a Spark Connect client, or 
 
 Options: see ``VectorDataSource``. ``changes(df)`` turns a micro-batch of a Delta change data feed
 into rows for the sink (one per id, its latest change; ``spark/change_feed.py``).
+``rows_from_letters(df)`` turns dead letters read from ``dead_letter_path`` back into their rows.
 """
 
 from __future__ import annotations
@@ -27,8 +28,16 @@ if TYPE_CHECKING:
 
     from .change_feed import changes
     from .datasource import VectorDataSource
+    from .letters import rows_from_letters
 
-__all__ = ["VectorDataSource", "changes", "connect_redaction_regex", "register", "workers_python_mismatch"]
+__all__ = [
+    "VectorDataSource",
+    "changes",
+    "connect_redaction_regex",
+    "register",
+    "rows_from_letters",
+    "workers_python_mismatch",
+]
 
 
 # Spark Connect shows each statement's text, option values included, in the Spark UI and writes it to the
@@ -122,4 +131,8 @@ def __getattr__(name: str) -> Any:
         from .change_feed import changes
 
         return changes
+    if name == "rows_from_letters":
+        from .letters import rows_from_letters
+
+        return rows_from_letters
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
