@@ -90,6 +90,13 @@ _NO_SHARD_KEY = (
     "custom-sharded collection without one; give the namespace (option namespace or namespace_column, or "
     "the call's namespace), one call per shard key"
 )
+# a namespace_column cell that is null or "" (and no call namespace to stand in): its rows fail, not the write
+_NO_ROW_SHARD_KEY = (
+    "option namespace_column {column!r}: the row's namespace is null or empty, and with option "
+    "namespace_mode=shard_key a row's namespace is its shard key (Qdrant takes no update of a custom-sharded "
+    "collection without one); give the row a namespace (or the call one for rows without)"
+)
+GRPC_HEALTH_CHECK = "/qdrant.Qdrant/HealthCheck"
 _SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
 # a filter's key is a JSON path (qdrant/qdrant lib/segment/src/json_path/parse.rs): a key of these characters
 # as it is, any other in double quotes, which take every character but '"' and '\\' (no escapes)
@@ -376,9 +383,13 @@ class QdrantBackend(Backend[QdrantOptions]):
         return fixed
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more. With option
+        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more, and with
+        ``namespace_mode=shard_key`` those whose namespace cell names no shard key. With option
         ``op_column`` (a write that may only delete, which erases no vector), ``check_target`` lets a write of
         the one dense vector into a collection with other vectors through: its upserts are refused here."""
+        no_shard_key = self._no_shard_key(batch)
+        if no_shard_key is not None:
+            return None, [no_shard_key]
         if (
             batch.op != DELETE
             and self.options.op_column
@@ -398,6 +409,19 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"{MAX_MULTIVECTOR_FLOATS:,} (its vectors times their length)",
                 )
         return batch.without(reasons)
+
+    def _no_shard_key(self, batch: RowBatch) -> BatchFailure | None:
+        """With ``namespace_mode=shard_key``, a batch of no namespace: a ``ConfigError`` when nothing could
+        give one (no option ``namespace`` or ``namespace_column``: the first batch, before any row is sent),
+        else the failure of its rows alone (null or ``""`` cells of ``namespace_column``), never the write's."""
+        opts = self.options
+        if opts.namespace_mode != "shard_key" or batch.namespace:
+            return None
+        if not opts.namespace_column:
+            what = "a delete without a namespace" if batch.op == DELETE else "a write without a namespace"
+            raise ConfigError(_NO_SHARD_KEY.format(what=what))
+        reason = _NO_ROW_SHARD_KEY.format(column=opts.namespace_column)
+        return batch.failure(range(len(batch)), reason, error_type="Invalid")
 
     def _payload_key_problems(self, batch: RowBatch) -> dict[int, str]:
         """Rows whose metadata holds a payload key the connector writes itself, with another value: the
@@ -753,9 +777,12 @@ class QdrantBackend(Backend[QdrantOptions]):
     # -- encoding ---------------------------------------------------------------------------------
 
     def request_for(self, batch: RowBatch) -> WireRequest:
-        if self.options.namespace_mode == "shard_key" and not batch.namespace:
-            what = "a delete without a namespace" if batch.op == DELETE else "a write without a namespace"
-            raise ConfigError(_NO_SHARD_KEY.format(what=what))
+        no_shard_key = self._no_shard_key(batch)  # deletes: the client's refuse() step is for upserts only
+        if no_shard_key is not None:
+            # its rows fail alone: a harmless call (Qdrant's health check) stands in, and outcome_of reads
+            # the failure it carries
+            health = GRPC_HEALTH_CHECK if self.grpc else "GET /"
+            return WireRequest(health, b"", context=no_shard_key)
         # a delete before the collection is made (create=true): Qdrant's "doesn't exist" is read by outcome_of
         missing: frozenset[int | str] = (
             frozenset({"NOT_FOUND", 404}) if self._awaiting_create else frozenset()
@@ -782,6 +809,8 @@ class QdrantBackend(Backend[QdrantOptions]):
         A 2xx reply that is not Qdrant's (a proxy's truncated page) is ``MalformedReply``: its rows fail,
         so the report still accounts for every row, instead of a decoding error escaping from a sender.
         """
+        if isinstance(request.context, BatchFailure):  # refused before sending: see request_for
+            return BatchOutcome(written=0, failures=[request.context])
         if reply.status in request.answers:
             self._deleted_nothing(reply)
             return BatchOutcome(written=len(batch))
