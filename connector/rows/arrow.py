@@ -2,7 +2,8 @@
 
 Ids are text or integers; a binary column holds UUIDs (16 bytes a value: ``fixed_size_binary(16)``, or
 ``binary`` as Spark hands it over), which become their canonical text; a binary id of another length is
-refused with its row.
+refused with its row. A column of an extension type is read as its storage (``_storage``): a
+``uuid`` id column as the 16-byte binary it holds, an ``arrow.json`` vector column as its text.
 
 With option ``op_column``, that string column says what each row is for (``ops``): a delete row's
 vector, sparse vector and metadata are not read, and an input of deletes alone needs no vector column.
@@ -83,7 +84,7 @@ def prepare_arrow(
     ops = None
     deletes = np.zeros(n, dtype=bool)
     if spec.op_column:
-        ops, bad_ops = arrow_ops(batch.column(spec.op_column), spec.op_column)
+        ops, bad_ops = arrow_ops(_storage(batch.column(spec.op_column)), spec.op_column)
         refused = {**bad_ops, **refused}
         deletes = ops == CODES[DELETE]
     if not spec.named and spec.vector_column in names:
@@ -207,7 +208,7 @@ def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> tupl
     if spec.id_from:
         rows = zip(*(batch.column(c).to_pylist() for c in spec.id_from), strict=True)
         return [derive_id(values) for values in rows], {}
-    column = batch.column(spec.id_column)
+    column = _storage(batch.column(spec.id_column))
     typ = column.type
     if pt.is_integer(typ) and rules.numeric_ids:
         return column.to_pylist(), {}
@@ -223,6 +224,21 @@ def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> tupl
         f"option id_column: column {spec.id_column!r} has type {typ}; expected a string or integer "
         "(or binary 16-byte UUIDs)"
     )
+
+
+def _storage(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``column`` as one array of what its values are stored as: an extension type is tested by its
+    storage's type (a ``uuid`` column is ``fixed_size_binary(16)``; tested by its own, the write was
+    refused, naming a type no reader knows), but for ``bool8``, whose int8 storage would make its
+    booleans ids: it is read as the booleans it holds."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.ExtensionArray):
+        is_bool8 = column.type.extension_name == "arrow.bool8"
+        column = column.storage.cast(pa.bool_()) if is_bool8 else column.storage
+    return column
 
 
 def _uuid_ids(values: list[bytes | None]) -> tuple[list[str | None], dict[int, str]]:
@@ -250,11 +266,9 @@ def _vector_column(
     rows refused for what they hold (a text that is no JSON list of numbers, a list with a null element);
     ``deletes``: the rows whose text is not parsed (read as no vector); ``vector``: how reasons name a
     named vector (default: "column 'values': vector")."""
-    import pyarrow as pa
     import pyarrow.types as pt
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = _storage(column)
     if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
         texts = column.to_pylist()
         for i in np.flatnonzero(deletes):
@@ -295,10 +309,7 @@ def _arrow_vectors(
     import pyarrow as pa
     import pyarrow.types as pt
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if isinstance(column, pa.ExtensionArray):
-        column = column.storage
+    column = _storage(column)
     typ = column.type
     if pt.is_null(typ):  # no row has a vector (deletes, or rows the embedding stage fills)
         return np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
@@ -331,13 +342,9 @@ def _null_elements(column: pa.Array | pa.ChunkedArray, vector: str, offsets: np.
     """The rows whose vector holds a null element, and which (``_arrow_vectors`` makes it NaN, which the
     checks would report as such); ``vector``: how the reason names it; ``offsets``: ``_arrow_vectors``'s.
     Column-wise, no walk over rows."""
-    import pyarrow as pa
     import pyarrow.types as pt
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if isinstance(column, pa.ExtensionArray):
-        column = column.storage
+    column = _storage(column)
     if pt.is_null(column.type):
         return {}
     flat = column.flatten()  # skips null rows, as the offsets do
@@ -378,10 +385,7 @@ def _arrow_multi_vectors(
     import pyarrow as pa
     import pyarrow.types as pt
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if isinstance(column, pa.ExtensionArray):
-        column = column.storage
+    column = _storage(column)
     typ = column.type
     if pt.is_null(typ):  # no row has one (deletes only)
         none = np.zeros(0, np.int64)
@@ -441,7 +445,7 @@ def _null_inner_elements(
 def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:
     import pyarrow.types as pt
 
-    column = batch.column(name)
+    column = _storage(batch.column(name))
     typ = column.type
     if not (pt.is_struct(typ) and {"indices", "values"} <= {f.name for f in typ}):
         raise ConfigError(
@@ -456,7 +460,7 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> list[Any]:
     the job succeeded)."""
     import pyarrow.types as pt
 
-    column = batch.column(name)
+    column = _storage(batch.column(name))
     typ = column.type.value_type if pt.is_dictionary(column.type) else column.type
     if not (pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ) or pt.is_null(typ)):
         raise ConfigError(f"option namespace_column: column {name!r} has type {typ}; expected strings")
