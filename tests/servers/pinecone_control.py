@@ -11,9 +11,11 @@ An import runs in a thread, as Pinecone's runs on its side: Pending, InProgress 
 ``percentComplete`` and ``recordsImported``), then Completed, Failed or Cancelled. It reads every
 ``*.parquet`` file under ``<uri>/<namespace>/`` (``__default__``: the default namespace) from the
 object store and checks every row as Pinecone does, exactly: a string ``id`` (1-512 bytes),
-``values`` a list of float32 of the index's dimension with no NaN or infinity, ``sparse_values``
+``values`` a list of float32 of the index's dimension with no NaN or infinity (and present: a dense
+index refuses a record with no dense values, as an upsert of one is refused), ``sparse_values``
 with sorted unique uint32 indices and as many values, ``metadata`` null or a flat JSON object of at
-most 40 KB (the upsert servers' rules, ``pinecone_rules``). A bad row fails the import (error mode ``abort``: the message names the file and the row)
+most 40 KB (the upsert servers' rules, ``pinecone_rules``; the index type, when the server is given
+one, as the upserts' ``index_problem``). A bad row fails the import (error mode ``abort``: the message names the file and the row)
 or is skipped (``continue``). A namespace that already holds vectors fails the import before any
 row is applied. Each file's accepted rows are recorded in the ``ServerState`` as one request with
 headers ``x-import-id`` and ``x-import-file``.
@@ -130,9 +132,12 @@ def _now() -> str:
 class ImportState:
     """Every import of one server, and the thread that runs each."""
 
-    def __init__(self, state: ServerState, open_store: StoreOpener) -> None:
+    def __init__(
+        self, state: ServerState, open_store: StoreOpener, index: rules.IndexType | None = None
+    ) -> None:
         self.state = state
         self.open_store = open_store
+        self.index = index  # None: a dense dimension is learnt from the first dense row
         self._lock = threading.Lock()
         self.set_script(ImportScript())
         self._imports: dict[str, _Import] = {}
@@ -241,7 +246,7 @@ class ImportState:
                         failed = script.fail_message
                         break
                     try:
-                        vector, dimension = _check_row(record, dimension)
+                        vector, dimension = _check_row(record, dimension, self.index)
                     except _BadRow as exc:
                         if job.error_mode == "abort":
                             failed = f"{path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]} row {row}: {exc}"
@@ -276,9 +281,12 @@ class ImportState:
             job.records_imported += len(vectors)
 
 
-def _check_row(record: dict[str, Any], dimension: int) -> tuple[ArrivedVector, int]:
-    """One row as Pinecone checks it; the vector to store and the index's dimension (learnt from the
-    first dense row of an empty index)."""
+def _check_row(
+    record: dict[str, Any], dimension: int, index: rules.IndexType | None = None
+) -> tuple[ArrivedVector, int]:
+    """One row as Pinecone checks it; the vector to store and the index's dimension (``index``'s, or learnt
+    from the first dense row of an empty index). A dense index refuses a record with no dense values, as
+    it refuses an upsert of one ("Vector dimension 0 does not match ...")."""
     vid = record.get("id")
     if not isinstance(vid, str):
         raise _BadRow("id is missing")
@@ -289,14 +297,17 @@ def _check_row(record: dict[str, Any], dimension: int) -> tuple[ArrivedVector, i
     sparse = record.get("sparse_values")
     if values is None and sparse is None:
         raise _BadRow(f"record {vid!r} has neither values nor sparse_values")
+    array = np.asarray(values if values is not None else [], dtype=np.float64)
+    if not np.isfinite(array).all():
+        raise _BadRow(f"record {vid!r}: values hold NaN or infinity")
+    if index is not None:
+        problem = rules.index_problem(index, array.size)
+    else:
+        problem = rules.dimension_problem(array.size, dimension)
+    if problem is not None:
+        raise _BadRow(f"record {vid!r}: {problem}")
     values_f32 = b""
     if values is not None:
-        array = np.asarray(values, dtype=np.float64)
-        if not np.isfinite(array).all():
-            raise _BadRow(f"record {vid!r}: values hold NaN or infinity")
-        problem = rules.dimension_problem(array.size, dimension)
-        if problem is not None:
-            raise _BadRow(f"record {vid!r}: {problem}")
         dimension = dimension or array.size
         values_f32 = array.astype("<f4").tobytes()
     indices = sparse_values = None
@@ -452,7 +463,7 @@ class PineconeImportServer:
     ) -> None:
         self.rest = PineconeRestServer(0, state, index=index)
         self.state = self.rest.state
-        self.imports = ImportState(self.state, open_store)
+        self.imports = ImportState(self.state, open_store, index)
         httpd = self.rest._httpd  # the REST server's, with this handler and the imports beside its state
         httpd.RequestHandlerClass = _ImportHandler
         httpd.imports = self.imports  # type: ignore[attr-defined]
