@@ -123,8 +123,10 @@ def changes(
     """
     keys = [id_column] if isinstance(id_column, str) else list(id_column)
     _check(df, keys, op_column, namespace_column, num_partitions)
-    # a row is what the index keys it by: its id, and its namespace where the sink has namespace_column
-    row = keys if namespace_column is None or namespace_column in keys else [*keys, namespace_column]
+    # a row is what the index keys it by: its id, and its namespace where the sink has namespace_column;
+    # a null namespace is a namespace (the write's), so it matches itself where a null id matches nothing
+    namespace = [] if namespace_column is None or namespace_column in keys else [namespace_column]
+    row = [*keys, *namespace]
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -135,7 +137,7 @@ def changes(
         no_id = no_id | key.isNull()
     kept = df.filter(F.col(CHANGE_TYPE).isNull() | (change != PREIMAGE) | ~no_id)  # a null id's: nothing
     if table is not None:
-        kept = _with_rows_still_there(kept, row, table)
+        kept = _with_rows_still_there(kept, row, table, namespace)
     spread = kept.repartition(num_partitions, *by_id) if num_partitions else kept.repartition(*by_id)
     # within one version a pre-image comes first (the id had the row before it), then a delete, then the
     # insert or post-image of the same id
@@ -159,10 +161,11 @@ def changes(
 
 
 def _with_rows_still_there(
-    kept: DataFrame, keys: list[str], table: str | Callable[[int], DataFrame]
+    kept: DataFrame, keys: list[str], table: str | Callable[[int], DataFrame], null_safe: list[str]
 ) -> DataFrame:
     """``kept`` and, for each id it deletes that the table still holds, that row: later than the delete
-    (or in the same version, where an insert wins), so the window keeps it.
+    (or in the same version, where an insert wins), so the window keeps it. The ``null_safe`` keys (the
+    namespace column) match where both are null (``_semi_join``).
 
     A Delta path or name: the ids a deleting commit inserts again are in that commit's own change feed,
     so the feed of the versions that delete is read, and their inserts and post-images of the deleted ids
@@ -194,14 +197,14 @@ def _with_rows_still_there(
     if past_retention and isinstance(table, str):  # only a path or a name is read past it
         _check_current_columns(kept, snapshot, table, version)
     if not callable(table) and not past_retention:  # Delta refuses the feed of versions it refuses
-        found = _rows_inserted_again(kept, keys, table, deleting)
+        found = _rows_inserted_again(kept, keys, table, deleting, null_safe)
         if found is not None:
             return found
     deleted = kept.filter(is_delete).select(*keys).distinct()
-    still_there = snapshot.select(*keys).join(deleted, keys, "left_semi")
+    still_there = _semi_join(snapshot.select(*keys), deleted, keys, null_safe)
     if still_there.isEmpty():
         return kept
-    back = snapshot.join(still_there, keys, "left_semi").withColumns(
+    back = _semi_join(snapshot, still_there, keys, null_safe).withColumns(
         {CHANGE_TYPE: F.lit("update_postimage"), COMMIT_VERSION: F.lit(version).cast("long")}
     )
     if COMMIT_TIMESTAMP in kept.columns:
@@ -307,8 +310,26 @@ def _is_path(table: str) -> bool:
     return "/" in table or ":" in table
 
 
+def _semi_join(left: DataFrame, right: DataFrame, keys: list[str], null_safe: list[str]) -> DataFrame:
+    """``left``'s rows whose ``keys`` are a row of ``right``'s, where the ``null_safe`` keys also match
+    null to null: an equi-join never does, so a deleted id of the null namespace the table still holds
+    (or inserts again) would leave the index as a delete. Ids stay equi-joined: a null id is no id."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    # right's keys renamed: the two sides may share a lineage, which makes left[k] == right[k] ambiguous
+    names = [f"__vectordb_key{i}" for i in range(len(keys))]
+    other = right.select(*[F.col(k).alias(n) for k, n in zip(keys, names, strict=True)])
+    matches = [
+        left[k].eqNullSafe(other[n]) if k in null_safe else left[k] == other[n]
+        for k, n in zip(keys, names, strict=True)
+    ]
+    return left.join(other, reduce(lambda a, b: a & b, matches), "left_semi")
+
+
 def _rows_inserted_again(
-    kept: DataFrame, keys: list[str], table: str, versions: list[int]
+    kept: DataFrame, keys: list[str], table: str, versions: list[int], null_safe: list[str]
 ) -> DataFrame | None:
     """``kept`` and the inserts and post-images, in the change feed of ``table``, of the ids it deletes,
     in the ``versions`` that delete them: what a commit deletes and inserts again (an overwrite) comes
@@ -334,8 +355,11 @@ def _rows_inserted_again(
             return None
         deleting = kept.filter(F.lower(F.col(CHANGE_TYPE)) == DELETE).select(*keys, COMMIT_VERSION)
         inserted = F.lower(F.col(CHANGE_TYPE)).isin("insert", "update_postimage")
-        back = feed.filter(inserted & F.col(COMMIT_VERSION).isin(versions)).join(
-            deleting, [*keys, COMMIT_VERSION], "left_semi"
+        back = _semi_join(
+            feed.filter(inserted & F.col(COMMIT_VERSION).isin(versions)),
+            deleting,
+            [*keys, COMMIT_VERSION],
+            null_safe,
         )
         if back.isEmpty():
             return kept
