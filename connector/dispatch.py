@@ -15,10 +15,14 @@ has a request known to be good (``control``: the embedding client's probe text) 
 accepted, the refusals were the rows' own (many texts over a model's context at the start of a
 stream, refused in one constant message), and the stream goes on.
 
-Silence. The same watch counts requests in a row that timed out with no reply at all (any reply, an
-error's too, starts it again); at ``max_concurrency x (max_retries + 1)`` the server is taken to have
-stopped answering: the next request (a retry, or a unit's first) is not sent and the stream stops
-(``StoppedAnswering``), instead of every unit left waiting out ``timeout_s`` and its retries.
+Silence. A timeout lowers the in-flight limit as a throttle does (once per epoch): a slow server whose
+queue outlasts ``timeout_s`` still serves the requests the client gave up on, so a limit left at its
+ceiling kept that queue full and every request timed out. The same watch counts requests in a row that
+timed out with no reply at all (any reply, an error's too, starts it again); once the limit is down to 1
+and ``max_retries + 1`` requests sent alone in a row got no reply (one request's attempts) the server
+is taken to have stopped answering: the next request (a retry, or a unit's first) is not sent and the
+stream stops (``StoppedAnswering``), instead of every unit left waiting out ``timeout_s`` and its
+retries.
 
 Fatal errors (bad credentials, no such target, a host that never answered, a systemic refusal, a
 server that stopped answering) stop the caller's pulling; the requests in flight finish, and the
@@ -36,8 +40,6 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .errors import (
     ConnectorError,
-    ConnectTimeout,
-    DeadlineExceeded,
     Rejected,
     ServerError,
     StoppedAnswering,
@@ -45,7 +47,7 @@ from .errors import (
     TransportError,
 )
 from .isolation import ACCEPTED, GONE, isolate
-from .limits import IsolationBudget, RetryCounts, RetryRule, SystemicWatch
+from .limits import IsolationBudget, RetryCounts, RetryRule, SystemicWatch, timed_out
 from .report import STOPPED
 
 __all__ = ["Channel", "Dispatcher"]
@@ -149,12 +151,17 @@ class Dispatcher(Generic[U]):
         self.in_flight = 0
         self.fatal: BaseException | None = None
         self._timeout_s = settings.timeout_s
-        # timeouts in a row that stop the stream: every request in flight spent all its attempts on silence
-        self._silence = settings.max_concurrency * (settings.max_retries + 1)
+        # timeouts in a row that stop the stream, once timeouts have lowered the limit to 1: a request sent
+        # alone spent all its attempts on silence (requests sent together may only queue at a slow server)
+        self._silence = settings.max_retries + 1
         self._systemic = SystemicWatch(silence=self._silence)
         self._suspect: Rejected | None = None  # the refusal that made the systemic watch suspect the stream
         self._unanswered = 0  # units submitted and probes paid for whose answer is not accounted for yet
         self._last_timeout: ConnectorError | None = None  # the last request's that timed out: where
+        self._on_wire = (
+            0  # attempts sent and not yet answered (units waiting to retry are in_flight, not here)
+        )
+        self._waiting_for_room = 0  # retries after a timeout waiting for room under the limit
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -306,18 +313,24 @@ class Dispatcher(Generic[U]):
         if silenced is not None:
             return silenced, 0
         attempts = 0
+        last: ConnectorError | None = None  # the last attempt's error
         while True:
+            after_timeout = last is not None and timed_out(last)
+            start = self._start_attempt(after_timeout)
+            if start is None:  # stopped while it waited for room: not sent again
+                assert last is not None
+                return last, attempts
+            epoch, alone = start
             attempts += 1
-            with self.lock:
-                epoch = self.limit.epoch
             try:
                 outcome = self.channel.send(unit)
             except (ServerError, TransportError) as exc:
-                self._heard(exc)
+                self._heard(exc, alone=alone)
                 if self.fatal is not None:
                     return exc, attempts
+                last = exc
                 # it would be sent again, to a server that stopped answering: nothing more is sent
-                retry = _timed_out(exc) and attempts <= self.retry.max_retries
+                retry = timed_out(exc) and attempts <= self.retry.max_retries
                 if retry and self._silenced() is not None:
                     return exc, attempts
                 if not self._may_retry(unit, exc, attempts, epoch):
@@ -326,6 +339,8 @@ class Dispatcher(Generic[U]):
                 if self.fatal is not None:  # stopped meanwhile: nothing is sent after a stop
                     return exc, attempts
                 continue
+            finally:
+                self._off_the_wire()
             with self.lock:
                 limit, suspected = self.limit.limit, self._systemic.suspected
                 self._systemic.on_reply()
@@ -344,14 +359,43 @@ class Dispatcher(Generic[U]):
                     self.cond.notify_all()
             return error, attempts
 
-    def _heard(self, exc: ConnectorError) -> None:
+    def _start_attempt(self, after_timeout: bool) -> tuple[int, bool] | None:
+        """Count an attempt as on the wire; returns the limit's epoch and whether it goes alone (nothing
+        else on the wire, the limit at 1). A retry after a timeout first waits for room under the limit:
+        sent at once, the retries of the requests that timed out kept a slow server's queue as long as
+        the limit they started under, and the retries timed out in it too. ``None``: the stream stopped
+        (or the server stopped answering) meanwhile, and nothing is sent."""
+        with self.lock:
+            if after_timeout:
+                self._waiting_for_room += 1
+                try:
+                    while (
+                        self.fatal is None and not self._systemic.silent and self._on_wire >= self.limit.limit
+                    ):
+                        self.cond.wait()
+                finally:
+                    self._waiting_for_room -= 1
+                if self.fatal is not None or self._silenced() is not None:
+                    return None
+            alone = self._on_wire == 0 and self.limit.limit == 1
+            self._on_wire += 1
+            return self.limit.epoch, alone
+
+    def _off_the_wire(self) -> None:
+        with self.lock:
+            self._on_wire -= 1
+            if self._waiting_for_room:
+                self.cond.notify_all()
+
+    def _heard(self, exc: ConnectorError, *, alone: bool) -> None:
         """Count a request that failed: a reply (a server's error) ends a run of timeouts, a timeout adds
-        to it (other transport errors, a refused connection among them, count neither way)."""
+        to it (other transport errors, a refused connection among them, count neither way); ``alone``: it
+        was sent with nothing else in flight, the limit at 1."""
         with self.lock:
             if isinstance(exc, ServerError):
                 self._systemic.on_reply()
-            elif _timed_out(exc):
-                self._systemic.on_timeout()
+            elif timed_out(exc):
+                self._systemic.on_timeout(alone)
                 self._last_timeout = exc
 
     def _silenced(self) -> StoppedAnswering | None:
@@ -371,10 +415,12 @@ class Dispatcher(Generic[U]):
         """The error that stops a stream whose server stopped answering; the last timeout (the
         transport's, which names the host and port, credentials blanked) says where."""
         last, count, whole = self._last_timeout, self._systemic.timed_out, self.channel.whole
+        alone = self._systemic.alone
         before = ", though it answered before" if self.channel.answered else ""
         return StoppedAnswering(
             f"{last}; the server stopped answering: {count} requests in a row got no reply within "
-            f"timeout_s={self._timeout_s:g} s{before}. The {whole} stopped instead of waiting that out for "
+            f"timeout_s={self._timeout_s:g} s{before}, the last {alone} sent alone once the timeouts had "
+            f"lowered the requests in flight to 1. The {whole} stopped instead of waiting that out for "
             "every request left; if the server is only slow, raise option timeout_s"
         )
 
@@ -505,14 +551,6 @@ class Dispatcher(Generic[U]):
         stopped = self.fatal is not None and self.fatal is not exc
         note = f"not retried: the {self.channel.whole} stopped" if stopped else ""
         self.channel.failed(unit, exc, attempts, note)
-
-
-def _timed_out(exc: ConnectorError) -> bool:
-    """No reply at all within ``timeout_s``: the request's, or its connection's (a server frozen with its
-    port open accepts the connection and leaves the handshake unanswered: a gRPC or PostgreSQL client
-    that dropped its timed-out connection meets that next). A refused connection (a server restarting)
-    is no timeout."""
-    return isinstance(exc, (DeadlineExceeded, ConnectTimeout))
 
 
 _QUEUED, _TAKEN, _CALLED_OFF = 0, 1, 2

@@ -4,8 +4,9 @@ No clocks and no threads here: every method takes ``now`` (monotonic seconds) wh
 matters, so the rules can be tested exactly.
 
 AIMD. The engine may start a request while fewer than ``limit`` are in flight. A throttled
-reply halves the limit (floor 1) and holds new starts until the server's ``retry_after_s``
-has passed; at most one decrease per "epoch" (until a request started after the decrease
+reply, or a request with no reply within its timeout (a slow server's queue: it serves the requests
+the client gave up on, so a limit kept at its ceiling kept the queue full), halves the limit (floor 1),
+and a throttle holds new starts until the server's ``retry_after_s`` has passed; at most one decrease per "epoch" (until a request started after the decrease
 comes back), so one burst of throttled replies halves the limit once, not once per reply.
 After ``limit`` successes in a row the limit grows by one, up to ``ceiling``.
 
@@ -52,9 +53,11 @@ reasons, disarm it for good.
 Silence. A server that answered and then hangs makes every request wait out its timeout, and be
 retried: at the defaults (30 s, 5 retries) 10,000 batches took about 20 hours to fail. Requests that
 end in a timeout with no reply at all are counted in a row (any reply, an error's too, starts the
-count again); at ``max_concurrency x (max_retries + 1)`` of them, as many as the requests in flight
-spending all their attempts, the next request (a retry or a new batch) is not sent and the write stops.
-A write whose last requests timed out has nothing left to stop: its rows fail with their timeouts. A
+count again), and so are those of them sent alone (nothing else in flight, the limit at 1); at
+``max_retries + 1`` of those, one request's attempts, the next request (a retry or a new batch) is not
+sent and the write stops. Requests sent together are not enough: at a slow server they time out
+queued behind each other, and every one of them timed out while the server answered them all. A
+write whose last requests timed out has nothing left to stop: its rows fail with their timeouts. A
 slow server that answers some requests is not stopped.
 
 Rate budget. A token bucket for rows and bytes per second (the job-wide budget divided by
@@ -67,7 +70,16 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from .errors import ConnectError, ConnectorError, ServerError, Throttled, TransportError, Unavailable
+from .errors import (
+    ConnectError,
+    ConnectorError,
+    ConnectTimeout,
+    DeadlineExceeded,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unavailable,
+)
 
 __all__ = [
     "MAX_EMBED_INPUTS",
@@ -79,6 +91,7 @@ __all__ = [
     "RetryCounts",
     "RetryRule",
     "SystemicWatch",
+    "timed_out",
 ]
 
 MAX_EMBED_INPUTS = 2048  # texts an embedding request may carry: OpenAI's limit (its API reference)
@@ -112,9 +125,14 @@ class AimdLimit:
             self._streak, self.limit = 0, min(self.ceiling, self.limit + 1)
 
     def on_throttle(self, now: float, retry_after_s: float | None, started_epoch: int | None = None) -> None:
-        self._streak = 0
         if retry_after_s:
             self._hold_until = max(self._hold_until, now + retry_after_s)
+        self.on_congestion(started_epoch)
+
+    def on_congestion(self, started_epoch: int | None = None) -> None:
+        """A sign of congestion without a hint: a throttle's, or a request with no reply in time (a server
+        whose queue holds more than it serves within the timeout). Halves once per epoch."""
+        self._streak = 0
         if started_epoch is not None and started_epoch != self._epoch:
             return  # this request started before the last decrease: that decrease already counted it
         self.limit = max(1, self.limit // 2)
@@ -249,7 +267,7 @@ class RetryRule:
     def may_retry(
         self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts
     ) -> bool:
-        """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit;
+        """After failed attempt number ``attempts`` (started in ``epoch``): a throttle or a timeout lowers the limit;
         no when the error is fatal or not retryable, the attempts are spent, or the retry budget is
         (spent by an error, and by a throttle while no request was accepted since the throttling
         began). ``counts`` (the caller's report) counts the throttles and the retries."""
@@ -258,6 +276,10 @@ class RetryRule:
             counts.throttled += 1
             self.limit.on_throttle(now, exc.retry_after_s, epoch)
             free = self._throttle_is_free()
+        elif timed_out(exc):
+            # a slow server's queue: requests past their timeout are served anyway, after the client gave
+            # up on them; unlowered, the limit kept that queue full and every request timed out
+            self.limit.on_congestion(epoch)
         if exc.fatal or not exc.retryable or attempts > self.max_retries:
             return False
         if not free and not self.budget.try_spend():
@@ -273,6 +295,14 @@ class RetryRule:
         """A fatal error, or a transport error from a host that has not answered once (refused, or
         silent: otherwise every later request waits out its timeout on it too)."""
         return exc.fatal or (isinstance(exc, TransportError) and not answered)
+
+
+def timed_out(exc: ConnectorError) -> bool:
+    """No reply at all within ``timeout_s``: the request's, or its connection's (a server frozen with its
+    port open accepts the connection and leaves the handshake unanswered: a gRPC or PostgreSQL client
+    that dropped its timed-out connection meets that next). A refused connection (a server restarting)
+    is no timeout."""
+    return isinstance(exc, (DeadlineExceeded, ConnectTimeout))
 
 
 class IsolationBudget:
@@ -311,18 +341,23 @@ class SystemicWatch:
         self.count = 0
         self.silence = silence  # None: never concluded from timeouts
         self.timed_out = 0  # requests in a row that ended in a timeout, no reply at all
+        self.alone = 0  # and of them, the last ones in a row that were sent alone
 
     def on_reply(self) -> None:
         """Any reply, an error's too: the server is answering."""
-        self.timed_out = 0
+        self.timed_out = self.alone = 0
 
-    def on_timeout(self) -> None:
-        """A request got no reply within its timeout (``silent`` once ``silence`` of them came in a row)."""
+    def on_timeout(self, alone: bool = True) -> None:
+        """A request got no reply within its timeout; ``alone``: it was the only one in flight, the limit
+        at 1 (``silent`` once ``silence`` of those came in a row). Requests sent together may time out in a
+        slow server's queue, behind each other; one alone has no queue of the client's to wait behind."""
         self.timed_out += 1
+        if alone:
+            self.alone += 1
 
     @property
     def silent(self) -> bool:
-        return self.silence is not None and self.timed_out >= self.silence
+        return self.silence is not None and self.alone >= self.silence
 
     def on_accepted(self) -> None:
         self.armed = False

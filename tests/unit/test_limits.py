@@ -209,3 +209,26 @@ def test_silence_is_timeouts_in_a_row_and_any_reply_starts_the_count_again() -> 
     watch.on_accepted()  # accepts disarm the refusal watch, not the silence one
     assert timeouts(1)
     assert not timeouts(1000, SystemicWatch())  # no silence threshold: never
+
+
+def test_a_timeout_halves_the_limit_once_per_epoch_as_a_throttle_does() -> None:
+    rule = RetryRule(max_concurrency=32, max_retries=2)
+    counts, epoch = WriteReport(), rule.limit.epoch
+    for _ in range(20):  # a burst of requests that all started before the first decrease
+        rule.may_retry(DeadlineExceeded("no reply"), attempts=1, epoch=epoch, now=0.0, counts=counts)
+    assert rule.limit.limit == 16 and counts.throttled == 0
+    rule.may_retry(DeadlineExceeded("no reply"), attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.limit.limit == 8
+    assert rule.limit.wait_s(0.0) == 0.0  # no hold: a timeout gives no time to wait
+
+
+def test_silence_counts_only_requests_sent_alone() -> None:
+    watch = SystemicWatch(silence=3)
+    for _ in range(100):  # requests sent together: they may time out queued behind each other
+        watch.on_timeout(alone=False)
+    assert not watch.silent and watch.timed_out == 100
+    watch.on_timeout(alone=True)
+    watch.on_timeout(alone=True)
+    assert not watch.silent
+    watch.on_timeout(alone=True)
+    assert watch.silent and watch.alone == 3
