@@ -10,7 +10,9 @@ The same three steps as the Spark writer, in Beam's terms, naming no database:
 3. ``FinishImport`` waits for every bundle (a global side input), and the path publishes the staged
    files of the bundles that succeeded (a retried bundle's abandoned files are deleted with the
    staging folder), imports them, waits, and emits the write's one ``WriteReport``, applying
-   ``on_error``.
+   ``on_error``. A runner retries the step when it fails (an import that outlasts ``import_timeout_s``,
+   a lost connection): the path's ``finish`` may run again, so a second run follows the import the first
+   started (found by its folder) and neither publishes nor starts again, nor deletes what it reads.
 
 The Metrics counters are the sink's (``written``, ``failed``, …), each added once its bundle has
 finished (the sink's ``BundleCounts``), so they end as the import's report says: staging counts the
@@ -159,7 +161,7 @@ def _merge(reports: Any) -> WriteReport:
 def _import(
     _: None, staged: WriteReport, bundles: list[int], options: BackendOptions, job: str
 ) -> tuple[WriteReport, WriteReport]:
-    """The staging's merged report and the import's."""
+    """The staging's merged report and the import's; safe for the runner to run again (see above)."""
     bulk = bulk_path(options)
     assert bulk is not None
     return staged, bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)

@@ -20,7 +20,10 @@ belongs:
    ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
    with progress logged, until it ends. The report counts the records Pinecone imported; staged
    rows it did not import are failures: named by id (read back from the files) when it imported none,
-   only counted after a partial import (Pinecone does not say which rows it imported).
+   only counted after a partial import (Pinecone does not say which rows it imported). The step may run
+   again for the same job (a runner retrying it): it then follows the import an earlier run started
+   (listed by its folder), or imports the files an earlier run published, and deletes only files it
+   published itself.
 
 The layout Pinecone reads: one folder per namespace (``__default__`` for the default namespace),
 Parquet files with ``id`` (string), ``values`` (list<float32>), ``sparse_values``
@@ -371,6 +374,10 @@ def finish_import(
     succeeded (an attempt that staged nothing may be among them). The result's ``written`` is what
     Pinecone imported, and staged rows it did not import are failures (named when it imported none).
 
+    Safe to run again for the same job (a runner retrying Beam's step, a driver run again): an import of
+    the job's folder already started is followed, not started again, and files an earlier run published
+    are imported, not taken for files the driver cannot see. A run deletes only files it published itself.
+
     Raises:
         WriteFailed: under ``on_error=fail`` when staging refused rows, before anything is published: the
             write fails anyway, and an import started now would fill the new namespace, which Pinecone
@@ -386,43 +393,57 @@ def finish_import(
     if staged.failed and options.on_error == "fail":
         nothing = msgspec.structs.replace(staged, written=0, failures=list(staged.failures))
         raise WriteFailed(_refused_before_import(staged, target), nothing)
-    published = publish_staged(folder, job, attempts)
+    mine = publish_staged(folder, job, attempts)  # what this run moved: the only files it may delete
     if staged.written == 0:
         say(f"{job} into {target}: no rows to import")
         return staged
     imports = PineconeImports(cast(ImportHost, client.backend))
     error_mode = "abort" if options.on_error == "fail" else "continue"
+    uri = source_uri(folder, options, job)
+    published, import_id = mine, None
     asked = False
     try:
+        if mine.missing:  # an earlier run may have moved them, even started their import
+            import_id = imports.find(uri)
+            published = _job_files(folder, job)
         # an attempt may have staged nothing (a Beam bundle whose rows were all refused): only fewer rows in
         # the files than the tasks staged proves the driver cannot see them (read only when files are missing)
-        if (published.missing or not published) and _published_rows(folder, published) < staged.written:
+        if (
+            import_id is None
+            and (mine.missing or not mine)
+            and _published_rows(folder, published) < staged.written
+        ):
             raise folder.not_shared(
                 "files",
-                (partition for partition, _ in published.missing),
+                (partition for partition, _ in mine.missing),
                 f"Nothing was imported and no row counts as written; what the driver did see is deleted, the "
                 f"rest stays where the tasks wrote it ({staging_dir(job)}/ on the executors' own disks).",
             )
-        namespaces = [_namespace_name(d) for d in published]
-        _refuse_existing(imports.namespaces(), namespaces, target)  # rows may have named their own namespaces
-        uri = source_uri(folder, options, job)
-        asked = True
-        import_id = imports.start(uri, error_mode, getattr(options, "import_integration_id", None))
+        if import_id is None:
+            _refuse_existing(imports.namespaces(), _namespaces(published), target)  # rows may name their own
+            asked = True
+            import_id = imports.start(uri, error_mode, getattr(options, "import_integration_id", None))
+        else:
+            say(
+                f"{job} into {target}: import {import_id} of {uri} was started by an earlier run: following it"
+            )
     except ConnectorError as exc:
-        # No import reads the published files (it was never asked for, or Pinecone refused it) and a rerun
-        # stages anew: delete them. Not after an unclear failure (no answer, a 5xx), nor once the import
-        # started (a deadline while waiting): an import may be reading them.
+        # No import reads the files this run published (it was never asked for, or Pinecone refused it) and
+        # a rerun stages anew: delete them. Not after an unclear failure (no answer, a 5xx), nor once the
+        # import started: an import may be reading them. Files an earlier run published stay: that run, not
+        # this one, knows whether an import reads them.
         if not asked or (isinstance(exc, ServerError) and not exc.retryable):
             try:
-                folder.delete_dir(job)
+                _delete_files(folder, job, mine)
             except StagingFailed as left:  # the error to raise is the one above: only say what is left
                 logger.warning("%s: the published files stay: %s", job, left)
         raise
-    files = sum(len(v) for v in published.values())
-    say(
-        f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "
-        f"{len(published)} namespace(s), from {uri} (error mode {error_mode})"
-    )
+    if asked:
+        files = sum(len(v) for v in published.values())
+        say(
+            f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "
+            f"{len(published)} namespace(s), from {uri} (error mode {error_mode})"
+        )
     status = _wait(imports, import_id, options, say, job)
     report = _imported(staged, status, error_mode, lambda: _published_ids(folder, published))
     report.requests += 1
@@ -433,6 +454,37 @@ def finish_import(
         + (f"; {status.error}" if status.error else "")
     )
     return report
+
+
+def _namespaces(published: Mapping[str, Sequence[str]]) -> list[str]:
+    return [_namespace_name(d) for d in published]
+
+
+def _job_files(folder: Folder, job: str) -> Published:
+    """The files published for ``job`` so far (``<job>/<namespace>/*.parquet``), per namespace folder:
+    the folder Pinecone imports, whichever run moved them there."""
+    import pyarrow.fs as pafs
+
+    fs, root = folder.filesystem()
+    found = Published()
+    with folder.failing_as("list", job):
+        infos = fs.get_file_info(pafs.FileSelector(f"{root}/{job}", recursive=True, allow_not_found=True))
+    for info in sorted(infos, key=lambda i: i.path):
+        relative = info.path[len(root) + len(job) + 2 :]
+        if info.type == pafs.FileType.File and relative.endswith(".parquet") and relative.count("/") == 1:
+            found.setdefault(relative.split("/")[0], []).append(info.path)
+    return found
+
+
+def _delete_files(folder: Folder, job: str, published: Mapping[str, Sequence[str]]) -> None:
+    """Delete ``published`` (files this run moved), and ``job``'s folder once nothing else is in it."""
+    fs, _ = folder.filesystem()
+    with folder.failing_as("delete", job):
+        for paths in published.values():
+            for path in paths:
+                fs.delete_file(path)
+    if not _job_files(folder, job):
+        folder.delete_dir(job)
 
 
 class PineconeBulk:

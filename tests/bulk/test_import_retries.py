@@ -9,26 +9,113 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import apache_beam as beam
 import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 
 from tests.bulk.conftest import S3Store
-from tests.bulk.test_pinecone_import import API_KEY
+from tests.bulk.test_pinecone_import import API_KEY, assert_imported_exactly, client_for, rows, stage_parts
 from tests.servers import pinecone_rules
-from tests.servers.pinecone_control import PineconeImportServer, store_opener
+from tests.servers.pinecone_control import ImportScript, PineconeImportServer, store_opener
+from vectordb.beam import WriteToVectorDB
 from vectordb.connector import connect
 from vectordb.connector.backends.pinecone_import import (
+    finish_import,
     import_data,
+    import_folder,
+    publish_staged,
 )
+from vectordb.connector.errors import DeadlineExceeded
 
 FOUR = ["a", "b", "c", "d"]
 
 
 def _files(s3_store: S3Store, prefix: str) -> list[str]:
     return s3_store.files(prefix)
+
+
+# -- 1. the finish step run again -----------------------------------------------------------------
+
+
+def test_a_finish_run_again_follows_the_import_it_started_and_deletes_none_of_its_files(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """The first run started the import and stopped waiting (import_timeout_s); the runner runs the step
+    again, as often as it fails: each run adopts the running import, until it ends with every row."""
+    index_host.imports.set_script(ImportScript(delay_s=0.3))  # a file each 0.3 s: 4 files, 1.2 s
+    table = rows(40, namespaces=FOUR)
+    uri = s3_store.uri(prefix)
+    with client_for(index_host, uri, namespace_column="tenant", on_error="report", import_timeout_s=0.2) as c:
+        staged = stage_parts(c, import_folder(c.options), "job-again", {0: table})
+        bulk = c.bulk
+        assert bulk is not None
+        with pytest.raises(DeadlineExceeded, match="still"):
+            bulk.finish(staged, [(0, 0)], "job-again")
+        published = _files(s3_store, prefix)
+        assert len(published) == 4
+        for _ in range(30):  # as a runner retries the step
+            try:
+                report = bulk.finish(staged, [(0, 0)], "job-again")
+                break
+            except DeadlineExceeded:
+                assert _files(s3_store, prefix) == published  # nothing deleted under the running import
+        else:
+            pytest.fail("the import never ended")
+    assert (report.written, report.failed) == (40, 0), report
+    (job,) = index_host.imports.all()  # one import: the retries started none
+    assert (job.status, job.records_imported) == ("Completed", 40)
+    for ns in FOUR:
+        part = table.filter(pa.compute.equal(table["tenant"], ns)).drop_columns(["tenant"])
+        assert_imported_exactly(index_host, part, ns)
+
+
+def test_a_finish_run_again_after_it_published_imports_what_it_published(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """The first run moved the files and stopped before the start (the driver died): the staging folder is
+    gone, the files are where Pinecone reads them, and no import reads them yet. The next run imports them
+    instead of failing as if the driver could not see the files."""
+    table = rows(30)
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs") as client:
+        folder = import_folder(client.options)
+        staged = stage_parts(client, folder, "job-moved", {0: table.slice(0, 10), 1: table.slice(10)})
+        publish_staged(folder, "job-moved", [(0, 0), (1, 0)])
+        report = finish_import(client, staged, [(0, 0), (1, 0)], "job-moved")
+    assert (report.written, report.failed) == (30, 0), report
+    assert [job.status for job in index_host.imports.all()] == ["Completed"]
+    assert_imported_exactly(index_host, table, "docs")
+
+
+def test_beams_start_import_step_retried_by_the_runner_starts_one_import_and_lands_every_row(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """The BundleBasedDirectRunner runs a failed bundle again (up to 4 times), as Dataflow does."""
+    index_host.imports.set_script(ImportScript(delay_s=0.25))
+    data = [{"id": f"b{i}", "values": [float(i + 1), 1.0, 2.0], "metadata": {"n": i}} for i in range(60)]
+    pipeline = beam.Pipeline(runner=BundleBasedDirectRunner())
+    _ = (
+        pipeline
+        | beam.Create(data)
+        | WriteToVectorDB(
+            index_host.uri,
+            api_key=API_KEY,
+            namespace="docs",
+            write_mode="import",
+            import_uri=s3_store.uri(prefix),
+            import_poll_s=0.05,
+            import_timeout_s=0.2,
+            on_error="report",
+        )
+    )
+    pipeline.run().wait_until_finish()
+    (job,) = index_host.imports.all()
+    assert (job.status, job.records_imported) == ("Completed", 60)
+    assert sorted(index_host.state.snapshot().namespaces["docs"]) == sorted(r["id"] for r in data)
+    assert _files(s3_store, prefix) != []
 
 
 # -- 3. a row with no dense vector in a dense index ---------------------------------------------------
