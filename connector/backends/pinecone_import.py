@@ -20,7 +20,9 @@ belongs:
    ``abort`` for ``on_error=fail``, ``continue`` otherwise), and ``GET /bulk/imports/<id>`` is polled,
    with progress logged, until it ends. The report counts the records Pinecone imported; staged
    rows it did not import are failures: named by id (read back from the files) when it imported none,
-   only counted after a partial import (Pinecone does not say which rows it imported). The step may run
+   only counted after a partial import (Pinecone does not say which rows it imported). A poll that
+   fails is an outage of the poll, not the import failing: polling goes on until ``import_timeout_s``;
+   giving up names the import (it may still be running) and carries the report so far. The step may run
    again for the same job (a runner retrying it): it then follows the import an earlier run started
    (listed by its folder), or imports the files an earlier run published, and deletes only files it
    published itself.
@@ -384,6 +386,8 @@ def finish_import(
             then refuses to import into again once the rows are fixed.
         StagingFailed: the driver cannot find every staged row's file (``import_uri`` is not storage
             the driver shares with the executors); nothing is imported.
+        DeadlineExceeded: the import went on past ``import_timeout_s``, or its status could not be read
+            for that long; it may still be running. ``.report`` holds the account so far.
     """
     say = progress or logger.info
     options = client.options
@@ -444,7 +448,10 @@ def finish_import(
             f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "
             f"{len(published)} namespace(s), from {uri} (error mode {error_mode})"
         )
-    status = _wait(imports, import_id, options, say, job)
+    try:
+        status = _wait(imports, import_id, options, say, job)
+    except _LostSight as lost:
+        raise _still_running(lost, job, import_id, _namespaces(published), uri, staged) from lost.cause
     report = _imported(staged, status, error_mode, lambda: _published_ids(folder, published))
     report.requests += 1
     report.elapsed_s = staged.elapsed_s + (time.monotonic() - started)
@@ -515,15 +522,55 @@ class PineconeBulk:
         abort_import(self.options, job)
 
 
+POLL_OUTAGE_S = 900.0  # without import_timeout_s: how long the import's status may go unread
+POLL_BACKOFF_CAP_S = 60.0
+
+
+class _LostSight(Exception):
+    """``_wait`` stopped following an import before its end: its time ran out, or its status could not be
+    read (``cause``); ``last``: the status last read."""
+
+    def __init__(self, why: str, last: ImportStatus | None, cause: ConnectorError | None = None) -> None:
+        super().__init__(why)
+        self.why, self.last, self.cause = why, last, cause
+
+
 def _wait(
     imports: PineconeImports, import_id: str, options: BackendOptions, say: Callable[[str], None], job: str
 ) -> ImportStatus:
+    """Poll the import until it ends. A poll that fails is an outage of the poll, not the import failing:
+    polling goes on, backing off, until ``import_timeout_s`` (``POLL_OUTAGE_S`` of outage without it).
+    A refusal no wait mends (a revoked key, an unknown import) stops at once."""
     poll_s = float(getattr(options, "import_poll_s", 15.0))
     timeout_s = getattr(options, "import_timeout_s", None)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     shown: tuple[str, float | None] | None = None
+    last: ImportStatus | None = None
+    outage_since: float | None = None
+    failures = 0
     while True:
-        status = imports.describe(import_id)
+        now = time.monotonic()
+        try:
+            status = imports.describe(import_id)
+        except ConnectorError as exc:
+            failures += 1
+            outage_since = now if outage_since is None else outage_since
+            if failures == 1:
+                say(f"{job}: import {import_id}: its status cannot be read ({exc}); polling on")
+            gave_up = deadline if deadline is not None else outage_since + POLL_OUTAGE_S
+            if not (exc.retryable and not exc.fatal):
+                raise _LostSight(f"its status could not be read ({exc})", last, exc) from exc
+            if time.monotonic() >= gave_up:
+                outage = time.monotonic() - outage_since
+                raise _LostSight(
+                    f"its status could not be read for {outage:.1f} s ({exc})", last, exc
+                ) from exc
+            delay = _poll_delay_s(poll_s, failures)
+            time.sleep(max(0.0, min(delay, gave_up - time.monotonic())))
+            continue
+        if failures:
+            say(f"{job}: import {import_id}: its status reads again after {failures} failed polls")
+        failures, outage_since, last = 0, None, status
         if status.status in TERMINAL:
             return status
         if (status.status, status.percent_complete) != shown:
@@ -532,11 +579,52 @@ def _wait(
             rows = "" if status.records_imported is None else f", {status.records_imported} records"
             say(f"{job}: import {import_id} {status.status}{done}{rows}")
         if deadline is not None and time.monotonic() >= deadline:
-            raise DeadlineExceeded(
-                f"{job}: import {import_id} still {status.status} after {timeout_s} s (import_timeout_s); it goes "
-                "on at Pinecone: follow it with describe_import, or stop it with cancel_import"
-            )
+            raise _LostSight(f"still {status.status} after {timeout_s} s (import_timeout_s)", status)
         time.sleep(poll_s if deadline is None else max(0.0, min(poll_s, deadline - time.monotonic())))
+
+
+def _poll_delay_s(poll_s: float, failures: int) -> float:
+    """The wait after ``failures`` failed polls in a row: doubling from ``import_poll_s``, capped."""
+    return min(poll_s * 2 ** min(failures - 1, 20), max(poll_s, POLL_BACKOFF_CAP_S))
+
+
+def _still_running(
+    lost: _LostSight, job: str, import_id: str, namespaces: Sequence[str], uri: str, staged: WriteReport
+) -> ConnectorError:
+    """The error for an import the driver stopped following: it names the import and its namespaces, says
+    how to follow it, and carries the account so far (rows Pinecone had imported when last read; the other
+    staged rows are failures whose end is unknown, as none can be named)."""
+    imported = (lost.last.records_imported if lost.last is not None else None) or 0
+    imported = min(imported, staged.written)
+    unknown = staged.written - imported
+    shown = ", ".join(repr(ns) if ns else "'' (default)" for ns in sorted(namespaces))
+    goes_on = "it goes on" if lost.cause is None else "it may still be running"
+    message = (
+        f"{job}: import {import_id} into namespace(s) {shown}: {lost.why}; {goes_on} at Pinecone, reading "
+        f"{uri}: follow it with describe_import({import_id!r}), or stop it with "
+        f"cancel_import({import_id!r}). Of {staged.written} staged rows {imported} were imported when last read"
+    )
+    report = msgspec.structs.replace(
+        staged, written=imported, failed=staged.failed + unknown, failures=list(staged.failures)
+    )
+    if unknown:
+        report.failures.append(
+            BatchFailure(
+                ids=(),
+                error=f"{unknown} staged rows: import {import_id} may still import them ({lost.why})",
+                error_type="DeadlineExceeded",
+                unnamed=unknown,
+            )
+        )
+    error: ConnectorError
+    if lost.cause is None or lost.cause.retryable:  # the wait ran out
+        error = DeadlineExceeded(message)
+    elif isinstance(lost.cause, ServerError):  # a refusal: its kind (AuthError, NotFound, ...) kept
+        error = type(lost.cause)(message, status=lost.cause.status)
+    else:
+        error = type(lost.cause)(message)
+    error.report = report
+    return error
 
 
 def _imported(

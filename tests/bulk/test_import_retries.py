@@ -118,6 +118,55 @@ def test_beams_start_import_step_retried_by_the_runner_starts_one_import_and_lan
     assert _files(s3_store, prefix) != []
 
 
+# -- 2. the poll of a running import fails ----------------------------------------------------------
+
+
+def test_status_polls_that_fail_for_a_while_do_not_fail_the_import(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """503s to describe_import beyond the control path's retries: the import goes on, so the write waits."""
+    index_host.imports.set_script(ImportScript(fail_describes=4, delay_s=0.2))
+    table = rows(20)
+    with client_for(index_host, s3_store.uri(prefix), namespace="docs", max_retries=0) as client:
+        report = import_data(client, table)
+    assert (report.written, report.failed) == (20, 0), report
+    assert_imported_exactly(index_host, table, "docs")
+
+
+def test_an_index_host_gone_while_importing_fails_naming_the_import_and_keeps_the_account(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """No answer to any poll until import_timeout_s: the error names the import and its namespaces, says
+    it may still be running and how to follow it, and carries the report (rows staged, none known written)."""
+    index_host.imports.set_script(ImportScript(delay_s=0.5))
+    table = rows(20, namespaces=["a", "b"])
+    bad = table.to_pylist()
+    bad[3]["values"][0] = float("nan")  # refused while staging: its failure stays in the account
+    data = pa.Table.from_pylist(bad, schema=table.schema)
+
+    def progress(line: str) -> None:
+        if " started: " in line:  # the import runs at Pinecone; its host goes away
+            index_host.rest.stop()
+
+    options = {"namespace_column": "tenant", "on_error": "report", "max_retries": 0, "import_timeout_s": 1.0}
+    with (
+        client_for(index_host, s3_store.uri(prefix), **options) as client,
+        pytest.raises(DeadlineExceeded) as info,
+    ):
+        import_data(client, data, progress=progress)
+    message = str(info.value)
+    assert "import 1 " in message and "'a', 'b'" in message, message
+    assert "may still be running" in message and "describe_import" in message, message
+    assert "could not be read" in message and "Connect" in message, message
+    report = info.value.report
+    assert report is not None
+    assert (report.written, report.failed) == (0, 20), report
+    assert ("v3",) in [f.ids for f in report.failures]
+    (unknown,) = [f for f in report.failures if f.error_type == "DeadlineExceeded"]
+    assert unknown.unnamed == 19 and "may still" in unknown.error
+    assert _files(s3_store, prefix) != []  # the import may be reading them
+
+
 # -- 3. a row with no dense vector in a dense index ---------------------------------------------------
 
 

@@ -24,7 +24,8 @@ headers ``x-import-id`` and ``x-import-file``.
 applied stay, as at Pinecone), ``delay_s`` slows each file (progress, cancel), ``api_key`` is required
 when set (401 otherwise, as for the data plane), ``lose_start_replies`` starts the first imports asked
 for and answers 503 (a gateway that lost Pinecone's reply), ``fail_starts`` answers 503 to the first
-starts without starting anything.
+starts without starting anything, ``fail_describes`` answers 503 to the first describes of an import
+(an outage of the index host's gateway while the import goes on).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class ImportScript(msgspec.Struct, frozen=True, kw_only=True):
     api_key: str | None = None
     lose_start_replies: int = 0  # the first N starts start the import, then answer 503
     fail_starts: int = 0  # the first N starts (after those) answer 503 and start nothing
+    fail_describes: int = 0  # the first N describes of an import answer 503; the import goes on
 
 
 def store_opener(s3_endpoint: str | None = None) -> StoreOpener:
@@ -149,6 +151,7 @@ class ImportState:
         with self._lock:
             self.script = script
             self._starts = 0
+            self._describes = 0
 
     def start_fault(self) -> str | None:
         """What the script does to this start: "lose_reply", "fail", or ``None`` (answer it)."""
@@ -159,6 +162,12 @@ class ImportState:
             if self._starts <= self.script.lose_start_replies + self.script.fail_starts:
                 return "fail"
             return None
+
+    def describe_fault(self) -> bool:
+        """Whether this describe answers 503 (the script's ``fail_describes``)."""
+        with self._lock:
+            self._describes += 1
+            return self._describes <= self.script.fail_describes
 
     def start(self, uri: str, error_mode: str) -> _Import:
         with self._lock:
@@ -436,7 +445,9 @@ class _ImportHandler(_Handler):
         imports: ImportState = self.server.imports
         if import_id:
             job = imports.get(import_id)
-            if job is None:
+            if imports.describe_fault():
+                self._fail(503, 14, "upstream connect error (fault script)")
+            elif job is None:
                 self._fail(404, 5, f"Import {import_id!r} not found")
             else:
                 self._reply(200, orjson.dumps(job.model()))
