@@ -11,9 +11,10 @@ Systemic stop. While nothing has been accepted, rows refused one by one for one 
 are counted; at the watch's threshold new requests (new units and isolation probes alike) wait, and
 the stream stops only once every request then unanswered has answered and none was accepted: a
 server that refuses faster than it accepts cannot stop a stream with good rows in it. A channel that
-has a request known to be good (``control``: the embedding client's probe text) sends it then too:
-accepted, the refusals were the rows' own (many texts over a model's context at the start of a
-stream, refused in one constant message), and the stream goes on.
+has a request known to be good (``control``: the embedding client's probe text) sends it then too,
+with retries: accepted, the refusals were the rows' own (many texts over a model's context at the
+start of a stream, refused in one constant message), and the stream goes on; only refused does it
+count toward the verdict (a throttle or a 5xx says nothing about the rows).
 
 Silence. A timeout lowers the in-flight limit as a throttle does (once per epoch): a slow server whose
 queue outlasts ``timeout_s`` still serves the requests the client gave up on, so a limit left at its
@@ -128,11 +129,12 @@ class Dispatcher(Generic[U]):
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         thread_name: str = "vectordb-send",
-        control: Callable[[], bool] | None = None,
+        control: Callable[[], None] | None = None,
     ) -> None:
-        """``control``, if given, sends one request known to be good (the embedding client's probe text)
-        and says whether it was accepted: asked once, when the systemic watch first suspects the
-        stream, before its verdict; accepted, the refusals are about the rows and the watch is disarmed."""
+        """``control``, if given, sends one request known to be good (the embedding client's probe text),
+        raising its error if it was not accepted: sent, with retries, when the systemic watch suspects
+        the stream, before its verdict; accepted, the refusals are about the rows and the watch is
+        disarmed; only a refusal (``Rejected``) lets the verdict follow."""
         self.channel = channel
         self._control = control
         # a throttle without a hint is waited out, each wait at most a request's timeout (and a minute)
@@ -506,23 +508,53 @@ class Dispatcher(Generic[U]):
             self._conclude_systemic()
             self.cond.notify_all()  # a disarmed watch lets waiting senders go on
         if control:
-            self._send_control()
+            self._send_control(row)
 
-    def _send_control(self) -> None:
+    def _send_control(self, row: U) -> None:
         """Send the control request (counted as unanswered by the caller): accepted, a server that
         refuses rows alike one by one still takes a good one, so they are the rows' own faults (texts
-        over a model's context, refused in a constant message): disarm the watch."""
-        assert self._control is not None
-        accepted = False
+        over a model's context, refused in a constant message): disarm the watch. Refused too, the
+        verdict may follow. Neither (a throttle, a 5xx, a timeout after its retries): nothing is known,
+        and the suspicion is dropped (the watch counts again from nought) instead of read as a refusal."""
+        verdict: bool | None = None
         try:
-            accepted = self._control()
+            verdict = self._control_verdict(row)
         finally:
             with self.lock:
-                if accepted:
+                if verdict is True:
                     self._systemic.on_accepted()
+                elif verdict is None and self.fatal is None:
+                    self._systemic.reopen()
+                    self._suspect = None
                 self._unanswered -= 1
                 self._conclude_systemic()
                 self.cond.notify_all()
+
+    def _control_verdict(self, row: U) -> bool | None:
+        """The control request, retried as any request is (``row``'s report counts its retries): True if
+        accepted, False if refused (``Rejected``), ``None`` if it failed otherwise (a fatal error, such
+        as a revoked key, also stops the stream)."""
+        assert self._control is not None
+        attempts = 0
+        while True:
+            attempts += 1
+            with self.lock:
+                epoch = self.limit.epoch
+            try:
+                self._control()
+            except ConnectorError as exc:
+                if isinstance(exc, Rejected) and not exc.fatal:
+                    return False
+                if exc.fatal:
+                    self.set_fatal(exc)
+                    return None
+                if not self._may_retry(row, exc, attempts, epoch):
+                    return None
+                self._wait_out(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
+                if self.fatal is not None:
+                    return None
+                continue
+            return True
 
     def _answer_accounted(self) -> None:
         """One request's answer (or its last failure) is accounted for: a suspected stream may now be

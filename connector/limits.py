@@ -362,6 +362,11 @@ class SystemicWatch:
     def on_accepted(self) -> None:
         self.armed = False
 
+    def reopen(self) -> None:
+        """The suspicion could not be tested (the control request failed for another reason): count the
+        refusals again from nought, and suspect again at ``threshold`` more."""
+        self.count = 0
+
     def on_row_refused(self, reason: str) -> bool:
         """Count a row refused on its own; True while the write is suspected."""
         if not self.armed:

@@ -382,14 +382,10 @@ class EmbeddingClient:
             status=error.status,
         )
 
-    def _control(self) -> bool:
-        """Whether the probe text alone is embedded: the dispatcher's control request, sent before it
-        concludes that the inputs refused one by one are refused for the request itself."""
-        try:
-            self._send([PROBE_TEXT])
-        except ConnectorError:
-            return False
-        return True
+    def _control(self) -> None:
+        """The probe text alone: the dispatcher's control request, sent (and retried) before it concludes
+        that the inputs refused one by one are refused for the request itself; raises if not embedded."""
+        self._send([PROBE_TEXT])
 
     def _send(self, texts: list[str]) -> np.ndarray:
         """One request (two when the server may not know base64 and refuses it)."""
