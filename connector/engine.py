@@ -101,6 +101,10 @@ class Engine:
         self._rate = RateBudget(options.max_rows_per_second, options.max_bytes_per_second, clock())
         self._cond, self._lock = self.dispatch.cond, self.dispatch.lock
         self._held: dict[object, set[object]] = {}  # the keys of rows in flight, per scope (RowRules)
+        # an encoded body over this is split: option max_batch_bytes (the database's limit at most), which
+        # the batcher's size estimates aim under but cannot promise
+        limit = backend.limits.max_bytes
+        self.max_body_bytes = min(options.max_batch_bytes or limit, limit)
 
     def close(self) -> None:
         self.dispatch.close()
@@ -158,10 +162,10 @@ class Engine:
 
     def _encoded(self, batches: Iterable[RowBatch], report: WriteReport) -> Generator[_Sending, None, None]:
         """Each batch with its request, in input order, encoded while earlier ones are on the wire. A
-        body over the database's request limit (the size estimate came out small: JSON floats longer
-        than its sample showed) is split in halves and encoded again, in input order, so no request is
-        refused for its size."""
-        limit = self.backend.limits.max_bytes
+        body over ``max_body_bytes`` (option ``max_batch_bytes``, else the database's request limit: the
+        size estimate came out small, as JSON floats longer than its sample showed) is split in halves and
+        encoded again, in input order, so no request is refused for its size and the option is honoured."""
+        limit = self.max_body_bytes
         requests = self._requests(batches, report)
         pending: list[tuple[RowBatch, WireRequest | None]] = []
         try:

@@ -4,18 +4,26 @@ limit, so it errs large, never small."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import orjson
 
 from ..rows import RowBatch, metadata_json_len
+from ..rows.checks import metadata_json
 
-__all__ = ["json_bytes_per_float", "row_bytes"]
+__all__ = ["PROTO_VALUE_BYTES", "json_bytes_per_float", "proto_metadata_bytes", "row_bytes"]
+
+# what a protobuf Value (a map entry or list item, with its framing) may take beyond its JSON text: a
+# negative int64 is 13 bytes (Qdrant's integer=3: a tag and a 10-byte varint, in a 2-byte list item) for
+# JSON's "-1,", a double 11 for "0," (google.protobuf.Value holds every number as one)
+PROTO_VALUE_BYTES = 13
 
 
 def row_bytes(batch: RowBatch, *, grpc: bool, fixed: int) -> np.ndarray:
     """Per row: the dense vector (float32 bytes exactly over gRPC; JSON measured on a sample), ``fixed``
-    bytes of framing and names, sparse entries, and metadata (protobuf's Struct framing can double small
-    values)."""
+    bytes of framing and names, sparse entries, and metadata (its JSON; over gRPC ``proto_metadata_bytes``,
+    as a Struct's framing and 8-byte doubles make short values several times their JSON)."""
     n = len(batch)
     dense = 0.0
     if batch.vectors is not None and batch.vectors.size:
@@ -25,9 +33,21 @@ def row_bytes(batch: RowBatch, *, grpc: bool, fixed: int) -> np.ndarray:
         per_entry = 9 if grpc else 27
         sizes += np.fromiter((0 if s is None else len(s[0]) * per_entry for s in batch.sparse), np.int64, n)
     if batch.metadata is not None:
-        factor = 2 if grpc else 1
-        sizes += np.fromiter((metadata_json_len(m) * factor for m in batch.metadata), np.int64, n)
+        size_of = proto_metadata_bytes if grpc else metadata_json_len
+        sizes += np.fromiter((size_of(m) for m in batch.metadata), np.int64, n)
     return sizes
+
+
+def proto_metadata_bytes(metadata: dict[str, Any] | None) -> int:
+    """At least the bytes of ``metadata`` as a protobuf Struct (or Qdrant's payload map): its JSON, plus
+    ``PROTO_VALUE_BYTES`` for each value it may hold. Every value but the first of a container follows a
+    ``,``, every key is followed by a ``:`` and every container opens with ``[`` or ``{``, so counting those
+    bytes (inside strings too: more, never fewer) counts every value and key, without walking the rows."""
+    if not metadata:
+        return 0
+    text = metadata_json(metadata)
+    marks = text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{")
+    return len(text) + PROTO_VALUE_BYTES * marks
 
 
 def json_bytes_per_float(matrix: np.ndarray) -> float:
