@@ -278,9 +278,11 @@ def _foreach_batch_job(plan: WritePlan) -> str | None:
     query_id = context.getLocalProperty(QUERY_ID_PROPERTY)
     if batch_id is None or query_id is None:
         return None
-    # the target and every option (their repr shows no credential): two writes of one micro-batch into one
-    # report_path differing in any option (a namespace, an op column, the columns read) keep their own files
-    write = hashlib.sha256(f"{plan.target}\n{plan.options!r}".encode()).hexdigest()[:8]
+    # the target and every option set (their repr shows no credential): two writes of one micro-batch into one
+    # report_path differing in any option (a namespace, an op column, the columns read) keep their own files;
+    # the options as given, not as the target completed them, which a replay against a target that learnt
+    # from the first run's rows (its dimension) would name apart, leaving the first run's files beside
+    write = hashlib.sha256(f"{plan.target}\n{plan.given_options!r}".encode()).hexdigest()[:8]
     return f"{_micro_batch_job(int(batch_id))}-{query_id[:8]}-{write}"
 
 

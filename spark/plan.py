@@ -56,6 +56,9 @@ class WritePlan:
     """What every task of one write needs; small and picklable."""
 
     options: BackendOptions  # validated; the rate budget already divided per task
+    # as the user set them, before the target was asked: what the target taught the driver (a dimension,
+    # "verified") differs once the first micro-batch wrote, so this, not ``options``, names a replayed one
+    given_options: BackendOptions
     spark: SparkOptions
     token: str  # names this write's clients, staged dead letters and report
     target: str  # the backend's description, for messages (no credentials)
@@ -94,6 +97,7 @@ def plan_write(
         return WritePlan(
             # api_key_env is read here, once: executors of a spark-submit job need not have the variable
             options=_embed_credential(_per_task_budget(plan.options, spark_options).with_credential()),
+            given_options=options,
             spark=spark_options,
             token=uuid.uuid4().hex[:12],
             target=plan.target,

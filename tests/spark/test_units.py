@@ -294,8 +294,10 @@ def test_dead_letter_file_takes_a_null_struct_whose_fields_spark_declares_not_nu
 
 
 def plan_for(tmp_path: Path, **options: str) -> WritePlan:
+    given = resolve_options({"uri": "pinecone://127.0.0.1:1", **options})
     return WritePlan(
-        options=resolve_options({"uri": "pinecone://127.0.0.1:1", **options}),
+        options=given,
+        given_options=given,
         spark=SparkOptions(),
         token="t0",
         target="pinecone://127.0.0.1:1",
