@@ -32,7 +32,7 @@ from .types import (
     ranges,
 )
 
-__all__ = ["assemble", "iso_duration", "metadata_json", "metadata_json_len"]
+__all__ = ["assemble", "iso_duration", "metadata_json", "metadata_json_len", "metadata_size"]
 
 
 def assemble(
@@ -153,9 +153,11 @@ def assemble(
                         [i], f"metadata {where} is NaN or infinity, which JSON cannot hold (it would be null)"
                     )
                     continue
-            size = len(encoded)
-            if rules.max_metadata_bytes is not None and size > rules.max_metadata_bytes:
-                refuse([i], f"metadata is {size} bytes as JSON; the limit is {rules.max_metadata_bytes}")
+            # the JSON's length first: ``metadata_size`` is never more (a whole float's integer text is
+            # shorter), so only a row over the limit is measured again
+            size, limit = len(encoded), rules.max_metadata_bytes
+            if limit is not None and size > limit and (size := metadata_size(md)) > limit:
+                refuse([i], f"metadata is {size} bytes as JSON; the limit is {limit}")
         if normalised is not None:  # the caller's list is left as it was (dead letters read it again)
             cols = dataclasses.replace(cols, metadata=normalised)
 
@@ -420,6 +422,29 @@ def iso_duration(value: dt.timedelta) -> str:
 def metadata_json_len(metadata: dict[str, Any] | None) -> int:
     """Bytes of a row's metadata as JSON (0 when empty): the limit check here, and backends' size estimates."""
     return len(metadata_json(metadata)) if metadata else 0
+
+
+def metadata_size(metadata: dict[str, Any]) -> int:
+    """Bytes of a row's metadata as a size limit counts them (``RowRules.max_metadata_bytes``): its JSON
+    with each whole float within ±2**53 written as the integer it is, at any depth. The limit is
+    Pinecone's, whose numbers are float64 (over gRPC a ``Struct`` holds 1 and 1.0 as the same bytes): a
+    column of years as floats must not make a row 2 bytes a value bigger than the same row of ints."""
+    return len(metadata_json(_whole_numbers(metadata)))
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with its whole floats within ±2**53 (exact as integers) as ints, in dicts, lists, tuples."""
+    if isinstance(value, float | np.floating):  # numpy's too, for a row not made plain
+        number = float(value)
+        return int(number) if number.is_integer() and abs(number) <= _EXACT else number
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_whole_numbers(item) for item in value]
+    return value
+
+
+_EXACT = 2.0**53  # float64 holds every integer up to here; orjson writes a float below 1e16 with ".0"
 
 
 class _Unstorable(Exception):

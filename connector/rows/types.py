@@ -76,7 +76,7 @@ class RowRules:
 
     max_id_length: int = 512  # characters
     max_id_bytes: int | None = None  # UTF-8 bytes, where the database counts those (Pinecone)
-    max_metadata_bytes: int | None = None  # JSON bytes per row
+    max_metadata_bytes: int | None = None  # JSON bytes per row, whole floats as ints (``metadata_size``)
     allow_sparse_only: bool = True  # a row may have a sparse vector and no dense one
     numeric_ids: bool = False  # ids may stay integers (Milvus INT64 keys)
     integer_text: bool = False  # the database may read text as an integer: "07" is 7 (bigint, INT64 keys)

@@ -106,15 +106,20 @@ def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
 
 def metadata_size(metadata: dict[str, Any]) -> int:
     """Bytes of the metadata's compact JSON, each whole number written as an integer (``1``, not ``1.0``),
-    however it arrived: a ``google.protobuf.Struct`` holds every number as a double, which
-    ``MessageToDict`` gives back as a float, so the gRPC server would count ``1.0`` where the REST body
-    (and the client's 40 KB check) has ``1``. One measure for both servers, as Pinecone has one limit."""
-    return len(orjson.dumps({key: _whole(value) for key, value in metadata.items()}))
+    however it arrived and at any depth: Pinecone's numbers are doubles (a ``google.protobuf.Struct``
+    holds every number as one, which ``MessageToDict`` gives back as a float), so ``1`` and ``1.0`` are one
+    value, of one size, over REST and gRPC. One measure for both servers, as Pinecone has one limit; the
+    connector's own (``rows.checks.metadata_size``) is written apart and checked against this one."""
+    return len(orjson.dumps(_whole(metadata)))
 
 
 def _whole(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return list(map(_whole, value))
     return value
 
 
