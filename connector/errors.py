@@ -18,7 +18,8 @@
     │   │   └── SystemicRejection            fatal: the first rows sent one by one were all refused alike
     │   ├── AuthError                        fatal: credentials or permissions (401/403)
     │   ├── NotFound                         fatal: no such index/collection/endpoint (404)
-    │   └── MalformedReply                   fatal: a 2xx reply that is not the protocol's (embeddings)
+    │   └── MalformedReply                   fatal: a 2xx reply that is not the protocol's (embeddings:
+    │                                        only before any reply was; after, its inputs fail)
     ├── EmbeddingFailed                      ``embed()``: some inputs were not embedded: .failures
     └── WriteFailed                          raised by ``on_error="fail"``; carries ``.report``
 
@@ -181,7 +182,9 @@ class NotFound(ServerError):
 
 
 class MalformedReply(ServerError):
-    """A 2xx reply that is not what the protocol says (an embeddings list for the inputs sent); fatal."""
+    """A 2xx reply that is not what the protocol says (an embeddings list for the inputs sent); fatal. The
+    embedding client sends the request again once, and after well-formed replies fails its inputs
+    alone (an instance with ``fatal`` false)."""
 
     fatal = True
 

@@ -17,8 +17,8 @@ texts is sent and accounted for, and keeps what is the embedding stream's own:
   ``"float"``; if that is accepted the client asks for floats from then on.
 - The consumer's thread assembles finished requests into chunks in input order and yields them.
 
-Fatal errors (bad key, no such model, a server never reached, a reply that is not the protocol,
-a systemic refusal) stop the feeder, let the requests in flight finish, and are raised by the
+Fatal errors (bad key, no such model, a server never reached, a reply that is not the protocol
+twice before any reply was, a systemic refusal) stop the feeder, let the requests in flight finish, and are raised by the
 stream. Per-input failures are data: ``EmbeddedChunk.failures``. A stream closed on an error retries
 nothing more; on an interrupt (Ctrl-C) it does not wait for the requests on the wire either, as an
 interrupted write does not: they end on their own threads.
@@ -194,6 +194,7 @@ class EmbeddingClient:
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
+        self._replied_well = False  # a reply was well-formed: the server speaks the protocol
         self.stats = EmbedStats(encoding_format=options.encoding_format)
 
     def _forget_parent(self) -> None:
@@ -305,8 +306,37 @@ class EmbeddingClient:
         if stop is not None and stop.is_set():
             raise _StreamClosed("not sent: the embedding stream was closed on an error")
         self._sending.stop = stop  # for the wait before a retry of it, on this thread (_pause)
-        matrix = self._send(unit.part.texts)
+        matrix = self._send_checked(unit.part.texts)
         return matrix, _non_finite_rows(matrix)
+
+    def _send_checked(self, texts: list[str]) -> np.ndarray:
+        """A reply of one vector per text, of the stream's dimension. A malformed one is sent again once:
+        malformed again, it is fatal while no reply was well-formed (the server does not speak the
+        protocol), and after well-formed ones it fails these texts alone (one null item, one short list:
+        a fault of that reply, as a NaN vector is of its row, not a reason to drop the whole write)."""
+        try:
+            return self._well_formed(texts)
+        except MalformedReply:
+            with self._cond:
+                self.stats.retries += 1
+        try:
+            return self._well_formed(texts)
+        except MalformedReply as exc:
+            if not self._replied_well:
+                raise
+            raise _malformed_again(exc) from None
+
+    def _well_formed(self, texts: list[str]) -> np.ndarray:
+        matrix = self._send(texts)
+        with self._cond:
+            if self._dim is None:
+                self._dim = matrix.shape[1]
+            if matrix.shape[1] != self._dim:
+                asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
+                mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{self._dim}"
+                raise MalformedReply(f"{self._transport.where}: {mismatch}")
+            self._replied_well = True
+        return matrix
 
     def _pause(self, delay_s: float) -> None:
         """The dispatcher's wait before a retry, on the sender thread that just sent: cut short when the
@@ -322,13 +352,7 @@ class EmbeddingClient:
     ) -> tuple[bool, ConnectorError | None]:
         """Keep the reply's vectors; a vector that is not finite (NaN, infinity: a float over float32's
         range) fails its input alone, as a reply the server got wrong, never a vector handed on."""
-        matrix, non_finite = outcome
-        if self._dim is None:
-            self._dim = matrix.shape[1]
-        if matrix.shape[1] != self._dim:
-            asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
-            mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{self._dim}"
-            return False, MalformedReply(f"{self._transport.where}: {mismatch}")
+        matrix, non_finite = outcome  # of the stream's dimension (_well_formed)
         indices = unit.part.indices
         if non_finite is not None:
             message = f"{self._transport.where}: the embedding server returned a non-finite vector"
@@ -385,7 +409,7 @@ class EmbeddingClient:
     def _control(self) -> None:
         """The probe text alone: the dispatcher's control request, sent (and retried) before it concludes
         that the inputs refused one by one are refused for the request itself; raises if not embedded."""
-        self._send([PROBE_TEXT])
+        self._send_checked([PROBE_TEXT])
 
     def _send(self, texts: list[str]) -> np.ndarray:
         """One request (two when the server may not know base64 and refuses it)."""
@@ -420,6 +444,17 @@ class EmbeddingClient:
         return decode_reply(
             reply, len(texts), self._transport.where, self._decoding, secrets=self._transport.secrets
         )
+
+
+def _malformed_again(exc: MalformedReply) -> MalformedReply:
+    """The error a request's texts fail with when its reply was malformed twice, after well-formed replies:
+    not fatal (the stream goes on) and not retryable (the same texts met it twice)."""
+    again = MalformedReply(
+        f"{exc} (the reply was malformed twice, after well-formed ones: its inputs fail, the stream goes on)",
+        status=exc.status,
+    )
+    again.fatal = False
+    return again
 
 
 def _non_finite_rows(matrix: np.ndarray) -> np.ndarray | None:

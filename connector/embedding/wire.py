@@ -10,8 +10,9 @@ made: about 2.3 µs per 768-d vector here, against 3.8 µs through orjson and py
 float reply, which makes Python floats and one ``numpy.array`` call (parsing the numbers with
 ``numpy.fromstring`` or pyarrow's JSON reader measured two to three times slower). Items are placed by
 their ``index``, whatever order they come in; a reply that does not hold exactly one vector per input,
-all of one length, is ``MalformedReply``, which is fatal: a server that does not speak the protocol
-will not start to.
+all of one length, is ``MalformedReply``. The client sends such a request again once; malformed again,
+it is fatal while no reply was well-formed (a server that does not speak the protocol will not start
+to), and after well-formed ones it fails that request's inputs alone.
 
 Error replies carry OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``; the transport
 quotes that message in the connector's error (``transports.http.error_for_status``). Whatever is quoted
@@ -42,7 +43,7 @@ __all__ = [
     "request_body",
 ]
 
-REASON_CHARS = 500
+REASON_CHARS = 200  # of a malformed reply quoted in its error: enough to see what the server sent
 
 
 def request_body(model: str, texts: Sequence[str], encoding_format: str, dimensions: int | None) -> bytes:
