@@ -49,12 +49,8 @@ class Model:
     def delete(self, row_id: Any, namespace: str | None) -> None:
         key = self.key(row_id, namespace)
         # Qdrant deletes a point by id in the row's namespace (a point another namespace wrote stays; ""
-        # is the default namespace, whose points have none)
-        if (
-            self.kind != "qdrant"
-            or namespace is None
-            or self.rows.get(key, (None,))[0] == (namespace or None)
-        ):
+        # and none are the default namespace, whose points have none)
+        if self.kind != "qdrant" or self.rows.get(key, (None,))[0] == (namespace or None):
             self.rows.pop(key, None)
 
     def applied_in_order(self, rows: list[dict[str, Any]]) -> dict[Any, Any]:
