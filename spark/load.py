@@ -11,7 +11,7 @@
 file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__file__)')" …``.)
 
 Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, a folder's
-its files', a folder in another store is Parquet, or ``--format``), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
+its files', a folder in another store is Parquet, or ``--format``; one format for every input), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
 also be a JSON array in a string, and a row whose text is not one fails, saying so; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
 for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
@@ -172,7 +172,8 @@ def no_java(why: str = "") -> None:
 
 def check_before_spark(args: argparse.Namespace) -> None:
     """What needs no Spark, checked before it starts (40 s or more on a busy machine): the embedded
-    default's Milvus Lite installed, the format of ``--input`` known and its local paths matching files.
+    default's Milvus Lite installed, the format of ``--input`` known and one for all of them, and its local
+    paths matching files.
 
     Raises:
         MissingExtra, ConfigError.
@@ -183,8 +184,19 @@ def check_before_spark(args: argparse.Namespace) -> None:
     check_embedded_default(args.uri)  # the driver starts the server
     if args.sample is not None:
         return
-    if (args.format or input_format(args.input[0])) is None:
-        raise ConfigError(f"cannot tell the format of {args.input[0]}: give --format parquet|json|csv")
+    first = args.input[0]
+    fmt = args.format or input_format(first)
+    if fmt is None:
+        raise ConfigError(f"cannot tell the format of {first}: give --format parquet|json|csv")
+    # Spark reads every input in one format: a Parquet file read as JSON dies in a task, naming neither
+    for path in args.input:
+        found = stated_format(path)
+        if found is not None and found != fmt:
+            said = "--format is" if args.format else f"{first!r} is"
+            why = "a job reads one format" if args.format else "a job reads one format (--format)"
+            raise ConfigError(
+                f"--input {path!r} is {found}, but {said} {fmt}: {why}, so load each format in a run of its own"
+            )
     local = [path for path in args.input if "://" not in path]
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace
@@ -285,6 +297,13 @@ def input_format(path: str) -> str | None:
             if found is not None and not name.startswith(("_", ".")):
                 return found
     return None
+
+
+def stated_format(path: str) -> str | None:
+    """``input_format``, or ``None`` where that is only a guess (a folder in another store is taken as Parquet)."""
+    if "://" in path and Path(path.rstrip("/")).suffix.lower() not in FORMATS:
+        return None
+    return input_format(path)
 
 
 def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
