@@ -338,7 +338,7 @@ def _check_row(
             metadata = orjson.loads(text)
         except orjson.JSONDecodeError:
             raise _BadRow(f"record {vid!r}: metadata is not JSON") from None
-        problem = rules.metadata_problem(metadata, size=len(text.encode()))
+        problem = rules.metadata_problem(metadata)
         if problem is not None:
             raise _BadRow(f"record {vid!r}: {problem}")
     vector = ArrivedVector(

@@ -76,13 +76,13 @@ def id_problem(vector_id: str) -> str | None:
     return None
 
 
-def metadata_problem(metadata: Any, size: int | None = None) -> str | None:
+def metadata_problem(metadata: Any) -> str | None:
     """Metadata that is not a flat object of strings, numbers, booleans and lists of strings, or over
-    40 KB; ``size`` is its length as sent (JSON bytes) when known, else ``metadata_size``'s."""
+    40 KB by ``metadata_size`` (numbers as the float64 they are: ``1.0`` counts as ``1``), whichever
+    way it came (an upsert's JSON or Struct, an import's JSON text)."""
     if not isinstance(metadata, dict):
         return "Metadata must be a JSON object"
-    if size is None:
-        size = metadata_size(metadata)
+    size = metadata_size(metadata)
     if size > MAX_METADATA_BYTES:
         return (
             f"Metadata size is {size} bytes, which exceeds the limit of {MAX_METADATA_BYTES} bytes per vector"
