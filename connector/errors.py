@@ -110,8 +110,9 @@ class DeadlineExceeded(TransportError, TimeoutError):
 
 
 class StoppedAnswering(DeadlineExceeded):
-    """So many requests in a row got no reply at all within ``timeout_s`` (max_concurrency x (max_retries + 1))
-    that the server is taken to have stopped answering: the write stops instead of every batch left
+    """Requests in a row got no reply at all within ``timeout_s``, the last ``max_retries + 1`` of them sent
+    alone (the timeouts had lowered the in-flight limit to 1), so the server is taken to have stopped
+    answering: the write stops instead of every batch left
     waiting out its timeout and retries (10,000 batches took about 20 hours to fail at the defaults).
     Retryable: a write again, once the server answers (or with a larger ``timeout_s``), may pass."""
 
