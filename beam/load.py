@@ -69,13 +69,14 @@ import msgspec
 import numpy as np
 import orjson
 import pyarrow as pa
+from apache_beam import coders
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 from apache_beam.utils.secret import Secret
 
-from vectordb.beam.elements import refused_line
+from vectordb.beam.elements import Refusal, refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteResult, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.bulk import bulk_path
@@ -442,18 +443,31 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
     elif input_format(args) == "parquet":
         records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
     else:
-        records = (
-            pipeline | "Read JSON Lines" >> beam.io.ReadFromText(args.input) | "Parse" >> beam.Map(parse_line)
-        )
+        # bytes, decoded by parse_line: Beam's default coder decodes UTF-8 itself, and one line that is
+        # not UTF-8 stopped the whole job with its trace
+        read = beam.io.ReadFromTextWithFilename(args.input, coder=coders.BytesCoder())
+        records = pipeline | "Read JSON Lines" >> read | "Parse" >> beam.MapTuple(parse_line)
     return records | "Write" >> sink
 
 
-def parse_line(line: str) -> Any:
-    """A JSON Lines record; a line that is not JSON is its dead letter, failed alone (it stopped the job)."""
+def parse_line(path: str, line: bytes) -> Any:
+    """A JSON Lines record of file ``path``; a line that is not UTF-8 or not JSON is its dead letter
+    (holding the line and the file), failed alone. Its reason names the file, not the line's number:
+    the reader splits a file among bundles, which do not know their first line's number."""
     try:
-        return orjson.loads(line)
+        return orjson.loads(line.decode())
+    except UnicodeDecodeError as exc:
+        return _refused(path, line.decode(errors="backslashreplace"), f"the line is not valid UTF-8: {exc}")
     except orjson.JSONDecodeError as exc:
-        return refused_line(line, f"the line is not JSON: {exc}")
+        # orjson's position is within the line, whose own "line 1" would read as the file's first
+        where = str(exc).replace(": line 1 column ", ": column ")
+        return _refused(path, line.decode(), f"the line is not JSON: {where}")
+
+
+def _refused(path: str, line: str, reason: str) -> Refusal:
+    refused = refused_line(line, f"file {path}: {reason}")
+    refused.dead_letter["file"] = path
+    return refused
 
 
 def check_input(pattern: str) -> None:

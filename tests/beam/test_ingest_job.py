@@ -315,7 +315,9 @@ def test_a_line_that_is_not_json_fails_alone_as_a_dead_letter(
     (letter,) = [
         json.loads(line) for f in dead.glob("dead-letters-*.jsonl") for line in f.read_text().splitlines()
     ]
-    assert letter["line"] == "{not json" and letter["error"].startswith("the line is not JSON: ")
+    assert letter["line"] == "{not json" and letter["error"].startswith(
+        f"file {source}: the line is not JSON: "
+    )
 
 
 def test_an_input_that_matches_nothing_is_one_line_and_status_2(
