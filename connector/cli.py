@@ -5,7 +5,8 @@ Both commands, ``vectordb-load`` (Spark, ``vectordb.spark.load``) and ``vectordb
 MB/s, requests, retries, throttling, the first failure reasons) and exit with 1 when rows failed.
 
 A ``ConnectorError`` (a bad option, a target or endpoint that cannot be reached, a key refused) is
-one line on stderr and exit status 2 (``run_command``); the full trace only with ``--debug``. The
+one line on stderr and exit status 2 (``run_command``); the full trace only with ``--debug``. Its advice
+to set option ``create=true`` (a missing collection) names the command's ``--no-create`` flag instead. The
 error may have been raised in another Python process: Spark's driver runs the data source's checks
 in a Python worker and hands back that worker's error (the exception alone, or a traceback) as the
 text of its own exception, so the error is also looked for in the text (``connector_error_line``).
@@ -50,6 +51,17 @@ COMMANDS = {
 }
 # the commands whose module checks its extra itself, after its flags: ``--help`` needs no Spark
 CHECKED_BY_THE_JOB = {"vectordb-load"}
+
+# each command's flag against creating a missing collection, which it creates otherwise: where the API's
+# advice says "set create=true", the command's way is to drop this flag
+NO_CREATE_FLAGS = {"vectordb-load": "--no-create", "vectordb-beam": "--no_create"}
+# the backends' advice for a missing target (collection, table, tenant, pgvector extension), in the
+# command's words
+_CREATE_ADVICE = (
+    ("set create=true to create it", "run without {flag} to create it"),
+    ("(option create=true makes it)", "(run without {flag} to make it)"),
+    ("or set create=true", "or run without {flag}"),
+)
 
 # the last line of a Python traceback, as Spark (or Beam) passes it on: "vectordb.connector.errors.ConnectError: …",
 # or the exception alone after Spark's own words, when the worker sent no frames (``PYTHON_DATA_SOURCE_ERROR``)
@@ -181,11 +193,24 @@ def run_command(
         kind, line = found
         if policy_hint is not None and issubclass(kind, WriteFailed):
             line = line.replace(HINT, policy_hint)
+        if issubclass(kind, ConfigError):
+            line = _command_advice(prog, line)
         if debug:
             traceback.print_exception(exc)
         hint = "" if debug else " (--debug shows the trace)"
         print(f"{prog}: {line}{hint}", file=sys.stderr, flush=True)
         return 1 if issubclass(kind, WriteFailed) else 2
+
+
+def _command_advice(prog: str, line: str) -> str:
+    """``line`` with the API's advice to set ``create=true`` said as ``prog``'s flag: a user of the command
+    who gave ``--no-create`` has no option ``create`` to set."""
+    flag = NO_CREATE_FLAGS.get(prog)
+    if flag is None:
+        return line
+    for api, command in _CREATE_ADVICE:
+        line = line.replace(api, command.format(flag=flag))
+    return line
 
 
 def _interrupted(prog: str) -> int:
