@@ -60,6 +60,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -91,7 +92,7 @@ from vectordb.connector.cli import (
 )
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions, convert_options, without_password
-from vectordb.connector.report import WriteReport
+from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows.types import agreed_length
 
 __all__ = [
@@ -126,9 +127,14 @@ EXTENSIONS = {
 TOTALS_PREFIX = "totals-"  # count_totals' files, one per bundle
 SCHEMA_READERS = 8  # Parquet footers read at once before the pipeline runs
 SAMPLED_ROWS = 10_000  # the input's first rows, whose most common vector length is a new collection's
+REASONS_KEPT = 100  # distinct failure reasons a bundle saves, its most common (the summary shows 5)
 # how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
 POLICY_HINT = (
     "Give --dead_letters DIR, or --option on_error=report, to keep the rows that did land without failing."
+)
+# the last line of a job whose failed rows no dead letter keeps (on_error=report)
+KEEP_HINT = (
+    "Give --dead_letters DIR to keep the failed rows, with their reasons, in DIR/dead-letters-*.jsonl."
 )
 
 
@@ -541,7 +547,9 @@ def sample_batch(start: int, n: int, dim: int) -> pa.RecordBatch:
 def count_totals(result: WriteResult, folder: str) -> None:
     """Save the sink's outputs' counts in ``folder``, a file per bundle, for ``read_totals``: its reports'
     counts (``COUNTERS``) but ``failed``, and its dead letters as ``failed``: one a failed row, those of
-    rows refused while reading (which no report holds) included.
+    rows refused while reading (which no report holds) included. The failed rows' reasons too, from
+    the letters (every failed row has one), and which of them were deletes from the reports (a letter
+    does not say).
 
     Outputs, not Metrics counters: the DirectRunner drops the counters of batches ``GroupIntoBatches``
     flushes. Files, not a ``CombineGlobally``: those batches' reports reach the runner after its
@@ -554,49 +562,84 @@ def count_totals(result: WriteResult, folder: str) -> None:
     _ = result.failed | "Count failed rows" >> beam.ParDo(_SaveCounts(folder, _letter_counts))
 
 
-def _report_counts(report: WriteReport) -> list[int]:
-    return [0 if name == "failed" else int(getattr(report, name)) for name in COUNTERS]
+# a reason as saved: (error_type, error, op, rows); op "" for a letter's (which does not say its op)
+Reason = tuple[str, str, str, int]
 
 
-def _letter_counts(_: Any) -> list[int]:
-    return [int(name == "failed") for name in COUNTERS]
+def _report_counts(report: WriteReport) -> tuple[list[int], list[Reason]]:
+    counts = [0 if name == "failed" else int(getattr(report, name)) for name in COUNTERS]
+    return counts, [(f.error_type, f.error, f.op, f.rows) for f in report.failures if f.op != "upsert"]
+
+
+def _letter_counts(letter: Any) -> tuple[list[int], list[Reason]]:
+    counts = [int(name == "failed") for name in COUNTERS]
+    return counts, [(str(letter.get("error_type")), str(letter.get("error")), "", 1)]
 
 
 class _SaveCounts(beam.DoFn):
-    """Adds up a bundle's counts and writes them at its end, in one file of their own (the file is the
-    bundle's last act, so a bundle that fails before it leaves none, and its retry counts once)."""
+    """Adds up a bundle's counts and reasons and writes them at its end, in one file of their own (the
+    file is the bundle's last act, so a bundle that fails before it leaves none, and its retry counts
+    once). It keeps the ``REASONS_KEPT`` most common reasons: rows failing each for its own reason
+    would otherwise make the file as long as the letters."""
 
-    def __init__(self, folder: str, counts_of: Callable[[Any], list[int]]) -> None:
+    def __init__(self, folder: str, counts_of: Callable[[Any], tuple[list[int], list[Reason]]]) -> None:
         self._folder, self._counts_of = folder, counts_of
 
     def start_bundle(self) -> None:
         self._total = [0] * len(COUNTERS)
+        self._reasons: Counter[tuple[str, str, str]] = Counter()
 
     def process(self, element: Any) -> Iterator[Any]:
-        for i, value in enumerate(self._counts_of(element)):
+        counts, reasons = self._counts_of(element)
+        for i, value in enumerate(counts):
             self._total[i] += value
+        for error_type, error, op, rows in reasons:
+            self._reasons[error_type, error, op] += rows
         yield from ()
 
     def finish_bundle(self) -> None:
-        if any(self._total):
+        if any(self._total) or self._reasons:
             path = FileSystems.join(self._folder, f"{TOTALS_PREFIX}{uuid.uuid4().hex}.json")
+            reasons = [[*key, rows] for key, rows in self._reasons.most_common(REASONS_KEPT)]
             with FileSystems.create(path) as stream:
-                stream.write(orjson.dumps(self._total))
+                stream.write(orjson.dumps({"counts": self._total, "reasons": reasons}))
 
 
-def read_totals(folder: str) -> dict[str, int] | None:
-    """The counts ``count_totals`` saved in ``folder``, added up; ``None`` when it saved none (no output,
-    or workers that could not reach the folder)."""
+def read_totals(folder: str) -> tuple[dict[str, int], list[tuple[str, int]]] | None:
+    """The counts ``count_totals`` saved in ``folder``, added up, and the failed rows' reasons with their
+    rows, most first (``WriteReport.reasons``' words); ``None`` when it saved none (no output, or
+    workers that could not reach the folder)."""
     pattern = FileSystems.join(folder, f"{TOTALS_PREFIX}*.json")
     files = FileSystems.match([pattern])[0].metadata_list
     if not files:
         return None
     totals = dict.fromkeys(COUNTERS, 0)
+    reasons: Counter[tuple[str, str, str]] = Counter()
     for found in files:
         with FileSystems.open(found.path) as stream:
-            for name, value in zip(COUNTERS, orjson.loads(stream.read()), strict=True):
-                totals[name] += value
-    return totals
+            saved = orjson.loads(stream.read())
+        for name, value in zip(COUNTERS, saved["counts"], strict=True):
+            totals[name] += value
+        for error_type, error, op, rows in saved["reasons"]:
+            reasons[error_type, error, op] += rows
+    return totals, _failed_reasons(reasons)
+
+
+def _failed_reasons(found: Counter[tuple[str, str, str]]) -> list[tuple[str, int]]:
+    """The letters' reasons (op ``""``), the rows the reports name as deletes said to be so."""
+    letters = Counter({(t, e): n for (t, e, op), n in found.items() if not op})
+    failures = []
+    for (error_type, error, op), rows in found.items():
+        deletes = min(rows, letters[error_type, error]) if op else 0
+        if deletes:
+            letters[error_type, error] -= deletes
+            failures.append(BatchFailure(ids=(), unnamed=deletes, error=error, error_type=error_type, op=op))
+    failures += [
+        BatchFailure(ids=(), unnamed=rows, error=error, error_type=error_type)
+        for (error_type, error), rows in letters.items()
+        if rows
+    ]
+    return WriteReport(failures=failures).reasons()
 
 
 @contextlib.contextmanager
@@ -665,12 +708,19 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             result = pipeline.run()
             result.wait_until_finish()
         wall_s = time.monotonic() - started
-        totals = (None if imports else read_totals(totals_folder)) or counters(result)
-    files = dead_letter_files(dead_letter_folder(sink)) if totals["failed"] else []
-    print(summary(totals, target=sink.target, wall_s=wall_s, dead_letters=files), flush=True)
+        totals, reasons = (None if imports else read_totals(totals_folder)) or (counters(result), [])
+    folder = dead_letter_folder(sink)
+    files = dead_letter_files(folder) if totals["failed"] else []
+    print(summary(totals, target=sink.target, wall_s=wall_s, reasons=reasons, dead_letters=files), flush=True)
     note = embedded_note(uri)
     if note:
         print(note, flush=True)
+    if totals["failed"] and folder is None:  # on_error=report: the rows are counted, and kept nowhere
+        print(
+            f"{PROG}: {totals['failed']:,} rows failed and no dead letters keep them. {KEEP_HINT}",
+            file=sys.stderr,
+            flush=True,
+        )
     return 1 if totals["failed"] else 0
 
 
