@@ -106,8 +106,9 @@ display(dead.groupBy("error", "retryable").count().orderBy("count", ascending=Fa
 import json
 import os
 
-reports = sorted(p for p in os.listdir(f"{volume}/reports") if p.startswith("job-"))
-with open(f"{volume}/reports/{reports[-1]}") as file:
+# the newest report by time: names are job-<random id>, so their order is not the order the jobs ran in
+reports = [f"{volume}/reports/{p}" for p in os.listdir(f"{volume}/reports") if p.startswith("job-")]
+with open(max(reports, key=os.path.getmtime)) as file:
     latest = json.load(file)
 print(latest["summary"])
 for reason, rows in latest["reasons"]:
