@@ -358,7 +358,7 @@ class Client:
         report = WriteReport()
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.options.namespace
-        embedded_before = self._embed_counts()
+        embedded_before = None if self.embedding is None else self.embedding.counts()
         deletes = _Deletes()
         prepared = self.batches(data, ns, refused)
         batches = deletes.watch(prepared)
@@ -382,9 +382,8 @@ class Client:
             for failure in refused:
                 report.failed += failure.rows
                 report.failures.append(failure)
-            embedded, requests = self._embed_counts()
-            report.embedded = embedded - embedded_before[0]
-            report.embed_requests = requests - embedded_before[1]
+            if self.embedding is not None and embedded_before is not None:  # the stage counts over its life
+                self.embedding.account(report, embedded_before)
             if stopped is not None:
                 _account_on(stopped, report, self.engine.dispatch.in_flight)
         return report
@@ -416,10 +415,6 @@ class Client:
 
         ns = namespace if namespace is not None else self.options.namespace
         return dead_letters(data, report, self.spec, ns)
-
-    def _embed_counts(self) -> tuple[int, int]:
-        """(rows embedded, embedding requests) so far by this client's stage; zeros without one."""
-        return (0, 0) if self.embedding is None else self.embedding.counts()
 
     # -- input → sized batches ------------------------------------------------------------------
 
@@ -466,7 +461,7 @@ class Client:
         except DimensionMismatch as exc:
             if exc.target_dimension is None:
                 raise
-            if self.embedding is not None and self.embedding.counts()[0]:  # the model's: all would fail
+            if self.embedding is not None and self.embedding.counts().embedded:  # the model's: all would fail
                 raise self.embedding.mismatch(exc, from_rows) from None
             self._check_target(exc.target_dimension)
             return exc.target_dimension

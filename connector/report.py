@@ -70,6 +70,8 @@ class WriteReport(msgspec.Struct, kw_only=True):
     bytes_sent: int = 0  # request bodies, retries included
     embedded: int = 0  # rows whose vectors the embedding stage made (options embed_*)
     embed_requests: int = 0  # requests to the embedding endpoint, retries and isolation included
+    embed_retries: int = 0  # of ``embed_requests``, those sent again
+    embed_throttled: int = 0  # embedding replies that said "slow down"
     elapsed_s: float = 0.0
     failures: list[BatchFailure] = []
     # a fatal error stopped the write (the database's: bad credentials, no such target, unreachable, a
@@ -96,6 +98,8 @@ class WriteReport(msgspec.Struct, kw_only=True):
             bytes_sent=self.bytes_sent + other.bytes_sent,
             embedded=self.embedded + other.embedded,
             embed_requests=self.embed_requests + other.embed_requests,
+            embed_retries=self.embed_retries + other.embed_retries,
+            embed_throttled=self.embed_throttled + other.embed_throttled,
             elapsed_s=max(self.elapsed_s, other.elapsed_s),
             failures=[*self.failures, *other.failures],
             stopped=self.stopped or other.stopped,
@@ -123,7 +127,10 @@ class WriteReport(msgspec.Struct, kw_only=True):
             f"{self.bytes_sent / 1e6:.1f} MB"
         )
         if self.embed_requests:
-            line += f"; {self.embedded} embedded in {self.embed_requests} requests"
+            line += (
+                f"; {self.embedded} embedded in {self.embed_requests} requests, {self.embed_retries} retries, "
+                f"{self.embed_throttled} throttled"
+            )
         if self.elapsed_s > 0:
             line += f", {self.elapsed_s:.2f} s ({total / self.elapsed_s:,.0f} rows/s)"
         return line

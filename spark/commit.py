@@ -56,6 +56,10 @@ class JobReport(msgspec.Struct, frozen=True, kw_only=True):
     retries: int
     throttled: int
     bytes_sent: int
+    embedded: int = 0  # the embedding stage's (options embed_*): rows embedded, requests, retries, throttled
+    embed_requests: int = 0
+    embed_retries: int = 0
+    embed_throttled: int = 0
     elapsed_s: float
     reasons: list[tuple[str, int]]
     failed_ids_sample: list[str | None]
@@ -178,6 +182,10 @@ def _job_report(
         retries=report.retries,
         throttled=report.throttled,
         bytes_sent=report.bytes_sent,
+        embedded=report.embedded,
+        embed_requests=report.embed_requests,
+        embed_retries=report.embed_retries,
+        embed_throttled=report.embed_throttled,
         elapsed_s=report.elapsed_s,
         reasons=report.reasons(10),
         failed_ids_sample=report.failed_ids[:100],

@@ -245,7 +245,7 @@ class ImportStager:
         refused: list[BatchFailure] = []
         ns = namespace if namespace is not None else self.client.options.namespace
         embedding = self.client.embedding
-        embedded_before = (0, 0) if embedding is None else embedding.counts()
+        embedded_before = None if embedding is None else embedding.counts()
         try:
             for batch in self.client.batches(data, ns, refused):
                 if batch.op == DELETE:  # a Beam element's "op", or Client.delete's rows
@@ -265,10 +265,8 @@ class ImportStager:
             for failure in refused:
                 report.failed += failure.rows
                 report.failures.append(failure)
-            if embedding is not None:  # the stage counts over its life: this write's share
-                embedded, requests = embedding.counts()
-                report.embedded = embedded - embedded_before[0]
-                report.embed_requests = requests - embedded_before[1]
+            if embedding is not None and embedded_before is not None:  # the stage counts over its life
+                embedding.account(report, embedded_before)
             report.elapsed_s = time.monotonic() - started
         return report
 

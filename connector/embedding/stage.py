@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from ..errors import (
     Unavailable,
 )
 from ..options import without_password
-from ..report import STOPPED, BatchFailure
+from ..report import STOPPED, BatchFailure, WriteReport
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
@@ -64,6 +64,15 @@ __all__ = [
 ]
 
 PIECE_ROWS = 1024  # rows per piece: the unit that waits for its texts' vectors
+
+
+class EmbedCounts(NamedTuple):
+    """What a stage has done so far: rows embedded, requests sent, of them retries, replies throttled."""
+
+    embedded: int = 0
+    requests: int = 0
+    retries: int = 0
+    throttled: int = 0
 
 
 def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -> EmbeddingStage | None:
@@ -150,11 +159,21 @@ class EmbeddingStage:
             self._client = EmbeddingClient(self.options)
         return self._client
 
-    def counts(self) -> tuple[int, int]:
-        """(rows embedded, requests sent) over the stage's life; zeros before its first write."""
+    def counts(self) -> EmbedCounts:
+        """The stage's counts over its life; zeros before its first write."""
         if self._client is None:
-            return 0, 0
-        return self._client.stats.embedded, self._client.stats.requests
+            return EmbedCounts()
+        stats = self._client.stats
+        return EmbedCounts(stats.embedded, stats.requests, stats.retries, stats.throttled)
+
+    def account(self, report: WriteReport, before: EmbedCounts) -> None:
+        """Give ``report`` this write's share of the counts: those since ``before`` (``counts()`` as the
+        write began), for every path that embeds (the engine's writes and a bulk path's staging)."""
+        now = self.counts()
+        report.embedded = now.embedded - before.embedded
+        report.embed_requests = now.requests - before.requests
+        report.embed_retries = now.retries - before.retries
+        report.embed_throttled = now.throttled - before.throttled
 
     def mismatch(self, exc: DimensionMismatch, dim: int | None) -> ConfigError:
         """The error for a target whose dimension is not the model's: it names the model, since every
