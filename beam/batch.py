@@ -8,7 +8,7 @@ a batch's write, whole, for the sink's ``failed`` output: the core's dead letter
 A batch holds its elements as they came (``records``: each one as the sink's reader read it, a dict's
 own self), and its letters are built from them, as the core builds them for a list of dicts: a
 letter is the element (its own keys, its floats as given, a null as null) and the reason, so a
-fixed letter goes back through the sink as it is. The rows alone would give other keys (``values``,
+fixed letter goes back through the sink (after ``rows_from_letters``) as the element it was. The rows alone would give other keys (``values``,
 ``vectors``, ``metadata``) and floats widened from float32.
 """
 

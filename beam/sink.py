@@ -34,7 +34,8 @@ A dead letter is ``id``, ``error``, ``error_type``, ``retryable`` and ``attempts
 row as it came: the element's own keys and values (a ``beam.Row``'s fields, a ``Chunk`` as the reader
 sees it), a user's Arrow row with its own columns, a column named like a field of the reason with a
 ``row_`` prefix; ready for ``json.dumps``. An element refused at reading and a row the database
-refused give letters of one shape, so a fixed letter goes back through the sink as it is. It is the
+refused give letters of one shape, so a fixed letter goes back through the sink after
+``beam.Map(rows_from_letters)`` (the reason dropped, a ``row_`` name given back). It is the
 core's ``dead_letters`` over the batch's elements (each row travels with its element as read),
 which finds each row by its position in the batch, whatever its id.
 """

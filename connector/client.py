@@ -407,9 +407,10 @@ class Client:
 
         Returns:
             For Arrow (or pandas) input, a ``pyarrow.Table``; for dicts and records, a list of dicts.
-            Either holds ``id`` (as the report names it), ``error``, ``error_type``, ``retryable`` and
-            ``attempts``, then every column of the row (the id column named ``id`` is ``id``; another
-            column named like one of these gets a ``row_`` prefix).
+            Either holds ``id`` (the row's own, of its type, where the id column is named ``id``; else
+            as the report names it), ``error``, ``error_type``, ``retryable`` and ``attempts``, then every
+            column of the row (another column named like one of these gets a ``row_`` prefix).
+            ``rows_from_letters`` turns fixed letters back into rows to write again.
         """
         from .dead_letters import dead_letters
 
