@@ -30,6 +30,7 @@ from ..errors import ConfigError
 from .checks import assemble
 from .floats import excerpt, json_vector
 from .ops import CODES, DELETE, arrow_ops
+from .text import checked_text
 from .types import (
     BAD_JSON,
     Columns,
@@ -84,8 +85,9 @@ def prepare_arrow(
     ops = None
     deletes = np.zeros(n, dtype=bool)
     if spec.op_column:
-        ops, bad_ops = arrow_ops(_storage(batch.column(spec.op_column)), spec.op_column)
-        refused = {**bad_ops, **refused}
+        op_texts, not_utf8 = checked_text(_storage(batch.column(spec.op_column)), spec.op_column)
+        ops, bad_ops = arrow_ops(op_texts, spec.op_column)
+        refused = {**bad_ops, **not_utf8, **refused}
         deletes = ops == CODES[DELETE]
     if not spec.named and spec.vector_column in names:
         flat, offsets, nulls, bad_vectors = _vector_column(
@@ -120,7 +122,10 @@ def prepare_arrow(
     if meta_cols:
         metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
         refused = {**_upserts_only(bad_metadata, deletes), **refused}
-    namespaces = _arrow_namespaces(batch, spec.namespace_column) if spec.namespace_column else None
+    namespaces = None
+    if spec.namespace_column:
+        namespaces, bad_namespaces = _arrow_namespaces(batch, spec.namespace_column)
+        refused = {**bad_namespaces, **refused}
     cols = Columns(
         n,
         ids,
@@ -205,15 +210,20 @@ def _arrow_ids(batch: pa.RecordBatch, spec: ColumnSpec, rules: RowRules) -> tupl
     import pyarrow as pa
     import pyarrow.types as pt
 
+    refused: dict[int, str] = {}
     if spec.id_from:
-        rows = zip(*(batch.column(c).to_pylist() for c in spec.id_from), strict=True)
-        return [derive_id(values) for values in rows], {}
-    column = _storage(batch.column(spec.id_column))
+        columns = []
+        for name in spec.id_from:
+            column, not_utf8 = checked_text(batch.column(name), name)
+            columns.append(column.to_pylist())
+            refused = {**not_utf8, **refused}
+        return [derive_id(values) for values in zip(*columns, strict=True)], refused
+    column, refused = checked_text(_storage(batch.column(spec.id_column)), spec.id_column)
     typ = column.type
     if pt.is_integer(typ) and rules.numeric_ids:
         return column.to_pylist(), {}
     if pt.is_integer(typ) or pt.is_string(typ) or pt.is_large_string(typ):
-        return column.cast(pa.string()).to_pylist(), {}
+        return column.cast(pa.string()).to_pylist(), refused
     if (
         pt.is_binary(typ)
         or pt.is_large_binary(typ)
@@ -270,10 +280,12 @@ def _vector_column(
 
     column = _storage(column)
     if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
+        column, not_utf8 = checked_text(column, name)
         texts = column.to_pylist()
         for i in np.flatnonzero(deletes):
             texts[i] = None
-        return _json_vectors(texts, vector or f"column {name!r}: vector")
+        flat, offsets, nulls, refused = _json_vectors(texts, vector or f"column {name!r}: vector")
+        return flat, offsets, nulls, {**refused, **not_utf8}
     flat, offsets, nulls = _arrow_vectors(column, name, n, option)
     return flat, offsets, nulls, _null_elements(column, vector or f"column {name!r}: vector", offsets)
 
@@ -454,8 +466,8 @@ def _arrow_sparse(batch: pa.RecordBatch, name: str) -> list[Any]:
     return column.to_pylist()
 
 
-def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> list[Any]:
-    """Each row's namespace; a column that holds no text is a ``ConfigError`` naming the option, on
+def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> tuple[list[Any], dict[int, str]]:
+    """Each row's namespace, and the rows whose text is not UTF-8; a column that holds no text is a ``ConfigError`` naming the option, on
     Spark's driver as for a client's write (row by row it failed every row, and with on_error=report
     the job succeeded)."""
     import pyarrow.types as pt
@@ -464,7 +476,8 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> list[Any]:
     typ = column.type.value_type if pt.is_dictionary(column.type) else column.type
     if not (pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ) or pt.is_null(typ)):
         raise ConfigError(f"option namespace_column: column {name!r} has type {typ}; expected strings")
-    return column.to_pylist()
+    column, refused = checked_text(column, name)
+    return column.to_pylist(), refused
 
 
 def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
@@ -516,9 +529,12 @@ def _arrow_metadata(
 
 def _metadata_values(column: pa.Array | pa.ChunkedArray, name: str, refused: dict[int, str]) -> list[Any]:
     """A metadata column's values, maps as dicts at any depth; a row whose map holds a key twice is
-    refused (into ``refused``), its value ``None``."""
+    refused (into ``refused``), its value ``None``; so is a row whose text is not UTF-8 (its value kept)."""
     import pyarrow.types as pt
 
+    column, not_utf8 = checked_text(column, name)
+    for i, reason in not_utf8.items():
+        refused.setdefault(i, reason)
     target = _metadata_type(column.type, name)
     if target != column.type:
         column = column.cast(target)

@@ -1,0 +1,111 @@
+"""Arrow text that is not valid UTF-8: found column by column, refused row by row.
+
+Arrow's string types promise UTF-8, but nothing checks what a producer puts in them: Spark's JSON and
+CSV readers hand over a Latin-1 byte as it is, and ``to_pylist`` then raises ``UnicodeDecodeError`` for
+the whole batch. ``checked_text`` validates a column once (in C, about 90 µs for 10,000 titles) and only
+when that fails reads its values as bytes to find the rows at fault, at any depth (a struct's field, a
+list's item, a map's key or value). Those rows' text is made readable (the bad bytes as ``\\xe9``), so a
+report can name their ids, and each is refused naming its column.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["checked_text", "not_utf8_reason"]
+
+
+def not_utf8_reason(column: str) -> str:
+    return f"column {column!r}: text is not valid UTF-8"
+
+
+def checked_text(column: pa.Array | pa.ChunkedArray, name: str) -> tuple[pa.Array, dict[int, str]]:
+    """``column`` as one array whose text is valid UTF-8, and the rows whose text was not (with why);
+    ``column`` itself where all of it is (the usual case: one validation, no copy)."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    try:
+        column.validate(full=True)
+        return column, {}
+    except pa.ArrowInvalid:
+        pass
+    typ = column.type
+    storage = column.storage if isinstance(column, pa.ExtensionArray) else column
+    if pa.types.is_dictionary(storage.type):  # its text lives in the dictionary: read each row's own
+        storage = storage.cast(storage.type.value_type)
+    as_bytes = _as_binary(storage.type)
+    if as_bytes == storage.type:  # invalid for another reason than text: the readers say so
+        return column, {}
+    refused: dict[int, str] = {}
+    values = []
+    for i, value in enumerate(storage.cast(as_bytes).to_pylist()):
+        bad: list[bool] = []
+        values.append(_decoded(value, storage.type, bad))
+        if bad:
+            refused[i] = not_utf8_reason(name)
+    if not refused:
+        return column, {}
+    readable = pa.array(values, type=storage.type)
+    if isinstance(column, pa.ExtensionArray):
+        return pa.ExtensionArray.from_storage(typ, readable), refused
+    return readable, refused
+
+
+def _is_text(typ: pa.DataType) -> bool:
+    import pyarrow.types as pt
+
+    return bool(pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ))
+
+
+def _as_binary(typ: pa.DataType) -> pa.DataType:
+    """``typ`` with each text type at any depth the binary type of the same layout (a cast that copies
+    nothing and checks nothing)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_string(typ):
+        return pa.binary()
+    if pt.is_large_string(typ):
+        return pa.large_binary()
+    if pt.is_string_view(typ):
+        return pa.binary_view()
+    if pt.is_struct(typ):
+        return pa.struct([field.with_type(_as_binary(field.type)) for field in typ])
+    if pt.is_map(typ):
+        return pa.map_(
+            typ.key_field.with_type(_as_binary(typ.key_type)),
+            typ.item_field.with_type(_as_binary(typ.item_type)),
+        )
+    if pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ):
+        field = typ.value_field.with_type(_as_binary(typ.value_type))
+        if pt.is_fixed_size_list(typ):
+            return pa.list_(field, typ.list_size)
+        return pa.large_list(field) if pt.is_large_list(typ) else pa.list_(field)
+    return typ
+
+
+def _decoded(value: Any, typ: pa.DataType, bad: list[bool]) -> Any:
+    """``value`` (read as ``_as_binary(typ)``) with its text decoded; appends to ``bad`` for each text
+    that is not UTF-8, decoded with its bad bytes escaped."""
+    import pyarrow.types as pt
+
+    if value is None:
+        return None
+    if _is_text(typ):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(True)
+            return value.decode("utf-8", "backslashreplace")
+    if pt.is_struct(typ):
+        return {field.name: _decoded(value[field.name], field.type, bad) for field in typ}
+    if pt.is_map(typ):
+        return [(_decoded(k, typ.key_type, bad), _decoded(v, typ.item_type, bad)) for k, v in value]
+    if pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ):
+        return [_decoded(item, typ.value_type, bad) for item in value]
+    return value
