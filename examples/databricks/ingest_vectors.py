@@ -17,7 +17,16 @@
 
 # COMMAND ----------
 
-# MAGIC %pip install "vectordb-connector[spark,grpc]"
+# MAGIC %md
+# MAGIC ## Install
+# MAGIC The connector has no release on PyPI yet: build its wheel from the source (in a checkout, `uv build --wheel`
+# MAGIC or `python -m build --wheel`), copy it to the Volume (`databricks fs cp
+# MAGIC dist/vectordb_connector-0.1.0-py3-none-any.whl dbfs:/Volumes/main/default/vectordb/wheels/`) or import it
+# MAGIC into the workspace, and install that file. Once it is released: `%pip install "vectordb-connector[spark,grpc]"`.
+
+# COMMAND ----------
+
+# MAGIC %pip install "/Volumes/main/default/vectordb/wheels/vectordb_connector-0.1.0-py3-none-any.whl[spark,grpc]"
 
 # COMMAND ----------
 
