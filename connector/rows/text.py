@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["checked_text", "not_utf8_reason"]
+__all__ = ["checked_text", "not_utf8_reason", "readable_pylist"]
 
 
 def not_utf8_reason(column: str) -> str:
@@ -54,6 +54,21 @@ def checked_text(column: pa.Array | pa.ChunkedArray, name: str) -> tuple[pa.Arra
     if isinstance(column, pa.ExtensionArray):
         return pa.ExtensionArray.from_storage(typ, readable), refused
     return readable, refused
+
+
+def readable_pylist(rows: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
+    """``rows.to_pylist()``, where text that is not UTF-8 is read with its bad bytes escaped: a dict cannot
+    hold such text, and one such cell made ``to_pylist`` raise for every row (the dead letters of it)."""
+    import pyarrow as pa
+
+    try:
+        values: list[dict[str, Any]] = rows.to_pylist()
+        return values
+    except UnicodeDecodeError:
+        names = rows.schema.names
+        columns = [checked_text(rows.column(i), name)[0] for i, name in enumerate(names)]
+        readable: list[dict[str, Any]] = pa.RecordBatch.from_arrays(columns, names=names).to_pylist()
+        return readable
 
 
 def _is_text(typ: pa.DataType) -> bool:
