@@ -282,9 +282,9 @@ def summary(
     """The closing summary of a job, a few lines.
 
     Args:
-        counts: ``written``, ``failed``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``
-            (Spark's job report and Beam's ``vectordb`` counters both have these names; a missing
-            one counts 0).
+        counts: ``written``, ``failed``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``, and
+            the embedding stage's ``embedded``, ``embed_requests``, ``embed_retries``, ``embed_throttled``
+            (``WriteReport``'s names, which Spark's job report keeps; a missing one counts 0).
         target: what was written to, as the backend describes it.
         wall_s: the job's time from the start of the write.
         stage_s: the write stage alone, where the engine measures it (Spark).
@@ -310,6 +310,15 @@ def summary(
         speed,
         traffic,
     ]
+    embed = {
+        name: int(counts.get(name, 0))
+        for name in ("embedded", "embed_requests", "embed_retries", "embed_throttled")
+    }
+    if embed["embed_requests"]:  # the embedding endpoint's own traffic: its throttling slows a load too
+        lines.append(
+            f"embedded: {embed['embedded']:,} rows in {embed['embed_requests']:,} requests, "
+            f"{embed['embed_retries']:,} retries, {embed['embed_throttled']:,} throttled"
+        )
     lines += [f"failed:   {rows:,} x {reason}" for reason, rows in reasons[:5]]
     if dead_letters:
         files = "1 file" if len(dead_letters) == 1 else f"{len(dead_letters)} files"

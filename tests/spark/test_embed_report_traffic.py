@@ -28,3 +28,14 @@ def test_sparks_job_report_keeps_them(spark: Any, tmp_path: Path, rest_server: S
     report = json.loads(path.read_text())
     assert (report["embedded"], report["embed_retries"], report["embed_throttled"]) == (200, 3, 2), report
     assert "200 embedded in 7 requests, 3 retries, 2 throttled" in report["summary"]
+
+
+def test_the_commands_summary_says_them() -> None:
+    from vectordb.connector.cli import summary
+
+    counts = {"written": 200, "requests": 1, "embedded": 200, "embed_requests": 7, "embed_retries": 3}
+    lines = summary(counts | {"embed_throttled": 2}, target="t", wall_s=1.0).splitlines()
+    assert "embedded: 200 rows in 7 requests, 3 retries, 2 throttled" in lines
+    assert not any(
+        line.startswith("embedded:") for line in summary({"written": 1}, target="t", wall_s=1.0).splitlines()
+    )
