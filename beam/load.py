@@ -20,8 +20,10 @@ table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, `
 the embedding options for text in; ``batching`` and ``check_target`` are the flags of those names: given
 both ways, they must agree); they are checked before the pipeline starts. ``--input`` is a
 Parquet or JSON Lines file, a glob of them, or a folder of them (as ``vectordb-load`` reads a folder: the
-format of its first data file, Spark's part files and partition folders included; a folder in another
-store, ``gs://bucket/embeddings/``, holds Parquet); the extension tells the format (``.parquet``, ``.pq``;
+format of its first data file, Spark's part files and partition folders included, each partition
+folder's value, ``lang=en/``, a column typed as Spark types it, and the files Spark leaves out,
+``_temporary/`` and ``.``-names, left out; a folder in another store, ``gs://bucket/embeddings/``,
+holds Parquet); the extension tells the format (``.parquet``, ``.pq``;
 ``.jsonl``, ``.json``; any other name is read as JSON Lines), or ``--input_format``. CSV is refused:
 ``vectordb-load`` reads it. Parquet files are read
 as Arrow tables and written without a per-row step; JSON Lines records are dicts, vectors as lists.
@@ -56,12 +58,14 @@ import contextlib
 import difflib
 import logging
 import os
+import re
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -332,17 +336,18 @@ def connector_options(args: argparse.Namespace) -> dict[str, Any]:
         # the dimension lets every worker create (or check) the collection before its first row
         options["create"] = "true"
         column = options.get("vector_column", "values")
-        options["dimension"] = str(input_dimension(args.input, input_format(args), column))
+        files = getattr(args, "files", None)
+        options["dimension"] = str(input_dimension(args.input, input_format(args), column, files))
     return options
 
 
-def input_dimension(pattern: str, fmt: str, column: str) -> int:
+def input_dimension(pattern: str, fmt: str, column: str, files: Sequence[str] | None = None) -> int:
     """The most common vector length among the input's first rows (the rule of option ``dimension``,
     as ``vectordb-load`` learns it): no single row decides, so a first row of another length fails
     alone instead of every other row."""
     lengths: list[int] = []
     read = 0
-    for path in sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list):
+    for path in data_files(pattern) if files is None else files:
         with FileSystems.open(path) as stream:
             try:
                 for found, rows in (_parquet_lengths if fmt == "parquet" else _line_lengths)(stream, column):
@@ -409,8 +414,7 @@ def resolve_input(pattern: str, fmt: str) -> tuple[str, str]:
     Raises:
         ConfigError: CSV (which this job does not read), or a local folder with no data file.
     """
-    folder = os.path.isdir(pattern) or ("://" in pattern and pattern.endswith("/"))
-    if folder:
+    if input_folder(pattern) is not None:
         if "://" in pattern:
             suffix = ".parquet" if fmt in ("auto", "parquet") else ".json*"
         else:
@@ -424,6 +428,102 @@ def resolve_input(pattern: str, fmt: str) -> tuple[str, str]:
             "vectordb-load reads CSV, or write the rows as Parquet or JSON Lines"
         )
     return pattern, fmt
+
+
+def input_folder(pattern: str) -> str | None:
+    """``--input``'s folder, ending with ``/``, or ``None`` where it names files (a file, a glob)."""
+    if os.path.isdir(pattern) or ("://" in pattern and pattern.endswith("/")):
+        return pattern.rstrip("/") + "/"
+    return None
+
+
+def data_files(pattern: str, folder: str | None = None) -> list[str]:
+    """The files ``pattern`` matches, sorted; in a ``folder``, those Spark reads: none with a name, or
+    under a folder, that ``_left_out`` says (``_temporary/``, a failed job's leftovers; ``.crc`` and
+    other hidden files), which ``**`` matches."""
+    found = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    if folder is None:
+        return found
+    return [path for path in found if not any(map(_left_out, _below(folder, path)))]
+
+
+def _left_out(name: str) -> bool:
+    """Spark's rule for a file's or a folder's name it does not read (``shouldFilterOutPathName``):
+    ``_x`` but not a partition folder (``_x=1``), ``.x``, a file being copied."""
+    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+
+
+def _below(folder: str, path: str) -> list[str]:
+    """``path``'s folders below ``folder`` and its name (``FileSystems.match`` keeps the pattern's prefix)."""
+    return path.removeprefix(folder).strip("/").split("/")
+
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder name for a null partition value
+
+
+def partition_values(folder: str, files: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each file's partition folders' values (``lang=en/``), by file, as Spark's partition discovery
+    reads them: unquoted (``%20``), ``__HIVE_DEFAULT_PARTITION__`` as null, and a column whose values
+    are all whole numbers read as integers, all numbers as floats, else text (Spark would read a date
+    as a date: here it stays text). Files without such folders: none.
+
+    Raises:
+        ConfigError: files under different partition columns (Spark refuses such a folder too).
+    """
+    found = {
+        path: dict(part.split("=", 1) for part in _below(folder, path)[:-1] if "=" in part) for path in files
+    }
+    first = {tuple(values): path for path, values in reversed(found.items())}  # each kind's first file
+    names = set(first)
+    if len(names) > 1:
+        shown = " and ".join(f"{'/'.join(n) or 'none'} ({first[n]})" for n in sorted(names)[:2])
+        raise ConfigError(
+            f"--input {folder}: its files sit under different partition columns: {shown}, which Spark "
+            "refuses too; give a glob of the files instead"
+        )
+    if not names or not next(iter(names)):
+        return {}
+    columns = {
+        name: _partition_column([values[name] for values in found.values()]) for name in next(iter(names))
+    }
+    return {
+        path: {name: columns[name][raw] for name, raw in values.items()} for path, values in found.items()
+    }
+
+
+WHOLE = re.compile(r"-?\d+")
+NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _partition_column(raws: list[str]) -> dict[str, Any]:
+    """One partition column's values, by their folder text, typed as the column's values agree."""
+    texts = {raw: None if raw == HIVE_NULL else urllib.parse.unquote(raw) for raw in raws}
+    given = [t for t in texts.values() if t is not None]
+    if given and all(WHOLE.fullmatch(t) and -(2**63) <= int(t) < 2**63 for t in given):
+        return {raw: None if t is None else int(t) for raw, t in texts.items()}
+    if given and all(NUMBER.fullmatch(t) for t in given):
+        return {raw: None if t is None else float(t) for raw, t in texts.items()}
+    return texts
+
+
+def with_partitions(
+    path: str, table: pa.Table, partitions: Mapping[str, Mapping[str, Any]] | None = None
+) -> pa.Table:
+    """A table read from ``path`` with its partition folders' values as columns (at the end, replacing
+    a column of the same name, as Spark reads them)."""
+    for name, value in (partitions or {}).get(path, {}).items():
+        one = pa.array([value], type=_arrow_type(value))
+        column = one.take(pa.array(np.zeros(table.num_rows, dtype=np.int32)))
+        if name in table.column_names:
+            table = table.drop_columns([name])
+        table = table.append_column(name, column)
+    return table
+
+
+def _arrow_type(value: Any) -> pa.DataType:
+    if isinstance(value, int):
+        return pa.int64()
+    return pa.float64() if isinstance(value, float) else pa.string()
 
 
 def _first_data_suffix(folder: str) -> str:
@@ -446,6 +546,19 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
             | "Spread" >> beam.Reshuffle()
             | "Generate" >> beam.Map(sample_batch, n=args.sample, dim=args.dim or SAMPLE_DIM)
         )
+    elif (
+        getattr(args, "folder", None) is not None
+    ):  # its data files as Spark lists them, with their partitions
+        files = pipeline | "Data files" >> beam.Create(args.files)
+        if input_format(args) == "parquet":
+            read_all = beam.io.ReadAllFromParquetBatched(with_filename=True)
+            tables = files | "Read Parquet" >> read_all
+            records = tables | "Partition columns" >> beam.MapTuple(with_partitions, args.partitions)
+        else:
+            lines = files | "Read JSON Lines" >> beam.io.ReadAllFromText(
+                coder=coders.BytesCoder(), with_filename=True
+            )
+            records = lines | "Parse" >> beam.MapTuple(parse_line, args.partitions)
     elif input_format(args) == "parquet":
         records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
     else:
@@ -456,18 +569,23 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
     return records | "Write" >> sink
 
 
-def parse_line(path: str, line: bytes) -> Any:
-    """A JSON Lines record of file ``path``; a line that is not UTF-8 or not JSON is its dead letter
-    (holding the line and the file), failed alone. Its reason names the file, not the line's number:
-    the reader splits a file among bundles, which do not know their first line's number."""
+def parse_line(path: str, line: bytes, partitions: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+    """A JSON Lines record of file ``path``, with its partition folders' values (``partition_values``);
+    a line that is not UTF-8 or not JSON is its dead letter (holding the line and the file), failed
+    alone. Its reason names the file, not the line's number: the reader splits a file among bundles,
+    which do not know their first line's number."""
     try:
-        return orjson.loads(line.decode())
+        record = orjson.loads(line.decode())
     except UnicodeDecodeError as exc:
         return _refused(path, line.decode(errors="backslashreplace"), f"the line is not valid UTF-8: {exc}")
     except orjson.JSONDecodeError as exc:
         # orjson's position is within the line, whose own "line 1" would read as the file's first
         where = str(exc).replace(": line 1 column ", ": column ")
         return _refused(path, line.decode(), f"the line is not JSON: {where}")
+    values = partitions.get(path) if partitions else None
+    if values and isinstance(record, dict):
+        record.update(values)  # the folder's value wins over a key of the same name, as in Spark
+    return record
 
 
 def _refused(path: str, line: str, reason: str) -> Refusal:
@@ -486,7 +604,12 @@ def check_input(pattern: str) -> None:
         raise ConfigError(f"--input: nothing matches {pattern!r}")
 
 
-def check_parquet_schemas(pattern: str, sink: WriteToVectorDB) -> None:
+def check_parquet_schemas(
+    pattern: str,
+    sink: WriteToVectorDB,
+    files: Sequence[str] | None = None,
+    partitions: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
     """Check each Parquet file's columns as the sink's writer will read them, from its footer alone (no
     row is read), before the pipeline runs: one file without the id or vector column, or with one of a
     type the writer cannot take, would stop the job after other files were written, naming no file.
@@ -496,9 +619,14 @@ def check_parquet_schemas(pattern: str, sink: WriteToVectorDB) -> None:
     """
     from vectordb.connector.client import Client
 
-    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    paths = data_files(pattern) if files is None else list(files)
     with ThreadPoolExecutor(max_workers=SCHEMA_READERS) as pool:  # a footer each: a round trip in a store
         schemas = list(pool.map(_parquet_schema, paths))
+    if partitions:  # the columns the files' folders add, as the job reads them
+        schemas = [
+            with_partitions(p, s.empty_table(), partitions).schema
+            for p, s in zip(paths, schemas, strict=True)
+        ]
     # without a Secret's value, as the sink's plan holds the options (the check asks nothing)
     options = sink.options if sink.secret is None else msgspec.structs.replace(sink.options, api_key="")
     checked: set[pa.Schema] = set()
@@ -684,13 +812,20 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         uri
     )  # a worker starts the server: said now, not from a worker once the pipeline runs
     if args.input is not None:
+        args.folder = input_folder(args.input)
         args.input, args.input_format = resolve_input(args.input, args.input_format)
         check_input(args.input)
+        args.files = data_files(args.input, args.folder)
+        if not args.files:
+            raise ConfigError(
+                f"--input {args.input}: no data file but those Spark leaves out (_… and .… names)"
+            )
+        args.partitions = partition_values(args.folder, args.files) if args.folder else {}
     connector = connector_options(args)
     sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)
     check_dead_letter_folder(args, dead_letter_folder(sink))
     if args.input is not None and args.input_format == "parquet":
-        check_parquet_schemas(args.input, sink)
+        check_parquet_schemas(args.input, sink, args.files, args.partitions)
     options = PipelineOptions(list(beam_args))
     standard = options.view_as(StandardOptions)
     if not standard.runner:

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.servers.fixtures import ServerHandle
@@ -113,3 +115,58 @@ def test_the_reasons_say_which_failed_rows_were_deletes(tmp_path: Path) -> None:
     totals, reasons = found
     assert totals["failed"] == 4
     assert reasons == [("Rejected (delete): boom", 2), ("Rejected: boom", 1), ("Invalid: no vector", 1)]
+
+
+def spark_folder(folder: Path, fmt: str) -> None:
+    """A partitioned folder as Spark leaves it, with a failed job's leftovers and hidden files."""
+
+    def put(relative: str, ids: list[str]) -> None:
+        path = folder / f"{relative}.{fmt}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "parquet":
+            table = pa.table({"id": ids, "values": [[0.5, 0.25, 1.0, 2.0]] * len(ids)})
+            pq.write_table(table, path)
+        else:
+            path.write_text(
+                "".join(json.dumps({"id": i, "values": [0.5, 0.25, 1.0, 2.0]}) + "\n" for i in ids)
+            )
+
+    put("lang=en/year=2024/part-00000", [f"en{i}" for i in range(10)])
+    put("lang=fr/year=2025/part-00000", [f"fr{i}" for i in range(10)])
+    put("lang=fr%20ca/year=__HIVE_DEFAULT_PARTITION__/part-00000", ["ca0"])
+    put("_temporary/0/lang=en/year=2024/part-00001", [f"stale{i}" for i in range(5)])
+    put("lang=en/year=2024/.hidden", [f"hidden{i}" for i in range(3)])
+    put(".spark-staging-1/lang=en/year=2024/part-00002", ["staging"])
+    (folder / "_SUCCESS").write_bytes(b"")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_folder_is_read_as_spark_reads_it(
+    fmt: str, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files under _temporary/, hidden ones and _… names were written, and the partition folders'
+    values were not columns."""
+    folder = tmp_path / "in"
+    spark_folder(folder, fmt)
+    argv = [f"--input={folder}", f"--uri={grpc_server.uri}", "--no_create"]
+    assert main(argv) == 0
+    assert "written:  21 of 21 rows (0 failed)" in capsys.readouterr().out
+    arrived = grpc_server.arrived()
+    assert arrived.ids() == {*(f"en{i}" for i in range(10)), *(f"fr{i}" for i in range(10)), "ca0"}
+    assert arrived.vector("en3").metadata == {"lang": "en", "year": 2024}
+    assert arrived.vector("fr0").metadata == {"lang": "fr", "year": 2025}
+    assert arrived.vector("ca0").metadata in ({"lang": "fr ca", "year": None}, {"lang": "fr ca"})
+
+
+def test_files_under_different_partition_columns_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "in"
+    spark_folder(folder, "parquet")
+    (folder / "part-00009.parquet").write_bytes(
+        (folder / "lang=en/year=2024/part-00000.parquet").read_bytes()
+    )
+    assert main([f"--input={folder}", "--uri=./v.db", "--no_create"]) == 2
+    err = capsys.readouterr().err
+    assert f"different partition columns: none ({folder}/part-00009.parquet) and lang/year " in err
+    assert f"({folder}/lang=en/year=2024/part-00000.parquet), which Spark refuses too" in err
