@@ -26,6 +26,7 @@ from vectordb.connector.dead_letters import dead_letters
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows import Columns, ColumnSpec, flatten
 from vectordb.connector.rows.dicts import columns_of
+from vectordb.connector.rows.text import readable_pylist
 
 from .elements import NamedRow, Row, Sparse, jsonable
 
@@ -105,7 +106,7 @@ class VectorBatch:
         if self.records is not None:
             rows = [pickle.loads(r) if type(r) is bytes else r for r in self.records]  # the sink pickled them
         letters = dead_letters(rows, report, spec, self.namespace)
-        found = letters if isinstance(letters, list) else letters.to_pylist()
+        found = letters if isinstance(letters, list) else readable_pylist(letters)  # a Latin-1 byte as \xe9
         return [jsonable(letter) for letter in found]
 
 

@@ -50,6 +50,7 @@ from .report import BatchFailure, WriteReport
 from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas
 from .rows.ops import DELETE, OPS, DeleteMark
+from .rows.text import readable_pylist
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -312,8 +313,7 @@ def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[
         return [_columns_record(rows, i, namespace) for i in indices]
     import pyarrow as pa
 
-    taken: list[dict[str, Any]] = rows.take(pa.array(indices, type=pa.int64())).to_pylist()
-    return taken
+    return readable_pylist(rows.take(pa.array(indices, type=pa.int64())))  # a Latin-1 byte as \xe9
 
 
 def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_id
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
+from ..rows.text import checked_text
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
@@ -355,11 +356,15 @@ class EmbeddingStage:
             batch = batch.append_column(self.spec.vector_column, pa.nulls(n, type=pa.list_(pa.float32())))
         has_text = text.is_valid().to_numpy(zero_copy_only=False)
         need = np.flatnonzero(has_text & vectorless).astype(np.int64)
+        text, bad_bytes = checked_text(text, self.text_column)  # a Latin-1 byte: its row fails, unsent
+        if bad_bytes:
+            need = need[~np.isin(need, list(bad_bytes))]
         texts = text.take(pa.array(need)).to_pylist() if len(need) else []
         if "" not in texts and all(not_utf8(text) is None for text in texts):
             piece = _Piece(batch, need, texts)
         else:  # fails the empty, and any text UTF-8 cannot carry (Arrow's are UTF-8; checked all the same)
             piece = _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)
+        piece.invalid.update((i, why) for i, why in bad_bytes.items() if vectorless[i])
         bare = vectorless & ~has_text
         if bare.any():
             piece.bare = np.flatnonzero(
