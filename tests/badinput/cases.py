@@ -130,6 +130,9 @@ CASES: list[Case] = [
     Case("a vector column of numbers, not lists (Arrow)", None, "refused before sending", "option vector_column"),
     Case("a vector column of text that is not a JSON list (Arrow, CSV: `1;2;3`)", None, "fails alone",
          "column 'values': vector text is not a JSON list of numbers: '1;2;3'"),
+    Case("Arrow text that is not UTF-8 (a Latin-1 byte; Spark's JSON reader passes its line in "
+         "`_corrupt_record`) in a metadata, id, namespace, op or text column", None, "fails alone",
+         "column 'title': text is not valid UTF-8"),
     Case("an op column that holds no strings (Arrow)", None, "refused before sending",
          "option op_column: column 'op' has type int64; expected strings"),
     Case("an option the database does not know", None, "refused before sending", "unknown option 'nonsense'",

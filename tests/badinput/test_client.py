@@ -125,6 +125,17 @@ def test_vector_text_that_is_not_a_json_list_fails_alone(index: ServerHandle) ->
     np.testing.assert_array_equal(index.arrived().vector("good").values, np.asarray(V, dtype=np.float32))
 
 
+def test_arrow_text_that_is_not_utf8_fails_alone(index: ServerHandle) -> None:
+    """A cell of an Arrow string column holding bytes that are no UTF-8 fails its row, naming the column."""
+    (case,) = [c for c in CASES if c.name.startswith("Arrow text that is not UTF-8")]
+    titles = pa.array([b"caf\xe9", b"cafe"], pa.binary()).cast(pa.string(), safe=False)  # no check
+    report = write(index, pa.table({"id": ["bad", "good"], "values": [V, V], "title": titles}))
+    assert (report.written, report.failed) == (1, 1), report
+    (failure,) = report.failures
+    assert failure.ids == ("bad",) and failure.error == case.says and failure.error_type == "Invalid"
+    assert index.arrived().ids() == {"good"}
+
+
 def test_every_case_is_tested() -> None:
     by_option = {c.name for c in CASES if c.options}
     special = {
@@ -134,6 +145,7 @@ def test_every_case_is_tested() -> None:
         "a vector column of numbers, not lists (Arrow)",
         "a vector column of text that is not a JSON list (Arrow, CSV: `1;2;3`)",
         "an op column that holds no strings (Arrow)",
+        next(c.name for c in CASES if c.name.startswith("Arrow text that is not UTF-8")),
     }
     rows = {c.name for c in CASES if c.row}
     assert {c.name for c in CASES} == by_option | special | rows
