@@ -7,7 +7,8 @@ with the tasks' reports (commit.py). This module only wires those to Spark's cla
 
 A ``ConnectorError`` raised there (a misspelled option, an unknown scheme, ``on_error=fail`` at commit)
 reaches the user as the first line of Spark's ``PYTHON_DATA_SOURCE_ERROR``, without our frames
-(``_reason_first``).
+(``_reason_first``); one raised in a task (a key revoked after the driver's check, a host gone) as the
+line after Spark's "An exception was thrown from the Python worker:", likewise.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ class VectorWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> JobTaskReport:
         job = _foreach_batch_job(self.plan) or self.job
-        return JobTaskReport(write_task(self.plan, iterator, job), job)
+        with _reason_first():
+            return JobTaskReport(write_task(self.plan, iterator, job), job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         job, reports = self._job_of(messages)
@@ -221,7 +223,8 @@ class VectorStreamWriter(_StreamWriterBase):
         batch_id = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
         job = _micro_batch_job(int(batch_id) if batch_id is not None else -1)
         batches = iterator if STREAM_ARROW else _rows_to_arrow(iterator, self.schema)
-        return write_task(self.plan, batches, job)
+        with _reason_first():
+            return write_task(self.plan, batches, job)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         with _reason_first():
@@ -231,33 +234,36 @@ class VectorStreamWriter(_StreamWriterBase):
         abort_job(self.plan, messages, _micro_batch_job(batchId))
 
 
-# the Python workers in which Spark's driver calls writer()/streamWriter() and commit()
-_DRIVER_WORKERS = frozenset(
+# the Python workers in which Spark's driver calls writer()/streamWriter() and commit(), and the one in which an
+# executor runs a task's write() (under pyspark.daemon, which imports it, or as the main module)
+_WORKERS = frozenset(
     {
         "pyspark.sql.worker.write_into_data_source",
         "pyspark.sql.worker.commit_data_source_write",
         "pyspark.sql.worker.python_streaming_sink_runner",
+        "pyspark.worker",
     }
 )
 
 
 @contextmanager
 def _reason_first() -> Iterator[None]:
-    """Let a ``ConnectorError`` leave Spark's driver-side worker as one line: ``…ConfigError: option uri is required``.
+    """Let a ``ConnectorError`` leave Spark's Python worker as one line: ``…ConfigError: option uri is required``.
 
-    Spark puts the worker's formatted exception into ``PYTHON_DATA_SOURCE_ERROR``: a traceback
-    of our frames first (14-19 lines) and the reason last. The worker formats the exception alone,
+    Spark puts the worker's formatted exception into its error (``PYTHON_DATA_SOURCE_ERROR`` on the
+    driver, ``PythonException`` from a task): a traceback of our frames first (14-19 lines on the
+    driver, about 55 in a task) and the reason last. The worker formats the exception alone,
     without frames, when ``SPARK_HIDE_TRACEBACK`` is set (what the session conf
     ``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` sets), and it reads the variable when
     it handles the exception, after this. Such a worker exits after an exception (Spark 4.0 to
-    4.3), so setting it there changes nothing else. Another exception is a bug and keeps its
-    traceback; in any other process (a direct call, a test) nothing is set.
+    4.3; a task's is not reused), so setting it there changes nothing else. Another exception is a
+    bug and keeps its traceback; in any other process (a direct call, a test) nothing is set.
     """
     try:
         yield
     except ConnectorError:
         main = getattr(sys.modules.get("__main__"), "__spec__", None)
-        if getattr(main, "name", None) in _DRIVER_WORKERS or not _DRIVER_WORKERS.isdisjoint(sys.modules):
+        if getattr(main, "name", None) in _WORKERS or not _WORKERS.isdisjoint(sys.modules):
             os.environ["SPARK_HIDE_TRACEBACK"] = "1"
         raise
 
