@@ -42,8 +42,9 @@ _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # the password starts at the first ":")
 _BEFORE_USERINFO = re.compile(r"[^/?#@:]*(?::/+|/+)")
 _WORD = re.compile(r"\S+")
-# a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, ...)
-_SECRET_WORDS = r"key|secret|token|passw|sig|credential"
+# a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, Azure
+# Functions' code=, auth=, ...)
+_SECRET_WORDS = r"key|secret|token|passw|sig|credential|code|auth"
 SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
 _PASSWORD_IN_QUERY = re.compile(
     rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)[^&;\s]*", re.IGNORECASE

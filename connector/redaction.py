@@ -81,7 +81,7 @@ class Secrets:
         from .options import BackendOptions
 
         if not isinstance(options, BackendOptions):
-            return cls(_readable(options.credential), *uri_passwords(options.url))
+            return cls(_readable(options.credential), *uri_passwords(options.url, endpoint=True))
 
         def embed_key() -> str | None:
             return key_from(options.embed_api_key, options.embed_api_key_env, "embed_api_key_env")
@@ -92,7 +92,7 @@ class Secrets:
             key.partition(":")[2] if key else None,  # a user:password token's password
             _readable(embed_key),
             *uri_passwords(options.uri),
-            *uri_passwords(options.embed_url or ""),
+            *uri_passwords(options.embed_url or "", endpoint=True),
         )
 
     @classmethod
@@ -119,9 +119,15 @@ class Secrets:
         return "Secrets(***)" if self else "Secrets()"
 
 
-def uri_passwords(uri: str) -> list[str]:
+_ENDPOINT_KEY_CHARS = 16  # a query value of an endpoint this long may be a key, whatever its name
+_NOT_KEYS = frozenset({"api-version", "api_version"})  # Azure OpenAI's: a date
+
+
+def uri_passwords(uri: str, endpoint: bool = False) -> list[str]:
     """The password of a URI (``user:password@``) as written and decoded, a ``password=`` parameter's, and
-    a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``).
+    a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``). With ``endpoint``
+    (an embeddings endpoint's URL, whose query a gateway may hold its key in, under any name) also every
+    query value long enough to be a key, but an ``api-version``.
 
     The password as ``keys.split_password`` reads it (up to the last ``@``: it may hold an unencoded ``#``,
     ``/`` or ``?``) and as urlsplit does, which is what a driver that parses the URI sends (one with a
@@ -144,7 +150,12 @@ def uri_passwords(uri: str) -> list[str]:
         for key, value in parse_qsl(query)
         # a key or token in the query (an endpoint that takes ?key=): blanked where a server quotes it,
         # if long enough to be one (a short value would blank ordinary words)
-        if value and (key.lower() == "password" or (SECRET_PARAMETER.search(key) and len(value) >= 8))
+        if value
+        and (
+            key.lower() == "password"
+            or (SECRET_PARAMETER.search(key) and len(value) >= 8)
+            or (endpoint and len(value) >= _ENDPOINT_KEY_CHARS and key.lower() not in _NOT_KEYS)
+        )
     ]
     return list(dict.fromkeys(found))
 
