@@ -19,12 +19,13 @@ The job's own flags come first in ``--help``; every other flag is a standard Bea
 table: ``id_column``, ``vector_column``, ``metadata_columns``, ``batch_size``, ``max_concurrency``, …, and
 the embedding options for text in; ``batching`` and ``check_target`` are the flags of those names: given
 both ways, they must agree); they are checked before the pipeline starts. ``--input`` is a
-Parquet or JSON Lines file, a glob of them, or a folder of them (as ``vectordb-load`` reads a folder: the
-format of its first data file, Spark's part files and partition folders included, each partition
-folder's value, ``lang=en/``, a column typed as Spark types it, and the files Spark leaves out,
-``_temporary/`` and ``.``-names, left out; a folder in another store, ``gs://bucket/embeddings/``,
-holds Parquet); the extension tells the format (``.parquet``, ``.pq``;
-``.jsonl``, ``.json``; any other name is read as JSON Lines), or ``--input_format``. CSV is refused:
+Parquet or JSON Lines file, a glob of them, or a folder of them (as ``vectordb-load`` reads a folder:
+every file in it, Spark's part files and partition folders included, each partition folder's value,
+``lang=en/``, a column typed as Spark types it, and the files Spark leaves out, ``_temporary/`` and
+``.``-names, left out; a folder in another store, ``gs://bucket/embeddings/``, holds Parquet); the
+extension tells the format (``.parquet``, ``.pq``; ``.jsonl``, ``.json``), the first data file's for a
+folder or a glob, or ``--input_format``; a file of no such name is read in it (alone, as JSON Lines).
+One format for all: files whose names say two are refused, naming one of each. CSV is refused:
 ``vectordb-load`` reads it. Parquet files are read
 as Arrow tables and written without a per-row step; JSON Lines records are dicts, vectors as lists.
 ``--sample N`` generates N deterministic vectors of ``--dim`` floats instead (the same N and D give the
@@ -90,8 +91,11 @@ from vectordb.connector.cli import (
     check_embedded_default,
     connector_error_line,
     embedded_note,
+    folder_files,
+    one_format,
     option_pairs,
     run_command,
+    spark_reads,
     summary,
 )
 from vectordb.connector.errors import ConfigError
@@ -405,29 +409,48 @@ def format_of(name: str) -> str | None:
     return EXTENSIONS.get(suffix)
 
 
-def resolve_input(pattern: str, fmt: str) -> tuple[str, str]:
-    """``--input`` and ``--input_format`` as the job reads them: a folder becomes the pattern of its data
-    files, named by its first data file's extension as ``vectordb-load`` tells (Spark's part files,
-    partition folders; ``_``/``.`` names such as ``_SUCCESS`` and ``.crc`` files left out); a folder in
-    another store (``gs://bucket/embeddings/``) holds Parquet. ``fmt`` ``auto`` becomes the format found.
+def resolve_input(given: str, fmt: str) -> tuple[str, str, list[str]]:
+    """``--input`` and ``--input_format`` as the job reads them, and the data files (``data_files``): a
+    local folder's files as ``vectordb-load`` (Spark) lists them, every one of them; a folder in another
+    store is the pattern of its Parquet files (``FOLDER/**.parquet``; ``.json*`` with ``--input_format
+    jsonl``). ``fmt`` ``auto`` becomes the format the first data file's name says (else, but for a
+    folder, JSON Lines); a file whose name says none is read in it, as Spark reads it.
 
     Raises:
-        ConfigError: CSV (which this job does not read), or a local folder with no data file.
+        ConfigError: an input that matches no file, or only files Spark leaves out; a file whose name
+            says another format than the first's, or than ``--input_format`` (naming both, as
+            ``vectordb-load`` does: the job reads one format, and read the others as garbage or not at
+            all); CSV (which this job does not read).
     """
-    if input_folder(pattern) is not None:
-        if "://" in pattern:
-            suffix = ".parquet" if fmt in ("auto", "parquet") else ".json*"
-        else:
-            suffix = _first_data_suffix(pattern)
-        pattern = pattern.rstrip("/") + "/**" + suffix  # ``**`` spans folders: partition folders too
-    if fmt == "auto":
-        fmt = format_of(pattern) or "jsonl"
+    folder = input_folder(given)
+    pattern = input_pattern(given, fmt)
+    if folder is None or "://" in given:
+        check_input(pattern)
+    files = data_files(pattern, folder)
+    if not files:
+        raise ConfigError(f"--input {given}: no data file but those Spark leaves out (_… and .… names)")
+    found = one_format([(given, files)], format_of, None if fmt == "auto" else fmt, flag="--input_format")
+    if found is None and folder is not None:  # a file or a glob of no such name is JSON Lines; a folder?
+        raise ConfigError(
+            f"--input {given}: no Parquet or JSON Lines file in the folder ({', '.join(sorted(EXTENSIONS))}); "
+            "give --input_format to read its files"
+        )
+    fmt = found or "jsonl"
     if fmt == "csv":
         raise ConfigError(
-            f"--input {pattern}: {PROG} reads Parquet and JSON Lines (files, globs, folders of them), not CSV; "
+            f"--input {given}: {PROG} reads Parquet and JSON Lines (files, globs, folders of them), not CSV; "
             "vectordb-load reads CSV, or write the rows as Parquet or JSON Lines"
         )
-    return pattern, fmt
+    return pattern, fmt, files
+
+
+def input_pattern(given: str, fmt: str) -> str:
+    """What the job matches for ``--input``: a folder in another store, the pattern of its Parquet files
+    (``FOLDER/**.parquet``; ``.json*`` with ``--input_format jsonl``: ``**`` spans partition folders);
+    anything else as given."""
+    if "://" not in given or input_folder(given) is None:
+        return given
+    return given.rstrip("/") + "/**" + (".parquet" if fmt in ("auto", "parquet") else ".json*")
 
 
 def input_folder(pattern: str) -> str | None:
@@ -438,19 +461,17 @@ def input_folder(pattern: str) -> str | None:
 
 
 def data_files(pattern: str, folder: str | None = None) -> list[str]:
-    """The files ``pattern`` matches, sorted; in a ``folder``, those Spark reads: none with a name, or
-    under a folder, that ``_left_out`` says (``_temporary/``, a failed job's leftovers; ``.crc`` and
-    other hidden files), which ``**`` matches."""
+    """The files the job reads, sorted: a local ``folder``'s as Spark lists them (``folder_files``: at
+    any depth, every name, but for ``_temporary/``, a failed job's leftovers, ``.crc`` and other hidden
+    files); in a folder of another store, those ``pattern`` matches that Spark reads; else those
+    ``pattern`` matches, as Beam's reader matches them (``**`` spans folders)."""
+    folder = folder or (input_folder(pattern) if "://" not in pattern else None)
+    if folder is not None and "://" not in folder:
+        return folder_files(folder)
     found = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
     if folder is None:
         return found
-    return [path for path in found if not any(map(_left_out, _below(folder, path)))]
-
-
-def _left_out(name: str) -> bool:
-    """Spark's rule for a file's or a folder's name it does not read (``shouldFilterOutPathName``):
-    ``_x`` but not a partition folder (``_x=1``), ``.x``, a file being copied."""
-    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+    return [path for path in found if spark_reads(folder, path)]
 
 
 def _below(folder: str, path: str) -> list[str]:
@@ -524,17 +545,6 @@ def _arrow_type(value: Any) -> pa.DataType:
     if isinstance(value, int):
         return pa.int64()
     return pa.float64() if isinstance(value, float) else pa.string()
-
-
-def _first_data_suffix(folder: str) -> str:
-    for _, subfolders, files in os.walk(folder):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
-        for name in sorted(files):
-            if format_of(name) is not None and not name.startswith(("_", ".")):
-                return os.path.splitext(name)[1]
-    raise ConfigError(
-        f"--input {folder}: no Parquet or JSON Lines file in the folder ({', '.join(sorted(EXTENSIONS))})"
-    )
 
 
 def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVectorDB) -> Any:
@@ -813,13 +823,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     )  # a worker starts the server: said now, not from a worker once the pipeline runs
     if args.input is not None:
         args.folder = input_folder(args.input)
-        args.input, args.input_format = resolve_input(args.input, args.input_format)
-        check_input(args.input)
-        args.files = data_files(args.input, args.folder)
-        if not args.files:
-            raise ConfigError(
-                f"--input {args.input}: no data file but those Spark leaves out (_… and .… names)"
-            )
+        args.input, args.input_format, args.files = resolve_input(args.input, args.input_format)
         args.partitions = partition_values(args.folder, args.files) if args.folder else {}
     connector = connector_options(args)
     sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)

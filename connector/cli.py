@@ -12,6 +12,11 @@ in a Python worker and hands back that worker's error (the exception alone, or a
 text of its own exception, so the error is also looked for in the text (``connector_error_line``).
 Any other exception is a bug, and keeps its trace.
 
+Both read ``--input`` as Spark lists it (``local_files``, ``folder_files``: a folder's files at any depth,
+but for those Spark leaves out, ``left_out_by_spark``) and in one format (``one_format``): a file whose
+name says another format is refused, naming it, before anything is read; Spark would read it in the
+first one's format and fail its rows as garbage, or the job would skip it.
+
 The console scripts start here (``load_command``, ``beam_command``), so that a command whose extra
 is not installed says so in one line, with the ``pip install`` that fixes it, and exits with 2:
 importing ``vectordb.beam`` without Beam would end in an import traceback before any of the job's
@@ -21,7 +26,9 @@ code runs. Nothing here imports pyspark or apache_beam.
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib.util
+import os
 import re
 import sys
 import traceback
@@ -37,10 +44,15 @@ __all__ = [
     "connector_error_line",
     "embedded_note",
     "exit_if_run_without_extra",
+    "folder_files",
+    "left_out_by_spark",
     "load_command",
+    "local_files",
     "missing_extra",
+    "one_format",
     "option_pairs",
     "run_command",
+    "spark_reads",
     "summary",
 ]
 
@@ -142,6 +154,82 @@ def option_pairs(items: Sequence[str]) -> dict[str, str]:
             )
         options[key.strip()] = value
     return options
+
+
+def left_out_by_spark(name: str) -> bool:
+    """Spark's rule for a file's or a folder's name it does not read (``shouldFilterOutPathName``):
+    ``_x`` but not a partition folder (``_x=1``), ``.x``, a file being copied (``x._COPYING_``)."""
+    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+
+
+def spark_reads(folder: str, path: str) -> bool:
+    """Whether Spark reads ``path``, a file found in ``folder``: no folder below ``folder`` nor the file's
+    name is one it leaves out (a failed job's ``_temporary/``, ``.crc`` files)."""
+    below = path.removeprefix(folder.rstrip("/") + "/").strip("/")
+    return not any(map(left_out_by_spark, below.split("/")))
+
+
+def folder_files(folder: str) -> list[str]:
+    """A local folder's files as Spark lists them, sorted: at any depth (partition folders), but for
+    those ``spark_reads`` says it leaves out. Every other file is data, whatever its name says."""
+    found = []
+    for root, subfolders, files in os.walk(folder):
+        subfolders[:] = [name for name in subfolders if not left_out_by_spark(name)]
+        found += [os.path.join(root, name) for name in files if not left_out_by_spark(name)]
+    return sorted(found)
+
+
+def local_files(path: str) -> list[str]:
+    """A local ``--input``'s data files: the file; a folder's (``folder_files``); a glob's matches
+    (Spark's glob: ``*`` within a name), but for the names Spark leaves out, each folder among them
+    listed as a folder is. None for a path that matches nothing."""
+    found: list[str] = []
+    for match in sorted(glob.glob(path)):
+        if os.path.isdir(match):
+            found += folder_files(match)
+        elif match == path or not left_out_by_spark(os.path.basename(match)):
+            found.append(match)
+    return found
+
+
+def one_format(
+    inputs: Sequence[tuple[str, Sequence[str]]],
+    format_of: Callable[[str], str | None],
+    fmt: str | None,
+    *,
+    flag: str,
+    set_by: str | None = None,
+) -> str | None:
+    """The one format a job reads its inputs' files in: ``fmt``, else the first file's whose name says
+    one. A file whose name says none is read in it, as Spark reads it.
+
+    Args:
+        inputs: each ``--input`` and its data files, in the order given.
+        format_of: the format a file's name says, or ``None``.
+        fmt: the format the command's ``flag`` gave, or ``set_by`` (an input's name) says.
+        flag: the command's flag for the format (``--format``).
+        set_by: what says ``fmt`` when the flag did not (``repr`` of the first input).
+
+    Raises:
+        ConfigError: a file whose name says another format, naming it, its input and what says ``fmt``
+            (the flag, or a file): Spark reads a folder or a glob in one format, so a Parquet file among
+            JSON Lines ones failed its rows as garbage (or, in Beam, was skipped).
+    """
+    for given, files in inputs:
+        for path in files:
+            found = format_of(path)
+            if found is None or found == fmt:
+                continue
+            if fmt is None:
+                fmt, set_by = found, repr(path)
+                continue
+            said = f"{set_by} is" if set_by is not None else f"{flag} is"
+            why = f"a job reads one format ({flag})" if set_by is not None else "a job reads one format"
+            where = f"{given!r}" if path == given else f"{given!r}: {path!r}"
+            raise ConfigError(
+                f"--input {where} is {found}, but {said} {fmt}: {why}, so load each format in a run of its own"
+            )
+    return fmt
 
 
 def canonical_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.servers.fixtures import ServerHandle
-from vectordb.beam.load import input_dimension, main, resolve_input
+from vectordb.beam.load import format_of, input_dimension, input_pattern, main, resolve_input
 from vectordb.connector import ConfigError
 
 N, DIM = 40, 4
@@ -49,9 +49,10 @@ def spark_folder(folder: Path) -> Path:
 
 
 def test_a_new_collection_takes_its_dimension_from_the_folders_files(tmp_path: Path) -> None:
-    pattern, fmt = resolve_input(str(spark_folder(tmp_path / "data")), "auto")
-    assert (pattern, fmt) == (f"{tmp_path}/data/**.parquet", "parquet")
-    assert input_dimension(pattern, fmt, "values") == DIM
+    pattern, fmt, files = resolve_input(str(spark_folder(tmp_path / "data")), "auto")
+    assert (pattern, fmt) == (f"{tmp_path}/data", "parquet")
+    assert files == [f"{tmp_path}/data/k={k}/part-0000{k}-x.snappy.parquet" for k in range(2)]
+    assert input_dimension(pattern, fmt, "values") == input_dimension(pattern, fmt, "values", files) == DIM
 
 
 @pytest.mark.parametrize("trailing", ["", "/"])
@@ -70,14 +71,12 @@ def test_a_folder_of_json_lines_is_read_as_json_lines(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "part-00000.json").write_text(json.dumps({"id": "a", "values": [1.0, 2.0]}) + "\n")
     (folder / "_SUCCESS").write_bytes(b"")
-    assert resolve_input(str(folder), "auto") == (f"{folder}/**.json", "jsonl")
+    assert resolve_input(str(folder), "auto") == (str(folder), "jsonl", [f"{folder}/part-00000.json"])
 
 
 def test_a_folder_in_another_store_holds_parquet() -> None:
-    assert resolve_input("gs://bucket/embeddings/", "auto") == (
-        "gs://bucket/embeddings/**.parquet",
-        "parquet",
-    )
+    pattern = input_pattern("gs://bucket/embeddings/", "auto")
+    assert pattern == "gs://bucket/embeddings/**.parquet" and format_of(pattern) == "parquet"
 
 
 def test_a_folder_without_data_files_is_one_line(tmp_path: Path) -> None:
@@ -101,4 +100,4 @@ def test_csv_is_refused_in_one_line_naming_what_the_job_reads(
 def test_a_folder_of_csv_files_is_refused_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "part-00000.csv").write_text('id,values\na,"[1.0, 2.0]"\n')
     assert main(["--input", str(tmp_path), "--uri", "qdrant://localhost:6333/docs", "--dim", "2"]) == 2
-    assert capsys.readouterr().err.splitlines() == [CSV_LINE.format(f"{tmp_path}/**.csv")]
+    assert capsys.readouterr().err.splitlines() == [CSV_LINE.format(tmp_path)]
