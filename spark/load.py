@@ -10,8 +10,9 @@
 (``python -m vectordb.spark.load`` is the same command; under ``spark-submit``, give it this module's
 file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__file__)')" …``.)
 
-Input: Parquet, JSON (lines) or CSV files or folders (the format follows the extension, a folder's
-its files', a folder in another store is Parquet, or ``--format``; one format for every input), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
+Input: Parquet, JSON (lines) or CSV files, globs or folders (the format follows the extension, a
+folder's or glob's its first data file's, a folder in another store is Parquet, or ``--format``; one
+format for every file: each file of a local folder or glob is checked by its name before Spark starts), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
 also be a JSON array in a string, and a row whose text is not one fails, saying so; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
 for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
@@ -46,7 +47,9 @@ from typing import Any
 from vectordb.connector.cli import (
     canonical_flags,
     embedded_note,
+    local_files,
     missing_extra,
+    one_format,
     option_pairs,
     run_command,
     summary,
@@ -172,8 +175,9 @@ def no_java(why: str = "") -> None:
 
 def check_before_spark(args: argparse.Namespace) -> None:
     """What needs no Spark, checked before it starts (40 s or more on a busy machine): the embedded
-    default's Milvus Lite installed, the format of ``--input`` known and one for all of them, and its local
-    paths matching files.
+    default's Milvus Lite installed, the format of ``--input`` known and one for all of its files (a
+    local folder's and glob's each, as Spark lists them: ``local_files``), and its local paths matching
+    files. An input in another store is taken by its name alone.
 
     Raises:
         MissingExtra, ConfigError.
@@ -188,15 +192,13 @@ def check_before_spark(args: argparse.Namespace) -> None:
     fmt = args.format or input_format(first)
     if fmt is None:
         raise ConfigError(f"cannot tell the format of {first}: give --format parquet|json|csv")
-    # Spark reads every input in one format: a Parquet file read as JSON dies in a task, naming neither
-    for path in args.input:
-        found = stated_format(path)
-        if found is not None and found != fmt:
-            said = "--format is" if args.format else f"{first!r} is"
-            why = "a job reads one format" if args.format else "a job reads one format (--format)"
-            raise ConfigError(
-                f"--input {path!r} is {found}, but {said} {fmt}: {why}, so load each format in a run of its own"
-            )
+    # Spark reads every input in one format: a Parquet file read as JSON dies in a task, naming neither,
+    # or its rows fail as garbage ('_corrupt_record')
+    inputs = [(path, [path] if "://" in path else local_files(path)) for path in args.input]
+    if args.format is not None or "://" not in first:  # else its name says it, or it is taken as Parquet
+        one_format(inputs, stated_format, args.format, flag="--format")  # the first file's: named
+    else:
+        one_format(inputs, stated_format, fmt, flag="--format", set_by=repr(first))
     local = [path for path in args.input if "://" not in path]
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace
@@ -283,27 +285,19 @@ def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
 
 
 def input_format(path: str) -> str | None:
-    """The format of ``path``'s extension; of a local folder, its first data file's (Spark's own part files,
-    partition folders); of a folder in another store (``s3://bucket/embeddings/``), Parquet."""
-    suffix = Path(path.rstrip("/")).suffix.lower()
-    if suffix in FORMATS or not (os.path.isdir(path) or "://" in path):
-        return FORMATS.get(suffix)
+    """The format of a local file's extension; of a local folder or glob, its first data file's as Spark
+    lists them (``local_files``: part files, partition folders); of an input in another store, its
+    extension's, else Parquet (``s3://bucket/embeddings/``)."""
     if "://" in path:
-        return "parquet"
-    for _, subfolders, files in os.walk(path):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
-        for name in sorted(files):
-            found = FORMATS.get(Path(name).suffix.lower())
-            if found is not None and not name.startswith(("_", ".")):
-                return found
-    return None
+        return stated_format(path) or "parquet"
+    if os.path.isfile(path) or not glob.glob(path):  # a file, or a name that matches none (refused later)
+        return stated_format(path)
+    return next(filter(None, map(stated_format, local_files(path))), None)
 
 
 def stated_format(path: str) -> str | None:
-    """``input_format``, or ``None`` where that is only a guess (a folder in another store is taken as Parquet)."""
-    if "://" in path and Path(path.rstrip("/")).suffix.lower() not in FORMATS:
-        return None
-    return input_format(path)
+    """The format ``path``'s name says (a file's extension), else ``None``."""
+    return FORMATS.get(Path(path.rstrip("/")).suffix.lower())
 
 
 def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:

@@ -45,7 +45,7 @@ def test_a_parquet_file_after_a_json_lines_one_is_refused_naming_it_and_format(
 def test_a_folder_of_parquet_files_after_a_json_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert load.main(["--input", "more.json", "parquet_folder", *TARGET]) == 2
     err = capsys.readouterr().err
-    assert "--input 'parquet_folder' is parquet, but 'more.json' is json" in err
+    assert "--input 'parquet_folder': 'parquet_folder/p.parquet' is parquet, but 'more.json' is json" in err
 
 
 def test_an_input_whose_name_contradicts_format_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
