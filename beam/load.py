@@ -39,7 +39,7 @@ the key as a Beam secret that each worker fetches (on Dataflow, Secret Manager),
 pipeline does not hold it.
 
 The job ends with the summary the Spark job prints (``vectordb.connector.cli.summary``: rows written
-and failed, rows/s, MB/s, requests, retries, throttling), added up from the sink's outputs (its
+and failed, rows/s, MB/s, requests, retries, throttling, the embedding endpoint's), added up from the sink's outputs (its
 ``WriteReport``s, and its dead letters as the failed rows), which the workers save in small files the
 job reads after the run (in ``--temp_location`` when given, else a local temporary folder; the sink's
 Metrics counters where there are none): the counters are not exact, as the DirectRunner drops those

@@ -23,7 +23,8 @@ The steps, each one ``ParDo`` the runner fuses:
    row and byte limits and keeps ``max_concurrency`` requests in flight. ``finish_bundle`` waits
    for every batch of the bundle, so nothing is acknowledged before the database has it. Reports
    are read on the bundle thread, which counts them for the Metrics counters (namespace ``vectordb``:
-   ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``; each
+   ``written``, ``failed``, ``deleted``, ``requests``, ``retries``, ``throttled``, ``bytes_sent``, and
+   the embedding endpoint's ``embedded``, ``embed_requests``, ``embed_retries``, ``embed_throttled``; each
    DoFn's counts are added once its bundle has finished, so a failed bundle that is retried, whose
    increments a runner may keep, counts its rows once), applies ``on_error`` (``fail`` raises
    ``WriteFailed``: the runner retries the bundle, and upserts and deletes by id make that safe) and
@@ -77,7 +78,20 @@ __all__ = ["BundleCounts", "WriteResult", "WriteToVectorDB"]
 
 Batching = Literal["auto", "bounded", "unbounded"]
 METRICS_NAMESPACE = "vectordb"
-COUNTERS = ("written", "failed", "deleted", "requests", "retries", "throttled", "bytes_sent")
+# ``WriteReport``'s counts the job's summary says, the embedding endpoint's traffic included
+COUNTERS = (
+    "written",
+    "failed",
+    "deleted",
+    "requests",
+    "retries",
+    "throttled",
+    "bytes_sent",
+    "embedded",
+    "embed_requests",
+    "embed_retries",
+    "embed_throttled",
+)
 MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
 DEAD_LETTER_PREFIX = "dead-letters"  # files in dead_letter_path: dead-letters-00000-of-00001.jsonl
 SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers
