@@ -812,7 +812,13 @@ def counters(result: PipelineResult) -> dict[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: parse ``argv`` (default: the command line), run the pipeline, return the exit status."""
     args, beam_args = parse_args(argv)
-    return run_command(PROG, lambda: load(args, beam_args), debug=args.debug, policy_hint=POLICY_HINT)
+    return run_command(
+        PROG,
+        lambda: load(args, beam_args),
+        debug=args.debug,
+        policy_hint=POLICY_HINT,
+        no_create=args.no_create,
+    )
 
 
 def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:

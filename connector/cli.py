@@ -6,7 +6,8 @@ MB/s, requests, retries, throttling, the first failure reasons) and exit with 1 
 
 A ``ConnectorError`` (a bad option, a target or endpoint that cannot be reached, a key refused) is
 one line on stderr and exit status 2 (``run_command``); the full trace only with ``--debug``. Its advice
-to set option ``create=true`` (a missing collection) names the command's ``--no-create`` flag instead. The
+to set option ``create=true`` (a missing collection) names the command's ``--no-create`` flag instead
+where that flag was given (else the user can set the option: ``--option create=true``). The
 error may have been raised in another Python process: Spark's driver runs the data source's checks
 in a Python worker and hands back that worker's error (the exception alone, or a traceback) as the
 text of its own exception, so the error is also looked for in the text (``connector_error_line``).
@@ -255,12 +256,19 @@ def canonical_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> lis
 
 
 def run_command(
-    prog: str, job: Callable[[], int], *, debug: bool = False, policy_hint: str | None = None
+    prog: str,
+    job: Callable[[], int],
+    *,
+    debug: bool = False,
+    policy_hint: str | None = None,
+    no_create: bool = False,
 ) -> int:
     """Run ``job`` and return its exit status; a ``ConnectorError`` becomes one line on stderr.
 
     ``policy_hint`` is how the command keeps failed rows from failing it (its flags): it replaces the
-    API's ``on_error`` words in a ``WriteFailed``'s line.
+    API's ``on_error`` words in a ``WriteFailed``'s line. ``no_create``: the command's ``--no-create``
+    flag was given, so a ``ConfigError``'s advice to set ``create=true`` says to drop the flag; without
+    it the advice stands (``create`` was left unset, or given as ``--option create=false``).
 
     Returns:
         ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
@@ -281,7 +289,7 @@ def run_command(
         kind, line = found
         if policy_hint is not None and issubclass(kind, WriteFailed):
             line = line.replace(HINT, policy_hint)
-        if issubclass(kind, ConfigError):
+        if no_create and issubclass(kind, ConfigError):
             line = _command_advice(prog, line)
         if debug:
             traceback.print_exception(exc)

@@ -449,7 +449,9 @@ def summarize(report_path: str, before: dict[str, int], wall_s: float) -> tuple[
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: parse ``argv`` (default: the command line), load, return the exit status."""
     args = parse_args(argv)
-    return run_command(PROG, lambda: load(args), debug=args.debug, policy_hint=POLICY_HINT)
+    return run_command(
+        PROG, lambda: load(args), debug=args.debug, policy_hint=POLICY_HINT, no_create=args.no_create
+    )
 
 
 def load(args: argparse.Namespace) -> int:

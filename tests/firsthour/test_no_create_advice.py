@@ -50,7 +50,7 @@ def test_each_backends_advice_names_the_commands_flag(
     def job() -> int:
         raise ConfigError(raised)
 
-    assert run_command(prog, job) == 2
+    assert run_command(prog, job, no_create=True) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"{prog}: ConfigError: {said.format(flag=flag)} (--debug shows the trace)"
     ]
@@ -63,7 +63,7 @@ def test_the_same_error_raised_in_a_worker_names_the_flag_too(capsys: pytest.Cap
     def job() -> int:
         raise RuntimeError(f"Traceback ...\nvectordb.connector.errors.ConfigError: {raised}\n")
 
-    assert run_command("vectordb-load", job) == 2
+    assert run_command("vectordb-load", job, no_create=True) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"vectordb-load: ConfigError: {said.format(flag='--no-create')} (--debug shows the trace)"
     ]
