@@ -8,15 +8,13 @@ wrote it; its gRPC body is 180 KB), and with no option a 2.8 MB one under the 16
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
-from vectordb.connector.transports.base import forget_shared
 
 MIB = 1 << 20
 
@@ -26,20 +24,6 @@ def _document(items: int) -> str:
     return json.dumps([{"x": [1, 2, 3], "y": 0}] * items, separators=(",", ":"))
 
 
-@pytest.fixture
-def qdrant() -> Iterator[QdrantServer]:
-    with QdrantServer() as running:
-        yield running
-        forget_shared()
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("grpc") as handle:
-        yield handle
-        forget_shared()
-
-
 @pytest.mark.parametrize("transport", ["grpc", "rest"])
 @pytest.mark.parametrize(
     ("items", "options"),
@@ -47,7 +31,7 @@ def pinecone() -> Iterator[ServerHandle]:
     ids=["180KB-1MiB", "2.8MB-default"],
 )
 def test_qdrant_writes_a_json_document_kept_as_a_string(
-    qdrant: QdrantServer, transport: str, items: int, options: dict[str, Any]
+    qdrant_server: QdrantServer, transport: str, items: int, options: dict[str, Any]
 ) -> None:
     document = _document(items)
     rows = [
@@ -55,21 +39,21 @@ def test_qdrant_writes_a_json_document_kept_as_a_string(
         {"id": 2, "values": [1.0, 0.5, 0.25], "metadata": {"doc": "plain"}},
     ]
     with connect(
-        qdrant.uri(transport, "c"), create=True, dimension=3, on_error="report", **options
+        qdrant_server.uri(transport, "c"), create=True, dimension=3, on_error="report", **options
     ) as client:
         report = client.write(rows)
     assert (report.written, report.failed) == (2, 0), report.failures
-    assert qdrant.store.points("c")[1].payload == {"doc": document}
-    assert max(entry.size for entry in qdrant.store.log) <= options.get("max_batch_bytes", 16 * MIB)
+    assert qdrant_server.store.points("c")[1].payload == {"doc": document}
+    assert max(entry.size for entry in qdrant_server.store.log) <= options.get("max_batch_bytes", 16 * MIB)
 
 
-def test_pinecone_grpc_writes_a_string_of_marks(pinecone: ServerHandle) -> None:
+def test_pinecone_grpc_writes_a_string_of_marks(pinecone_grpc_server: ServerHandle) -> None:
     """40,000 commas: estimated at 560 KB, and refused under max_batch_bytes=200000; sent in 40 KB."""
     rows = [
         {"id": "marks", "values": [1.0, 0.5], "metadata": {"doc": "," * 40_000}},
         {"id": "plain", "values": [1.0, 0.5], "metadata": {"doc": "plain"}},
     ]
-    with connect(pinecone.uri, on_error="report", max_batch_bytes=200_000) as client:
+    with connect(pinecone_grpc_server.uri, on_error="report", max_batch_bytes=200_000) as client:
         report = client.write(rows)
     assert (report.written, report.failed) == (2, 0), report.failures
-    assert pinecone.arrived().vector("marks").metadata == {"doc": "," * 40_000}
+    assert pinecone_grpc_server.arrived().vector("marks").metadata == {"doc": "," * 40_000}

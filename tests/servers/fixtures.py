@@ -29,15 +29,19 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import orjson
 import pytest
 
 from vectordb.connector.protowire import FieldReader
+from vectordb.connector.transports.base import forget_shared
 
 from .pinecone_rules import IndexType, add_index_arguments, index_arguments, index_of
+
+if TYPE_CHECKING:
+    from .qdrant_grpc import QdrantServer
 from .restartable import (
     Journal,
     RestartableProcess,
@@ -213,16 +217,28 @@ def restartable_server_process(kind: Kind, journal: Path) -> Iterator[Restartabl
 
 @pytest.fixture
 def pinecone_rest_server() -> Iterator[ServerHandle]:
-    """A fresh Pinecone REST server in this process."""
+    """A fresh Pinecone REST server in this process (the process's connections to it closed after)."""
     with start_server("rest") as handle:
         yield handle
+        forget_shared()
 
 
 @pytest.fixture
 def pinecone_grpc_server() -> Iterator[ServerHandle]:
-    """A fresh Pinecone gRPC server in this process."""
+    """A fresh Pinecone gRPC server in this process (the process's connections to it closed after)."""
     with start_server("grpc") as handle:
         yield handle
+        forget_shared()
+
+
+@pytest.fixture
+def qdrant_server() -> Iterator[QdrantServer]:
+    """A fresh Qdrant (REST and gRPC) test server in this process."""
+    from .qdrant_grpc import QdrantServer
+
+    with QdrantServer() as running:
+        yield running
+        forget_shared()
 
 
 # -- the journaled server process ------------------------------------------------------------------

@@ -8,36 +8,20 @@ dicts into the Pinecone one).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from tests.servers.fixtures import ServerHandle, start_server
+from tests.servers.fixtures import ServerHandle
 from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import ConfigError, connect, rows_from_letters
 from vectordb.connector.dead_letters import REASON_FIELDS, dead_letters
 from vectordb.connector.report import BatchFailure
 from vectordb.connector.rows import ColumnSpec
-from vectordb.connector.transports.base import forget_shared
 
 VECTORS = pa.list_(pa.float32())
 REASON = {"error", "error_type", "retryable", "attempts"}
-
-
-@pytest.fixture
-def qdrant() -> Iterator[QdrantServer]:
-    with QdrantServer() as running:
-        yield running
-        forget_shared()
-
-
-@pytest.fixture
-def pinecone() -> Iterator[ServerHandle]:
-    with start_server("rest") as handle:
-        yield handle
-        forget_shared()
 
 
 def arrow_rows(second: list[float]) -> pa.Table:
@@ -51,11 +35,13 @@ def arrow_rows(second: list[float]) -> pa.Table:
     )
 
 
-def test_arrow_letters_fixed_and_fed_back_store_the_rows_a_direct_write_stores(qdrant: QdrantServer) -> None:
+def test_arrow_letters_fixed_and_fed_back_store_the_rows_a_direct_write_stores(
+    qdrant_server: QdrantServer,
+) -> None:
     table, fixed_table = arrow_rows([1.0, 2.0]), arrow_rows([4.0, 5.0, 6.0])
-    with connect(qdrant.rest_uri("direct"), create=True, dimension=3) as client:
+    with connect(qdrant_server.rest_uri("direct"), create=True, dimension=3) as client:
         client.write(fixed_table)
-    with connect(qdrant.rest_uri("letters"), create=True, dimension=3, on_error="report") as client:
+    with connect(qdrant_server.rest_uri("letters"), create=True, dimension=3, on_error="report") as client:
         letters = client.dead_letters(table, client.write(table))
         fixed = letters.set_column(
             letters.schema.get_field_index("values"), "values", pa.array([[4, 5, 6]], VECTORS)
@@ -63,13 +49,13 @@ def test_arrow_letters_fixed_and_fed_back_store_the_rows_a_direct_write_stores(q
         rows = rows_from_letters(fixed)
         assert rows.equals(fixed_table.slice(1, 1))  # the row as it came: int64 id, its own 'error'
         assert not client.write(rows).failures
-    with connect(qdrant.rest_uri("as_is"), create=True, dimension=3) as client:
+    with connect(qdrant_server.rest_uri("as_is"), create=True, dimension=3) as client:
         client.write(fixed)
-    direct = qdrant.store.points("direct")
-    assert qdrant.store.points("letters") == direct
+    direct = qdrant_server.store.points("direct")
+    assert qdrant_server.store.points("letters") == direct
     assert direct[2].payload == {"title": "two", "error": "e2"}
     # the letter as it is stores its reason, and the row's own 'error' under another name
-    assert set(qdrant.store.points("as_is")[2].payload) == REASON | {"title", "row_error"}
+    assert set(qdrant_server.store.points("as_is")[2].payload) == REASON | {"title", "row_error"}
 
 
 def dict_rows(second: list[float]) -> list[dict[str, Any]]:
@@ -80,18 +66,20 @@ def dict_rows(second: list[float]) -> list[dict[str, Any]]:
     ]
 
 
-def test_dict_letters_fixed_and_fed_back_store_the_rows_a_direct_write_stores(pinecone: ServerHandle) -> None:
+def test_dict_letters_fixed_and_fed_back_store_the_rows_a_direct_write_stores(
+    pinecone_rest_server: ServerHandle,
+) -> None:
     rows, fixed_rows = dict_rows([1.0, 2.0]), dict_rows([4.0, 5.0, 6.0])
-    with connect(pinecone.uri, api_key="k", namespace="direct", dimension=3) as client:
+    with connect(pinecone_rest_server.uri, api_key="k", namespace="direct", dimension=3) as client:
         client.write(fixed_rows)
-    with connect(pinecone.uri, api_key="k", dimension=3, on_error="report") as client:
+    with connect(pinecone_rest_server.uri, api_key="k", dimension=3, on_error="report") as client:
         (letter,) = client.dead_letters(rows, client.write(rows, namespace="letters"))
         letter["values"] = [4.0, 5.0, 6.0]
         back = rows_from_letters([letter])
         assert back == [fixed_rows[1]]
         assert not client.write(back, namespace="letters").failures
         client.write([letter], namespace="as_is")
-    stored = pinecone.arrived().namespaces
+    stored = pinecone_rest_server.arrived().namespaces
     assert stored["letters"] == stored["direct"]
     assert stored["direct"]["b"].metadata == {"t": 2, "error": "e2"}
     assert set(stored["as_is"]["b"].metadata or {}) == REASON | {"t", "row_error"}
