@@ -18,7 +18,10 @@ count toward the verdict (a throttle or a 5xx says nothing about the rows).
 
 Silence. A timeout lowers the in-flight limit as a throttle does (once per epoch): a slow server whose
 queue outlasts ``timeout_s`` still serves the requests the client gave up on, so a limit left at its
-ceiling kept that queue full and every request timed out. The same watch counts requests in a row that
+ceiling kept that queue full and every request timed out. Not an isolated timeout, though: each attempt
+is numbered as it is sent, and one that times out after an attempt sent later was answered (the server
+answers newer requests: one slow request, not a queue, which serves in turn) leaves the limit alone;
+otherwise one slow request in 30 halved the limit again before it had grown back. The same watch counts requests in a row that
 timed out with no reply at all (any reply, an error's too, starts it again); once the limit is down to 1
 and ``max_retries + 1`` requests sent alone in a row got no reply (one request's attempts) the server
 is taken to have stopped answering: the next request (a retry, or a unit's first) is not sent and the
@@ -164,6 +167,8 @@ class Dispatcher(Generic[U]):
             0  # attempts sent and not yet answered (units waiting to retry are in_flight, not here)
         )
         self._waiting_for_room = 0  # retries after a timeout waiting for room under the limit
+        self._sent = 0  # attempts numbered as they are sent
+        self._newest_answered = 0  # the number of the newest attempt the server answered well
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -322,12 +327,12 @@ class Dispatcher(Generic[U]):
             if start is None:  # stopped while it waited for room: not sent again
                 assert last is not None
                 return last, attempts
-            epoch, alone = start
+            epoch, alone, number = start
             attempts += 1
             try:
                 outcome = self.channel.send(unit)
             except (ServerError, TransportError) as exc:
-                self._heard(exc, alone=alone)
+                congested = self._heard(exc, alone=alone, number=number)
                 if self.fatal is not None:
                     return exc, attempts
                 last = exc
@@ -335,7 +340,7 @@ class Dispatcher(Generic[U]):
                 retry = timed_out(exc) and attempts <= self.retry.max_retries
                 if retry and self._silenced() is not None:
                     return exc, attempts
-                if not self._may_retry(unit, exc, attempts, epoch):
+                if not self._may_retry(unit, exc, attempts, epoch, congested=congested):
                     return exc, attempts
                 self._wait_out(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
                 if self.fatal is not None:  # stopped meanwhile: nothing is sent after a stop
@@ -346,6 +351,7 @@ class Dispatcher(Generic[U]):
             with self.lock:
                 limit, suspected = self.limit.limit, self._systemic.suspected
                 self._systemic.on_reply()
+                self._newest_answered = max(self._newest_answered, number)
                 self.retry.on_success()
                 try:
                     any_accepted, error = self.channel.accepted(unit, outcome)
@@ -361,9 +367,9 @@ class Dispatcher(Generic[U]):
                     self.cond.notify_all()
             return error, attempts
 
-    def _start_attempt(self, after_timeout: bool) -> tuple[int, bool] | None:
-        """Count an attempt as on the wire; returns the limit's epoch and whether it goes alone (nothing
-        else on the wire, the limit at 1). A retry after a timeout first waits for room under the limit:
+    def _start_attempt(self, after_timeout: bool) -> tuple[int, bool, int] | None:
+        """Count an attempt as on the wire; returns the limit's epoch, whether it goes alone (nothing
+        else on the wire, the limit at 1) and its number (attempts are numbered as they are sent). A retry after a timeout first waits for room under the limit:
         sent at once, the retries of the requests that timed out kept a slow server's queue as long as
         the limit they started under, and the retries timed out in it too. ``None``: the stream stopped
         (or the server stopped answering) meanwhile, and nothing is sent."""
@@ -381,7 +387,8 @@ class Dispatcher(Generic[U]):
                     return None
             alone = self._on_wire == 0 and self.limit.limit == 1
             self._on_wire += 1
-            return self.limit.epoch, alone
+            self._sent += 1
+            return self.limit.epoch, alone, self._sent
 
     def _off_the_wire(self) -> None:
         with self.lock:
@@ -389,16 +396,21 @@ class Dispatcher(Generic[U]):
             if self._waiting_for_room:
                 self.cond.notify_all()
 
-    def _heard(self, exc: ConnectorError, *, alone: bool) -> None:
+    def _heard(self, exc: ConnectorError, *, alone: bool, number: int) -> bool:
         """Count a request that failed: a reply (a server's error) ends a run of timeouts, a timeout adds
         to it (other transport errors, a refused connection among them, count neither way); ``alone``: it
-        was sent with nothing else in flight, the limit at 1."""
+        was sent with nothing else in flight, the limit at 1. Returns whether a timeout is a sign of
+        congestion: False once an attempt sent after this one (``number``) was answered well, as a server
+        that queues requests answers them in turn, not past one stuck in its queue."""
         with self.lock:
             if isinstance(exc, ServerError):
                 self._systemic.on_reply()
+                if not exc.retryable:  # a refusal of the rows, not of the load: the server answers
+                    self._newest_answered = max(self._newest_answered, number)
             elif timed_out(exc):
                 self._systemic.on_timeout(alone)
                 self._last_timeout = exc
+            return self._newest_answered <= number
 
     def _silenced(self) -> StoppedAnswering | None:
         """Before a request is sent (a unit's, or a retry): if the watch's run of timeouts is at its
@@ -440,9 +452,12 @@ class Dispatcher(Generic[U]):
                     return
                 self.cond.wait(left)
 
-    def _may_retry(self, unit: U, exc: ConnectorError, attempts: int, epoch: int) -> bool:
+    def _may_retry(
+        self, unit: U, exc: ConnectorError, attempts: int, epoch: int, *, congested: bool = True
+    ) -> bool:
         with self.lock:
-            return self.retry.may_retry(exc, attempts, epoch, self.clock(), self.channel.counts(unit))
+            counts = self.channel.counts(unit)
+            return self.retry.may_retry(exc, attempts, epoch, self.clock(), counts, congested=congested)
 
     # -- isolation ----------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ reply, or a request with no reply within its timeout (a slow server's queue: it 
 the client gave up on, so a limit kept at its ceiling kept the queue full), halves the limit (floor 1),
 and a throttle holds new starts until the server's ``retry_after_s`` has passed; at most one decrease per "epoch" (until a request started after the decrease
 comes back), so one burst of throttled replies halves the limit once, not once per reply.
+A timeout halves it only as a sign of congestion: the engine tells an isolated one (a request sent
+later was answered first, so the server is not working through a queue) and it leaves the limit alone.
 After ``limit`` successes in a row the limit grows by one, up to ``ceiling``.
 
 Backoff. Capped full jitter: a delay drawn uniformly from [0, min(cap, base · 2^attempt)],
@@ -265,18 +267,26 @@ class RetryRule:
         return self._accepting and self._throttles_since_accepted <= self._free_throttles
 
     def may_retry(
-        self, exc: ConnectorError, attempts: int, epoch: int, now: float, counts: RetryCounts
+        self,
+        exc: ConnectorError,
+        attempts: int,
+        epoch: int,
+        now: float,
+        counts: RetryCounts,
+        *,
+        congested: bool = True,
     ) -> bool:
-        """After failed attempt number ``attempts`` (started in ``epoch``): a throttle or a timeout lowers the limit;
-        no when the error is fatal or not retryable, the attempts are spent, or the retry budget is
-        (spent by an error, and by a throttle while no request was accepted since the throttling
-        began). ``counts`` (the caller's report) counts the throttles and the retries."""
+        """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit,
+        and so does a timeout unless it is isolated (``congested`` False: a request sent after it was
+        answered first); no when the error is fatal or not retryable, the attempts are spent, or the
+        retry budget is (spent by an error, and by a throttle while no request was accepted since the
+        throttling began). ``counts`` (the caller's report) counts the throttles and the retries."""
         free = False
         if isinstance(exc, Throttled):
             counts.throttled += 1
             self.limit.on_throttle(now, exc.retry_after_s, epoch)
             free = self._throttle_is_free()
-        elif timed_out(exc):
+        elif timed_out(exc) and congested:
             # a slow server's queue: requests past their timeout are served anyway, after the client gave
             # up on them; unlowered, the limit kept that queue full and every request timed out
             self.limit.on_congestion(epoch)

@@ -232,3 +232,20 @@ def test_silence_counts_only_requests_sent_alone() -> None:
     assert not watch.silent
     watch.on_timeout(alone=True)
     assert watch.silent and watch.alone == 3
+
+
+def test_an_isolated_timeout_leaves_the_limit_alone() -> None:
+    rule = RetryRule(max_concurrency=32, max_retries=2)
+    counts = WriteReport()
+    for _ in range(5):  # a request sent later was answered first: one slow request, not a queue
+        assert rule.may_retry(
+            DeadlineExceeded("no reply"),
+            attempts=1,
+            epoch=rule.limit.epoch,
+            now=0.0,
+            counts=counts,
+            congested=False,
+        )
+    assert rule.limit.limit == 32 and counts.retries == 5
+    rule.may_retry(DeadlineExceeded("no reply"), attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.limit.limit == 16  # congestion (the default): halved
