@@ -313,10 +313,13 @@ class EmbeddingClient:
         """A reply of one vector per text, of the stream's dimension. A malformed one is sent again once:
         malformed again, it is fatal while no reply was well-formed (the server does not speak the
         protocol), and after well-formed ones it fails these texts alone (one null item, one short list:
-        a fault of that reply, as a NaN vector is of its row, not a reason to drop the whole write)."""
+        a fault of that reply, as a NaN vector is of its row, not a reason to drop the whole write). Not
+        sent again once the stream stopped (a fatal error, or closed on one): nothing is sent after a stop."""
         try:
             return self._well_formed(texts)
-        except MalformedReply:
+        except MalformedReply as exc:
+            if self._stopped():
+                raise _not_sent_again(exc) from None
             with self._cond:
                 self.stats.retries += 1
         try:
@@ -325,6 +328,12 @@ class EmbeddingClient:
             if not self._replied_well:
                 raise
             raise _malformed_again(exc) from None
+
+    def _stopped(self) -> bool:
+        """The stream of the request this sender thread sends was stopped: by a fatal error (another
+        request's), or closed on an error (``_Request.stop``)."""
+        stop = getattr(self._sending, "stop", None)
+        return self.dispatch.fatal is not None or (stop is not None and stop.is_set())
 
     def _well_formed(self, texts: list[str]) -> np.ndarray:
         matrix = self._send(texts)
@@ -453,6 +462,14 @@ def _malformed_again(exc: MalformedReply) -> MalformedReply:
         f"{exc} (the reply was malformed twice, after well-formed ones: its inputs fail, the stream goes on)",
         status=exc.status,
     )
+    again.fatal = False
+    return again
+
+
+def _not_sent_again(exc: MalformedReply) -> MalformedReply:
+    """The error a request's texts fail with when its reply was malformed and the stream stopped before it
+    could be sent again: not fatal (the stream's own error is the one raised)."""
+    again = MalformedReply(f"{exc} (not sent again: the stream stopped)", status=exc.status)
     again.fatal = False
     return again
 
