@@ -163,9 +163,8 @@ class Dispatcher(Generic[U]):
         self._suspect: Rejected | None = None  # the refusal that made the systemic watch suspect the stream
         self._unanswered = 0  # units submitted and probes paid for whose answer is not accounted for yet
         self._last_timeout: ConnectorError | None = None  # the last request's that timed out: where
-        self._on_wire = (
-            0  # attempts sent and not yet answered (units waiting to retry are in_flight, not here)
-        )
+        # attempts sent and not yet answered (units waiting to retry are in_flight, not here)
+        self._on_wire = 0
         self._waiting_for_room = 0  # retries after a timeout waiting for room under the limit
         self._sent = 0  # attempts numbered as they are sent
         self._newest_answered = 0  # the number of the newest attempt the server answered well
