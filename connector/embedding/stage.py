@@ -47,7 +47,7 @@ from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_id
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
-from ..rows.text import checked_text
+from ..rows.text import checked_text, is_text
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
@@ -325,7 +325,7 @@ class EmbeddingStage:
                 f"option text_column: no column {self.text_column!r} in the input (columns: {', '.join(names)})"
             )
         text = batch.column(self.text_column)
-        if not (pt.is_string(text.type) or pt.is_large_string(text.type) or pt.is_string_view(text.type)):
+        if not is_text(text.type):
             raise ConfigError(
                 f"option text_column: column {self.text_column!r} has type {text.type}; expected strings"
             )
@@ -340,11 +340,7 @@ class EmbeddingStage:
             ):
                 lengths = pc.fill_null(pc.list_value_length(vectors), 0)
                 vectorless = pc.equal(lengths, 0).to_numpy(zero_copy_only=False)
-            elif (
-                pt.is_string(vectors.type)
-                or pt.is_large_string(vectors.type)
-                or pt.is_string_view(vectors.type)
-            ):
+            elif is_text(vectors.type):
                 # the model's vectors go into that column, as lists: JSON text cannot take them
                 raise ConfigError(
                     f"option vector_column: column {self.spec.vector_column!r} holds text (JSON vectors?); "

@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from .checks import assemble
 from .floats import excerpt, json_vector
 from .ops import CODES, DELETE, arrow_ops
-from .text import checked_text
+from .text import checked_text, is_text
 from .types import (
     BAD_JSON,
     Columns,
@@ -276,10 +276,9 @@ def _vector_column(
     rows refused for what they hold (a text that is no JSON list of numbers, a list with a null element);
     ``deletes``: the rows whose text is not parsed (read as no vector); ``vector``: how reasons name a
     named vector (default: "column 'values': vector")."""
-    import pyarrow.types as pt
 
     column = _storage(column)
-    if pt.is_string(column.type) or pt.is_large_string(column.type) or pt.is_string_view(column.type):
+    if is_text(column.type):
         column, not_utf8 = checked_text(column, name)
         texts = column.to_pylist()
         for i in np.flatnonzero(deletes):
@@ -474,7 +473,7 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> tuple[list[Any], dict
 
     column = _storage(batch.column(name))
     typ = column.type.value_type if pt.is_dictionary(column.type) else column.type
-    if not (pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ) or pt.is_null(typ)):
+    if not (is_text(typ) or pt.is_null(typ)):
         raise ConfigError(f"option namespace_column: column {name!r} has type {typ}; expected strings")
     column, refused = checked_text(column, name)
     return column.to_pylist(), refused

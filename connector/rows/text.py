@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["checked_text", "not_utf8_reason", "readable_pylist"]
+__all__ = ["checked_text", "is_text", "not_utf8_reason", "readable_pylist"]
 
 
 def not_utf8_reason(column: str) -> str:
@@ -71,7 +71,8 @@ def readable_pylist(rows: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
         return readable
 
 
-def _is_text(typ: pa.DataType) -> bool:
+def is_text(typ: pa.DataType) -> bool:
+    """Whether ``typ`` is one of Arrow's string types (``string``, ``large_string``, ``string_view``)."""
     import pyarrow.types as pt
 
     return bool(pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ))
@@ -111,7 +112,7 @@ def _decoded(value: Any, typ: pa.DataType, bad: list[bool]) -> Any:
 
     if value is None:
         return None
-    if _is_text(typ):
+    if is_text(typ):
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
