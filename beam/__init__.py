@@ -22,6 +22,11 @@ if importlib.util.find_spec("apache_beam") is None:  # one line naming the extra
     exit_if_run_without_extra("vectordb-beam")  # python -m vectordb.beam.load: one line and exit 2
     raise MissingExtra("vectordb.beam needs apache_beam: pip install 'vectordb-connector[beam]'")
 
+from vectordb.connector.cli import quiet_beam_import_warning, running_as
+
+if running_as("vectordb-beam"):  # python -m vectordb.beam.load: the command starts without Beam's noise
+    quiet_beam_import_warning()
+
 from .batch import VectorBatch
 from .coders import RowCoder, VectorBatchCoder
 from .config import VectorDBWriteConfig

@@ -94,6 +94,7 @@ from vectordb.connector.cli import (
     folder_files,
     one_format,
     option_pairs,
+    refuse_target_as_input,
     run_command,
     spark_reads,
     summary,
@@ -266,6 +267,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     if args.dim is not None and args.dim < 1:
         own.error("--dim must be positive")
     ours = [s for action in own._actions for s in action.option_strings if s.startswith("--")]
+    stray = _stray_arguments(rest)
+    if stray:  # Beam drops what it cannot parse: a target given without --uri went to ./vectors.db
+        hint = "the target goes in --uri" if "://" in stray[0] else "flags start with --"
+        own.error(f"unrecognized arguments: {' '.join(map(repr, map(without_password, stray)))} ({hint})")
     beam_flags = _beam_flags()
     for arg in rest:  # a misspelt flag of ours would otherwise go to Beam, which drops what it cannot parse
         name = arg.split("=", 1)[0]
@@ -280,10 +285,26 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     return args, rest
 
 
-def _beam_flags() -> set[str]:
+def _beam_parser() -> argparse.ArgumentParser:
     found: list[argparse.ArgumentParser] = []
     PipelineOptions([]).get_all_options(add_extra_args_fn=found.append)
-    return {s for action in found[0]._actions for s in action.option_strings}
+    return found[0]
+
+
+def _beam_flags() -> set[str]:
+    return {s for action in _beam_parser()._actions for s in action.option_strings}
+
+
+def _stray_arguments(rest: Sequence[str]) -> list[str]:
+    """The arguments among ``rest`` that are neither a flag nor a flag's value (Beam's own flags parsed
+    as Beam parses them; an unknown ``--name value`` is a pipeline option of the user's, kept by Beam)."""
+    _, unknown = _beam_parser().parse_known_args(list(rest))
+    stray = []
+    for i, arg in enumerate(unknown):
+        after_flag = i > 0 and unknown[i - 1].startswith("--") and "=" not in unknown[i - 1]
+        if not arg.startswith("-") and not after_flag:
+            stray.append(arg)
+    return stray
 
 
 class _SinkFlags(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -422,6 +443,7 @@ def resolve_input(given: str, fmt: str) -> tuple[str, str, list[str]]:
             ``vectordb-load`` does: the job reads one format, and read the others as garbage or not at
             all); CSV (which this job does not read).
     """
+    refuse_target_as_input(given)
     folder = input_folder(given)
     pattern = input_pattern(given, fmt)
     if folder is None or "://" in given:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import glob
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -52,7 +53,10 @@ __all__ = [
     "missing_extra",
     "one_format",
     "option_pairs",
+    "quiet_beam_import_warning",
+    "refuse_target_as_input",
     "run_command",
+    "running_as",
     "spark_reads",
     "summary",
 ]
@@ -110,12 +114,17 @@ def exit_if_run_without_extra(prog: str) -> None:
     without Beam stops in ``vectordb.beam``'s import, before the job's code: the package calls this
     first. Only while ``runpy`` looks that module up (``sys.argv[0]`` is ``"-m"`` then) and the command
     line names it; any other import of the package is left to its ``MissingExtra``."""
-    if sys.argv[:1] != ["-m"] or _module_run(sys.orig_argv) != COMMANDS[prog][0]:
+    if not running_as(prog):
         return
     line = missing_extra(prog)
     if line is not None:
         print(line, file=sys.stderr, flush=True)
         sys.exit(2)
+
+
+def running_as(prog: str) -> bool:
+    """Whether ``python -m`` is looking up ``prog``'s module now (importing its package first)."""
+    return sys.argv[:1] == ["-m"] and _module_run(sys.orig_argv) == COMMANDS[prog][0]
 
 
 def _module_run(argv: Sequence[str]) -> str | None:
@@ -139,8 +148,38 @@ def _installed_command(prog: str) -> int:
     if line is not None:
         print(line, file=sys.stderr, flush=True)
         return 2
+    if prog == "vectordb-beam":
+        quiet_beam_import_warning()
     main: Callable[[], int] = import_module(COMMANDS[prog][0]).main
     return main()
+
+
+def quiet_beam_import_warning() -> None:
+    """Drop Beam's "apitools not found" warning, which ``import apache_beam`` logs without its [gcp]
+    extra: the job reads no BigQuery, and the line reads like a fault as the command's first output."""
+    logging.getLogger().addFilter(_NotApitools())
+
+
+class _NotApitools(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("apitools not found")
+
+
+def refuse_target_as_input(path: str) -> None:
+    """Refuse an ``--input`` that is a database URI (the target given in the wrong place): read as a
+    path, Spark answers with a page of Java trace and Beam with "nothing matches".
+
+    Raises:
+        ConfigError: naming the input (its password blanked) and ``--uri``.
+    """
+    from .backends.registry import backends
+    from .options import without_password
+
+    scheme = path.partition("://")[0].split("+")[0].lower() if "://" in path else ""
+    if scheme in backends():
+        raise ConfigError(
+            f"--input {without_password(path)!r} is a {scheme} URI, not files to read: the target goes in --uri"
+        )
 
 
 def option_pairs(items: Sequence[str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ import glob
 import json
 import os
 import pkgutil
+import re
 import shutil
 import sys
 import tempfile
@@ -182,12 +183,14 @@ def check_before_spark(args: argparse.Namespace) -> None:
     Raises:
         MissingExtra, ConfigError.
     """
-    from vectordb.connector.cli import check_embedded_default
+    from vectordb.connector.cli import check_embedded_default, refuse_target_as_input
     from vectordb.connector.errors import ConfigError
 
     check_embedded_default(args.uri)  # the driver starts the server
     if args.sample is not None:
         return
+    for path in args.input:
+        refuse_target_as_input(path)
     first = args.input[0]
     fmt = args.format or input_format(first)
     if fmt is None:
@@ -242,7 +245,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         fmt == "csv"
     ):  # as Python's csv module and spreadsheets write it: "" escapes a quote, fields span lines
         reader = reader.option("header", "true").option("escape", '"').option("multiLine", "true")
-    df = reader.load(args.input)
+    df = load_files(reader, args.input)
     if args.text_column is not None:
         if args.text_column not in df.columns:
             raise ConfigError(
@@ -267,6 +270,26 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         if types.get(column) == "string" and (spark_type != "array<float>" or args.text_column is not None):
             df = df.withColumn(column, F.from_json(column, spark_type))
     return df.repartition(args.partitions) if args.partitions else df
+
+
+def load_files(reader: Any, paths: list[str]) -> Any:
+    """``reader.load(paths)``; a path of a scheme Spark has no file system for is a ``ConfigError``
+    naming it (Spark's own refusal is a page of Java trace)."""
+    from vectordb.connector.errors import ConfigError
+    from vectordb.connector.options import without_password
+
+    try:
+        return reader.load(paths)
+    except Exception as exc:
+        found = re.search(r'No FileSystem for scheme "([^"]*)"', str(exc))
+        if found is None:
+            raise
+        scheme = found.group(1)
+        given = [path for path in paths if path.lower().startswith(f"{scheme.lower()}://")] or paths
+        raise ConfigError(
+            f"--input {without_password(given[0])!r}: Spark has no file system for {scheme}:// here; read "
+            "local paths, or add the Hadoop connector of that store to Spark (s3a://, gs://, abfss://)"
+        ) from None
 
 
 def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
