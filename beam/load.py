@@ -633,7 +633,7 @@ def check_input(pattern: str) -> None:
     except Exception:  # BeamIOError (no such folder, a store it cannot list): none found
         found = []
     if not found:
-        raise ConfigError(f"--input: nothing matches {pattern!r}")
+        raise ConfigError(f"--input: nothing matches {without_password(pattern)!r}")
 
 
 def check_parquet_schemas(

@@ -103,3 +103,10 @@ def test_load_refuses_a_uri_after_its_inputs_before_spark(tmp_path: Path) -> Non
         )
     )
     assert "hunter24" not in done.stderr and "log4j" not in done.stderr  # refused before Spark started
+
+
+def test_beam_input_that_matches_nothing_is_named_without_its_password(tmp_path: Path) -> None:
+    done = run_beam("--input", "gs://u:hunter25@bucket/x*.parquet", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "nothing matches 'gs://u:***@bucket/x*.parquet'" in done.stderr
+    assert "hunter25" not in done.stderr + done.stdout
