@@ -90,9 +90,10 @@ _NO_SHARD_KEY = (
     "custom-sharded collection without one; give the namespace (option namespace or namespace_column, or "
     "the call's namespace), one call per shard key"
 )
-# a namespace_column cell that is null or "" (and no call namespace to stand in): its rows fail, not the write
+# a namespace_column cell that is null or "", or a dict row without a namespace among rows with one (and no
+# call namespace to stand in): its rows fail, not the write
 _NO_ROW_SHARD_KEY = (
-    "option namespace_column {column!r}: the row's namespace is null or empty, and with option "
+    "{what} row's namespace is null or empty, and with option "
     "namespace_mode=shard_key a row's namespace is its shard key (Qdrant takes no update of a custom-sharded "
     "collection without one); give the row a namespace (or the call one for rows without)"
 )
@@ -261,6 +262,8 @@ class QdrantBackend(Backend[QdrantOptions]):
         # or found through it; refuse() makes each namespace's key the first time a batch brings it
         self._shard_transport: Transport | None = None
         self._shard_keys_made: set[str] = set()
+        # namespace_mode=shard_key: a batch has named its shard key (rows of their own namespace, dicts' key)
+        self._rows_name_shard_keys = False
 
     def describe(self) -> str:
         return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
@@ -411,16 +414,23 @@ class QdrantBackend(Backend[QdrantOptions]):
         return batch.without(reasons)
 
     def _no_shard_key(self, batch: RowBatch) -> BatchFailure | None:
-        """With ``namespace_mode=shard_key``, a batch of no namespace: a ``ConfigError`` when nothing could
-        give one (no option ``namespace`` or ``namespace_column``: the first batch, before any row is sent),
-        else the failure of its rows alone (null or ``""`` cells of ``namespace_column``), never the write's."""
+        """With ``namespace_mode=shard_key``, a batch of no namespace: a ``ConfigError`` when nothing has
+        given one (no option ``namespace`` or ``namespace_column``, and no row of its own namespace so far:
+        before any row is sent), else the failure of its rows alone (null or ``""`` cells of
+        ``namespace_column``, dict rows without a ``namespace`` among rows with one), never the write's."""
         opts = self.options
-        if opts.namespace_mode != "shard_key" or batch.namespace:
+        if opts.namespace_mode != "shard_key":
             return None
-        if not opts.namespace_column:
+        if batch.namespace:
+            self._rows_name_shard_keys = True
+            return None
+        if opts.namespace_column:
+            reason = _NO_ROW_SHARD_KEY.format(what=f"option namespace_column {opts.namespace_column!r}: the")
+        elif self._rows_name_shard_keys:
+            reason = _NO_ROW_SHARD_KEY.format(what="the")
+        else:
             what = "a delete without a namespace" if batch.op == DELETE else "a write without a namespace"
             raise ConfigError(_NO_SHARD_KEY.format(what=what))
-        reason = _NO_ROW_SHARD_KEY.format(column=opts.namespace_column)
         return batch.failure(range(len(batch)), reason, error_type="Invalid")
 
     def _payload_key_problems(self, batch: RowBatch) -> dict[int, str]:

@@ -92,3 +92,22 @@ def test_a_write_nothing_could_name_a_shard_key_for_stops_before_any_row(
             client.delete([1])
     assert not server.store.exists("c") or not server.store.points("c")
     assert not [e for e in server.store.log if e.ids]
+
+
+@pytest.mark.parametrize("transport", ["rest", "grpc"])
+def test_a_dict_row_without_a_namespace_among_rows_with_one_fails_alone(
+    server: QdrantServer, transport: str
+) -> None:
+    """Dict rows give their own ``namespace`` without ``namespace_column``: one without it stopped the write
+    mid-way with a ``ConfigError``, and its row was in no count (``STOPPED (0 rows dropped): 299/299``)."""
+    options = {k: v for k, v in OPTIONS.items() if k != "namespace_column"}
+    rows = [{"id": i, "values": VALUES, **({} if i == 100 else {"namespace": "t1"})} for i in range(300)]
+    with connect(server.uri(transport, "c"), batch_size=50, **options) as client:
+        report = client.write(rows)
+    assert (report.written, report.failed) == (299, 1), report
+    (failure,) = report.failures
+    assert failure.ids == ("100",) and failure.error_type == "Invalid"
+    assert failure.error.startswith(
+        "the row's namespace is null or empty, and with option namespace_mode=shard_key"
+    )
+    assert sorted(server.store.points_by_shard("c")) == [("t1", i) for i in range(300) if i != 100]
