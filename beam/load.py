@@ -98,6 +98,7 @@ from vectordb.connector.cli import (
     run_command,
     spark_reads,
     summary,
+    unrecognized,
 )
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions, convert_options, without_password
@@ -269,8 +270,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     ours = [s for action in own._actions for s in action.option_strings if s.startswith("--")]
     stray = _stray_arguments(rest)
     if stray:  # Beam drops what it cannot parse: a target given without --uri went to ./vectors.db
-        hint = "the target goes in --uri" if "://" in stray[0] else "flags start with --"
-        own.error(f"unrecognized arguments: {' '.join(map(repr, map(without_password, stray)))} ({hint})")
+        own.error(unrecognized(stray))
     beam_flags = _beam_flags()
     for arg in rest:  # a misspelt flag of ours would otherwise go to Beam, which drops what it cannot parse
         name = arg.split("=", 1)[0]

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 
 from .errors import ConfigError, ConnectorError, WriteFailed
+from .keys import without_password
 from .policy import HINT
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "running_as",
     "spark_reads",
     "summary",
+    "unrecognized",
 ]
 
 # each command: the module whose main() it runs, the extra it needs, the modules that extra installs
@@ -173,13 +175,29 @@ def refuse_target_as_input(path: str) -> None:
         ConfigError: naming the input (its password blanked) and ``--uri``.
     """
     from .backends.registry import backends
-    from .options import without_password
 
     scheme = path.partition("://")[0].split("+")[0].lower() if "://" in path else ""
     if scheme in backends():
         raise ConfigError(
             f"--input {without_password(path)!r} is a {scheme} URI, not files to read: the target goes in --uri"
         )
+
+
+def unrecognized(items: Sequence[str]) -> str:
+    """The parser's error for arguments a command does not take, quoting only flags and URIs (passwords
+    blanked): a bare word may be a key typed after ``--option api_key`` with a space for its ``=``."""
+
+    shown = [repr(without_password(item)) for item in items if item.startswith("-") or "://" in item]
+    hidden = len(items) - len(shown)
+    if hidden:
+        shown.append(f"{hidden} value{'s' if hidden > 1 else ''} not shown (it may be a key)")
+    if any("://" in item for item in items):
+        hint = "the target goes in --uri"
+    elif hidden:
+        hint = "flags start with --, and --option takes KEY=VALUE as one word"
+    else:
+        hint = ""
+    return f"unrecognized arguments: {', '.join(shown)}" + (f" ({hint})" if hint else "")
 
 
 def option_pairs(items: Sequence[str]) -> dict[str, str]:
@@ -261,11 +279,12 @@ def one_format(
             if found is None or found == fmt:
                 continue
             if fmt is None:
-                fmt, set_by = found, repr(path)
+                fmt, set_by = found, repr(without_password(path))
                 continue
             said = f"{set_by} is" if set_by is not None else f"{flag} is"
             why = f"a job reads one format ({flag})" if set_by is not None else "a job reads one format"
-            where = f"{given!r}" if path == given else f"{given!r}: {path!r}"
+            where = repr(without_password(given))
+            where += "" if path == given else f": {without_password(path)!r}"
             raise ConfigError(
                 f"--input {where} is {found}, but {said} {fmt}: {why}, so load each format in a run of its own"
             )

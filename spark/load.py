@@ -54,6 +54,7 @@ from vectordb.connector.cli import (
     option_pairs,
     run_command,
     summary,
+    unrecognized,
 )
 
 __all__ = ["main"]
@@ -136,7 +137,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="any other writer option (repeatable)",
     )
     parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
-    args = parser.parse_args(canonical_flags(sys.argv[1:] if argv is None else argv, parser))
+    args, rest = parser.parse_known_args(canonical_flags(sys.argv[1:] if argv is None else argv, parser))
+    if rest:
+        parser.error(unrecognized(rest))
     if args.sample is not None and (args.sample < 1 or args.dim < 1):
         parser.error("--sample and --dim must be positive")
     embedding_given = [name for name in EMBED_ARGS if getattr(args, name) is not None]
@@ -185,6 +188,7 @@ def check_before_spark(args: argparse.Namespace) -> None:
     """
     from vectordb.connector.cli import check_embedded_default, refuse_target_as_input
     from vectordb.connector.errors import ConfigError
+    from vectordb.connector.keys import without_password
 
     check_embedded_default(args.uri)  # the driver starts the server
     if args.sample is not None:
@@ -201,7 +205,7 @@ def check_before_spark(args: argparse.Namespace) -> None:
     if args.format is not None or "://" not in first:  # else its name says it, or it is taken as Parquet
         one_format(inputs, stated_format, args.format, flag="--format")  # the first file's: named
     else:
-        one_format(inputs, stated_format, fmt, flag="--format", set_by=repr(first))
+        one_format(inputs, stated_format, fmt, flag="--format", set_by=repr(without_password(first)))
     local = [path for path in args.input if "://" not in path]
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace

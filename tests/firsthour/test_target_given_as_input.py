@@ -110,3 +110,55 @@ def test_beam_input_that_matches_nothing_is_named_without_its_password(tmp_path:
     assert done.returncode == 2
     assert "nothing matches 'gs://u:***@bucket/x*.parquet'" in done.stderr
     assert "hunter25" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("command", ["vectordb.beam.load", "vectordb.spark.load"])
+def test_a_key_typed_after_option_with_a_space_is_not_shown(command: str, tmp_path: Path) -> None:
+    """``--option api_key sk-…`` (a space for the ``=``) leaves the key as an argument of its own, which
+    argparse's "unrecognized arguments" line quoted."""
+    argv = ["--sample", "3", "--option", "api_key", "sk-STRAY-hunter26", "--uri", str(tmp_path / "v.db")]
+    done = subprocess.run(
+        [PYTHON, "-m", command, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2
+    assert "hunter26" not in done.stderr + done.stdout
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "error: unrecognized arguments: 1 value not shown (it may be a key) (flags start with --, and --option "
+            "takes KEY=VALUE as one word)"
+        )
+    )
+
+
+def test_mixed_formats_quote_input_urls_without_their_passwords() -> None:
+    from vectordb.connector.cli import one_format
+    from vectordb.spark.load import stated_format
+
+    inputs = [
+        (f"s3a://AKIA:hunter27@bucket/{name}", [f"s3a://AKIA:hunter27@bucket/{name}"])
+        for name in ("a.parquet", "b.jsonl")
+    ]
+    with pytest.raises(ConfigError) as caught:
+        one_format(inputs, stated_format, None, flag="--format")
+    assert "hunter27" not in str(caught.value)
+    assert "'s3a://AKIA:***@bucket/b.jsonl' is json, but 's3a://AKIA:***@bucket/a.parquet' is parquet" in str(
+        caught.value
+    )
+
+
+def test_load_quotes_remote_inputs_of_two_formats_without_their_passwords(tmp_path: Path) -> None:
+    argv = ["--input", "s3a://AKIA:hunter28@b/a.parquet", "s3a://AKIA:hunter28@b/b.jsonl", "--uri", "v.db"]
+    done = subprocess.run(
+        [PYTHON, "-m", "vectordb.spark.load", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "hunter28" not in done.stderr + done.stdout
+    assert (
+        "--input 's3a://AKIA:***@b/b.jsonl' is json, but 's3a://AKIA:***@b/a.parquet' is parquet"
+        in done.stderr
+    )
