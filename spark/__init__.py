@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,36 @@ __all__ = [
     "rows_from_letters",
     "workers_python_mismatch",
 ]
+
+
+def _blank_py4j_option_values() -> None:
+    """At DEBUG, py4j logs every command sent to the JVM, ``.option("api_key", key)`` with its value:
+    blank the values of options named like a credential, and URI passwords, in those lines."""
+    for name in ("py4j.clientserver", "py4j.java_gateway"):
+        py4j_log = logging.getLogger(name)
+        if not any(isinstance(f, _BlankPy4jCommands) for f in py4j_log.filters):
+            py4j_log.addFilter(_BlankPy4jCommands())
+
+
+class _BlankPy4jCommands(logging.Filter):
+    """A py4j command is its arguments one a line, strings as ``s<text>``: ``option``, ``s<name>``,
+    ``s<value>``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Command to send:"):
+            from vectordb.connector.keys import SECRET_PARAMETER
+
+            text = re.sub(
+                rf"(\ns[^\n]*(?:{SECRET_PARAMETER.pattern})[^\n]*\ns)[^\n]*",
+                r"\1***",
+                record.getMessage(),
+                flags=re.IGNORECASE,
+            )
+            record.msg, record.args = re.sub(r"(://[^/@:\n]*:)[^\n]*@", r"\1***@", text), None
+        return True
+
+
+_blank_py4j_option_values()
 
 
 # Spark Connect shows each statement's text, option values included, in the Spark UI and writes it to the
