@@ -348,13 +348,22 @@ class EmbeddingClient:
         return matrix
 
     def _pause(self, delay_s: float) -> None:
-        """The dispatcher's wait before a retry, on the sender thread that just sent: cut short when the
-        request's stream is closed on an error, so no sender waits out a Retry-After for nothing."""
+        """The dispatcher's wait before a retry, on the sender thread that just sent: cut short by a fatal
+        error (another request's 401 must not wait out this one's Retry-After, up to 300 s) or when the
+        request's stream is closed on an error. Both are set under the dispatcher's condition, with
+        ``notify_all``. An injected ``sleep`` (tests) is the wait itself."""
+        if self._sleep is not time.sleep:
+            if not self._stopped():
+                self._sleep(delay_s)
+            return
         stop = getattr(self._sending, "stop", None)
-        if stop is not None and self._sleep is time.sleep:
-            stop.wait(delay_s)
-        elif stop is None or not stop.is_set():
-            self._sleep(delay_s)
+        deadline = time.monotonic() + delay_s
+        with self._cond:
+            while self.dispatch.fatal is None and (stop is None or not stop.is_set()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
 
     def accepted(
         self, unit: _Unit, outcome: tuple[np.ndarray, np.ndarray | None]
