@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import AuthError, ConfigError, Rejected, ServerError
 from ...options import BackendOptions
+from ...redaction import Secrets
 from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules
 from ...rows.types import id_sizes, text_ids
@@ -84,6 +85,14 @@ class PgvectorBackend(Backend[PgvectorOptions]):
 
     def describe(self) -> str:
         return self.target.label
+
+    @property
+    def secrets(self) -> Secrets:
+        """``Secrets.of`` the options, and the passwords as ``PgTarget`` read them: a ``password=`` value
+        holding a ``#``, or a password after a ``?password=…@`` reading, is not the one ``Secrets.of`` finds."""
+        if self._secrets is None:
+            self._secrets = Secrets.joined([Secrets.of(self.options), Secrets(*self.target.passwords)])
+        return self._secrets
 
     def open_transport(self) -> Transport:
         from ...transports.postgres import PostgresTransport

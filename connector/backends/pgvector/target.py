@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote
 
 from ...errors import ConfigError
 from ...keys import SECRET_PARAMETER, without_password
@@ -55,30 +54,47 @@ class TableName:
 
 @dataclass(frozen=True, slots=True)
 class PgTarget:
-    """A URI split into what libpq gets (``conninfo``) and what the connector keeps."""
+    """A URI split into what libpq gets (``conninfo``) and what the connector keeps.
+
+    The user-info runs to the last ``@`` before the host (``keys.split_password``'s reading): a generated
+    password may hold an unencoded ``@``, ``/``, ``#``, ``?`` or ``:``, and libpq, which ends it at the first
+    ``@`` or ``/``, would take the rest for the host or the port, look it up and quote it in its error. So
+    the user and password reach libpq percent-encoded, and a ``#`` is no fragment: libpq URIs have none, so
+    a ``password=`` value runs past it."""
 
     conninfo: str = field(repr=False)  # may hold the password
     table: TableName
     label: str  # the URI with the password masked
+    passwords: tuple[str, ...] = field(default=(), repr=False)  # as written and decoded: blanked in errors
 
     @classmethod
     def parse(cls, uri: str, collection: str | None, tls: bool | None = None) -> PgTarget:
         """Split ``uri``. TLS: the URI's own ``sslmode`` (option ``tls`` saying otherwise is a ``ConfigError``);
         else option ``tls`` (``False``: off by name); else required for a host that is neither loopback nor
         a unix socket."""
-        parts = urlsplit(uri)
-        database, _, transport = parts.scheme.lower().partition("+")
-        if database not in ("postgresql", "postgres") or transport not in ("", "psycopg"):
-            raise ConfigError(
-                f"option uri: pgvector URIs start postgresql:// or postgres://, not {parts.scheme}://"
-            )
+        scheme, slashes, rest = uri.partition("://")
+        database, _, transport = scheme.lower().partition("+")
+        if not slashes or database not in ("postgresql", "postgres") or transport not in ("", "psycopg"):
+            given = f", not {scheme}://" if slashes and not set("@:").intersection(scheme) else ""
+            raise ConfigError(f"option uri: pgvector URIs start postgresql:// or postgres://{given}")
+        user, password, rest = _userinfo(rest)
+        ends = [i for i in (rest.find("/"), rest.find("?")) if i >= 0]
+        netloc = rest[: min(ends)] if ends else rest
+        path, _, query = rest[len(netloc) :].partition("?")
         kept: list[str] = []
         table: str | None = None
-        for item in parts.query.split("&") if parts.query else ():
-            key, _, value = item.partition("=")
-            if unquote(key) == "table":
+        secrets = [password, unquote(password)] if password else []
+        for item in query.split("&") if query else ():
+            key, equals, value = item.partition("=")
+            name = unquote(key)
+            if name == "table":
                 table = unquote(value)
+            elif name == "password" and equals:
+                secrets += [value, unquote(value)]
+                kept.append(f"{key}={_encoded(value)}")  # libpq refuses a second "=" or a bad "%" in it
             else:
+                if SECRET_PARAMETER.search(name) and len(value) >= 8:  # shorter: as redaction.uri_passwords
+                    secrets += [value, unquote(value)]
                 kept.append(item)  # as written: libpq decodes its own parameters
         table = collection_of(table, collection, in_uri="table")
         if not table:
@@ -89,12 +105,68 @@ class PgTarget:
         if modes:
             _check_tls(modes[-1], tls)
         else:
-            mode = _sslmode(parts.hostname, kept, tls)
+            mode = _sslmode(_hosts(netloc), kept, tls)
             if mode:
                 kept.append(f"sslmode={mode}")
         query = "&".join(kept)
-        conninfo = f"postgresql://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
-        return cls(conninfo=conninfo, table=TableName.parse(table), label=_masked(parts, query, table))
+        login = (
+            ""
+            if user is None
+            else _encoded(user) + ("" if password is None else f":{_encoded(password)}") + "@"
+        )
+        conninfo = f"postgresql://{login}{netloc}{path}" + (f"?{query}" if query else "")
+        shown_login = "" if user is None else user + ("" if password is None else ":***") + "@"
+        return cls(
+            conninfo=conninfo,
+            table=TableName.parse(table),
+            label=_masked(f"{scheme}://{shown_login}{netloc}{path}", query, table),
+            passwords=tuple(dict.fromkeys(s for s in secrets if s)),
+        )
+
+
+def _userinfo(rest: str) -> tuple[str | None, str | None, str]:
+    """``rest`` (the URI after ``://``) as (user, password, what follows the user-info's ``@``), user
+    ``None`` without one. The ``@`` is the last one after a user free of ``/``, ``?``, ``#`` and ``@``:
+    the last of all (``keys.split_password``) may be one of a query value (``?password=Xq@7``)."""
+    at = len(rest)
+    while (at := rest.rfind("@", 0, at)) >= 0:
+        user, colon, password = rest[:at].partition(":")
+        if _NOT_IN_USER.intersection(user) or _in_query(rest, at):
+            continue
+        return user, (password if colon else None), rest[at + 1 :]
+    return None, None, rest
+
+
+_NOT_IN_USER = frozenset("/?#@")
+
+
+def _in_query(rest: str, at: int) -> bool:
+    """Whether the ``@`` at ``at`` is better read as one in a query value (``h:5432/db?password=Xq@7``):
+    nothing after it is a path or a query, before it a ``?`` starts ``key=value`` items, and the text before
+    the first ``/`` or ``?`` is a host list with numeric ports (``u:x?y=z@host`` is a password then)."""
+    if "/" in rest[at:] or "?" in rest[at:]:
+        return False
+    question = rest.find("?", 0, at)
+    if question < 0 or "=" not in rest[question:at]:
+        return False
+    slash = rest.find("/", 0, question)
+    netloc = rest[: slash if slash >= 0 else question]
+    ports = [item.rpartition("]")[2].partition(":")[2] for item in netloc.split(",")]
+    return all(port.isdigit() or not port for port in ports)
+
+
+def _encoded(text: str) -> str:
+    """``text`` (decoded first, as libpq would) percent-encoded whole: nothing in it ends a part of the URI."""
+    return quote(unquote(text), safe="")
+
+
+def _hosts(netloc: str) -> list[str]:
+    """The hosts of ``h1:5432,[::1]:5433`` (decoded: ``%2Ftmp`` is a unix socket), lowercased."""
+    hosts = []
+    for item in netloc.split(","):
+        host = item[1:].partition("]")[0] if item.startswith("[") else item.partition(":")[0]
+        hosts.append(unquote(host).lower())
+    return [h for h in hosts if h]
 
 
 def _check_tls(sslmode: str, tls: bool | None) -> None:
@@ -108,11 +180,11 @@ def _check_tls(sslmode: str, tls: bool | None) -> None:
     )
 
 
-def _masked(parts: Any, query: str, table: str) -> str:
-    """The target as messages and reprs show it: the password, and every parameter whose name (decoded)
-    says it holds a credential (``password``, ``sslpassword``, ...: ``keys.SECRET_PARAMETER``), as ``***``;
-    ``keys.without_password`` finds the password, in the order the URI had (urlsplit's own ``password``
-    misses one holding ``/``, ``?`` or ``#``)."""
+def _masked(head: str, query: str, table: str) -> str:
+    """The target as messages and reprs show it: ``head`` (scheme to path, its password already ``***``),
+    then every parameter whose name (decoded) says it holds a credential (``password``, ``sslpassword``,
+    ...: ``keys.SECRET_PARAMETER``) as ``***``, the rest as written, and the table. ``without_password``
+    on the whole is the second guard: it blanks what ``keys.split_password`` reads as a password."""
     items = [
         (
             f"{item.partition('=')[0]}=***"
@@ -123,17 +195,15 @@ def _masked(parts: Any, query: str, table: str) -> str:
         if item
     ]
     items.append(f"table={table}")
-    # libpq URIs have no fragment: a "#" is the password's (urlsplit ended the netloc there), put back in place
-    fragment = f"#{parts.fragment}" if parts.fragment else ""
-    return without_password(f"{parts.scheme}://{parts.netloc}{parts.path}{fragment}?{'&'.join(items)}")
+    return without_password(f"{head}?{'&'.join(items)}")
 
 
-def _sslmode(host: str | None, params: list[str], tls: bool | None) -> str | None:
+def _sslmode(hosts: list[str], params: list[str], tls: bool | None) -> str | None:
     """``sslmode`` to add: ``require`` off the machine, ``disable`` when turned off by name, else none."""
     if tls is False:
         return "disable"
-    hosts = [unquote(p.partition("=")[2]) for p in params if unquote(p.partition("=")[0]) == "host"]
-    names = [h for h in ([host] if host else []) + hosts if h]
+    named = [unquote(p.partition("=")[2]) for p in params if unquote(p.partition("=")[0]) == "host"]
+    names = [h for h in hosts + named if h]
     local = all(h.startswith("/") or is_loopback_host(h) for h in names)
     if tls is True or not local:
         return "require"
