@@ -188,6 +188,14 @@ def test_a_wrong_password_holding_delimiters_is_refused_by_the_server_and_never_
             {"user": "u", "password": "a@b", "host": "h", "port": "5432", "dbname": "app"},
         ),
         (
+            "postgresql://h:5432/app?user=u&password=a@b/c?d&table=items",
+            {"user": "u", "password": "a@b/c?d", "host": "h", "port": "5432", "dbname": "app"},
+        ),
+        (
+            "postgresql://u:x?y=z@e@h/app?table=items",
+            {"user": "u", "password": "x?y=z@e", "host": "h", "dbname": "app"},
+        ),
+        (
             "postgres://u:p%40ss%zz@[::1]:5/app?table=items",
             {"user": "u", "password": "p@ss%zz", "host": "::1", "port": "5", "dbname": "app"},
         ),

@@ -141,11 +141,9 @@ _NOT_IN_USER = frozenset("/?#@")
 
 
 def _in_query(rest: str, at: int) -> bool:
-    """Whether the ``@`` at ``at`` is better read as one in a query value (``h:5432/db?password=Xq@7``):
-    nothing after it is a path or a query, before it a ``?`` starts ``key=value`` items, and the text before
-    the first ``/`` or ``?`` is a host list with numeric ports (``u:x?y=z@host`` is a password then)."""
-    if "/" in rest[at:] or "?" in rest[at:]:
-        return False
+    """Whether the ``@`` at ``at`` is better read as one in a query value (``h:5432/db?password=Xq@7/8``):
+    before it a ``?`` starts ``key=value`` items, and the text before the first ``/`` or ``?`` is a host list
+    with numeric ports (in ``u:x?y=z@host`` it is not: ``x?y=z`` is a password)."""
     question = rest.find("?", 0, at)
     if question < 0 or "=" not in rest[question:at]:
         return False
