@@ -31,7 +31,9 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
             f"option {option}: environment variable {name} is not set "
             f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
         )
-    return key
+    # a key read from a file keeps its line break (``export KEY=$(cat key.txt)`` does not, a Kubernetes
+    # secret does): sent, it fails every request with an error about a header, not the variable
+    return key.strip()
 
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")

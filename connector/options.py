@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
+# keys, sent as a header: servers trim a header's value, and a line break cannot be sent in one at all
+_TRIMMED_KEYS = ("api_key", "embed_api_key")
 # options the Spark data source takes itself (spark/options.py ``SparkOptions``; a test keeps the two
 # equal): named here, where the connector's own are parsed, so that Beam and connect() say where such
 # an option belongs, and a misspelt one is matched in Spark, which hands unknown keys to this parser
@@ -108,6 +110,10 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     embed_dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
 
     def __post_init__(self) -> None:
+        for name in _TRIMMED_KEYS:  # a key read from a file ends in a line break (open("key.txt").read())
+            key = getattr(self, name)
+            if key is not None and key != key.strip():
+                setattr(self, name, key.strip())
         if self.metadata_columns == ["*"]:
             self.metadata_columns = None
         if self.on_error == "dead_letter" and not self.dead_letter_path:

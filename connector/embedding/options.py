@@ -62,6 +62,9 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     option_prefix: str = ""  # how errors name these options: "embed_" in a writer's
 
     def __post_init__(self) -> None:
+        if self.api_key is not None and self.api_key != self.api_key.strip():
+            # a key read from a file ends in a line break, which an Authorization header cannot carry
+            msgspec.structs.force_setattr(self, "api_key", self.api_key.strip())
         if not self.url.startswith(("http://", "https://")):
             raise ConfigError(f"option url: {without_password(self.url)!r} is not an http:// or https:// URL")
         if not self.model:
