@@ -276,15 +276,33 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     return df.repartition(args.partitions) if args.partitions else df
 
 
+# Parquet types Spark does not read, as its refusal names them, and the way round each
+_PARQUET_ADVICE = (
+    ("(UUID)", "write the UUIDs as strings or 16-byte binary"),
+    (
+        "NANOS",
+        "write microsecond timestamps (timestamp[us]), or set spark.sql.legacy.parquet.nanosAsLong=true",
+    ),
+)
+
+
 def load_files(reader: Any, paths: list[str]) -> Any:
-    """``reader.load(paths)``; a path of a scheme Spark has no file system for is a ``ConfigError``
-    naming it (Spark's own refusal is a page of Java trace)."""
+    """``reader.load(paths)``; a path of a scheme Spark has no file system for, or a Parquet type Spark
+    cannot read (pyarrow's ``arrow.uuid``, ``timestamp[ns]``), is a ``ConfigError`` naming the input
+    and the way round (Spark's own refusal is a page of Java trace)."""
     from vectordb.connector.errors import ConfigError
     from vectordb.connector.options import without_password
 
     try:
         return reader.load(paths)
     except Exception as exc:
+        illegal = re.search(r"\[PARQUET_TYPE_ILLEGAL\] ([^\n]*?)(?:\. SQLSTATE|$)", str(exc), re.M)
+        if illegal is not None:
+            advice = [how for said, how in _PARQUET_ADVICE if said in illegal.group(1)]
+            raise ConfigError(
+                f"--input {', '.join(repr(without_password(path)) for path in paths)}: Spark cannot read "
+                f"it: {illegal.group(1)}; {'; '.join([*advice, 'or load it with vectordb-beam'])}"
+            ) from None
         found = re.search(r'No FileSystem for scheme "([^"]*)"', str(exc))
         if found is None:
             raise
