@@ -126,7 +126,9 @@ class Engine:
                         self._dropped(sending)
                         break
                     assert sending.request is not None
-                    self._pace(len(sending.batch), len(sending.request.body))
+                    if not self._pace(len(sending.batch), len(sending.request.body)):
+                        self._dropped(sending)  # the write stopped while it waited its turn: never sent
+                        break
                     # from here the slot and the held ids are the ticket's: its sender gives them back
                     ticket = self.dispatch.ticket(sending, self._release_ids)
                     future = self.dispatch.send(ticket)
@@ -287,15 +289,30 @@ class Engine:
             self._held[scope].difference_update(keys)
         sending.held = None
 
-    def _pace(self, rows: int, nbytes: int) -> None:
+    def _pace(self, rows: int, nbytes: int) -> bool:
+        """Wait for the rate budget's turn; False if the write stopped meanwhile. A fatal error ends the
+        wait at once (``set_fatal`` notifies), so another batch's 401 is not raised seconds later, after
+        a batch sent past the stop."""
         if self._rate.unbounded:
-            return
+            return True
         with self._lock:
             delay = self._rate.delay_for(rows, nbytes, self._clock())
-        if delay > 0:
-            # clamped: a budget divided among many tasks can ask years of one request, which time.sleep
-            # refuses (OverflowError) and no job waits out; the debt stays in the budget for the next
-            self._sleep(min(delay, MAX_PACE_S))
+        if delay <= 0:
+            return True
+        # clamped: a budget divided among many tasks can ask years of one request, which time.sleep
+        # refuses (OverflowError) and no job waits out; the debt stays in the budget for the next
+        delay = min(delay, MAX_PACE_S)
+        if self._sleep is not time.sleep:  # an injected sleep (tests) is the wait itself
+            self._sleep(delay)
+            return self.dispatch.fatal is None
+        deadline = time.monotonic() + delay
+        with self._lock:
+            while self.dispatch.fatal is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return True
+                self._cond.wait(left)
+            return False
 
     # -- the channel: how a batch of rows is sent and accounted for ---------------------------------
 
