@@ -14,7 +14,14 @@ import socket
 
 from .errors import ConfigError
 
-__all__ = ["key_from", "split_password", "without_password"]
+__all__ = [
+    "NOT_A_VARIABLE",
+    "key_from",
+    "looks_like_variable",
+    "shown_variable",
+    "split_password",
+    "without_password",
+]
 
 
 def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
@@ -25,10 +32,8 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
         return api_key
     key = os.environ.get(api_key_env)
     if key is None:
-        # a key pasted where its variable's name goes is not quoted: only what can be a variable's name is
-        name = repr(api_key_env) if _VARIABLE.fullmatch(api_key_env) else "(not a variable's name)"
         raise ConfigError(
-            f"option {option}: environment variable {name} is not set "
+            f"option {option}: environment variable {shown_variable(api_key_env)} is not set "
             f"on {socket.gethostname()} (pid {os.getpid()}), where the connection opens"
         )
     # a key read from a file keeps its line break (``export KEY=$(cat key.txt)`` does not, a Kubernetes
@@ -36,7 +41,28 @@ def key_from(api_key: str | None, api_key_env: str | None, option: str = "api_ke
     return key.strip()
 
 
+NOT_A_VARIABLE = "(not shown: this looks like a key, not a variable's name)"
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_DIGIT_RUNS = re.compile(r"[0-9]+")
+_MAX_WORD = 24  # OPENAI_API_KEY's words are short; a key's letters run on (hf_QxTbVpLmZrYwKsNdJgHf...)
+
+
+def looks_like_variable(name: str) -> bool:
+    """Whether ``name`` is written as environment variables are: letters, digits and ``_``, all its
+    letters of one case (``OPENAI_API_KEY``, ``pinecone_key``), no word (between ``_``) longer than 24
+    characters and none with digits in two places (``S3_KEY_2024`` is a name, ``a3f9c2d1`` is hex).
+
+    Keys made of the same characters (Hugging Face's ``hf_…``, Mistral's, Cohere's, Weaviate Cloud's)
+    mix cases and digits in long runs: pasted into ``api_key_env``, they must not be quoted."""
+    if not _VARIABLE.fullmatch(name) or (name.upper() != name and name.lower() != name):
+        return False
+    words = name.split("_")
+    return all(len(word) <= _MAX_WORD and len(_DIGIT_RUNS.findall(word)) <= 1 for word in words)
+
+
+def shown_variable(name: str) -> str:
+    """``name`` quoted as errors and reprs show it, or ``NOT_A_VARIABLE`` where it looks like a key."""
+    return repr(name) if looks_like_variable(name) else NOT_A_VARIABLE
 
 
 # what goes before a URI's user-info: the scheme and its slashes ("qdrant://"), mistyped ("qdrant:/",

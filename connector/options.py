@@ -23,7 +23,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from .errors import ConfigError
-from .keys import SECRET_PARAMETER, key_from, without_password
+from .keys import SECRET_PARAMETER, key_from, looks_like_variable, without_password
 from .limits import MAX_EMBED_INPUTS
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ __all__ = [
 _SECRET_FIELDS = frozenset({"api_key", "password", "token", "embed_api_key"})
 # keys, sent as a header: servers trim a header's value, and a line break cannot be sent in one at all
 _TRIMMED_KEYS = ("api_key", "embed_api_key")
+_VARIABLE_FIELDS = frozenset({"api_key_env", "embed_api_key_env"})
 # options the Spark data source takes itself (spark/options.py ``SparkOptions``; a test keeps the two
 # equal): named here, where the connector's own are parsed, so that Beam and connect() say where such
 # an option belongs, and a misspelt one is matched in Spark, which hands unknown keys to this parser
@@ -209,8 +210,8 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             value = getattr(self, name)
             if value is None or (name in self._defaults() and value == self._defaults()[name]):
                 continue
-            if name in _SECRET_FIELDS:
-                value = "***"
+            if name in _SECRET_FIELDS or (name in _VARIABLE_FIELDS and not looks_like_variable(value)):
+                value = "***"  # a key pasted where its variable's name goes is a key
             elif name in ("uri", "embed_url"):
                 value = without_password(value)
             fields.append(f"{name}={value if value == '***' else repr(value)}")

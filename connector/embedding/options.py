@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from ..errors import ConfigError
-from ..keys import key_from, without_password
+from ..keys import key_from, looks_like_variable, without_password
 from ..limits import MAX_EMBED_INPUTS
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
@@ -99,7 +99,8 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
                 continue
             if name == "url":
                 value = without_password(value)  # a password in the URL is a credential too
-            shown.append(f"{name}=***" if name == "api_key" else f"{name}={value!r}")
+            hidden = name == "api_key" or (name == "api_key_env" and not looks_like_variable(value))
+            shown.append(f"{name}=***" if hidden else f"{name}={value!r}")
         return f"EmbedOptions({', '.join(shown)})"
 
     __str__ = __repr__
