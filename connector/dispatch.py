@@ -456,7 +456,15 @@ class Dispatcher(Generic[U]):
     ) -> bool:
         with self.lock:
             counts = self.channel.counts(unit)
-            return self.retry.may_retry(exc, attempts, epoch, self.clock(), counts, congested=congested)
+            return self.retry.may_retry(
+                exc,
+                attempts,
+                epoch,
+                self.clock(),
+                counts,
+                congested=congested,
+                answered=self.channel.answered,
+            )
 
     # -- isolation ----------------------------------------------------------------------------------
 

@@ -17,7 +17,11 @@ but never less than the server's hint.
 
 Retry budget. A token bucket shared by all requests of a client: each success deposits
 one token (up to ``max_tokens``), each retry of an error withdraws one. When a server is down,
-retries stop after the bucket is empty instead of multiplying the load by ``max_retries``. A
+retries stop after the bucket is empty instead of multiplying the load by ``max_retries``. Not for a
+host that answered before and now refuses connections or says it is unavailable (a restart): the
+requests in flight spent the bucket within a few retries and every later one failed at once, so such a
+request keeps its attempts (its long waits bound the load) until one request has spent them all with
+none accepted since; then the host is down for good and its errors fail rows fast again. A
 throttle spends none while the server is accepting some requests (one was accepted since the
 throttling began): a rate limit says the server is there and will take the request later (AIMD
 and the backoff slow the client down), and a burst of them drained the bucket the errors need, so
@@ -246,11 +250,15 @@ class RetryRule:
         # sent before a quota ran out for good) no longer keeps every later throttle free
         self._throttles_since_accepted = 0
         self._free_throttles = int(self.budget.initial)
+        # a request spent all its attempts on a host that is down, none accepted since: the outage outlasted
+        # one request's patience, and host-down errors spend the budget again (then fail fast)
+        self._down_for_good = False
 
     def on_success(self) -> None:
         self.limit.on_success()
         self.budget.on_success()
         self._throttles_since_accepted = 0
+        self._down_for_good = False
         if self._throttling:
             self._accepting = True
             self._accepted_in_a_row += 1
@@ -275,12 +283,19 @@ class RetryRule:
         counts: RetryCounts,
         *,
         congested: bool = True,
+        answered: bool = False,
     ) -> bool:
         """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit,
         and so does a timeout unless it is isolated (``congested`` False: a request sent after it was
         answered first); no when the error is fatal or not retryable, the attempts are spent, or the
         retry budget is (spent by an error, and by a throttle while no request was accepted since the
-        throttling began). ``counts`` (the caller's report) counts the throttles and the retries."""
+        throttling began). ``counts`` (the caller's report) counts the throttles and the retries.
+
+        ``answered``: the host answered before; now it cannot be reached or says it is unavailable (a restart).
+        With the budget spent, such a request still gets its attempts (their long waits are the load's
+        bound): the requests in flight spent the budget within a few retries, so every later one failed at
+        once and a restart of 11 s failed nearly every row of a write. Only until one request spent all its
+        attempts that way with none accepted since: then the host is down for good and the rows fail fast."""
         free = False
         if isinstance(exc, Throttled):
             counts.throttled += 1
@@ -290,9 +305,15 @@ class RetryRule:
             # a slow server's queue: requests past their timeout are served anyway, after the client gave
             # up on them; unlowered, the limit kept that queue full and every request timed out
             self.limit.on_congestion(epoch)
-        if exc.fatal or not exc.retryable or attempts > self.max_retries:
+        if exc.fatal or not exc.retryable:
             return False
-        if not free and not self.budget.try_spend():
+        # not a timeout: a silent server is the silence watch's (StoppedAnswering)
+        host_down = answered and isinstance(exc, ConnectError | Unavailable) and not timed_out(exc)
+        if attempts > self.max_retries:
+            if host_down:
+                self._down_for_good = True  # its patience ran out with the host still down
+            return False
+        if not free and not self.budget.try_spend() and not (host_down and not self._down_for_good):
             return False
         counts.retries += 1
         return True

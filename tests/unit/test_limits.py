@@ -249,3 +249,32 @@ def test_an_isolated_timeout_leaves_the_limit_alone() -> None:
     assert rule.limit.limit == 32 and counts.retries == 5
     rule.may_retry(DeadlineExceeded("no reply"), attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
     assert rule.limit.limit == 16  # congestion (the default): halved
+
+
+def test_a_restart_is_ridden_out_after_the_budget_is_spent_until_one_request_runs_out_of_patience() -> None:
+    """The requests in flight during a restart spent the budget (4 x max_concurrency) within four retries,
+    and every request after that failed at its first 503 or refused connection: an 11 s restart failed
+    nearly every row of a write at max_concurrency 8. A host that answered before is now given each
+    request's attempts whatever the budget, until one request spent them all with none accepted since."""
+    rule = RetryRule(max_concurrency=8, max_retries=5)
+    counts = WriteReport()
+    epoch = rule.limit.epoch
+    while rule.budget.try_spend():
+        pass
+    for exc in (Unavailable("503", status=503), ConnectError("refused")):
+        assert rule.may_retry(exc, attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True)
+        assert not rule.may_retry(exc, attempts=1, epoch=epoch, now=0.0, counts=counts)  # never answered
+    # a timeout is the silence watch's, and a refusal is no outage
+    assert not rule.may_retry(
+        DeadlineExceeded("no reply"), attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True
+    )
+    assert not rule.may_retry(
+        Throttled("429", status=429), attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True
+    )
+    unavailable = Unavailable("503", status=503)
+    assert not rule.may_retry(unavailable, attempts=6, epoch=epoch, now=0.0, counts=counts, answered=True)
+    # one request's patience ran out with the host still down: the rest fail fast
+    assert not rule.may_retry(unavailable, attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True)
+    rule.on_success()  # back: the earned token, then again each request's attempts
+    assert rule.may_retry(unavailable, attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True)
+    assert rule.may_retry(unavailable, attempts=2, epoch=epoch, now=0.0, counts=counts, answered=True)
