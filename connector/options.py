@@ -22,9 +22,10 @@ from urllib.parse import parse_qsl, urlsplit
 import msgspec
 import msgspec.inspect as mi
 
-from .errors import ConfigError
+from .errors import ConfigError, ConnectorError
 from .keys import SECRET_PARAMETER, key_from, looks_like_variable, without_password
 from .limits import MAX_EMBED_INPUTS
+from .redaction import detached, returned
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -41,6 +42,7 @@ __all__ = [
     "parse_uri",
     "tls_for",
     "uri_database",
+    "without_frames",
     "without_password",
 ]
 
@@ -231,6 +233,7 @@ _EMBED_FIELDS = tuple(
 )
 
 OptionsT = TypeVar("OptionsT", bound=BackendOptions)
+E = TypeVar("E", bound=BaseException)
 StructT = TypeVar("StructT", bound=msgspec.Struct)
 
 _LIST_FIELDS = ("id_from", "metadata_columns")
@@ -240,7 +243,26 @@ _TRUE = {"true", "1", "yes", "on"}
 
 
 def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
-    """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault."""
+    """Validate ``raw`` (strings or values) into ``cls``; one ``ConfigError`` names the option at fault.
+
+    The error is raised from a frame that no longer holds ``raw``, with the frames it passed dropped:
+    ``raw`` holds keys in clear, and tools print a traceback's locals (``redaction``)."""
+    outcome = _parsed(raw, cls)
+    del raw
+    try:
+        return returned(outcome)
+    finally:
+        del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
+
+
+def _parsed(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT | ConnectorError:
+    try:
+        return _parse(raw, cls)
+    except ConfigError as exc:
+        return without_frames(exc)
+
+
+def _parse(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
     if raw.get("uri") is None:
         raise ConfigError("option uri is required, e.g. uri='pinecone+grpc://my-index-abc.svc.pinecone.io'")
     named = [key for key in ("vector_columns", "multi_vector_columns") if raw.get(key) is not None]
@@ -250,13 +272,41 @@ def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
             f"options vector_column and {named[0]} exclude each other: with several vectors a row every "
             f"dense vector is named, e.g. vector_columns='default:{raw['vector_column']},title:title_vec'"
         )
-    return convert_options(raw, cls)
+    return _convert(raw, cls)
 
 
 def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
     """Options given as strings or values into the Struct ``cls``: the one parser, for the connector's
     options and an adapter's own. A string is read by its field's type (the module docstring);
-    comma-separated strings become lists where the field is one; ``None`` is "not given"."""
+    comma-separated strings become lists where the field is one; ``None`` is "not given". A
+    ``ConfigError`` is raised as ``parse_options`` raises it, from a frame without ``raw``."""
+    outcome = _converted(raw, cls)
+    del raw
+    try:
+        return returned(outcome)
+    finally:
+        del outcome
+
+
+def _converted(raw: Mapping[str, Any], cls: type[StructT]) -> StructT | ConnectorError:
+    try:
+        return _convert(raw, cls)
+    except ConfigError as exc:
+        return without_frames(exc)
+
+
+def without_frames(error: E) -> E:
+    """``error`` without the frames it was raised through, whose locals hold options in clear (keys):
+    for an error of parsing options, raised again from a frame that holds none (``redaction.returned``).
+    A ``ConfigError``'s chained errors go too (its message says what is wrong; ``redaction.detached``);
+    a ``MissingExtra`` keeps the ``ImportError`` it was raised from, in an import that holds no options."""
+    if isinstance(error, ConfigError):
+        return detached(error)
+    error.__traceback__ = None
+    return error
+
+
+def _convert(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
     kinds = _field_types(cls)
     values: dict[str, Any] = {}
     for key, value in raw.items():

@@ -13,9 +13,12 @@ embedded. Not imported by ``import vectordb.connector``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError, ConnectorError
+from ..redaction import detached, returned
 from .client import EmbeddingClient, EmbedResult
 from .options import EmbedOptions, parse_embed_options
 from .result import EmbeddedChunk, EmbeddingFailed, EmbedStats, InputFailure
@@ -72,7 +75,7 @@ def embed(
         EmbeddingFailed: some inputs could not be embedded; ``.failures`` has their indices and reasons.
         ConfigError: bad options. AuthError, NotFound, SystemicRejection, ConnectError: nothing could work.
     """
-    options = parse_embed_options(
+    outcome = _options_of(
         {
             "url": url,
             "model": model,
@@ -89,10 +92,21 @@ def embed(
         }
     )
     # an error raised through this frame must not show the key (``redaction``: tools print a traceback's
-    # locals); the options hold it, masked
+    # locals), a bad option's neither: it is raised once the key is gone; the options hold it, masked
     del api_key
+    try:
+        options = returned(outcome)
+    finally:
+        del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
     with EmbeddingClient(options) as client:
         result = client.embed(texts)
     if result.failures:
         raise EmbeddingFailed(result.failures, len(texts), result.vectors)
     return np.ascontiguousarray(result.vectors)
+
+
+def _options_of(raw: dict[str, Any]) -> EmbedOptions | ConnectorError:
+    try:
+        return parse_embed_options(raw)
+    except ConfigError as exc:
+        return detached(exc)  # its frames hold the key in clear

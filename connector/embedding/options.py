@@ -15,9 +15,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ConnectorError
 from ..keys import key_from, looks_like_variable, without_password
 from ..limits import MAX_EMBED_INPUTS
+from ..redaction import detached, returned
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -108,7 +109,24 @@ class EmbedOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOptions:
     """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the
-    option, as ``prefix`` + field (the writer's ``embed_url`` for ``url``)."""
+    option, as ``prefix`` + field (the writer's ``embed_url`` for ``url``). The error is raised from a
+    frame that no longer holds ``raw``, whose key is in clear (``options.parse_options``)."""
+    outcome = _parsed(raw, prefix)
+    del raw
+    try:
+        return returned(outcome)
+    finally:
+        del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
+
+
+def _parsed(raw: Mapping[str, Any], prefix: str) -> EmbedOptions | ConnectorError:
+    try:
+        return _parse(raw, prefix)
+    except ConfigError as exc:
+        return detached(exc)  # its frames hold the key in clear
+
+
+def _parse(raw: Mapping[str, Any], prefix: str) -> EmbedOptions:
     if "option_prefix" in raw:  # how errors name these options: set here, never by a caller
         raise ConfigError(f"invalid embedding options: unknown option {prefix}option_prefix")
     values = {key: value for key, value in raw.items() if value is not None}
