@@ -77,7 +77,7 @@ class MilvusOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
 
 @dataclass(slots=True)
 class _InPartition(Encoded):
-    """A Milvus Lite delete in a partition, encoded when sent (``MilvusBackend._delete_in_partition``)."""
+    """A delete in a partition on Milvus Lite, encoded when sent (``MilvusBackend._delete_in_partition``)."""
 
     partition: str = ""
 
@@ -111,6 +111,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         super().__init__(options)
         self.db_name = options.db_name
         self.lite_path: str | None = None
+        # whether the server is Milvus Lite (``_server_is_lite``): learnt from it in check_target, since a
+        # milvus:// URI may name a ``milvus-lite server`` as well as a Milvus
+        self.lite_server = False
         uri = options.uri
         if uri.startswith(LITE_SCHEME) or "://" not in uri:
             from .lite import lite_path  # the server side of lite.py runs as __main__: import it late
@@ -197,6 +200,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         """Learn the collection's fields and check its dimension; with ``create=true`` make it if missing."""
         self._transport = transport
         layout = self._describe_or_create()
+        self.lite_server = self._server_is_lite()
         if layout is None:
             self._create_pending = True
             self._check_namespace_option()
@@ -207,7 +211,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         self._check_layout(layout, dimension)
         self._layout = layout
         self._check_namespace_option()
-        if self.lite_path:
+        if self.lite_server:
             self._load_if_released()
 
     def fixed_dimension(self) -> int | None:
@@ -233,6 +237,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         batch, whose ids give the key's type). Returns each field's dim: the write's."""
         self._transport = transport
         layout = self._describe_or_create()
+        self.lite_server = self._server_is_lite()
         if layout is None:
             known = {name: dim for name, dim in dimensions.items() if dim is not None}
             if len(known) < len(dimensions):
@@ -247,9 +252,25 @@ class MilvusBackend(Backend[MilvusOptions]):
         self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
         self._layout = layout
         self._check_namespace_option()
-        if self.lite_path:
+        if self.lite_server:
             self._load_if_released()
         return {name: dim for name, dim in layout.named if dim is not None}
+
+    def _server_is_lite(self) -> bool:
+        """Whether the server is Milvus Lite, which deletes a key in every partition whatever a Delete's
+        partition_name says. Milvus answers GetVersion with its version ("v2.6.3"), Milvus Lite 3 with
+        "milvus_lite-3.2.2", Milvus Lite 2.4/2.5 not at all (UNIMPLEMENTED). Asked of the server, not read
+        from the URI: milvus:// to a ``milvus-lite server`` lost an id in one namespace to a delete in
+        another. An answer that names no version counts as Lite: a delete then costs one query more,
+        never another namespace's row."""
+        if self.lite_path:
+            return True
+        try:
+            reply = self._call("GetVersion", b"")  # GetVersionRequest{}; reply {status=1, version=2}
+        except ServerError:  # UNIMPLEMENTED (Lite 2.4/2.5) or a refusal: a later call says if it matters
+            return True
+        version = reply.str(2).strip().lower()
+        return status_of(reply.message(1), self.secrets).code != 0 or not version or "lite" in version
 
     def _check_namespace_option(self) -> None:
         """Option ``namespace`` names a partition unless the collection has a partition key field."""
@@ -591,7 +612,7 @@ class MilvusBackend(Backend[MilvusOptions]):
             return WireRequest(
                 SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded
             )
-        if partition is not None and self.lite_path:
+        if partition is not None and self.lite_server:
             # Milvus Lite deletes matching keys in every partition, whatever partition_name says: only the
             # keys this partition holds are named, and which it holds is asked when the request is sent,
             # with its ids held (``outcome_of``): asked now, an earlier batch's upsert of one of them, still
@@ -612,7 +633,7 @@ class MilvusBackend(Backend[MilvusOptions]):
         return WireRequest(SERVICE + "HasCollection", pw.string_field(3, self.collection), context=encoded)
 
     def _delete_in_partition(self, batch: RowBatch, partition: str) -> BatchOutcome:
-        """Milvus Lite: delete the batch's keys that ``partition`` holds, asked now (see ``_delete_request``);
+        """Milvus Lite (the embedded server or a ``milvus-lite server``): delete the batch's keys that ``partition`` holds, asked now (see ``_delete_request``);
         on the sender's thread, so a failure is retried as the request's own."""
         layout = self._layout
         assert layout is not None
