@@ -29,6 +29,8 @@ from .types import (
     RowBatch,
     RowRules,
     offsets_of,
+    plain_datetime,
+    plain_datetime64,
     ranges,
 )
 
@@ -520,7 +522,6 @@ def _builtin_only(values: list[Any]) -> bool:
 
 
 _BINARY = (bytes, bytearray, memoryview)
-_FINER_THAN_MICROSECONDS = frozenset({"ns", "ps", "fs", "as"})
 _NAT = "is NaT (not a time), which JSON cannot hold (it would be null)"
 _BINARY_REASON = (
     "is binary; no database here stores bytes as metadata: "
@@ -579,19 +580,10 @@ def _plain(value: Any) -> Any:
 
 
 def _datetime(value: dt.datetime) -> dt.datetime | str:
-    """A ``datetime`` (a ``pandas.Timestamp`` as one), a zoned one in UTC, as the Arrow reader gives a zoned
-    timestamp column, so a row's text is the same whichever the input and the zone it came in; ISO 8601
-    text (in UTC when zoned) below a microsecond, which a ``datetime`` cannot hold."""
+    """``plain_datetime``: a ``datetime`` in UTC when zoned, ISO 8601 text below a microsecond; NaT refused."""
     if value != value:  # NaT
         raise _Unstorable(_NAT)
-    zoned = value.tzinfo is not None and value.utcoffset() is not None
-    if type(value) is dt.datetime:
-        return value.astimezone(dt.UTC) if zoned and value.utcoffset() else value  # UTC already: as it is
-    if zoned:  # pandas.Timestamp
-        value = value.astimezone(dt.UTC)
-    if getattr(value, "nanosecond", 0):
-        return value.isoformat()
-    return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
+    return plain_datetime(value)
 
 
 def _dataclass_fields(value: Any) -> dict[str, Any]:
@@ -616,22 +608,12 @@ def _plain_dict(value: dict[Any, Any], step: Callable[[Any], str]) -> dict[Any, 
 
 
 def _datetime64(value: np.datetime64) -> dt.date | str:
-    """A ``date`` for days, weeks, months or years (as a date32 column gives); a ``datetime`` to the
-    microsecond (as a timestamp column gives); ISO 8601 text finer."""
+    """``plain_datetime64``: a ``date``, a ``datetime`` or ISO 8601 text; NaT and years a ``datetime``
+    cannot hold refused."""
     if np.isnat(value):
         raise _Unstorable(_NAT)
-    unit = np.datetime_data(value.dtype)[0]
-    if unit in ("Y", "M", "W", "D"):
-        out = value.astype("datetime64[D]").item()
-    else:
-        micro = value.astype("datetime64[us]")
-        if micro.astype(value.dtype) != value:  # below a microsecond, or overflowed on the way
-            if unit in _FINER_THAN_MICROSECONDS:
-                return str(np.datetime_as_string(value))
-            out = None
-        else:
-            out = micro.item()
-    if not isinstance(out, dt.date):  # numpy gives an int beyond what a datetime holds
+    out = plain_datetime64(value)
+    if out is None:
         raise _Unstorable(f"is {value}, outside the years 1 to 9999 a datetime holds")
     return out
 

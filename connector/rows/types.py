@@ -34,6 +34,8 @@ __all__ = [
     "flatten",
     "id_sizes",
     "offsets_of",
+    "plain_datetime",
+    "plain_datetime64",
     "ranges",
     "text_ids",
 ]
@@ -427,18 +429,95 @@ def derive_id(values: Sequence[Any]) -> str:
 
     A timestamp with a time zone is taken in UTC: the instant, not how a session shows it (Spark hands
     a ``timestamp`` over in its session's time zone, so a load run under another would duplicate every
-    row). Text orjson cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``,
-    escaped: still one id for the same values, where orjson would have failed the whole write."""
-    values = [
-        v.astimezone(dt.UTC) if isinstance(v, dt.datetime) and v.tzinfo is not None else v for v in values
-    ]
+    row). A time or duration is written in one form whatever its type and unit (``_id_value``): an
+    Arrow ``timestamp[ns]`` column reads back as ``pandas.Timestamp``, whose text differs from the
+    ``datetime`` a ``timestamp[us]`` or Spark's gives, and the same rows would get two ids. Text orjson
+    cannot write (a lone surrogate: it writes UTF-8 only) is written by ``json``, escaped: still one id
+    for the same values, where orjson would have failed the whole write."""
+    values = [v if type(v) in _ID_AS_IT_IS else _id_value(v) for v in values]
     try:
-        text = orjson.dumps(list(values), default=str).decode()
+        text = orjson.dumps(values, default=str).decode()
     except TypeError:
         import json
 
-        text = json.dumps(list(values), default=str, separators=(",", ":"))
+        text = json.dumps(values, default=str, separators=(",", ":"))
     return str(uuid.uuid5(ID_NAMESPACE, text))
+
+
+# values whose text is already the one their id is derived from (the usual ones: one set lookup)
+_ID_AS_IT_IS = frozenset({str, int, float, bool, type(None), dt.date})
+_FINER_THAN_MICROSECONDS = frozenset({"ns", "ps", "fs", "as"})
+
+
+def _id_value(value: Any) -> Any:
+    """``value`` as the form its id is derived from, so one instant or duration gives one id whatever its
+    type and unit: a ``datetime`` or ``timedelta``, as Spark's rows and Arrow's columns to the
+    microsecond give them (ids derived from those stay as they were), a zoned time in UTC; below a
+    microsecond, which they cannot hold, ISO 8601 text for a time and numpy's text of the nanoseconds
+    for a duration; NaT as null, as in an Arrow column. Any other value as it is."""
+    if isinstance(value, dt.datetime):
+        if type(value) is dt.datetime:
+            return value.astimezone(dt.UTC) if value.tzinfo is not None else value
+        if value != value:  # pandas.NaT
+            return None
+        return plain_datetime(value)
+    if isinstance(value, np.datetime64):
+        if np.isnat(value):
+            return None
+        plain = plain_datetime64(value)
+        return str(value) if plain is None else plain
+    if isinstance(value, dt.timedelta):  # a pandas.Timedelta as a timedelta (text: str's, orjson has none)
+        if type(value) is dt.timedelta:
+            return value
+        if getattr(value, "nanoseconds", 0):  # as a numpy timedelta64 of them writes itself
+            return f"{getattr(value, 'value', value)} nanoseconds"
+        return dt.timedelta(value.days, value.seconds, value.microseconds)
+    if isinstance(value, np.timedelta64):
+        if np.isnat(value):
+            return None
+        if np.datetime_data(value.dtype)[0] not in ("Y", "M"):  # months and years have no fixed length
+            micro = value.astype("timedelta64[us]")
+            plain = micro.item()
+            if micro.astype(value.dtype) == value and isinstance(plain, dt.timedelta):
+                return plain
+        return str(value)
+    if type(value).__module__ == "apache_beam.utils.timestamp":  # Beam's Timestamp: an instant
+        try:
+            return value.to_utc_datetime(has_tz=True)
+        except (OverflowError, ValueError):  # beyond a datetime's years (Beam's MIN/MAX_TIMESTAMP)
+            return value
+    return value
+
+
+def plain_datetime(value: dt.datetime) -> dt.datetime | str:
+    """A ``datetime`` (a ``pandas.Timestamp`` as one), a zoned one in UTC, as the Arrow reader gives a zoned
+    timestamp column, so a row's text is the same whichever the input and the zone it came in; ISO 8601
+    text (in UTC when zoned) below a microsecond, which a ``datetime`` cannot hold. Not for NaT."""
+    zoned = value.tzinfo is not None and value.utcoffset() is not None
+    if type(value) is dt.datetime:
+        return value.astimezone(dt.UTC) if zoned and value.utcoffset() else value  # UTC already: as it is
+    if zoned:  # pandas.Timestamp
+        value = value.astimezone(dt.UTC)
+    if getattr(value, "nanosecond", 0):
+        return value.isoformat()
+    return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
+
+
+def plain_datetime64(value: np.datetime64) -> dt.date | str | None:
+    """A ``date`` for days, weeks, months or years (as a date32 column gives); a ``datetime`` to the
+    microsecond (as a timestamp column gives); ISO 8601 text finer; ``None`` beyond the years 1 to 9999
+    a ``datetime`` holds. Not for NaT."""
+    unit = np.datetime_data(value.dtype)[0]
+    if unit in ("Y", "M", "W", "D"):
+        out = value.astype("datetime64[D]").item()
+    else:
+        micro = value.astype("datetime64[us]")
+        if micro.astype(value.dtype) != value:  # below a microsecond, or overflowed on the way
+            if unit in _FINER_THAN_MICROSECONDS:
+                return str(np.datetime_as_string(value))
+            return None
+        out = micro.item()
+    return out if isinstance(out, dt.date) else None  # numpy gives an int beyond what a datetime holds
 
 
 BAD_JSON: dict[str, Any] = {}
