@@ -105,7 +105,7 @@ def test_a_proxy_refusing_the_embedding_request_leaves_no_key_in_the_traceback(
 
 def test_an_embedding_key_http_cannot_carry_is_refused_with_no_key_in_the_traceback() -> None:
     with EmbeddingsServer() as server:
-        error = failed_embedding_write(server.url, key_suffix="\n")
+        error = failed_embedding_write(server.url, key_suffix="\x00")
         assert server.stats.requests == 0
     assert isinstance(error, ConfigError)
     assert_no_key_in_locals(error)
@@ -136,7 +136,7 @@ def test_a_refused_postgresql_password_is_in_no_frame_or_context_of_the_error(
     assert_no_key_in_locals(error)
 
 
-@pytest.mark.parametrize("suffix", ["\n", "\u00e9"])
+@pytest.mark.parametrize("suffix", ["\x00", "\u00e9"])
 def test_a_pinecone_key_grpc_metadata_cannot_carry_leaves_no_key_in_the_traceback(suffix: str) -> None:
     """Refused as the transport is built, from frames holding the key and the metadata made of it."""
     with start_server("grpc") as server:
