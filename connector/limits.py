@@ -6,8 +6,10 @@ matters, so the rules can be tested exactly.
 AIMD. The engine may start a request while fewer than ``limit`` are in flight. A throttled
 reply, or a request with no reply within its timeout (a slow server's queue: it serves the requests
 the client gave up on, so a limit kept at its ceiling kept the queue full), halves the limit (floor 1),
-and a throttle holds new starts until the server's ``retry_after_s`` has passed; at most one decrease per "epoch" (until a request started after the decrease
-comes back), so one burst of throttled replies halves the limit once, not once per reply.
+and a throttle that is retried holds new starts until the server's ``retry_after_s`` has passed (one
+that is not, its budget spent, holds nothing: each next batch waited out the hint of a quota spent
+for good); at most one decrease per "epoch" (until a request started after the decrease comes back),
+so one burst of throttled replies halves the limit once, not once per reply.
 A timeout halves it only as a sign of congestion: the engine tells an isolated one (a request sent
 later was answered first, so the server is not working through a queue) and it leaves the limit alone.
 After ``limit`` successes in a row the limit grows by one, up to ``ceiling``.
@@ -131,9 +133,13 @@ class AimdLimit:
             self._streak, self.limit = 0, min(self.ceiling, self.limit + 1)
 
     def on_throttle(self, now: float, retry_after_s: float | None, started_epoch: int | None = None) -> None:
+        self.hold(now, retry_after_s)
+        self.on_congestion(started_epoch)
+
+    def hold(self, now: float, retry_after_s: float | None) -> None:
+        """Hold new starts until the server's hint has passed: its throttled request will be sent again then."""
         if retry_after_s:
             self._hold_until = max(self._hold_until, now + retry_after_s)
-        self.on_congestion(started_epoch)
 
     def on_congestion(self, started_epoch: int | None = None) -> None:
         """A sign of congestion without a hint: a throttle's, or a request with no reply in time (a server
@@ -295,11 +301,13 @@ class RetryRule:
         With the budget spent, such a request still gets its attempts (their long waits are the load's
         bound): the requests in flight spent the budget within a few retries, so every later one failed at
         once and a restart of 11 s failed nearly every row of a write. Only until one request spent all its
-        attempts that way with none accepted since: then the host is down for good and the rows fail fast."""
+        attempts that way with none accepted since: then the host is down for good and the rows fail fast.
+        A throttle holds new starts for its hint only if it is retried: one that is not (a quota spent for
+        good) held each next batch for the hint, and a write took batches x hint to fail."""
         free = False
         if isinstance(exc, Throttled):
             counts.throttled += 1
-            self.limit.on_throttle(now, exc.retry_after_s, epoch)
+            self.limit.on_congestion(epoch)
             free = self._throttle_is_free()
         elif timed_out(exc) and congested:
             # a slow server's queue: requests past their timeout are served anyway, after the client gave
@@ -315,6 +323,8 @@ class RetryRule:
             return False
         if not free and not self.budget.try_spend() and not (host_down and not self._down_for_good):
             return False
+        if isinstance(exc, Throttled):
+            self.limit.hold(now, exc.retry_after_s)
         counts.retries += 1
         return True
 

@@ -278,3 +278,20 @@ def test_a_restart_is_ridden_out_after_the_budget_is_spent_until_one_request_run
     rule.on_success()  # back: the earned token, then again each request's attempts
     assert rule.may_retry(unavailable, attempts=1, epoch=epoch, now=0.0, counts=counts, answered=True)
     assert rule.may_retry(unavailable, attempts=2, epoch=epoch, now=0.0, counts=counts, answered=True)
+
+
+def test_a_throttle_that_is_not_retried_does_not_hold_new_starts() -> None:
+    """A quota spent for good with Retry-After on every reply: each throttle held new starts for the hint
+    although the budget was spent and its request failed, so each next batch waited the hint (Retry-After
+    1 on 60 batches: 76 s instead of 20). Only a throttle that is retried holds new starts now."""
+    rule = RetryRule(max_concurrency=4, max_retries=3)
+    counts = WriteReport()
+    throttled = Throttled("429", status=429, retry_after_s=60.0)
+    assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+    assert rule.limit.wait_s(0.0) == 60.0  # retried: new starts wait for the hint too
+    now = 60.0
+    while rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=now, counts=counts):
+        now += 60.0
+    assert rule.limit.wait_s(now) == 0.0  # spent: its request fails and holds nothing
+    assert not rule.may_retry(throttled, attempts=4, epoch=rule.limit.epoch, now=now + 1, counts=counts)
+    assert rule.limit.wait_s(now + 1) == 0.0
