@@ -75,7 +75,7 @@ _WORD = re.compile(r"\S+")
 _SECRET_WORDS = r"key|secret|token|passw|sig|credential|code|auth"
 SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
 _PASSWORD_IN_QUERY = re.compile(
-    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)[^&;\s]*", re.IGNORECASE
+    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)([^&;\s]*)", re.IGNORECASE
 )
 
 
@@ -100,10 +100,23 @@ def split_password(uri: str) -> tuple[str, str, str] | None:
 def without_password(uri: str) -> str:
     """``uri`` with any password (``user:pw@``, or a parameter such as ``password=``, ``api_key=`` or
     ``token=``) shown as ``***``, also in a URI too malformed to parse: the one that needs quoting in an
-    error is the mistyped one."""
-    return _PASSWORD_IN_QUERY.sub(r"\1***", _WORD.sub(_blanked_userinfo, uri))
+    error is the mistyped one. An ``@`` may be a user-info's end or a query password's character
+    (``?password=a@b``): what either reading calls a password is blanked, as one run where they overlap."""
+    return _WORD.sub(_blanked_word, uri)
 
 
-def _blanked_userinfo(word: re.Match[str]) -> str:
-    split = split_password(word.group())
-    return word.group() if split is None else f"{split[0]}***{split[2]}"
+def _blanked_word(word: re.Match[str]) -> str:
+    text = word.group()
+    spans = [(m.start(2), m.end(2)) for m in _PASSWORD_IN_QUERY.finditer(text) if m.end(2) > m.start(2)]
+    split = split_password(text)
+    if split is not None:
+        spans.append((len(split[0]), len(split[0]) + len(split[1])))
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = f"{text[:start]}***{text[end:]}"
+    return text

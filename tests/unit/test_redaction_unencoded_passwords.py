@@ -80,3 +80,27 @@ def test_a_failed_connect_quotes_no_unencoded_password(scheme: str, password: st
         client.upsert([{"id": "a", "values": [0.1, 0.2]}])
     text = f"{failed.value!s} {failed.value!r}"
     assert "LmN2pass" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("uri", "tail"),
+    [
+        ("postgresql://h:5432/app?user=u&password=a@bTAILPW&table=items", "bTAILPW"),
+        ("postgresql://u:p?password=zz@host/db", "p?pass"),
+        ("postgresql://u:pw@h/db?password=x#y@zTAILQ", "zTAILQ"),
+    ],
+)
+def test_an_at_in_a_query_password_shows_no_piece_of_it(uri: str, tail: str) -> None:
+    """An ``@`` may end a user-info or sit in a query password: read only as the user-info's end, the
+    query password's tail after it was shown (``postgresql://h:***@bTAILPW&table=items``)."""
+    assert tail not in without_password(uri)
+
+
+@given(
+    password=st.text(string.ascii_letters + string.digits + "@/#?:!", min_size=1, max_size=12),
+    user=st.sampled_from(["", "u:x@"]),
+)
+def test_a_query_password_of_any_characters_is_blanked_whole(password: str, user: str) -> None:
+    shown = without_password(f"postgresql://{user}h:5432/app?password={password}&table=items")
+    fixed = f"postgresql://{user}h:5432/app?password=***&table=items"  # a password spelled in it shows anyway
+    assert password not in shown or password in fixed
