@@ -268,10 +268,11 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         vectors = {args.vector_column: "array<float>"}
     types = dict(df.dtypes)
     for column, spark_type in vectors.items():
-        # CSV, or JSON with vectors as strings: a dense vector's text goes to the writer as it is, whose
-        # reader fails a row whose text is not a JSON list of numbers with that reason (Spark's from_json
-        # makes it null: "null vector"); the embedding stage fills lists, and multi-vectors are Spark's
-        if types.get(column) == "string" and (spark_type != "array<float>" or args.text_column is not None):
+        # CSV, or JSON with vectors as strings: a vector's text goes to the writer as it is, whose reader
+        # fails a row whose text is not JSON numbers with that reason (Spark's from_json reads the first
+        # JSON value and drops what follows, a multi-vector stored cut short, and makes other text null,
+        # losing it); but the embedding stage fills lists, which a column of text cannot take
+        if types.get(column) == "string" and spark_type == "array<float>" and args.text_column is not None:
             df = df.withColumn(column, F.from_json(column, spark_type))
     return df.repartition(args.partitions) if args.partitions else df
 

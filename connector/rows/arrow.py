@@ -16,6 +16,8 @@ With options ``vector_columns`` and ``multi_vector_columns`` each named column i
 vector column is (``DenseColumn``); a multi-vector column (``list<list<float>>``, ``large_list``, fixed-size
 lists of lists, any mix) becomes a ``MultiColumn`` whose ``flat`` is the innermost values buffer itself
 where it is float32 without nulls: offsets are read from the list arrays, never a Python list of values.
+A multi-vector column of text holds a JSON list of lists of numbers a row, read as a dense vector's text
+is: strictly, a row whose text is not one failing with that reason and an excerpt, naming the column.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .checks import assemble
-from .floats import excerpt, json_vector
+from .floats import excerpt, json_multi_vector, json_vector
 from .ops import CODES, DELETE, arrow_ops
 from .text import checked_text, is_text
 from .types import (
@@ -398,6 +400,10 @@ def _arrow_multi_vectors(
 
     column = _storage(column)
     typ = column.type
+    if is_text(typ):  # JSON text (CSV; JSON with a wrongly nested row): each row's read strictly
+        column, not_utf8 = checked_text(column, name)
+        multi, bad_texts = _json_multi_vectors(column.to_pylist(), vector)
+        return multi, {**bad_texts, **not_utf8}
     if pt.is_null(typ):  # no row has one (deletes only)
         none = np.zeros(0, np.int64)
         return MultiColumn(
@@ -436,6 +442,35 @@ def _arrow_multi_vectors(
     else:
         flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
     return MultiColumn(flat, starts, lengths, inner_nulls, outer, nulls), refused
+
+
+def _json_multi_vectors(texts: list[str | None], vector: str) -> tuple[MultiColumn, dict[int, str]]:
+    """``_arrow_multi_vectors`` of text: each row's JSON list of lists of numbers, read once (orjson), and
+    the rows whose text is not one, with an excerpt of it (a null or blank text is no multi-vector).
+    Spark's ``from_json`` read these before: it read the first JSON value and dropped what followed
+    (a row stored cut short), and made a text it could not read null (its dead letter lost the text)."""
+    n = len(texts)
+    nulls = np.zeros(n, dtype=bool)
+    counts = np.zeros(n, dtype=np.int64)
+    blocks: list[np.ndarray] = []
+    lengths: list[int] = []
+    refused: dict[int, str] = {}
+    for i, text in enumerate(texts):
+        read = None if text is None or not text.strip() else json_multi_vector(text)
+        if read is None:
+            nulls[i] = True
+            if text is not None and text.strip():
+                refused[i] = f"{vector} text is not a JSON list of lists of numbers: {excerpt(text)}"
+            continue
+        blocks.append(read[0])
+        lengths += read[1]
+        counts[i] = len(read[1])
+    flat = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+    sizes = np.asarray(lengths, dtype=np.int64)
+    multi = MultiColumn(
+        flat, offsets_of(sizes)[:-1], sizes, np.zeros(len(sizes), bool), offsets_of(counts), nulls
+    )
+    return multi, refused
 
 
 def _null_inner_elements(

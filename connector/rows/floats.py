@@ -27,7 +27,14 @@ import orjson
 
 from .. import speedups
 
-__all__ = ["excerpt", "float32_vector", "json_vector", "native_floats", "vector_problem"]
+__all__ = [
+    "excerpt",
+    "float32_vector",
+    "json_multi_vector",
+    "json_vector",
+    "native_floats",
+    "vector_problem",
+]
 
 _FLOAT32 = np.dtype(np.float32)
 # items never read as numbers (other numpy scalars in a list are read as their float())
@@ -99,6 +106,27 @@ def json_vector(text: str) -> np.ndarray | None:
             return np.asarray(value, dtype=np.float32)
     except OverflowError:  # an integer beyond any double
         return None
+
+
+def json_multi_vector(text: str) -> tuple[np.ndarray, list[int]] | None:
+    """A JSON list of lists of numbers as (its numbers as float32, each list's length), read strictly as
+    ``json_vector`` reads one list: ``None`` for any other text (trailing text, a flat list, a cut one, a
+    ``null`` or ``true`` item). The lists' lengths are the checks' to judge, as for Arrow's lists."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is not list:
+        return None
+    for item in value:
+        if type(item) is not list or not set(map(type, item)) <= {int, float}:
+            return None
+    try:
+        with np.errstate(over="ignore"):
+            flat = np.array([x for item in value for x in item], dtype=np.float32)
+    except OverflowError:  # an integer beyond any double
+        return None
+    return flat, [len(item) for item in value]
 
 
 def excerpt(text: str, limit: int = 40) -> str:
