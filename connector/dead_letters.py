@@ -313,7 +313,7 @@ def _records(rows: Any, indices: list[int], namespace: str | None) -> list[dict[
         return [_columns_record(rows, i, namespace) for i in indices]
     import pyarrow as pa
 
-    return readable_pylist(rows.take(pa.array(indices, type=pa.int64())))  # a Latin-1 byte as \xe9
+    return readable_pylist(rows.take(pa.array(indices, type=pa.int64())))  # text not UTF-8 as its bytes
 
 
 def _columns_record(cols: Columns, i: int, namespace: str | None) -> dict[str, Any]:

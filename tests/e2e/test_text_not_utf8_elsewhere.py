@@ -68,7 +68,7 @@ def test_dead_letters_of_an_input_mixing_arrow_and_dicts(pinecone: ServerHandle)
             "retryable": False,
             "attempts": 0,
             "values": VECTOR,
-            "title": "caf\\xe9",
+            "title": b"caf\xe9",  # the row's own bytes
         }
     ]
     assert stored(pinecone) == {"a", "c"}
@@ -91,5 +91,5 @@ def test_beams_failed_output_holds_the_row(pinecone: ServerHandle) -> None:
         )
         _ = result.failed | beam.Map(_collect)
     (letter,) = _LETTERS
-    assert (letter["id"], letter["error"], letter["title"]) == ("b", REASON, "caf\\xe9")
+    assert (letter["id"], letter["error"], letter["title"]) == ("b", REASON, b"caf\xe9")
     assert stored(pinecone) == {"a"}

@@ -125,14 +125,14 @@ def test_valid_text_is_returned_as_it_is() -> None:
     assert refused == {}
 
 
-def test_rows_with_text_not_utf8_are_read_with_the_bad_bytes_escaped() -> None:
+def test_rows_with_text_not_utf8_are_read_with_the_bad_text_as_its_bytes() -> None:
     """What dead letters as dicts (Beam's, a mixed input's) need: to_pylist raised for every row."""
     from vectordb.connector.rows.text import readable_pylist
 
     batch = pa.record_batch({"id": ["a", "b"], "title": raw_text([b"doc", b"caf\xe9"]), "n": [1, 2]})
     assert readable_pylist(batch) == [
         {"id": "a", "title": "doc", "n": 1},
-        {"id": "b", "title": "caf\\xe9", "n": 2},
+        {"id": "b", "title": b"caf\xe9", "n": 2},
     ]
     assert readable_pylist(pa.table({"id": ["a"]})) == [{"id": "a"}]
 
