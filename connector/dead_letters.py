@@ -21,7 +21,9 @@ from, not the reason as metadata. ``row_columns`` is its rule, shared by Spark's
 (``vectordb.spark.rows_from_letters``), whose ``error`` holds ``error_type`` too.
 
 Arrow input (a ``Table`` or ``RecordBatch``, or a pandas DataFrame, which a write reads as Arrow)
-gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts:
+gives a ``pyarrow.Table`` whose row columns keep their types; any other input gives a list of dicts (a
+DataFrame whose cells Arrow cannot type, which a write reads as its rows as dicts, among them, each row's
+cells as they are, a missing one as ``None``):
 a mapping as it was (the Beam sink hands its elements, as read, in this form), an Arrow row as
 ``to_pylist`` reads it, a ``Columns`` row (written without the rows they came from) in the client's
 dict form (``id``, ``values``, ``sparse_values``, ``metadata``, ``namespace``, and ``op``
@@ -48,7 +50,7 @@ import numpy as np
 from .errors import ConfigError
 from .report import BatchFailure, WriteReport
 from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
-from .rows.chunks import is_pandas
+from .rows.chunks import is_pandas, pandas_table
 from .rows.ops import DELETE, OPS, DeleteMark
 from .rows.text import readable_pylist
 
@@ -82,7 +84,9 @@ def dead_letters(
         namespace: the write's namespace, for ``Columns`` rows that name none.
 
     Returns:
-        A ``pyarrow.Table`` for Arrow or pandas input, else a list of dicts (see the module docstring).
+        A ``pyarrow.Table`` for Arrow or pandas input, else a list of dicts (see the module docstring); a
+        pandas frame Arrow cannot type (2-d numpy arrays as multi-vectors) gives dicts, its rows as the
+        write read them.
     """
     spec = spec or ColumnSpec()
     if isinstance(failures, WriteReport):
@@ -95,8 +99,9 @@ def dead_letters(
     if any(letter.position is None for letter in letters):
         letters = _placed_by_id(data, letters, spec)
     id_column = None if spec.id_from else spec.id_column
-    if is_arrow(data) or is_pandas(data):
-        return _arrow_letters(_as_table(data), letters, id_column)
+    table = _as_table(data)
+    if table is not None:
+        return _arrow_letters(table, letters, id_column)
     return _dict_letters(data, letters, id_column, namespace)
 
 
@@ -221,14 +226,16 @@ def _dict_row(letter: Mapping[str, Any], id_column: str | None) -> dict[str, Any
 # -- Arrow ---------------------------------------------------------------------------------------
 
 
-def _as_table(data: Any) -> pa.Table:
+def _as_table(data: Any) -> pa.Table | None:
+    """``data`` as one Table where the write read it as Arrow (a pandas frame Arrow cannot type is read as
+    dicts, ``pandas_table``); ``None`` otherwise."""
+    if is_pandas(data):
+        return pandas_table(data)  # as the write read it
+    if not is_arrow(data):
+        return None
     import pyarrow as pa
 
-    if is_pandas(data):
-        return pa.Table.from_pandas(data, preserve_index=False)  # as the write read it
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    return data
+    return pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
 
 
 def _arrow_letters(table: pa.Table, letters: list[_Letter], id_column: str | None) -> pa.Table:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,18 @@ from .arrow import arrow_batches, arrow_ids, is_arrow
 from .dicts import DictReader
 from .types import Columns, ColumnSpec
 
-__all__ = ["DICT_CHUNK_ROWS", "Chunk", "count_rows", "input_chunks", "is_pandas", "reported_ids"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "DICT_CHUNK_ROWS",
+    "Chunk",
+    "count_rows",
+    "input_chunks",
+    "is_pandas",
+    "pandas_table",
+    "reported_ids",
+]
 
 DICT_CHUNK_ROWS = 4096
 
@@ -69,6 +80,18 @@ def is_pandas(obj: Any) -> bool:
     return type(obj).__module__.startswith("pandas") and type(obj).__name__ == "DataFrame"
 
 
+def pandas_table(frame: Any) -> pa.Table | None:
+    """How a write reads a pandas DataFrame: as Arrow, or ``None`` where Arrow cannot type its cells (2-d
+    numpy arrays as multi-vectors, a column of mixed kinds): then as its rows as dicts (``input_chunks``).
+    The one decision, so that dead letters read the frame as the write did."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except pa.ArrowException:
+        return None
+
+
 def _chunks(data: Any) -> Iterator[Any]:
     """Arrow record batches and ``Columns`` as they are; dicts and records in lists of ``DICT_CHUNK_ROWS``."""
     if isinstance(data, Columns):
@@ -80,14 +103,10 @@ def _chunks(data: Any) -> Iterator[Any]:
     if isinstance(data, Mapping | VectorRecord):
         raise ConfigError("upsert() takes an iterable of rows, not a single row: wrap it in a list")
     if is_pandas(data):
-        import pyarrow as pa
-
-        try:
-            table = pa.Table.from_pandas(data, preserve_index=False)
-        except pa.ArrowException:
-            # cells Arrow cannot type (2-d numpy arrays as multi-vectors, a column of mixed kinds): read
-            # as dicts, as the same rows given as records are, so a cell no reader takes fails its row,
-            # naming its column, instead of the whole write
+        table = pandas_table(data)
+        if table is None:
+            # read as dicts, as the same rows given as records are, so a cell no reader takes fails its
+            # row, naming its column, instead of the whole write
             yield from _chunked(_pandas_records(data))
             return
         yield from arrow_batches(table)
