@@ -13,7 +13,8 @@ Struct, lists in the typed array fields. The reply lists the objects Weaviate re
 with its reason: those rows fail, the others are written; an index outside the request cannot be
 pinned on a row, and then none of the unnamed rows is counted as written.
 
-Ids: Weaviate takes UUIDs only. A UUID id is used as it is; any other id becomes its UUIDv5
+Ids: Weaviate takes UUIDs only. A UUID id, in any spelling (upper case, 32 hex digits), is used as it
+is, in its canonical form, and nothing of it is kept; any other id becomes its UUIDv5
 (``connector.ids``), with the original kept in the property ``original_id_key`` (``original_id``),
 so a rerun replaces the objects it wrote. An existing UUID is an upsert: the object is replaced.
 
