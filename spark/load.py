@@ -266,6 +266,8 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         )
     else:
         vectors = {args.vector_column: "array<float>"}
+    if fmt == "json":
+        df = vectors_as_text(reader, args.input, df, vectors)
     types = dict(df.dtypes)
     for column, spark_type in vectors.items():
         # CSV, or JSON with vectors as strings: a vector's text goes to the writer as it is, whose reader
@@ -313,6 +315,39 @@ def load_files(reader: Any, paths: list[str]) -> Any:
             f"--input {without_password(given[0])!r}: Spark has no file system for {scheme}:// here; read "
             "local paths, or add the Hadoop connector of that store to Spark (s3a://, gs://, abfss://)"
         ) from None
+
+
+def vectors_as_text(reader: Any, paths: list[str], df: Any, vectors: dict[str, str]) -> Any:
+    """``df``, JSON input, read again with each vector column whose inferred type is not its vector's
+    (``vectors``: column -> ``array<float>`` or ``array<array<float>>``) as text: each row's JSON as the
+    file holds it. Spark infers one type from every row, so one flat multi-vector among lists of lists,
+    or one nested dense vector, made the whole column ``array<string>``, which the writer refused on the
+    driver, naming no row, and nothing was stored; as text, the writer's reader fails that row alone,
+    saying why."""
+    from pyspark.sql.types import ArrayType, DataType, NumericType, StringType, StructField, StructType
+
+    def fits(typ: DataType, depth: int) -> bool:
+        for _ in range(depth):
+            if not isinstance(typ, ArrayType):
+                return False
+            typ = typ.elementType
+        return isinstance(typ, NumericType)
+
+    depths = {"array<float>": 1, "array<array<float>>": 2}
+    types = {field.name: field.dataType for field in df.schema.fields}
+    wrong = {
+        column
+        for column, spark_type in vectors.items()
+        if column in types
+        and not isinstance(types[column], StringType)
+        and not fits(types[column], depths[spark_type])
+    }
+    if not wrong:
+        return df
+    schema = StructType(
+        [StructField(f.name, StringType(), True) if f.name in wrong else f for f in df.schema.fields]
+    )
+    return load_files(reader.schema(schema), paths)
 
 
 def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
