@@ -37,8 +37,10 @@ a vector left out would be erased from every object written (a ``ConfigError`` n
 name's dimension is learnt from a stored object that holds it, as above. ``create=true`` makes a
 missing collection at once (its schema needs no dimension, so a delete before any upsert finds it),
 with one HNSW index per name (no vectorizer, ``metric``; multi-vectors with ``multivector`` on,
-compared by MaxSim). A multi-vector's length is sent as a uint16: rows whose vectors are longer than
-65,535 floats fail, naming the vector.
+compared by MaxSim). A multi-vector's length is sent as a uint16, and Weaviate stores a dense vector's
+length as one: rows whose vectors are longer than 65,535 floats fail before sending, naming the vector
+and its column, and ``create=true`` with a longer dimension (stated or learnt from the rows) is a
+``ConfigError``, as is an option ``dimension`` or ``vector_dimensions`` over 65,535.
 
 Deletes: ``DELETE /v1/batch/objects`` (REST, in the rows' tenant) matching ``id ContainsAny`` the
 rows' UUIDs (the same UUIDv5 rule as upserts), at most 10,000 a request (the server's default

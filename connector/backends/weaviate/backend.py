@@ -20,7 +20,7 @@ from ...transports.base import Host, Transport, WireReply, WireRequest
 from ..base import Backend, BatchOutcome, RequestLimits, left_out_problem
 from ..integers import FLOAT64_EXACT, integer_outside
 from .schema import DEFAULT_VECTOR, Collection, class_body, class_name, collection_from, property_name
-from .wire import MAX_MULTI_DIMENSION, encode_batch, formless, kind_of, read_errors
+from .wire import MAX_DIMENSION, MAX_MULTI_DIMENSION, encode_batch, formless, kind_of, read_errors
 
 __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
@@ -222,7 +222,20 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             stated = self.options.vector_dimensions or {}
             self.check_named_target(transport, {name: stated.get(name) for name in self._named})
             return
-        target = self._read_target(transport) or self._create_target(None)
+        given = self.options.dimension
+        if given is not None and given > MAX_DIMENSION:
+            raise ConfigError(
+                f"option dimension: {given:,} floats; Weaviate takes vectors of at most {MAX_DIMENSION:,}"
+            )
+        target = self._read_target(transport)
+        if target is None:
+            if dimension is not None and dimension > MAX_DIMENSION:  # learnt from the rows: none could land
+                raise ConfigError(
+                    f"option vector_column: the vectors (column {self.options.vector_column!r}) hold "
+                    f"{dimension:,} floats; Weaviate takes at most {MAX_DIMENSION:,}, so {self.describe()} "
+                    f"cannot make collection {self.collection!r} for them"
+                )
+            target = self._create_target(None)
         self._send_name = self._vector_for(target)
         if self.options.op_column is None and self._send_name is not None:
             # every row upserts: refused here, on a job's driver before any task (refuse(): with op_column)
@@ -261,9 +274,24 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                     f"option vector_dimensions: multi-vector {name!r} has vectors of {stated[name]:,} floats; "
                     f"Weaviate's multi-vectors hold vectors of at most {MAX_MULTI_DIMENSION:,}"
                 )
+            if not multi and stated.get(name, 0) > MAX_DIMENSION:
+                raise ConfigError(
+                    f"option vector_dimensions: vector {name!r} has {stated[name]:,} floats; Weaviate takes "
+                    f"vectors of at most {MAX_DIMENSION:,}"
+                )
         # Weaviate's schema holds no dimension (an index takes its first vector's length): a missing
         # collection is made at once, so a write that deletes before it upserts finds it
-        target = self._read_target(transport) or self._create_target(self._named)
+        target = self._read_target(transport)
+        if target is None:
+            for name, multi in self._named.items():
+                size = dimensions.get(name)
+                if not multi and size is not None and size > MAX_DIMENSION:  # learnt: none could land
+                    raise ConfigError(
+                        f"option vector_columns: vector {name!r} (column {self._column_of(name)!r}) holds "
+                        f"{size:,} floats; Weaviate takes at most {MAX_DIMENSION:,}, so {self.describe()} "
+                        f"cannot make collection {self.collection!r} for it"
+                    )
+            target = self._create_target(self._named)
         if not target.named_vectors:
             raise ConfigError(
                 f"option {self._option_of(next(iter(self._named)))}: collection {self.collection!r} has one "
@@ -302,6 +330,22 @@ class WeaviateBackend(Backend[WeaviateOptions]):
 
     def _option_of(self, name: str) -> str:
         return "multi_vector_columns" if self._named.get(name) else "vector_columns"
+
+    def _column_of(self, name: str) -> str:
+        """The input column of dense vector ``name``."""
+        return (self.options.vector_columns or {}).get(name, name)
+
+    def _dense_problem(self, batch: RowBatch) -> str | None:
+        """Why Weaviate cannot take the batch's dense vectors (a batch's rows share each one's length),
+        or ``None``: one over ``MAX_DIMENSION`` floats was sent and refused with a reason naming neither
+        the vector nor its column, after costing requests to isolate the rows."""
+        dense = [(self._send_name, self.options.vector_column, batch.dimension)]
+        dense += [(name, self._column_of(name), m.shape[1]) for name, m in batch.named_vectors.items()]
+        for name, column, dim in dense:
+            if dim is not None and dim > MAX_DIMENSION:
+                what = "the vector" if name is None else f"vector {name!r}"
+                return f"{what} (column {column!r}) holds {dim:,} floats; Weaviate takes at most {MAX_DIMENSION:,}"
+        return None
 
     def _check_unnamed_kept(self, target: Collection, written: set[str], *, option: str | None) -> None:
         """Refuse a write whose upserts leave out some of the collection's named vectors (``written``:
@@ -464,7 +508,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         A property no value has typed yet (only empty lists so far) is not declared, and its empty lists
         are left out of the objects until one is: auto-schema would declare it ``text[]`` from them.
         A namespace that is no tenant name fails its rows, before Weaviate is asked (it would answer
-        as if it were down). With option ``op_column`` (a write that may only delete, which erases no
+        as if it were down), and so do dense vectors over 65,535 floats and multi-vectors Weaviate cannot
+        frame, naming the vector. With option ``op_column`` (a write that may only delete, which erases no
         vector), upserts of the single vector into a collection with other named vectors are a
         ``ConfigError`` here (``_check_unnamed_kept``); without it ``check_target`` refused the write.
         Runs on the client's thread, before the batch is sized."""
@@ -483,6 +528,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 f"option namespace_column: the row's namespace is {'null' if batch.namespace is None else 'empty'}"
                 f", and collection {self.collection!r} is multi-tenant: each row needs a tenant name"
             )
+        if problem is None and len(batch):
+            problem = self._dense_problem(batch)
         for name, multi in batch.multi_vectors.items():
             if problem is None and len(multi) and not 0 < multi.dim <= MAX_MULTI_DIMENSION:
                 problem = (  # a batch's rows share the name's length: each row holds such vectors

@@ -32,6 +32,7 @@ from ...rows import MultiVectors, RowBatch
 
 __all__ = [
     "CONSISTENCY",
+    "MAX_DIMENSION",
     "MAX_MULTI_DIMENSION",
     "encode_batch",
     "encode_properties",
@@ -44,6 +45,9 @@ __all__ = [
 CONSISTENCY = {"one": 1, "quorum": 2, "all": 3}  # ConsistencyLevel enum
 SINGLE_FP32, MULTI_FP32 = 1, 2  # base.Vectors.VectorType
 MAX_MULTI_DIMENSION = 65_535  # a multi-vector's bytes start with its vectors' length as a uint16
+# a dense vector's floats: the server stores an object's vector length as a uint16 and refuses a longer
+# one only when storing it ("could not marshal 'vector' max length exceeded (70000/65535)")
+MAX_DIMENSION = 65_535
 _MULTI_TAIL = pw.varint_field(4, MULTI_FP32)
 _PLAIN = frozenset((str, int, float, bool))  # exactly these types: no subclass, no numpy scalar
 
