@@ -279,6 +279,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
         option = name[2:].replace("-", "_")
         if option in BackendOptions.__struct_fields__:  # vectordb-load's --id-column, --on-error, …
             own.error(f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE")
+        near = difflib.get_close_matches(option, BackendOptions.__struct_fields__, n=1, cutoff=0.8)
+        if near:  # --namespce: the connector's option, not the nearest of the job's own flags
+            own.error(f"unrecognized argument {name}: did you mean --option {near[0]}=VALUE?")
         close = difflib.get_close_matches(name, ours, n=1)
         if close:
             own.error(f"unrecognized argument {name}: did you mean {close[0]}?")
@@ -393,29 +396,81 @@ def input_dimension(pattern: str, fmt: str, column: str, files: Sequence[str] | 
 
 
 def _parquet_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
-    """Each batch's present vector lengths, and its rows."""
+    """Each batch's present vector lengths, and its rows.
+
+    Raises:
+        ConfigError: no such column (naming the file's columns), or one that holds no vectors.
+    """
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
-        batches = pq.ParquetFile(stream).iter_batches(batch_size=SAMPLED_ROWS, columns=[column])
-        for batch in batches:
-            lengths = pc.list_value_length(batch.column(0))
-            yield [n for n in lengths.to_pylist() if n], batch.num_rows
-    except (pa.ArrowException, ValueError, KeyError) as exc:
+        source = pq.ParquetFile(stream)
+    except (pa.ArrowException, ValueError) as exc:
+        raise ConfigError(f"not a Parquet file the job can read: {exc}") from None
+    names = source.schema_arrow.names
+    if column not in names:
+        raise ConfigError(
+            f"no column {column!r} (columns: {', '.join(names)}); name the vectors' column with "
+            "--option vector_column=NAME"
+        )
+    try:
+        for batch in source.iter_batches(batch_size=SAMPLED_ROWS, columns=[column]):
+            vectors = batch.column(0)
+            if pa.types.is_string(vectors.type) or pa.types.is_large_string(vectors.type):
+                lengths = [_text_length(text) for text in vectors.to_pylist()]  # JSON text a row
+            else:
+                lengths = pc.list_value_length(vectors).to_pylist()
+            yield [n for n in lengths if n], batch.num_rows
+    except (pa.ArrowException, ValueError, KeyError, IndexError) as exc:
         raise ConfigError(f"cannot read the vectors of column {column!r}: {exc}") from None
 
 
+def _text_length(text: str | None) -> int:
+    """The length of a vector given as JSON text (``"[0.1, 0.2]"``), 0 for anything else: the row is the
+    writer's to fail, with its reason."""
+    try:
+        vector = orjson.loads(text) if text else None
+    except orjson.JSONDecodeError:
+        return 0
+    return len(vector) if isinstance(vector, list) else 0
+
+
 def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
-    """Each JSON Lines record's vector length (where it has a list there), one record at a time."""
+    """Each JSON Lines record's vector length (where it has a list, or a list's JSON text, there), one
+    record at a time.
+
+    Raises:
+        ConfigError: the file's first lines hold no JSON object: a JSON array or a pretty-printed file,
+            which the job would read as one failed row a line.
+    """
+    objects = lines = 0
     for line in stream:
+        lines += 1
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:  # a dead letter in the job; no dimension here
-            yield [], 1
-            continue
+            record = None
+        if isinstance(record, dict):
+            objects += 1
+        elif lines == NOT_JSON_LINES_AFTER and not objects:
+            raise ConfigError(NOT_JSON_LINES)
         vector = record.get(column) if isinstance(record, dict) else None
-        yield ([len(vector)] if isinstance(vector, list) and vector else []), 1
+        if isinstance(vector, str):
+            length = _text_length(vector)
+        else:
+            length = len(vector) if isinstance(vector, list) else 0
+        yield ([length] if length else []), 1
+    if lines and not objects:
+        raise ConfigError(NOT_JSON_LINES)
+
+
+# lines read with no JSON object among them before a file is taken to be something else than JSON Lines
+NOT_JSON_LINES_AFTER = 100
+NOT_JSON_LINES = (
+    "not JSON Lines (one JSON object a line): its first lines hold no JSON object; a JSON array or a "
+    "pretty-printed file is not read, write one object a line"
+)
 
 
 def input_format(args: argparse.Namespace) -> str:

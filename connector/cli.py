@@ -37,7 +37,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 
-from .errors import ConfigError, ConnectorError, WriteFailed
+from .errors import ConfigError, ConnectorError, DimensionMismatch, WriteFailed
 from .keys import without_password
 from .policy import HINT
 
@@ -203,9 +203,13 @@ def unrecognized(items: Sequence[str]) -> str:
 def option_pairs(items: Sequence[str]) -> dict[str, str]:
     """``--option KEY=VALUE``s as a dict (the key trimmed); an item with no ``=`` or no key is a
     ``ConfigError`` that does not quote it: a key pasted there (``api_key:sk-…``) would be shown."""
+    from .options import BackendOptions
+
     options = {}
     for item in items:
         key, sep, value = item.partition("=")
+        if not sep and item.strip() in BackendOptions.__struct_fields__:  # an option's name: no secret
+            raise ConfigError(f"--option {item.strip()} has no value: give --option {item.strip()}=VALUE")
         if not sep or not key.strip():
             raise ConfigError(
                 f"--option takes KEY=VALUE; one of {len(items)} has no KEY= (not shown: it may be a key)"
@@ -349,6 +353,8 @@ def run_command(
             line = line.replace(HINT, policy_hint)
         if no_create and issubclass(kind, ConfigError):
             line = _command_advice(prog, line)
+        if issubclass(kind, DimensionMismatch):  # the commands' usual second run: the sample's collection
+            line += "; write to another collection (--collection NAME) or database (--uri)"
         if debug:
             traceback.print_exception(exc)
         hint = "" if debug else " (--debug shows the trace)"
