@@ -322,12 +322,13 @@ class PineconeBackend(Backend[PineconeOptions]):
             raise NotFound(f"{self.describe()} {what}: {reply.status}: {text}", status=reply.status)
 
     def _upserted_count(self, batch: RowBatch, reply: WireReply) -> int | None:
-        """``upsertedCount`` (REST) or ``UpsertResponse.upserted_count`` (field 1), ``None`` if the reply
-        has none; a body that is not Pinecone's reply is ``MalformedReply``."""
+        """``upsertedCount`` (REST, ``None`` if the reply has none) or ``UpsertResponse.upserted_count``
+        (field 1; proto3 leaves a 0 off the wire, so none is 0); a body that is not Pinecone's reply is
+        ``MalformedReply``."""
         try:
             if self.grpc:
                 fields = pw.FieldReader(reply.body).fields.get(1)
-                return None if not fields else int(fields[-1])
+                return 0 if not fields else int(fields[-1])
             if not reply.body.strip():
                 return None
             doc = orjson.loads(reply.body)

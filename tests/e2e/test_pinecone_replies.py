@@ -46,8 +46,8 @@ def test_grpc_delete_index_not_found_is_not_read_as_an_empty_namespace_whatever_
 
 
 def _short_counts(monkeypatch: pytest.MonkeyPatch, short_first: int) -> None:
-    """The servers apply each upsert but count one row fewer for the first ``short_first`` (not 0: gRPC
-    cannot tell a count of 0 from none, which proto3 leaves off the wire alike)."""
+    """The servers apply each upsert but count one row fewer for the first ``short_first`` (a count of 0:
+    test_pinecone_zero_count.py)."""
     calls = {"n": 0}
     serve = script.serve_upsert
 

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from tests.embedding.fixtures import too_long
-from tests.engine.test_engine import client_with, ids_in, rows
+from tests.engine.test_engine import OK, client_with, ids_in, rows
 from tests.servers.embeddings import DEFAULT_KEY, EmbeddingsServer
 from vectordb.connector.embedding import EmbeddingFailed, EmbedOptions, embed
 from vectordb.connector.errors import Rejected
@@ -45,7 +45,7 @@ def test_unisolated_rows_of_an_upsert_fail_retryable() -> None:
     def refuse_r3(request: WireRequest) -> WireReply:
         if "r3" in ids_in(request):
             raise Rejected("INVALID_ARGUMENT: bad vector", status="INVALID_ARGUMENT")
-        return WireReply(b"")
+        return OK
 
     client, _ = client_with(refuse_r3, on_error="report", isolation_budget=0)
     report = client.upsert(rows(10))

@@ -29,7 +29,9 @@ from vectordb.connector.rows.chunks import DICT_CHUNK_ROWS
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
-OK = WireReply(b"")  # an UpsertResponse that states no count: every row upserted
+# an UpsertResponse counting more rows than any batch holds: every row upserted (proto3 leaves a count of 0
+# off the wire, so an empty reply is "none upserted")
+OK = WireReply(pb.UpsertResponse(upserted_count=10_000).SerializeToString())
 
 
 def rows(n: int, dim: int = 4, prefix: str = "r") -> list[dict]:

@@ -23,7 +23,9 @@ from vectordb.connector.engine import Engine
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
-OK = WireReply(b"")
+# an UpsertResponse counting more rows than any batch holds: every row upserted (proto3 leaves a count of 0
+# off the wire, so an empty reply is "none upserted")
+OK = WireReply(pb.UpsertResponse(upserted_count=10_000).SerializeToString())
 HANDING_OVER = {"take_slot", "ticket", "send", "submit", "call_off", "_hold_ids", "_pace"}
 
 

@@ -24,7 +24,9 @@ from vectordb.connector.limits import IsolationBudget
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
 
-OK = WireReply(b"")  # an UpsertResponse that states no count: every row upserted
+# an UpsertResponse counting more rows than any batch holds: every row upserted (proto3 leaves a count of 0
+# off the wire, so an empty reply is "none upserted")
+OK = WireReply(pb.UpsertResponse(upserted_count=10_000).SerializeToString())
 REFUSAL = "INVALID_ARGUMENT: invalid vector"
 
 

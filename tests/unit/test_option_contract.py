@@ -137,7 +137,8 @@ def test_the_pace_never_asks_a_sleep_it_cannot_take() -> None:
     # a per-task share of a job-wide budget can be far below the option's floor (Spark divides it)
     slow = msgspec.structs.replace(client.options, max_rows_per_second=1e-300)
     asked: list[float] = []
-    client._engine = Engine(client.backend, MockTransport(lambda r: WireReply(b"")), slow, sleep=asked.append)
+    ok = WireReply(b"\x08\x05")  # UpsertResponse{upserted_count=5}: the 5 rows
+    client._engine = Engine(client.backend, MockTransport(lambda r: ok), slow, sleep=asked.append)
     report = client.upsert([{"id": f"r{i}", "values": [0.1, 0.2]} for i in range(5)])
     assert report.written == 5
     assert asked and max(asked) <= 86_400  # engine.MAX_PACE_S: a day
