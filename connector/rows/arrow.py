@@ -18,6 +18,9 @@ lists of lists, any mix) becomes a ``MultiColumn`` whose ``flat`` is the innermo
 where it is float32 without nulls: offsets are read from the list arrays, never a Python list of values.
 A multi-vector column of text holds a JSON list of lists of numbers a row, read as a dense vector's text
 is: strictly, a row whose text is not one failing with that reason and an excerpt, naming the column.
+
+A row with a text in Spark's ``_corrupt_record`` column (a line its reader could not parse) fails, saying
+so, whatever option ``metadata_columns`` names; that column is never metadata.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["arrow_batches", "arrow_ids", "is_arrow", "prepare_arrow"]
+
+# Spark's column for a JSON or CSV line its reader could not parse (its option columnNameOfCorruptRecord)
+CORRUPT_RECORD = "_corrupt_record"
 
 
 def is_arrow(obj: Any) -> bool:
@@ -124,6 +130,8 @@ def prepare_arrow(
     if meta_cols:
         metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
         refused = {**_upserts_only(bad_metadata, deletes), **refused}
+    if CORRUPT_RECORD in names:  # the cause, whatever else such a row lacks (an id, a vector)
+        refused = {**refused, **_corrupt_records(batch.column(CORRUPT_RECORD))}
     namespaces = None
     if spec.namespace_column:
         namespaces, bad_namespaces = _arrow_namespaces(batch, spec.namespace_column)
@@ -515,10 +523,30 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> tuple[list[Any], dict
 
 
 def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
+    """The metadata columns: option ``metadata_columns``, else every column the spec does not use; never
+    Spark's ``_corrupt_record``, whose rows fail (``_corrupt_records``)."""
     if spec.metadata_columns is not None:
-        return list(spec.metadata_columns)
+        return [c for c in spec.metadata_columns if c != CORRUPT_RECORD]
     used = spec.used()
-    return [c for c in names if c not in used]
+    return [c for c in names if c not in used and c != CORRUPT_RECORD]
+
+
+def _corrupt_records(column: pa.Array | pa.ChunkedArray) -> dict[int, str]:
+    """The rows whose line Spark's JSON (or CSV) reader could not parse: a text in its ``_corrupt_record``
+    column, the whole line. Read whatever option ``metadata_columns`` names: Spark 4 parses what it can
+    of such a line and reads the field at fault as null (a Latin-1 byte's), so the row was stored without
+    that field, and its bytes were checked only where this column was read as metadata."""
+    column, not_utf8 = checked_text(_storage(column), CORRUPT_RECORD)
+    if not is_text(column.type):  # not Spark's (a null column: no such line)
+        return {}
+    lines = column.to_pylist()
+    return {
+        i: f"column {CORRUPT_RECORD!r}: text is not valid UTF-8; Spark could not parse the line"
+        if i in not_utf8
+        else f"column {CORRUPT_RECORD!r}: Spark could not parse the line: {excerpt(line)}"
+        for i, line in enumerate(lines)
+        if line is not None
+    }
 
 
 def _arrow_metadata(
