@@ -5,6 +5,9 @@ Spark runs ``writer()``/``streamWriter()`` in a Python process on the driver bef
 gets the partition as Arrow batches (task.py), and calls ``commit()``/``abort()`` on the driver
 with the tasks' reports (commit.py). This module only wires those to Spark's classes.
 
+With ``spark.speculation`` on, every task refuses before it reads a row (``plan.check_speculation``):
+``writer()`` is not given the conf, the tasks are.
+
 A ``ConnectorError`` raised there (a misspelled option, an unknown scheme, ``on_error=fail`` at commit)
 reaches the user as the first line of Spark's ``PYTHON_DATA_SOURCE_ERROR``, without our frames
 (``_reason_first``); one raised in a task (a key revoked after the driver's check, a host gone) as the
@@ -26,7 +29,7 @@ from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterComm
 from vectordb.connector.errors import ConnectorError
 
 from .commit import abort_job, commit_job
-from .plan import plan_write
+from .plan import SPECULATION_CONF, check_speculation, plan_write
 from .task import TaskReport, write_task
 
 try:  # Spark ≥ 4.1
@@ -180,8 +183,9 @@ class VectorWriter(DataSourceArrowWriter):
         self.job = f"job-{plan.token}"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> JobTaskReport:
-        job = _foreach_batch_job(self.plan) or self.job
         with _reason_first():
+            _refuse_speculation()
+            job = _foreach_batch_job(self.plan) or self.job
             return JobTaskReport(write_task(self.plan, iterator, job), job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -219,11 +223,12 @@ class VectorStreamWriter(_StreamWriterBase):
     def write(self, iterator: Iterator[Any]) -> TaskReport:
         from pyspark import TaskContext
 
-        context = TaskContext.get()
-        batch_id = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
-        job = _micro_batch_job(int(batch_id) if batch_id is not None else -1)
-        batches = iterator if STREAM_ARROW else _rows_to_arrow(iterator, self.schema)
         with _reason_first():
+            _refuse_speculation()
+            context = TaskContext.get()
+            batch_id = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
+            job = _micro_batch_job(int(batch_id) if batch_id is not None else -1)
+            batches = iterator if STREAM_ARROW else _rows_to_arrow(iterator, self.schema)
             return write_task(self.plan, batches, job)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
@@ -266,6 +271,18 @@ def _reason_first() -> Iterator[None]:
         if getattr(main, "name", None) in _WORKERS or not _WORKERS.isdisjoint(sys.modules):
             os.environ["SPARK_HIDE_TRACEBACK"] = "1"
         raise
+
+
+def _refuse_speculation() -> None:
+    """``ConfigError`` before the task reads a row when the session runs speculative task copies.
+
+    ``writer()`` cannot see the session's conf; a task can: Spark passes the session's confs (``spark.*``, the
+    application's included) to the tasks of every SQL execution as local properties, on Spark Connect too.
+    """
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    check_speculation(context.getLocalProperty(SPECULATION_CONF) if context else None)
 
 
 def _micro_batch_job(batch_id: int) -> str:

@@ -21,6 +21,12 @@ no namespace the whole collection. Clearing and writing are not one transaction:
 between sees the target empty, and a job that fails after the clear leaves what it wrote.
 
 The resulting ``WritePlan`` is pickled into every task; it holds options, never a connection.
+
+One check cannot run here: ``spark.speculation``. Spark hands ``writer()`` the options, the schema and
+the save mode, not the session's conf, which a task sees (its local properties). So every task
+refuses first, before it reads its partition or sends a row (``check_speculation``), and the job
+fails with the reason having written no row (what ran here stays done: a collection ``create=true``
+made, the target an ``allow_overwrite`` clear emptied).
 """
 
 from __future__ import annotations
@@ -48,7 +54,9 @@ if TYPE_CHECKING:
     from vectordb.connector.client import Client
     from vectordb.connector.options import BackendOptions
 
-__all__ = ["WritePlan", "arrow_schema", "plan_write"]
+__all__ = ["SPECULATION_CONF", "WritePlan", "arrow_schema", "check_speculation", "plan_write"]
+
+SPECULATION_CONF = "spark.speculation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +112,26 @@ def plan_write(
             dead_letters=dead_letters,
             reports=reports,
         )
+
+
+def check_speculation(value: str | None) -> None:
+    """Refuse every write while ``spark.speculation`` (its value as a task sees it) is on.
+
+    A speculative copy of a slow task writes the same rows while the first attempt still writes, and
+    a request already sent lands even after Spark kills the attempt that lost. So a late row of one
+    attempt can replace what the other wrote after it: an id upserted then deleted in one partition
+    ends stored, the earlier of two rows of one id wins, a finished job's id is overwritten by a
+    straggler of the write before. No option of the data can rule that out, so no write may run.
+    """
+    if value is None or value.strip().lower() != "true":
+        return
+    raise ConfigError(
+        f"{SPECULATION_CONF}=true: Spark may run a second copy of a slow task while the first still writes, "
+        "and a request sent cannot be taken back when Spark stops the copy that lost, so an older row of an id "
+        "could land after a newer one (an upsert after its delete) while the job reports success; no task "
+        f"writes while it is on: run the write in an application started with {SPECULATION_CONF}=false "
+        f"(spark-submit --conf {SPECULATION_CONF}=false; a running session cannot change it)"
+    )
 
 
 def _id_type_from_schema(options: BackendOptions, schema: StructType) -> BackendOptions:
