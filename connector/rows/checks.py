@@ -28,6 +28,7 @@ from .types import (
     Prepared,
     RowBatch,
     RowRules,
+    beam_instant,
     offsets_of,
     plain_datetime,
     plain_datetime64,
@@ -576,7 +577,8 @@ def _plain(value: Any) -> Any:
         return iso_duration(dt.timedelta(value.days, value.seconds, value.microseconds))
     if isinstance(value, dict):  # of another class (OrderedDict): a dict
         return _plain_dict(dict(value), lambda key: f"[{key!r}]")
-    return value
+    instant = beam_instant(value)  # a Beam Timestamp: no JSON writer takes one
+    return value if instant is None else instant
 
 
 def _datetime(value: dt.datetime) -> dt.datetime | str:

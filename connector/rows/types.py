@@ -30,6 +30,7 @@ __all__ = [
     "RowRules",
     "agreed_length",
     "as_mapping",
+    "beam_instant",
     "derive_id",
     "flatten",
     "id_sizes",
@@ -481,12 +482,21 @@ def _id_value(value: Any) -> Any:
             if micro.astype(value.dtype) == value and isinstance(plain, dt.timedelta):
                 return plain
         return str(value)
-    if type(value).__module__ == "apache_beam.utils.timestamp":  # Beam's Timestamp: an instant
-        try:
-            return value.to_utc_datetime(has_tz=True)
-        except (OverflowError, ValueError):  # beyond a datetime's years (Beam's MIN/MAX_TIMESTAMP)
-            return value
-    return value
+    instant = beam_instant(value)
+    return value if instant is None else instant
+
+
+def beam_instant(value: Any) -> dt.datetime | None:
+    """A Beam ``Timestamp`` (a ``beam.Row`` field of Beam's timestamp type) as its instant, a UTC
+    ``datetime``; ``None`` for any other value, or one beyond a ``datetime``'s years (Beam's
+    MIN/MAX_TIMESTAMP). Told by its module, so Beam is never imported here."""
+    if type(value).__module__ != "apache_beam.utils.timestamp" or not hasattr(value, "to_utc_datetime"):
+        return None
+    try:
+        instant: dt.datetime = value.to_utc_datetime(has_tz=True)
+    except (OverflowError, ValueError):
+        return None
+    return instant
 
 
 def plain_datetime(value: dt.datetime) -> dt.datetime | str:
