@@ -32,11 +32,12 @@ from typing import Any
 
 from .backends.base import Backend
 from .dispatch import Dispatcher
-from .errors import ConnectorError, Rejected, SystemicRejection
+from .errors import ConnectorError, DeadlineExceeded, Rejected, SystemicRejection, TransportError
 from .limits import RateBudget
 from .options import BackendOptions
 from .report import STOPPED, BatchFailure, WriteReport
 from .rows import RowBatch
+from .rows.ops import DELETE
 from .transports.base import Transport, WireRequest
 
 __all__ = ["ENCODE_AHEAD", "Engine"]
@@ -57,6 +58,12 @@ def _encoder_pool() -> ThreadPoolExecutor:
         if _encoders is None:
             _encoders = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vectordb-encode")
         return _encoders
+
+
+def lost_after_sending(exc: ConnectorError) -> bool:
+    """A request sent whose reply never came (a timeout, a connection lost mid-reply): the server may
+    have applied it. Not a connection that was never made, nor a server's own answer."""
+    return isinstance(exc, DeadlineExceeded) or type(exc) is TransportError
 
 
 def _native_json() -> bool:
@@ -352,6 +359,12 @@ class Engine:
         error_type: str | None = None,
     ) -> None:
         batch = unit.batch
+        if attempts and lost_after_sending(exc):
+            done = "deleted" if batch.op == DELETE else "stored"
+            note = f"{note}; " if note else ""
+            note += (
+                f"the database may have applied the request before its reply was lost: the rows may be {done}"
+            )
         failure = BatchFailure(
             ids=batch.str_ids(),
             positions=tuple(batch.positions.tolist()),
