@@ -12,8 +12,9 @@ file: ``spark-submit "$(python -c 'import vectordb.spark.load as m; print(m.__fi
 
 Input: Parquet, JSON (lines) or CSV files, globs or folders (the format follows the extension, a
 folder's or glob's its first data file's, a folder in another store is Parquet, or ``--format``; one
-format for every file: each file of a local folder or glob is checked by its name before Spark starts), with an id column and a vector column (``array<float>``; in CSV and JSON a vector may
-also be a JSON array in a string, and a row whose text is not one fails, saying so; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
+format for every file: each file of a local folder or glob is checked by its name before Spark starts), with an id column and a vector column (``array<float>``; in CSV and JSON a vector, or a
+multi-vector, may also be a JSON array in a string, and a row whose text is not one fails, saying so; in JSON
+a row whose vector is nested otherwise than the others' fails alone, its column read as text; CSV as spreadsheets and Python's ``csv`` write it: a header row, ``""``
 for a quote, quoted fields that span lines, so one task reads a whole file). ``--sample N --dim D`` generates N deterministic vectors instead
 (the same N and D give the same vectors on every run, so re-running upserts the same rows).
 With ``--text-column``, ``--embed-url`` and ``--embed-model`` the input may be text instead: rows
