@@ -38,7 +38,9 @@ sees it), a user's Arrow row with its own columns, a column named like a field o
 refused give letters of one shape, so a fixed letter goes back through the sink after
 ``beam.Map(rows_from_letters)`` (the reason dropped, a ``row_`` name given back). It is the
 core's ``dead_letters`` over the batch's elements (each row travels with its element as read),
-which finds each row by its position in the batch, whatever its id.
+which finds each row by its position in the batch, whatever its id. The files of option
+``dead_letter_path`` hold one letter a line as ``json_letter`` writes it: bytes as base64, the letter
+saying so, so ``rows_from_letters`` of a line read with ``json.loads`` gives the row its bytes back.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
+from vectordb.connector.dead_letters import json_letter
 from vectordb.connector.errors import ConfigError
 from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
@@ -319,7 +322,9 @@ def _assemble_rows(keyed: tuple[Any, list[Row]], columns: dict[str, str]) -> Vec
 
 
 def _json_line(letter: dict[str, Any]) -> str:
-    return orjson.dumps(letter, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    # bytes as base64, the letter saying so (json_letter): as default=str's "b'...'" text, a letter read
+    # back and written again stored that text, or wrote a binary id as another row
+    return orjson.dumps(json_letter(letter), default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 def _with_secret(options: BackendOptions, secret: Secret | None, *, fetch: bool = True) -> BackendOptions:

@@ -34,6 +34,12 @@ named vectors and multi-vectors among them.
 Which op failed is the row's own: its op column (option ``op_column``) is among its columns, whole,
 and a ``Columns`` row says ``op``; the report's ``BatchFailure.op`` says it too.
 
+Bytes stay bytes, the row's own: a binary column's, and Arrow text that is not UTF-8 (a Latin-1 byte) in
+letters as dicts, so a letter written again fails as its row did instead of storing text made up for it.
+JSON text has no bytes: ``json_letter`` (Beam's ``dead_letter_path`` files) writes each as
+``{"base64": "..."}`` and says so in the letter (``"bytes_as": "base64"``, after the reason; a row column
+of that name gets the ``row_`` prefix), and ``rows_from_letters`` gives the bytes back.
+
 A failure a database reply named by id alone (no positions) is matched to the first row of the input
 with that id that no other letter holds, in input order. Rows a failure only counts (``unnamed``)
 have no letter.
@@ -41,6 +47,7 @@ have no letter.
 
 from __future__ import annotations
 
+import base64
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -57,9 +64,21 @@ from .rows.text import readable_pylist
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["REASON_FIELDS", "dead_letters", "letter_with_row", "row_columns", "rows_from_letters"]
+__all__ = [
+    "BYTES_FIELD",
+    "REASON_FIELDS",
+    "dead_letters",
+    "json_letter",
+    "letter_with_row",
+    "row_columns",
+    "rows_from_letters",
+]
 
 REASON_FIELDS = ("id", "error", "error_type", "retryable", "attempts")
+BYTES_FIELD = "bytes_as"  # in a letter made JSON text (json_letter): how its bytes are kept
+_BASE64 = "base64"
+_DICT = "dict"
+_LETTER_FIELDS = (*REASON_FIELDS, BYTES_FIELD)
 
 
 class _Letter(NamedTuple):
@@ -133,14 +152,14 @@ def _own_name(name: str, id_column: str | None) -> str:
     """A row column's name in the letter: ``id`` for the id column named ``id`` (the letter's ``id``)."""
     if name == "id" and id_column == "id":
         return name
-    return f"row_{name}" if name in REASON_FIELDS or _prefixed(name) else name
+    return f"row_{name}" if name in _LETTER_FIELDS or _prefixed(name) else name
 
 
 def _prefixed(name: str) -> bool:
     """``row_error``, ``row_row_error``: a name ``_own_name`` gives a column named like the reason."""
     while name.startswith("row_"):
         name = name[4:]
-        if name in REASON_FIELDS:
+        if name in _LETTER_FIELDS:
             return True
     return False
 
@@ -171,7 +190,7 @@ def row_columns(names: Iterable[str], id_column: str | None = "id") -> list[tupl
     """
     kept: dict[str, tuple[int, str]] = {}
     for position, name in enumerate(names):
-        if name in REASON_FIELDS and not (name == "id" and id_column == "id"):
+        if name in _LETTER_FIELDS and not (name == "id" and id_column == "id"):
             continue
         own = name[4:] if _prefixed(name) else name
         if own in kept:  # one would overwrite the other
@@ -188,8 +207,9 @@ def rows_from_letters(letters: Any, id_column: str | None = "id") -> Any:
     its reason (``error``, ``attempts``...) as metadata, and a row's ``error`` as ``row_error``.
 
     Args:
-        letters: one letter (a dict: a Beam ``failed`` element), a list of them (``Client.dead_letters``
-            of dict rows), or a ``pyarrow.Table``/``RecordBatch`` or pandas DataFrame of them (of Arrow or
+        letters: one letter (a dict: a Beam ``failed`` element, or a line of Beam's ``dead_letter_path``
+            files read with ``json.loads``: its bytes, kept as ``json_letter`` says, come back as bytes), a
+            list of them (``Client.dead_letters`` of dict rows), or a ``pyarrow.Table``/``RecordBatch`` or pandas DataFrame of them (of Arrow or
             pandas rows). Spark's letter files: ``vectordb.spark.rows_from_letters``.
         id_column: option ``id_column`` of the write that made the letters; ``None`` where it made ids
             from ``id_from`` (the letter's ``id`` is then the report's text, not the row's).
@@ -220,7 +240,60 @@ def rows_from_letters(letters: Any, id_column: str | None = "id") -> Any:
 
 def _dict_row(letter: Mapping[str, Any], id_column: str | None) -> dict[str, Any]:
     names = list(letter)
-    return {own: letter[names[p]] for p, own in row_columns(names, id_column)}
+    row = {own: letter[names[p]] for p, own in row_columns(names, id_column)}
+    kept = letter.get(BYTES_FIELD)
+    if kept is None:
+        return row
+    if kept != _BASE64:
+        raise ConfigError(
+            f"{BYTES_FIELD} is {kept!r}: the letter's bytes are kept in a form this version does not know"
+        )
+    return {name: _untagged(value) for name, value in row.items()}
+
+
+# -- letters as JSON text --------------------------------------------------------------------------
+
+
+def json_letter(letter: Mapping[str, Any]) -> dict[str, Any]:
+    """``letter`` ready for JSON text, which has no bytes: each bytes value, at any depth (a binary id's 16
+    bytes, Arrow text that is not UTF-8), as ``{"base64": "..."}``, and the letter saying so after its
+    reason (``"bytes_as": "base64"``), so ``rows_from_letters`` gives the row its bytes back (a row's own
+    mapping of the one key ``base64`` or ``dict`` is then kept as ``{"dict": mapping}``). Written with
+    ``default=str`` they were their Python literal (``"b'caf\\xe9'"``): text, stored as such once written
+    again. ``letter`` itself where it holds no bytes."""
+    found: list[bool] = []
+    values = {name: _tagged(value, found) for name, value in letter.items()}
+    if not found:
+        return dict(letter)
+    reason = {name: values.pop(name) for name in REASON_FIELDS if name in values}
+    return {**reason, BYTES_FIELD: _BASE64, **values}
+
+
+def _tagged(value: Any, found: list[bool]) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        found.append(True)
+        return {_BASE64: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Mapping):
+        mapping = {key: _tagged(item, found) for key, item in value.items()}
+        # a row's own one-key mapping that reads as a tag is wrapped, so it is not taken for one
+        return {_DICT: mapping} if len(mapping) == 1 and next(iter(mapping)) in (_BASE64, _DICT) else mapping
+    if isinstance(value, list | tuple):
+        return [_tagged(item, found) for item in value]
+    return value
+
+
+def _untagged(value: Any) -> Any:
+    """``_tagged`` undone: in a letter marked ``bytes_as: base64`` a one-key ``{"base64": text}`` is bytes,
+    and a one-key ``{"dict": mapping}`` the row's own mapping."""
+    if isinstance(value, Mapping):
+        if len(value) == 1 and isinstance(value.get(_BASE64), str):
+            return base64.b64decode(value[_BASE64])
+        inner = value.get(_DICT) if len(value) == 1 else None
+        mapping = inner if isinstance(inner, Mapping) else value
+        return {key: _untagged(item) for key, item in mapping.items()}
+    if isinstance(value, list):
+        return [_untagged(item) for item in value]
+    return value
 
 
 # -- Arrow ---------------------------------------------------------------------------------------

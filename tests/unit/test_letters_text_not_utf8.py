@@ -113,3 +113,22 @@ def test_letters_as_dicts_keep_text_not_utf8_as_its_bytes_at_any_depth() -> None
     assert readable_pylist(pa.Table.from_batches([batch]).slice(0, 1)) == [
         {"id": "a", "title": "doc", "place": {"city": "Paris"}, "tags": ["x"]}
     ]
+
+
+def test_a_letter_as_json_text_keeps_its_bytes_saying_so_and_gives_them_back() -> None:
+    import json
+
+    from vectordb.connector.dead_letters import json_letter, letter_with_row
+
+    reason = {"id": "a", "error": "e", "error_type": "Invalid", "retryable": False, "attempts": 0}
+    row = {"id": "a", "title": LATIN1, "tags": [b"\x00", "x"], "bytes_as": "kept", "doc": {"base64": "x"}}
+    letter = letter_with_row(reason, row, "id")
+    assert letter["row_bytes_as"] == "kept"  # a row column named like the marker is not taken for it
+    line = json.loads(json.dumps(json_letter(letter)))
+    assert line["bytes_as"] == "base64"
+    assert (line["title"], line["tags"]) == ({"base64": "Y2Fm6Q=="}, [{"base64": "AA=="}, "x"])
+    assert line["doc"] == {"dict": {"base64": "x"}}  # the row's own, not read as bytes
+    assert rows_from_letters(line) == row
+    plain = letter_with_row(reason, {"id": "a", "doc": {"base64": "eA=="}}, "id")
+    assert json_letter(plain) == plain  # no bytes: no marker, and nothing read as bytes
+    assert rows_from_letters(json.loads(json.dumps(plain))) == {"id": "a", "doc": {"base64": "eA=="}}
