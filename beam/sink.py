@@ -66,7 +66,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
 from vectordb.connector.dead_letters import json_letter
-from vectordb.connector.errors import ConfigError
+from vectordb.connector.errors import ConfigError, ConnectorError
 from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
 from vectordb.connector.policy import enforce
@@ -177,7 +177,16 @@ class WriteToVectorDB(beam.PTransform):
         secret = options.pop("api_key") if isinstance(options.get("api_key"), Secret) else None
         if options.get("embed_url") is not None and options.get("text_column") is None:
             options["text_column"] = content_key  # an ml.rag Chunk's text: the reader puts it there
-        parsed = resolve_options({"uri": uri, **options})
+        raw = {"uri": uri, **options}
+        del uri, options  # a bad option's error leaves no key in this frame's locals (tools print them)
+        try:
+            parsed, error = resolve_options(raw), None
+        except ConnectorError as exc:
+            parsed, error = None, exc
+        del raw
+        if error is not None:
+            raise error
+        assert parsed is not None
         _check_text_is_read(parsed)
         self.secret: Secret | None = secret
         # the driver's plan (connector.planner); the secret is fetched only to ask the database now,
@@ -200,8 +209,8 @@ class WriteToVectorDB(beam.PTransform):
         self.max_buffering_s = own.max_buffering_s
         self.reader = ElementReader.from_options(self.options, content_key)
 
-    def __repr__(self) -> str:
-        return f"WriteToVectorDB({self.target})"
+    def __repr__(self) -> str:  # also of one whose constructor raised (a traceback's locals show it)
+        return f"WriteToVectorDB({getattr(self, 'target', '…')})"
 
     def display_data(self) -> dict[str, Any]:
         return _display(self.options, self.target) | {
