@@ -106,7 +106,8 @@ class VectorBatch:
         if self.records is not None:
             rows = [pickle.loads(r) if type(r) is bytes else r for r in self.records]  # the sink pickled them
         letters = dead_letters(rows, report, spec, self.namespace)
-        found = letters if isinstance(letters, list) else readable_pylist(letters)  # a Latin-1 byte as \xe9
+        # text that is not UTF-8 stays its bytes
+        found = letters if isinstance(letters, list) else readable_pylist(letters)
         return [jsonable(letter) for letter in found]
 
 

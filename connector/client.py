@@ -438,7 +438,8 @@ class Client:
             namespace: as given to ``write``.
 
         Returns:
-            For Arrow (or pandas) input, a ``pyarrow.Table``; for dicts and records, a list of dicts.
+            For Arrow (or pandas) input, a ``pyarrow.Table`` (a pandas frame Arrow cannot type: a list of
+            dicts); for dicts and records, a list of dicts.
             Either holds ``id`` (the row's own, of its type, where the id column is named ``id``; else
             as the report names it), ``error``, ``error_type``, ``retryable`` and ``attempts``, then every
             column of the row (another column named like one of these gets a ``row_`` prefix).
