@@ -11,10 +11,11 @@ Systemic stop. While nothing has been accepted, rows refused one by one for one 
 are counted; at the watch's threshold new requests (new units and isolation probes alike) wait, and
 the stream stops only once every request then unanswered has answered and none was accepted: a
 server that refuses faster than it accepts cannot stop a stream with good rows in it. A channel that
-has a request known to be good (``control``: the embedding client's probe text) sends it then too,
-with retries: accepted, the refusals were the rows' own (many texts over a model's context at the
-start of a stream, refused in one constant message), and the stream goes on; only refused does it
-count toward the verdict (a throttle or a 5xx says nothing about the rows).
+has a request known to be good (``control``: the embedding client's probe text) sends it then too (not
+after a stop), through the same attempt loop as any request, with retries: accepted, the refusals were
+the rows' own (many texts over a model's context at the start of a stream, refused in one constant
+message), and the stream goes on; only refused does it count toward the verdict (a throttle or a 5xx
+says nothing about the rows).
 
 Silence. A timeout lowers the in-flight limit as a throttle does (once per epoch): a slow server whose
 queue outlasts ``timeout_s`` still serves the requests the client gave up on, so a limit left at its
@@ -312,9 +313,14 @@ class Dispatcher(Generic[U]):
             if not answer:
                 self._answer_accounted()
 
-    def _send_until_answered(self, unit: U, answer: list[bool]) -> tuple[ConnectorError | None, int]:
+    def _send_until_answered(
+        self, unit: U, answer: list[bool], control: Callable[[], None] | None = None
+    ) -> tuple[ConnectorError | None, int]:
         """Attempts are counted in the second item: 0 if the unit was never sent (the server had stopped
-        answering before its turn)."""
+        answering before its turn). With ``control``, that request is sent instead (``unit``'s report counts
+        its retries) and its reply is accounted for by the caller: one loop numbers, counts and times every
+        request, so a control request's timeouts count toward the silence watch and an isolated one leaves
+        the limit alone."""
         silenced = self._silenced()
         if silenced is not None:
             return silenced, 0
@@ -329,7 +335,7 @@ class Dispatcher(Generic[U]):
             epoch, alone, number = start
             attempts += 1
             try:
-                outcome = self.channel.send(unit)
+                outcome = self.channel.send(unit) if control is None else control()
             except (ServerError, TransportError) as exc:
                 congested = self._heard(exc, alone=alone, number=number)
                 if self.fatal is not None:
@@ -352,14 +358,16 @@ class Dispatcher(Generic[U]):
                 self._systemic.on_reply()
                 self._newest_answered = max(self._newest_answered, number)
                 self.retry.on_success()
-                try:
-                    any_accepted, error = self.channel.accepted(unit, outcome)
-                    if any_accepted:
-                        self._systemic.on_accepted()
-                finally:
-                    answer.append(True)
-                    self._unanswered -= 1
-                    self._conclude_systemic()
+                error = None
+                if control is None:
+                    try:
+                        any_accepted, error = self.channel.accepted(unit, outcome)
+                        if any_accepted:
+                            self._systemic.on_accepted()
+                    finally:
+                        answer.append(True)
+                        self._unanswered -= 1
+                        self._conclude_systemic()
                 # wake waiters only for what they wait on: a free slot comes with the slot's release
                 # (each waking of the caller here found its slot still taken and cost a thread switch)
                 if self.limit.limit != limit or self._systemic.suspected != suspected:
@@ -524,7 +532,8 @@ class Dispatcher(Generic[U]):
         with self.lock:
             if self._systemic.on_row_refused(str(error)) and self._suspect is None:
                 self._suspect = error
-                control = self._control is not None
+                # nothing is sent after a stop: a stopped stream needs no verdict
+                control = self._control is not None and self.fatal is None
                 if control:
                     self._unanswered += 1  # no verdict before the control request's answer
             self._conclude_systemic()
@@ -553,30 +562,18 @@ class Dispatcher(Generic[U]):
                 self.cond.notify_all()
 
     def _control_verdict(self, row: U) -> bool | None:
-        """The control request, retried as any request is (``row``'s report counts its retries): True if
-        accepted, False if refused (``Rejected``), ``None`` if it failed otherwise (a fatal error, such
-        as a revoked key, also stops the stream)."""
+        """The control request, sent and retried as any request is (``row``'s report counts its retries):
+        True if accepted, False if refused (``Rejected``), ``None`` if it failed otherwise or was not sent
+        (the stream stopped; a fatal error of its own, such as a revoked key, stops the stream)."""
         assert self._control is not None
-        attempts = 0
-        while True:
-            attempts += 1
-            with self.lock:
-                epoch = self.limit.epoch
-            try:
-                self._control()
-            except ConnectorError as exc:
-                if isinstance(exc, Rejected) and not exc.fatal:
-                    return False
-                if exc.fatal:
-                    self.set_fatal(exc)
-                    return None
-                if not self._may_retry(row, exc, attempts, epoch):
-                    return None
-                self._wait_out(self.retry.delay_s(attempts, exc, answered=self.channel.answered))
-                if self.fatal is not None:
-                    return None
-                continue
+        if self.fatal is not None:
+            return None
+        error, attempts = self._send_until_answered(row, [], control=self._control)
+        if error is None:
             return True
+        if attempts and self.retry.stops_stream(error, answered=self.channel.answered):
+            self.set_fatal(error)
+        return False if isinstance(error, Rejected) and not error.fatal else None
 
     def _answer_accounted(self) -> None:
         """One request's answer (or its last failure) is accounted for: a suspected stream may now be
