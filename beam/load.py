@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import logging
 import os
 import re
@@ -91,6 +90,7 @@ from vectordb.connector.cli import (
     check_embedded_default,
     connector_error_line,
     embedded_note,
+    flag_advice,
     folder_files,
     one_format,
     option_pairs,
@@ -101,7 +101,7 @@ from vectordb.connector.cli import (
     unrecognized,
 )
 from vectordb.connector.errors import ConfigError
-from vectordb.connector.options import BackendOptions, convert_options, without_password
+from vectordb.connector.options import convert_options, without_password
 from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows.types import agreed_length
 
@@ -276,15 +276,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
         name = arg.split("=", 1)[0]
         if not name.startswith("--") or name in beam_flags:
             continue
-        option = name[2:].replace("-", "_")
-        if option in BackendOptions.__struct_fields__:  # vectordb-load's --id-column, --on-error, …
-            own.error(f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE")
-        near = difflib.get_close_matches(option, BackendOptions.__struct_fields__, n=1, cutoff=0.8)
-        if near:  # --namespce: the connector's option, not the nearest of the job's own flags
-            own.error(f"unrecognized argument {name}: did you mean --option {near[0]}=VALUE?")
-        close = difflib.get_close_matches(name, ours, n=1)
-        if close:
-            own.error(f"unrecognized argument {name}: did you mean {close[0]}?")
+        advice = flag_advice(name, ours)
+        if advice is not None:
+            own.error(advice)
     return args, rest
 
 

@@ -27,6 +27,7 @@ code runs. Nothing here imports pyspark or apache_beam.
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
 import importlib.util
 import logging
@@ -47,6 +48,7 @@ __all__ = [
     "connector_error_line",
     "embedded_note",
     "exit_if_run_without_extra",
+    "flag_advice",
     "folder_files",
     "left_out_by_spark",
     "load_command",
@@ -187,7 +189,14 @@ def unrecognized(items: Sequence[str]) -> str:
     """The parser's error for arguments a command does not take, quoting only flags and URIs (passwords
     blanked): a bare word may be a key typed after ``--option api_key`` with a space for its ``=``."""
 
-    shown = [repr(without_password(item)) for item in items if item.startswith("-") or "://" in item]
+    # a flag's value after its '=' may be a key too (--api-key=sk-…): only its name is shown
+    shown = [
+        repr(item.split("=", 1)[0] + "=***" if "=" in item else item)
+        if item.startswith("-")
+        else repr(without_password(item))
+        for item in items
+        if item.startswith("-") or "://" in item
+    ]
     hidden = len(items) - len(shown)
     if hidden:
         shown.append(f"{hidden} value{'s' if hidden > 1 else ''} not shown (it may be a key)")
@@ -198,6 +207,32 @@ def unrecognized(items: Sequence[str]) -> str:
     else:
         hint = ""
     return f"unrecognized arguments: {', '.join(shown)}" + (f" ({hint})" if hint else "")
+
+
+def flag_advice(name: str, flags: Sequence[str]) -> str | None:
+    """The parser's error for ``name``, a ``--flag`` the command does not take, where a guess helps: a
+    connector option's name goes in ``--option NAME=VALUE``; a misspelling of one of the command's
+    ``flags`` (``-`` and ``_`` alike), or of a connector option, is suggested; else ``None``. A flag's own
+    spelling comes first: ``vectordb-load`` has ``--namespace``, ``vectordb-beam`` only the option."""
+    from .options import BackendOptions
+
+    options = BackendOptions.__struct_fields__
+    option = name.removeprefix("--").replace("-", "_")
+    if option in options:  # vectordb-load's --id-column given to vectordb-beam, --batch-size to either
+        return f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE"
+
+    def nearness(known: str) -> float:
+        return difflib.SequenceMatcher(None, option, known.removeprefix("--").replace("-", "_")).ratio()
+
+    flag = max((flag for flag in flags if flag.startswith("--")), key=nearness, default=None)
+    near = max(options, key=nearness)
+    # --max-concurency: the option, though --embed-max-concurrency is near too; --namespce in
+    # vectordb-beam: the option, not the nearest of its flags (--sample)
+    if nearness(near) >= 0.8 and (flag is None or nearness(near) > nearness(flag)):
+        return f"unrecognized argument {name}: did you mean --option {near}=VALUE?"
+    if flag is not None and nearness(flag) >= 0.6:
+        return f"unrecognized argument {name}: did you mean {flag}?"
+    return None
 
 
 def option_pairs(items: Sequence[str]) -> dict[str, str]:

@@ -49,6 +49,7 @@ from typing import Any
 from vectordb.connector.cli import (
     canonical_flags,
     embedded_note,
+    flag_advice,
     local_files,
     missing_extra,
     one_format,
@@ -139,6 +140,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--debug", action="store_true", help="show the full trace of an error")
     args, rest = parser.parse_known_args(canonical_flags(sys.argv[1:] if argv is None else argv, parser))
+    ours = [flag for action in parser._actions for flag in action.option_strings]
+    for name in (arg.split("=", 1)[0] for arg in rest if arg.startswith("--")):  # never a value: a key?
+        advice = flag_advice(name, ours)
+        if advice is not None:
+            parser.error(advice)
     if rest:
         parser.error(unrecognized(rest))
     if args.sample is not None and (args.sample < 1 or args.dim < 1):
