@@ -15,11 +15,19 @@ A row whose text could not be embedded (refused by the server, retries spent, a 
 a string or is empty, which is never sent) leaves its piece: it is never upserted without a vector. It comes out as a ``Prepared``
 holding its ``BatchFailure``, with the embedding's reason and the row's position in the write's input,
 which the client counts like any row it refuses; the rows kept keep their positions too. Rows that
-already have a vector pass through untouched. An upsert row with neither text nor a vector (dense or
-sparse) fails here, with a reason naming the text column (``no text in column 'text' and no vector``):
-the rows' checks would call it a null vector, which points at the wrong column. A delete row
-(option ``op_column``) needs neither and passes, as does a sparse-only row (the database's rules
-decide it), and a row whose op names none (its reader refuses it, by name).
+already have a vector pass through untouched.
+
+A vector column of text (each row's vector a JSON list of numbers: a CSV's, or Spark's string column)
+is read here by the Arrow rows' own reader (``rows.arrow``), strictly, and handed on as lists of floats,
+which the model's vectors can join: a row whose text is not one fails alone, with that reader's reason
+(``column 'values': vector text is not a JSON list of numbers: ...``), and is not embedded; a null,
+empty or blank text is no vector, so the row's text is embedded.
+
+An upsert row with neither text nor a vector (dense or sparse) fails here, with a reason naming the
+text column (``no text in column 'text' and no vector``): the rows' checks would call it a null vector,
+which points at the wrong column. A delete row (option ``op_column``) needs neither and passes, as does
+a sparse-only row (the database's rules decide it), and a row whose op names none (its reader refuses
+it, by name).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from ..errors import (
 from ..options import without_password
 from ..report import STOPPED, BatchFailure, WriteReport
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
+from ..rows.arrow import _vector_column  # the one reader of vector text: reasons word for word
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
@@ -96,6 +105,8 @@ class _Piece:
     invalid: dict[int, str] = field(default_factory=dict)  # position -> why its text cannot be sent
     # positions of upsert rows with no text and no vector (``no_text``): they fail here
     bare: list[int] = field(default_factory=list)
+    # position -> why its vector's text is no vector (a JSON list of numbers): it fails here, unembedded
+    refused: dict[int, str] = field(default_factory=dict)
     # the rows' offsets in the write's input (``Chunk.positions``); set by ``fill``
     at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
@@ -204,13 +215,9 @@ class EmbeddingStage:
     def check_schema(self, empty: pa.RecordBatch) -> pa.RecordBatch:
         """For a driver's column check on an empty batch of the input's schema: the text column's
         ``ConfigError`` if it is missing or not strings, else the batch as the stage hands it on
-        (with a vector column, where the input has none)."""
-        import pyarrow as pa
-
-        self._plan_arrow(empty)
-        if self.spec.vector_column in empty.schema.names:
-            return empty
-        return empty.append_column(self.spec.vector_column, pa.array([], type=pa.list_(pa.float32())))
+        (with a vector column of lists, where the input has none or one of text)."""
+        rows: pa.RecordBatch = self._plan_arrow(empty).rows
+        return rows
 
     def fill(self, chunks: Iterable[Chunk]) -> Iterator[Chunk | Prepared]:
         """The input's pieces, in order, each with its rows' vectors and positions; a ``Prepared`` of
@@ -331,6 +338,9 @@ class EmbeddingStage:
             )
         n = batch.num_rows
         vectorless = np.ones(n, dtype=bool)
+        refused: dict[int, str] = {}
+        if self.spec.vector_column in names and _holds_text(batch.column(self.spec.vector_column).type):
+            batch, refused = self._parse_vectors(batch)
         if self.spec.vector_column in names:
             vectors = batch.column(self.spec.vector_column)
             if (
@@ -340,12 +350,7 @@ class EmbeddingStage:
             ):
                 lengths = pc.fill_null(pc.list_value_length(vectors), 0)
                 vectorless = pc.equal(lengths, 0).to_numpy(zero_copy_only=False)
-            elif is_text(vectors.type):
-                # the model's vectors go into that column, as lists: JSON text cannot take them
-                raise ConfigError(
-                    f"option vector_column: column {self.spec.vector_column!r} holds text (JSON vectors?); "
-                    "with option text_column it must hold lists of floats: parse the text first"
-                )
+                vectorless[list(refused)] = False  # a bad vector's row fails: its text is not embedded
             elif not pt.is_null(vectors.type):
                 vectorless[:] = False  # refused later, by the column check
         else:  # text alone: a vector column for the model's vectors, whichever rows get one
@@ -361,12 +366,28 @@ class EmbeddingStage:
         else:  # fails the empty, and any text UTF-8 cannot carry (Arrow's are UTF-8; checked all the same)
             piece = _piece(batch, zip(need.tolist(), texts, strict=True), self.text_column)
         piece.invalid.update((i, why) for i, why in bad_bytes.items() if vectorless[i])
+        piece.refused = refused
         bare = vectorless & ~has_text
         if bare.any():
             piece.bare = np.flatnonzero(
                 bare & self._arrow_upserts(batch) & ~self._arrow_sparse(batch)
             ).tolist()
         return piece
+
+    def _parse_vectors(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, dict[int, str]]:
+        """``batch`` with its vector column of JSON text as ``list<float>`` (the model's vectors go in as
+        lists), read by the rows' own reader, and the rows whose text is not a vector, each with why. A
+        delete row's text is not read, as its reader does not read it."""
+        import pyarrow as pa
+
+        name = self.spec.vector_column
+        flat, offsets, nulls, refused = _vector_column(
+            batch.column(name), name, batch.num_rows, self._deletes(batch)
+        )
+        vectors = pa.ListArray.from_arrays(
+            pa.array(offsets.astype(np.int32)), pa.array(flat, type=pa.float32()), mask=pa.array(nulls)
+        )
+        return batch.set_column(batch.schema.get_field_index(name), name, vectors), refused
 
     def _arrow_upserts(self, batch: pa.RecordBatch) -> np.ndarray:
         """Per row: an upsert, as option ``op_column`` says (every row without it); a row whose op names
@@ -402,6 +423,7 @@ class EmbeddingStage:
             i: ("InvalidInput", _not_embedded(message), False, 0) for i, message in piece.invalid.items()
         }
         reasons |= dict.fromkeys(piece.bare, ("Invalid", no_text(self.text_column), False, 0))
+        reasons |= {i: ("Invalid", why, False, 0) for i, why in piece.refused.items()}
         done = piece.need[embedded.indices - embedded.offset]
         if not len(done) and not reasons:
             yield Chunk(piece.rows, piece.at)
@@ -548,6 +570,13 @@ def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: li
         metadata=None if cols.metadata is None else [cols.metadata[i] for i in kept],
         namespaces=None if cols.namespaces is None else [cols.namespaces[i] for i in kept],
     )
+
+
+def _holds_text(typ: pa.DataType) -> bool:
+    """Whether a column of ``typ`` holds text, an extension type's (``arrow.json``) by its storage's."""
+    import pyarrow as pa
+
+    return is_text(typ.storage_type if isinstance(typ, pa.ExtensionType) else typ)
 
 
 def _missing(vector: Any) -> bool:
