@@ -18,6 +18,7 @@ import orjson
 from ..options import all_utf8
 from ..report import BatchFailure
 from .ops import CODES, DELETE, UPSERT
+from .text import not_utf8_reason
 from .types import (
     MAX_SPARSE_INDEX,
     Columns,
@@ -462,11 +463,19 @@ class _Unstorable(Exception):
         return self
 
 
+class _NotUtf8(_Unstorable):
+    """Bytes that are not UTF-8 text; ``column``: the metadata key they are under, set on the way out."""
+
+    column: Any = None
+
+
 def _plain_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], bytes] | str:
     """A row's metadata with its numpy and pandas values made plain (``_plain``), and its JSON; or why the
     row is refused, naming the key. Only for a row orjson cannot write as it is."""
     try:
         plain = _plain_dict(metadata, repr)
+    except _NotUtf8 as exc:  # as Arrow's reader refuses a text column's: the column named, not the path
+        return not_utf8_reason(exc.column)
     except _Unstorable as exc:
         return f"metadata {exc.where} {exc.reason}"
     try:
@@ -544,7 +553,7 @@ def _plain(value: Any) -> Any:
     if kind in _JSON_SCALARS:
         return value
     if isinstance(value, _BINARY):  # at any depth (a struct's or a list's bytes), as a column of them
-        raise _Unstorable(_BINARY_REASON)
+        raise _bytes_refused(value)
     if kind is dict:
         return _plain_dict(value, lambda key: f"[{key!r}]")
     if kind is list or kind is tuple:
@@ -595,12 +604,28 @@ def _dataclass_fields(value: Any) -> dict[str, Any]:
     return {name: getattr(value, name) for name in names if not name.startswith("_")}
 
 
+def _bytes_refused(value: bytes | bytearray | memoryview) -> _Unstorable:
+    """Why a value in bytes is stored nowhere; the one decision, whatever the row came as (an Arrow binary
+    column, a dict, a dead letter). Letters keep text that is not UTF-8 as its bytes, as they keep a binary
+    column's, and cannot tell the two apart: so bytes that are not UTF-8 fail as a text column of them does
+    (``text.not_utf8_reason``), and a row written again from its letter fails as it did; bytes that are UTF-8
+    fail as binary, with the way out."""
+    try:
+        bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return _NotUtf8("is text that is not valid UTF-8")
+    return _Unstorable(_BINARY_REASON)
+
+
 def _plain_dict(value: dict[Any, Any], step: Callable[[Any], str]) -> dict[Any, Any]:
     """``_plain`` of each value (``step``: a key as its failure's path names it); ``value`` if none changes."""
     changed: dict[Any, Any] | None = None
     for key, item in value.items():
         try:
             plain = _plain(item)
+        except _NotUtf8 as exc:
+            exc.column = key  # the outermost key last: the metadata column
+            raise exc.inside(step(key)) from None
         except _Unstorable as exc:
             raise exc.inside(step(key)) from None
         if plain is not item:
