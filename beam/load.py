@@ -92,6 +92,8 @@ from vectordb.connector.cli import (
     embedded_note,
     flag_advice,
     folder_files,
+    keep_hint,
+    not_kept,
     one_format,
     option_pairs,
     refuse_target_as_input,
@@ -143,9 +145,7 @@ POLICY_HINT = (
     "Give --dead_letters DIR, or --option on_error=report, to keep the rows that did land without failing."
 )
 # the last line of a job whose failed rows no dead letter keeps (on_error=report)
-KEEP_HINT = (
-    "Give --dead_letters DIR to keep the failed rows, with their reasons, in DIR/dead-letters-*.jsonl."
-)
+KEEP_HINT = keep_hint("--dead_letters DIR", f"DIR/{DEAD_LETTER_PREFIX}-*.jsonl")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -932,11 +932,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     if note:
         print(note, flush=True)
     if totals["failed"] and folder is None:  # on_error=report: the rows are counted, and kept nowhere
-        print(
-            f"{PROG}: {totals['failed']:,} rows failed and no dead letters keep them. {KEEP_HINT}",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(not_kept(PROG, totals["failed"], KEEP_HINT), file=sys.stderr, flush=True)
     return 1 if totals["failed"] else 0
 
 

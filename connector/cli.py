@@ -50,10 +50,12 @@ __all__ = [
     "exit_if_run_without_extra",
     "flag_advice",
     "folder_files",
+    "keep_hint",
     "left_out_by_spark",
     "load_command",
     "local_files",
     "missing_extra",
+    "not_kept",
     "one_format",
     "option_pairs",
     "quiet_beam_import_warning",
@@ -519,6 +521,17 @@ def summary(
         files = "1 file" if len(dead_letters) == 1 else f"{len(dead_letters)} files"
         lines.append(f"dead letters: {files}, e.g. {dead_letters[0]}")
     return "\n".join(lines)
+
+
+def keep_hint(flags: str, files: str) -> str:
+    """How a command keeps its failed rows: its ``flags``, and the ``files`` they go to."""
+    return f"Give {flags} to keep the failed rows, with their reasons, in {files}."
+
+
+def not_kept(prog: str, failed: int, hint: str) -> str:
+    """The last line of a job whose ``failed`` rows no dead letter keeps (``on_error=report``): counted,
+    and kept nowhere, so it says how (``hint``, the command's ``keep_hint``)."""
+    return f"{prog}: {failed:,} rows failed and no dead letters keep them. {hint}"
 
 
 def check_embedded_default(uri: str) -> None:

@@ -50,8 +50,10 @@ from vectordb.connector.cli import (
     canonical_flags,
     embedded_note,
     flag_advice,
+    keep_hint,
     local_files,
     missing_extra,
+    not_kept,
     one_format,
     option_pairs,
     run_command,
@@ -69,6 +71,8 @@ POLICY_HINT = (
     "Give --on-error report, or --on-error dead_letter with --dead-letter-path DIR, "
     "to keep the rows that did land without failing."
 )
+# the last line of a job whose failed rows no dead letter keeps (on_error=report): the commit's file names
+KEEP_HINT = keep_hint("--on-error dead_letter --dead-letter-path DIR", "DIR/job-*-part-*.parquet")
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
 EMBED_ARGS = (  # argument -> writer option: the same name
     "text_column",
@@ -588,6 +592,8 @@ def load(args: argparse.Namespace) -> int:
             print(note, flush=True)
         if failed and options["on_error"] == "fail":  # the job failed for them (--option on_error counts too)
             print(f"{PROG}: rows failed, which fails the job. {POLICY_HINT}", file=sys.stderr, flush=True)
+        elif failed and options["on_error"] != "dead_letter":  # report: counted, and kept nowhere
+            print(not_kept(PROG, failed, KEEP_HINT), file=sys.stderr, flush=True)
         return 1 if failed else 0
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
