@@ -86,6 +86,7 @@ from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, 
 from vectordb.connector.backends.registry import canonical_uri
 from vectordb.connector.bulk import bulk_path
 from vectordb.connector.cli import (
+    NOT_JSON_LINES,
     canonical_flags,
     check_embedded_default,
     connector_error_line,
@@ -461,10 +462,6 @@ def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
 
 # lines read with no JSON object among them before a file is taken to be something else than JSON Lines
 NOT_JSON_LINES_AFTER = 100
-NOT_JSON_LINES = (
-    "not JSON Lines (one JSON object a line): its first lines hold no JSON object; a JSON array or a "
-    "pretty-printed file is not read, write one object a line"
-)
 
 
 def input_format(args: argparse.Namespace) -> str:

@@ -43,6 +43,7 @@ from .keys import without_password
 from .policy import HINT
 
 __all__ = [
+    "NOT_JSON_LINES",
     "beam_command",
     "canonical_flags",
     "connector_error_line",
@@ -67,6 +68,11 @@ __all__ = [
     "unrecognized",
 ]
 
+# a JSON input of no JSON object a line (a JSON array, a pretty-printed file), in both commands' words
+NOT_JSON_LINES = (
+    "not JSON Lines (one JSON object a line): its first lines hold no JSON object; a JSON array or a "
+    "pretty-printed file is not read, write one object a line"
+)
 # each command: the module whose main() it runs, the extra it needs, the modules that extra installs
 COMMANDS = {
     "vectordb-load": ("vectordb.spark.load", "spark", ("pyspark",)),

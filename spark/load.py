@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from vectordb.connector.cli import (
+    NOT_JSON_LINES,
     canonical_flags,
     embedded_note,
     flag_advice,
@@ -251,6 +252,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     from pyspark.sql import functions as F
 
     from vectordb.connector.errors import ConfigError
+    from vectordb.connector.options import without_password
 
     if args.sample is not None:
         return sample_frame(spark, args.sample, args.dim, args.partitions)
@@ -261,6 +263,9 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     ):  # as Python's csv module and spreadsheets write it: "" escapes a quote, fields span lines
         reader = reader.option("header", "true").option("escape", '"').option("multiLine", "true")
     df = load_files(reader, args.input)
+    if fmt == "json" and df.columns == ["_corrupt_record"]:  # else "no column 'values'" blamed the flag
+        shown = ", ".join(repr(without_password(path)) for path in args.input)
+        raise ConfigError(f"--input {shown}: {NOT_JSON_LINES}")
     if args.text_column is not None:
         if args.text_column not in df.columns:
             raise ConfigError(
