@@ -8,8 +8,9 @@ Python floats. It refuses only what cannot become a row at all; every other chec
 ``checks.assemble``'s, on whole chunks.
 
 With options ``vector_columns``/``multi_vector_columns`` a mapping's vectors are named: each is read
-under its column's key (a multi-vector as a sequence of vectors, or a 2-d array), each vector through
-the same float32 conversion as the single one, and the row is a ``NamedRow``.
+under its column's key (a multi-vector as a sequence of vectors, a 2-d array, or JSON text read as
+Arrow's reader reads it), each vector through the same float32 conversion as the single one, and the row
+is a ``NamedRow``.
 
 With ``op_key`` (option ``op_column``) each mapping says what it is for (``ops``). A delete is read
 as its id and namespace alone, its metadata a ``DeleteMark``: that is how ``Columns`` carry a row's op
@@ -29,7 +30,7 @@ import numpy as np
 import orjson
 
 from .checks import assemble
-from .floats import float32_vector, vector_problem
+from .floats import excerpt, float32_vector, json_multi_vector, vector_problem
 from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
 from .types import (
     Columns,
@@ -212,7 +213,7 @@ class DictReader:
         multi: dict[str, MultiRow | None] = {}
         for name, key in self.multi_vector_columns:
             value = get(key)
-            read = None if value is None else _multi(value)
+            read = None if value is None or _blank(value) else _multi(value)
             if isinstance(read, str):
                 return Refused(row_id, f"multi-vector {name!r} (column {key!r}){read}")
             multi[name] = read
@@ -277,9 +278,16 @@ def named_reason(vector: str, problem: str) -> str:
 
 
 def _multi(value: Any) -> MultiRow | str:
-    """A multi-vector (a sequence of vectors, or a 2-d array) as its floats and each vector's length; a
-    null vector inside is marked, not refused here. What it cannot read, the reason why, to follow the
-    multi-vector's name (a vector inside named by its index)."""
+    """A multi-vector (a sequence of vectors, a 2-d array, or JSON text of a list of lists of numbers, read
+    strictly as Arrow's reader reads a text column of them: ``json_multi_vector``) as its floats and each
+    vector's length; a null vector inside is marked, not refused here. What it cannot read, the reason
+    why, to follow the multi-vector's name (a vector inside named by its index)."""
+    if isinstance(value, str):
+        read = json_multi_vector(value)
+        if read is None:  # Arrow's reason (``arrow._json_multi_vectors``), so a row fails alike in either
+            return f" text is not a JSON list of lists of numbers: {excerpt(value)}"
+        floats, sizes = read
+        return floats, np.asarray(sizes, dtype=np.int64), np.zeros(len(sizes), dtype=bool)
     if isinstance(value, np.ndarray) and value.ndim == 2:
         if value.dtype.kind not in "fiu":  # bools, text, objects: never read as numbers
             return _NOT_VECTORS
@@ -298,7 +306,7 @@ def _multi(value: Any) -> MultiRow | str:
         if item is None:
             nulls[j] = True
             continue
-        if isinstance(item, str | bytes):  # a vector's text is read for single vectors only, as Arrow does
+        if isinstance(item, str | bytes):  # a vector's text inside one: Arrow has no list of texts either
             return _NOT_VECTORS
         vector = _dense(item)
         if vector is None:
