@@ -32,6 +32,7 @@ import orjson
 from .checks import assemble
 from .floats import excerpt, float32_vector, json_multi_vector, vector_problem
 from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
+from .text import not_utf8_reason
 from .types import (
     Columns,
     ColumnSpec,
@@ -161,6 +162,9 @@ class DictReader:
             row_id = _id_of(row_id)
             if not (row_id is None or type(row_id) is str or type(row_id) is int or type(row_id) is bool):
                 return Refused(row_id, f"id {row_id!r} is neither a string nor an integer")
+        if isinstance(namespace, bytes) and not _utf8(namespace):
+            # a letter's namespace whose text was not UTF-8 (kept as its bytes): as Arrow's reader refused it
+            return Refused(row_id, not_utf8_reason(self.namespace_key))
         if self.op_key is not None:
             named = get(self.op_key)
             if named is not None:
@@ -265,6 +269,14 @@ _FLOAT32 = np.dtype(np.float32)
 _new_row = tuple.__new__  # Row(...) without NamedTuple's keyword handling: a third of the cost
 _dense = float32_vector  # native where the speedups are; the same float32 bits (``floats``)
 _NOT_VECTORS = " is not a sequence of vectors of numbers"
+
+
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _blank(value: Any) -> bool:

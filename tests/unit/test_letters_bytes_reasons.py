@@ -100,3 +100,24 @@ def test_a_dict_rows_bytes_fail_as_the_same_value_in_an_arrow_column_does(
     with connect(qdrant.grpc_uri("bytes_dicts"), create=True, dimension=3, on_error="report") as client:
         got = client.write([{"id": 1, "values": [1.0, 2.0, 3.0], "title": value}])
     assert got.written == 0 and got.failures[0].error.startswith(reason), got
+
+
+@pytest.mark.parametrize("form", ["table", "batches"])
+def test_a_namespace_not_utf8_is_refused_again_from_its_letter_with_the_same_reason(
+    qdrant: QdrantServer, form: str
+) -> None:
+    batch = pa.record_batch(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "values": pa.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], VECTORS),
+            "ns": raw_text([b"a", LATIN1]),
+        }
+    )
+    data = as_input(form, batch)
+    options = {"create": True, "dimension": 3, "on_error": "report", "namespace_column": "ns"}
+    with connect(qdrant.grpc_uri("bytes_ns"), **options) as client:
+        first = client.write(data)
+        again = client.write(rows_from_letters(client.dead_letters(data, first)))
+    expected = [(("2",), "column 'ns': text is not valid UTF-8")]
+    assert [(f.ids, f.error) for f in first.failures] == expected
+    assert [(f.ids, f.error) for f in again.failures] == expected
