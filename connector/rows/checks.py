@@ -475,7 +475,7 @@ def _plain_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], bytes] | 
     try:
         plain = _plain_dict(metadata, repr)
     except _NotUtf8 as exc:  # as Arrow's reader refuses a text column's: the column named, not the path
-        return not_utf8_reason(exc.column)
+        return f"{not_utf8_reason(exc.column)}{_NOT_UTF8_BYTES}"
     except _Unstorable as exc:
         return f"metadata {exc.where} {exc.reason}"
     try:
@@ -533,6 +533,12 @@ def _builtin_only(values: list[Any]) -> bool:
 
 _BINARY = (bytes, bytearray, memoryview)
 _NAT = "is NaT (not a time), which JSON cannot hold (it would be null)"
+# after a text column's reason for bytes that are not UTF-8: they may be a binary column's, which a letter
+# cannot tell from a text column's with a Latin-1 byte
+_NOT_UTF8_BYTES = (
+    "; if the column holds bytes, no database here stores them as metadata: convert it (base64, hex) or "
+    "leave it out (option metadata_columns)"
+)
 _BINARY_REASON = (
     "is binary; no database here stores bytes as metadata: "
     "convert the column (base64, hex) or leave it out (option metadata_columns)"

@@ -275,7 +275,8 @@ def test_bytes_at_any_depth_fail_their_row_naming_the_key_path() -> None:
         "st": "metadata 'st'['blob'] is binary; no database here stores bytes as metadata: "
         "convert the column (base64, hex) or leave it out (option metadata_columns)",
         # bytes that are not UTF-8 fail as a text column of them does (a letter cannot tell the two apart)
-        "list": "column 'blobs': text is not valid UTF-8",
+        "list": "column 'blobs': text is not valid UTF-8; if the column holds bytes, no database here stores "
+        "them as metadata: convert it (base64, hex) or leave it out (option metadata_columns)",
     }
     assert [md for b in prepared.batches for md in b.metadata] == [{}]
     assert reasons([{"id": "d", "values": V, "o": {"p": [1, bytearray(b"x")]}}])["d"].startswith(
