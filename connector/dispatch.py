@@ -329,9 +329,8 @@ class Dispatcher(Generic[U]):
         while True:
             after_timeout = last is not None and timed_out(last)
             start = self._start_attempt(after_timeout)
-            if start is None:  # stopped while it waited for room: not sent again
-                assert last is not None
-                return last, attempts
+            if start is None:  # stopped before it was sent (again): nothing is sent after a stop
+                return (last if last is not None else self._stop_reason()), attempts
             epoch, alone, number = start
             attempts += 1
             try:
@@ -392,10 +391,20 @@ class Dispatcher(Generic[U]):
                     self._waiting_for_room -= 1
                 if self.fatal is not None or self._silenced() is not None:
                     return None
+            if self.fatal is not None:  # a unit handed to its sender just before the stop
+                return None
             alone = self._on_wire == 0 and self.limit.limit == 1
             self._on_wire += 1
             self._sent += 1
             return self.limit.epoch, alone, self._sent
+
+    def _stop_reason(self) -> ConnectorError:
+        """Why a unit that was never sent was not: the error that stopped the stream (a bug's stops it as a
+        plain connector error naming it)."""
+        fatal = self.fatal
+        if isinstance(fatal, ConnectorError):
+            return fatal
+        return ConnectorError(f"the {self.channel.whole} stopped on {type(fatal).__name__}")
 
     def _off_the_wire(self) -> None:
         with self.lock:
