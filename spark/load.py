@@ -32,6 +32,7 @@ refused) is one line and exit status 2; ``--debug`` shows its trace.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import glob
 import json
 import os
@@ -203,6 +204,7 @@ def check_before_spark(args: argparse.Namespace) -> None:
     from vectordb.connector.keys import without_password
 
     check_embedded_default(args.uri)  # the driver starts the server
+    check_dead_letter_folder(args)
     if args.sample is not None:
         return
     for path in args.input:
@@ -222,6 +224,54 @@ def check_before_spark(args: argparse.Namespace) -> None:
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace
         raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
+
+
+LETTER_FILES = "job-*-part-*.parquet"  # the names the commit gives a job's dead letters (spark/commit.py)
+
+
+def check_dead_letter_folder(args: argparse.Namespace) -> None:
+    """Refuse a dead-letter folder that holds an earlier job's letters: each job adds its own files beside
+    them, so the folder read back (``rows_from_letters(spark.read.parquet(folder))``) held both runs'
+    letters as one, and wrote the earlier run's rows again. Only the command refuses: the data source
+    writes into the folder per job, as a streaming query's micro-batches do.
+
+    Raises:
+        ConfigError: naming the folder, the files, and what to do.
+    """
+    from vectordb.connector.errors import ConfigError
+
+    extra = extra_options(args)  # --option on_error=… and dead_letter_path=… win, as in writer_options
+    folder = extra.get("dead_letter_path") or args.dead_letter_path
+    if extra.get("on_error", args.on_error).strip() != "dead_letter" or not folder:
+        return
+    stale = dead_letter_files(folder)
+    if not stale:
+        return
+    given = "option dead_letter_path" if "dead_letter_path" in extra else "--dead-letter-path"
+    shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+    raise ConfigError(
+        f"{given} {folder}: it holds dead letters of an earlier run ({shown}); move them away (or give "
+        "another folder), so this run's letters are not mixed with them"
+    )
+
+
+def dead_letter_files(folder: str) -> list[str]:
+    """The dead-letter files (``LETTER_FILES``) at the top of ``folder``, a path or a filesystem URI as
+    option ``dead_letter_path`` takes it; none where it cannot be listed here (the writer says why)."""
+    import pyarrow.fs as pafs
+
+    from vectordb.connector.staging import Folder
+
+    filesystem, base = Folder.parse(folder, "dead_letter_path").filesystem()
+    try:
+        infos = filesystem.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    except OSError:  # a store not reachable from here, or a path that is a file: the write refuses it
+        return []
+    return sorted(
+        info.path
+        for info in infos
+        if info.type == pafs.FileType.File and fnmatch.fnmatchcase(info.base_name, LETTER_FILES)
+    )
 
 
 def java_exited(exc: BaseException) -> bool:
