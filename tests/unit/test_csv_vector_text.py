@@ -92,17 +92,3 @@ def test_vectordb_load_fails_a_csv_row_whose_vector_text_is_not_json_naming_the_
     assert arrived.ids() == {"a", "d"}
     assert np.frombuffer(arrived.vector("d").values_f32, dtype="<f4").tolist() == json.loads(vectors["d"])
     assert arrived.vector("a").metadata == {"title": "title a"}
-
-
-def test_with_the_embedding_stage_a_text_vector_column_is_a_config_error_naming_the_option() -> None:
-    """The model's vectors go into the vector column as lists, which a column of text cannot take."""
-    from vectordb.connector import ConfigError
-    from vectordb.connector.embedding import parse_embed_options
-    from vectordb.connector.embedding.stage import EmbeddingStage
-
-    stage = EmbeddingStage(
-        parse_embed_options({"url": "http://127.0.0.1:9", "model": "m"}), ColumnSpec(), "text"
-    )
-    empty = pa.record_batch({name: pa.array([], type=pa.string()) for name in ("id", "text", "values")})
-    with pytest.raises(ConfigError, match="option vector_column: column 'values' holds text"):
-        stage.check_schema(empty)
