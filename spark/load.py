@@ -298,9 +298,7 @@ def session(master: str | None) -> tuple[Any, bool]:
 
 
 def read_input(spark: Any, args: argparse.Namespace) -> Any:
-    """The DataFrame to write: the sample, or the files, with the vector column as an array."""
-    from pyspark.sql import functions as F
-
+    """The DataFrame to write: the sample, or the files, the vector column as an array or its JSON text."""
     from vectordb.connector.errors import ConfigError
     from vectordb.connector.options import without_password
 
@@ -322,7 +320,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
                 f"no column {args.text_column!r} in the input (columns: {', '.join(df.columns)}); see --text-column"
             )
         if args.vector_column not in df.columns:  # text only: every vector comes from the model
-            return df.repartition(args.partitions) if args.partitions else df
+            return partitioned(df, args)
     extra = extra_options(args)
     if named_vectors(extra):  # vector_columns/multi_vector_columns name them: the writer checks them
         vectors = vector_column_types(extra)
@@ -334,15 +332,23 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
         vectors = {args.vector_column: "array<float>"}
     if fmt == "json":
         df = vectors_as_text(reader, args.input, df, vectors)
-    types = dict(df.dtypes)
-    for column, spark_type in vectors.items():
-        # CSV, or JSON with vectors as strings: a vector's text goes to the writer as it is, whose reader
-        # fails a row whose text is not JSON numbers with that reason (Spark's from_json reads the first
-        # JSON value and drops what follows, a multi-vector stored cut short, and makes other text null,
-        # losing it); but the embedding stage fills lists, which a column of text cannot take
-        if types.get(column) == "string" and spark_type == "array<float>" and args.text_column is not None:
-            df = df.withColumn(column, F.from_json(column, spark_type))
-    return df.repartition(args.partitions) if args.partitions else df
+    # CSV, or JSON with vectors as strings: a vector's text goes to the writer as it is, whose reader (the
+    # embedding stage's too, with --text-column) fails a row whose text is not JSON numbers with that
+    # reason; Spark's from_json read the first JSON value and dropped what followed, a vector stored cut
+    # short, and made other text null, losing it (the row embedded from its text instead)
+    return partitioned(df, args)
+
+
+def partitioned(df: Any, args: argparse.Namespace) -> Any:
+    """``df`` in ``--partitions`` partitions by its id (the ``id_from`` columns, else ``--id-column``): a
+    round-robin split sent one id's rows to tasks that run in no order, so an upsert and then a delete of
+    it (``op_column``) could end with the row stored. ``df`` as read without ``--partitions``."""
+    if not args.partitions:
+        return df
+    id_from = extra_options(args).get("id_from")
+    keys = [name.strip() for name in id_from.split(",")] if id_from else [args.id_column]
+    present = [key for key in keys if key in df.columns]
+    return df.repartition(args.partitions, *present) if present else df.repartition(args.partitions)
 
 
 # Parquet types Spark does not read, as its refusal names them, and the way round each
