@@ -35,7 +35,6 @@ from .redaction import returned
 from .report import BatchFailure, WriteReport
 from .rows import (
     DELETE,
-    Chunk,
     Columns,
     ColumnSpec,
     DimensionState,
@@ -46,7 +45,7 @@ from .rows import (
     prepare_columns,
     prepare_dicts,
 )
-from .rows.ops import CODES, without_delete_texts
+from .rows.ops import CODES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -527,10 +526,6 @@ class Client:
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
         rules = self.backend.rules
         chunks = input_chunks(data)  # each row keeps its position in data, for the report and dead letters
-        if self.embedding is not None and self.spec.op_column and self.options.text_column:
-            chunks = self._no_texts_to_embed_for_deletes(
-                chunks, self.spec.op_column, self.options.text_column
-            )
         for chunk in chunks if self.embedding is None else self.embedding.fill(chunks):
             if isinstance(chunk, Prepared):  # rows the embedding stage failed
                 yield chunk
@@ -542,13 +537,6 @@ class Client:
                 yield prepare_columns(rows, rules, self.dimension, namespace, positions=positions)
             else:
                 yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)
-
-    @staticmethod
-    def _no_texts_to_embed_for_deletes(chunks: Iterable[Chunk], op_column: str, text: str) -> Iterator[Chunk]:
-        """The chunks with the text of their delete rows left out, so the embedding stage embeds none of
-        them (a delete needs no vector); the caller's rows are not changed."""
-        for chunk in chunks:
-            yield Chunk(without_delete_texts(chunk.rows, op_column, text), chunk.positions)
 
     def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
         sizes = self.backend.row_bytes(batch)

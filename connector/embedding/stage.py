@@ -290,7 +290,12 @@ class EmbeddingStage:
 
     def _plan_dicts(self, rows: list[Mapping[str, Any]]) -> _Piece:
         text_column, vector_column = self.text_column, self.spec.vector_column
-        texts = ((i, row.get(text_column)) for i, row in enumerate(rows) if _missing(row.get(vector_column)))
+        deletes = self._deletes(rows)  # a delete needs no vector: its text is not embedded (nor changed)
+        texts = (
+            (i, row.get(text_column))
+            for i, row in enumerate(rows)
+            if not deletes[i] and _missing(row.get(vector_column))
+        )
         piece = _piece(rows, texts, text_column)
         if piece.bare:  # deletes, sparse-only rows and bad ops are not bare: read as the rows' reader does
             op_key, sparse_key = self.spec.op_column, DictReader.from_spec(self.spec).sparse_key
@@ -355,6 +360,8 @@ class EmbeddingStage:
                 vectorless[:] = False  # refused later, by the column check
         else:  # text alone: a vector column for the model's vectors, whichever rows get one
             batch = batch.append_column(self.spec.vector_column, pa.nulls(n, type=pa.list_(pa.float32())))
+        # a delete needs no vector: its text is not embedded (nor changed, its id may be derived from it)
+        vectorless &= ~self._deletes(batch)
         has_text = text.is_valid().to_numpy(zero_copy_only=False)
         need = np.flatnonzero(has_text & vectorless).astype(np.int64)
         text, bad_bytes = checked_text(text, self.text_column)  # a Latin-1 byte: its row fails, unsent
