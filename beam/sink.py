@@ -13,7 +13,9 @@ The steps, each one ``ParDo`` the runner fuses:
 2. ``Batch``: bounded input (chosen from the PCollection's ``is_bounded`` unless ``batching=`` says
    otherwise) is read and batched in the same step, ``rows_per_batch`` rows at a time per window, as
    ``BatchElements`` at a fixed size batches them: each element crosses one step of the runner, not
-   two. Unbounded input goes through ``GroupIntoBatches.WithShardedKey`` (size- and time-bounded).
+   two. Unbounded input goes through ``GroupIntoBatches.WithShardedKey`` (size- and time-bounded), in
+   the global window: rows in other windows carry their own through it and each batch is split by
+   window again, so the same id in two windows lands in input order, not window by window.
    Each batch then becomes one ``VectorBatch`` (one float32 buffer), with its own coder, so vectors
    never travel as Python lists. The client takes its rows as they are (``Columns``): no Arrow is
    built for it.
@@ -260,14 +262,28 @@ class WriteToVectorDB(beam.PTransform):
             read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
                 rows_type, arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="rows")
-            assemble_fn = _assemble_values if read_fn.letters else _assemble_rows
-            batches = (
-                read.rows
-                | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, rows_type])
-                | "Batch" >> beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
-                | "Assemble"
-                >> beam.Map(assemble_fn, _named_columns(self.reader)).with_output_types(VectorBatch)
-            )
+            gather = beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
+            if pcoll.windowing.is_default():
+                assemble_fn = _assemble_values if read_fn.letters else _assemble_rows
+                batches = (
+                    read.rows
+                    | "Key" >> beam.Map(_keyed).with_output_types(tuple[int, rows_type])
+                    | "Batch" >> gather
+                    | "Assemble"
+                    >> beam.Map(assemble_fn, _named_columns(self.reader)).with_output_types(VectorBatch)
+                )
+            else:
+                # GroupIntoBatches keeps a buffer per window, each flushed at its own time: the same id in
+                # two windows landed in window order, not input order. The rows are gathered in the global
+                # window, each with its own, and each gathered batch is split by window again
+                assemble = _AssembleInWindows(self.rules, read_fn.letters, _named_columns(self.reader))
+                batches = (
+                    read.rows
+                    | "Key" >> beam.Map(_keyed_in_window).with_output_types(tuple[int, tuple[rows_type, Any]])
+                    | "Global window" >> beam.WindowInto(GlobalWindows())
+                    | "Batch" >> gather
+                    | "Assemble" >> _InWindows(assemble, pcoll.windowing).with_output_types(VectorBatch)
+                )
         arrow = read.arrow | "Arrow" >> beam.Map(VectorBatch.of_arrow).with_output_types(VectorBatch)
         # one Write per input rather than a Flatten in front of one: runners may materialize a
         # Flatten's inputs, which would stop the writes from overlapping the reading
@@ -319,6 +335,68 @@ def _named_columns(reader: ElementReader) -> dict[str, str]:
 
 def _keyed(read: Any) -> tuple[int, Any]:
     return SHARD_KEY, read
+
+
+def _keyed_in_window(read: Any, window: Any = beam.DoFn.WindowParam) -> tuple[int, tuple[Any, Any]]:
+    return SHARD_KEY, (read, window)
+
+
+def _row_key(rules: RowRules, row: Row | NamedRow) -> Hashable:
+    """What makes two rows one in the database: its key of the id, in the row's namespace."""
+    key = rules.row_keys([row[0]])[0]
+    try:
+        hash(key)
+    except TypeError:  # an id the checks will refuse (a list): keyed by its text
+        key = repr(key)
+    return rules.scope(row[4]), key
+
+
+class _InWindows(beam.ParDo):
+    """A ``ParDo`` whose elements go back to the windows they came from (its DoFn emits each in its own):
+    its output has the input's windowing again, so what follows groups by those windows."""
+
+    def __init__(self, fn: beam.DoFn, windowing: Any) -> None:
+        super().__init__(fn)
+        self._windowing = windowing
+
+    def get_windowing(self, inputs: Any) -> Any:
+        return self._windowing
+
+
+class _AssembleInWindows(beam.DoFn):
+    """A batch gathered in the global window, its rows carrying their own windows → a ``VectorBatch`` per
+    window, each in its window at its end, as ``_WindowedReadAndBatchFn`` makes them.
+
+    The same id twice lands in input order: a row whose id waits in another window's rows sends those
+    first (the writer writes batches one after another, in the order they leave here)."""
+
+    def __init__(self, rules: RowRules, letters: bool, columns: dict[str, str]) -> None:
+        self._rules, self._letters, self._columns = rules, letters, columns
+
+    def process(self, keyed: tuple[Any, list[tuple[Any, Any]]]) -> Iterator[WindowedValue]:
+        waiting: dict[Any, list[tuple[Any, Hashable]]] = {}  # window -> its reads and their keys, in order
+        held: dict[Hashable, Any] = {}  # each waiting row's key -> its window
+        for read, window in keyed[1]:
+            key = _row_key(self._rules, read[0] if self._letters else read)
+            before = held.get(key)
+            if before is not None and before != window:
+                yield self._batch(before, waiting.pop(before), held)
+            held[key] = window
+            waiting.setdefault(window, []).append((read, key))
+        for window, reads in waiting.items():
+            yield self._batch(window, reads, held)
+
+    def _batch(
+        self, window: Any, reads: list[tuple[Any, Hashable]], held: dict[Hashable, Any]
+    ) -> WindowedValue:
+        for _, key in reads:  # every key held here maps to this window: a key that moved sent it first
+            held.pop(key, None)
+        if self._letters:
+            rows, records = zip(*(read for read, _ in reads), strict=True)
+            batch = assemble(rows, list(records), self._columns)  # records pickled by _ReadFn.process
+        else:
+            batch = assemble([read for read, _ in reads], None, self._columns)
+        return WindowedValue(batch, window.max_timestamp(), (window,))
 
 
 def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[str, str]) -> VectorBatch:
@@ -515,13 +593,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
         yield from super().finish_bundle()
 
     def _key(self, row: Row | NamedRow) -> Hashable:
-        """What makes two rows one in the database: its key of the id, in the row's namespace."""
-        key = self._rules.row_keys([row[0]])[0]
-        try:
-            hash(key)
-        except TypeError:  # an id the checks will refuse (a list): keyed by its text
-            key = repr(key)
-        return self._rules.scope(row[4]), key
+        return _row_key(self._rules, row)
 
     def _batch(self, window: Any) -> WindowedValue:
         rows, records, keys = zip(*self._rows.pop(window), strict=True)
