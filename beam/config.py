@@ -6,7 +6,8 @@
     chunks | VectorDatabaseWriteTransform(VectorDBWriteConfig("milvus://milvus:19530/docs", id_from="..."))
 
 The options are validated when the config is made, as for ``WriteToVectorDB``. An ``ml.rag``
-item's text is stored in the metadata under ``content_key`` (default ``"content"``); with the
+item's text is stored in the metadata under ``content_key`` (default ``"content"``: an item whose own
+metadata has that key and which has text fails, naming the key; pass another ``content_key``); with the
 embedding options (``embed_url``, ``embed_model``, ``embed_api_key``…) items without an embedding
 are embedded from that text on their way in, so the pipeline needs no embedding step of its own.
 """

@@ -18,6 +18,11 @@ dead letter. A ``Chunk``'s only keys are its metadata's, which are data: it says
 metadata key that option ``op_column`` names, and without the option every ``Chunk`` upserts, its
 metadata stored whatever its keys (``{"op": "delete"}`` included). A ``pyarrow`` batch element says
 it in its ``op_column`` column, as Spark's rows do.
+
+A ``Chunk``'s id and vectors are its own (``id``, ``embedding``), never its metadata's: a metadata key
+named like the id, vector or sparse key (``id``, ``values``, ``sparse_values``) is stored under its name,
+and a key the stored metadata needs for the Chunk itself (``content_key`` when it has text, ``id_column``
+with ``id_from``, where its id goes) fails the row, naming the key: either value would be lost.
 """
 
 from __future__ import annotations
@@ -66,11 +71,13 @@ class ElementReader(DictReader):
     content_key: str | None = "content"  # where a Chunk's text goes in the metadata
     item_op_key: str | None = None  # a Chunk's op: only the metadata key option op_column names
     _items: ElementReader = field(init=False, repr=False, compare=False)  # reads Chunks: op item_op_key
+    _slots: frozenset[str] = field(init=False, repr=False, compare=False)  # a Chunk's own: _read_slots
 
     def __post_init__(self) -> None:
         DictReader.__post_init__(self)  # (a slotted dataclass: no zero-argument super)
         same = self.item_op_key == self.op_key
         object.__setattr__(self, "_items", self if same else replace(self, op_key=self.item_op_key))
+        object.__setattr__(self, "_slots", _read_slots(self))
 
     @classmethod
     def from_options(cls, options: BackendOptions, content_key: str | None = "content") -> ElementReader:
@@ -102,6 +109,9 @@ class ElementReader(DictReader):
             return refusal({"element": _shortened(repr(element))}, None, str(exc))
         if record is element or hasattr(element, "_asdict"):
             return self.read_mapping(record)
+        clash = item_clash(element, self)
+        if clash is not None:
+            return self._items.refuse(record, getattr(element, "id", None), clash)
         if self._vector_key is None and getattr(element.embedding, "dense_embedding", None) is not None:
             # every vector is named: stored under no name, the embedding would be lost or, worse, kept
             # as a metadata field; a delete needs no vector, so its op decides first
@@ -166,8 +176,17 @@ _MISSING = object()
 
 def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str, Any]:
     """A ``Chunk``/``EmbeddableItem``: metadata keys at the top (so id_from/metadata_columns see them),
-    its text under ``content_key``, then id and embeddings, which win over metadata keys of the same name."""
-    record: dict[str, Any] = dict(item.metadata or {})
+    its text under ``content_key``, then id and embeddings. A metadata key named like the id, vector or
+    sparse key goes under ``"metadata"`` instead, so it is stored under its own name and never read as
+    the row's id or vectors (``item_clash`` refuses the keys that cannot be kept)."""
+    metadata = item.metadata or {}
+    slots = reader._slots
+    if slots.isdisjoint(metadata):  # the usual case
+        record: dict[str, Any] = dict(metadata)
+    else:
+        record = {k: v for k, v in metadata.items() if k not in slots}
+        if "metadata" not in metadata and reader.metadata_columns is None:
+            record["metadata"] = {k: v for k, v in metadata.items() if k in slots}
     text = getattr(item.content, "text", None)
     if reader.content_key and text is not None:
         record[reader.content_key] = text
@@ -178,6 +197,52 @@ def _item_mapping(item: Any, embedding: Any, reader: ElementReader) -> dict[str,
         if embedding.sparse_embedding is not None:
             record[reader.sparse_key] = embedding.sparse_embedding
     return record
+
+
+def _read_slots(reader: DictReader) -> frozenset[str]:
+    """The keys the reader reads as a row's id, vector or sparse vector: a Chunk's own only."""
+    slots = {reader.sparse_key}
+    if reader._id_key is not None:
+        slots.add(reader._id_key)
+    if reader._vector_key is not None:
+        slots.add(reader._vector_key)
+    return frozenset(slots)
+
+
+def item_clash(item: Any, reader: ElementReader) -> str | None:
+    """Why a ``Chunk``'s metadata cannot be stored as it is, or ``None``: a key whose name the stored
+    metadata gives to something else (the text under ``content_key``, the item's id with ``id_from``, a
+    column ``metadata_columns`` selects), or a key named like the id, vector or sparse key beside a
+    ``"metadata"`` key (which is merged, and would have to hold it). Either value would be lost."""
+    metadata = item.metadata
+    if not metadata:
+        return None
+    if reader.content_key in metadata and getattr(item.content, "text", None) is not None:
+        return (
+            f"metadata key {reader.content_key!r} is where the sink stores the Chunk's text (content_key): "
+            "rename the key or pass another content_key"
+        )
+    if reader.id_from and reader.id_column in metadata:
+        return (
+            f"metadata key {reader.id_column!r} is where the sink stores the Chunk's id (id_column, with "
+            "id_from): rename the key or set id_column to a name the metadata does not use"
+        )
+    if reader._slots.isdisjoint(metadata):  # the usual case
+        return None
+    kept = sorted(k for k in reader._slots if k in metadata)
+    if "metadata" in metadata:
+        return (
+            f"metadata key {kept[0]!r} is named like the key the sink reads the Chunk's id or vectors "
+            "from, and the metadata also has a key 'metadata', which the sink merges: rename one of them"
+        )
+    picked = [k for k in kept if reader.metadata_columns is not None and k in reader.metadata_columns]
+    if picked:
+        return (
+            f"metadata key {picked[0]!r} is named like the key the sink reads the Chunk's id or vectors "
+            "from, and metadata_columns stores that key's value: rename the key or set id_column, "
+            "vector_column, sparse_column to names the metadata does not use"
+        )
+    return None
 
 
 def jsonable(value: Any) -> Any:

@@ -60,9 +60,9 @@ def test_rag_items_and_beam_rows() -> None:
     assert isinstance(row, Row)
     assert row.id == "c1" and row.vector.tolist() == [0.5, 1.5]
     assert row.sparse is not None and row.sparse[0].tolist() == [1, 5]
-    assert row.metadata == {"src": "a.txt", "content": "the text"}
+    assert row.metadata == {"id": "not the id", "src": "a.txt", "content": "the text"}
     no_text = ElementReader(content_key=None).read(item)
-    assert isinstance(no_text, Row) and no_text.metadata == {"src": "a.txt"}
+    assert isinstance(no_text, Row) and no_text.metadata == {"id": "not the id", "src": "a.txt"}
     row = read(beam.Row(id="r", values=[1.0], lang="en"))
     assert isinstance(row, Row) and (row.id, row.metadata) == ("r", {"lang": "en"})
 
