@@ -509,7 +509,12 @@ class Client:
         if not self._target_checked and (
             self.options.dimension is not None or self.options.vector_dimensions
         ):
-            self._check_target(self.options.dimension)  # a stated dimension the target lacks: before any row
+            try:  # a stated dimension the target lacks: before any row
+                self._check_target(self.options.dimension)
+            except DimensionMismatch as exc:
+                if self.embedding is None:
+                    raise
+                raise self.embedding.mismatch(exc, self.options.dimension, stated=True) from None
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:

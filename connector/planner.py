@@ -42,6 +42,7 @@ class DriverPlan:
 
         self.options = options
         self.client: Client = Client(options)
+        self._dimension_stated = options.dimension is not None  # given (or embed_dimensions), not learnt
 
     def __enter__(self) -> DriverPlan:
         return self
@@ -87,7 +88,8 @@ class DriverPlan:
         except DimensionMismatch as exc:
             if self.client.embedding is None:
                 raise
-            raise self.client.embedding.mismatch(exc, self.options.dimension) from None
+            embedding = self.client.embedding
+            raise embedding.mismatch(exc, self.options.dimension, stated=self._dimension_stated) from None
         if prepared.resolved:
             self.options = msgspec.structs.replace(self.options, **prepared.resolved)
         return prepared

@@ -187,11 +187,20 @@ class EmbeddingStage:
         report.embed_retries = now.retries - before.retries
         report.embed_throttled = now.throttled - before.throttled
 
-    def mismatch(self, exc: DimensionMismatch, dim: int | None) -> ConfigError:
-        """The error for a target whose dimension is not the model's: it names the model, since every
-        embedded row would fail alike."""
+    def mismatch(self, exc: DimensionMismatch, dim: int | None, *, stated: bool = False) -> ConfigError:
+        """The error for a target whose dimension is not the vectors' the write would embed: every
+        embedded row would fail alike. It names the option that set that dimension: ``embed_dimensions``,
+        option ``dimension`` where ``stated`` says the write's dimension was given, else the model."""
+        model = self.options.model
+        if self.options.dimensions is not None or stated:
+            option = "embed_dimensions" if self.options.dimensions is not None else "dimension"
+            return ConfigError(
+                f"option {option}: the write embeds {dim}-dimensional vectors with {model!r}, and the target "
+                f"holds others: {exc} (state the target's dimension; embed_dimensions asks a model that can "
+                "for shorter vectors)"
+            )
         return ConfigError(
-            f"option embed_model: {self.options.model!r} answers {dim}-dimensional vectors, and the target "
+            f"option embed_model: {model!r} answers {dim}-dimensional vectors, and the target "
             f"holds others: {exc} (embed_dimensions asks a model that can for shorter vectors)"
         )
 
