@@ -38,7 +38,6 @@ __all__ = [
     "bad_op",
     "codes_of",
     "op_of",
-    "without_delete_texts",
 ]
 
 Op = Literal["upsert", "delete"]
@@ -138,35 +137,3 @@ def codes_of(values: Sequence[Any], name: str) -> tuple[np.ndarray, dict[int, st
 def _code(value: str | None) -> int:
     op = op_of(value)
     return _INVALID if op is None else CODES[op]
-
-
-def without_delete_texts(rows: Any, op_column: str, text_column: str) -> Any:
-    """A chunk's rows (an Arrow batch or a list of mappings) with the text of each delete row left out,
-    so that no text is embedded for a row that needs no vector; ``Columns`` and rows without deletes
-    come back as they are, and the caller's rows are never changed."""
-    if isinstance(rows, list):
-        if not any(isinstance(row, Mapping) and op_of(row.get(op_column)) == DELETE for row in rows):
-            return rows
-        return [
-            {k: v for k, v in row.items() if k != text_column}
-            if op_of(row.get(op_column)) == DELETE and text_column in row
-            else row
-            for row in rows
-        ]
-    names = getattr(getattr(rows, "schema", None), "names", None)
-    if names is None or op_column not in names or text_column not in names:
-        return rows  # Columns (their deletes carry no text), or a column missing: the readers say so
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        codes, _ = arrow_ops(rows.column(op_column), op_column)
-    except ConfigError:
-        return rows  # the reader raises it, naming the column
-    deletes = codes == CODES[DELETE]
-    if not deletes.any():
-        return rows
-    index = names.index(text_column)
-    text = rows.column(index)
-    blanked = pc.if_else(pa.array(deletes), pa.nulls(len(text), type=text.type), text)
-    return rows.set_column(index, rows.schema.field(index), blanked)

@@ -24,7 +24,7 @@ from vectordb.connector.rows import (
     prepare_columns,
     prepare_dicts,
 )
-from vectordb.connector.rows.ops import SPELLINGS, DeleteMark, arrow_ops, op_of, without_delete_texts
+from vectordb.connector.rows.ops import SPELLINGS, DeleteMark, arrow_ops, op_of
 
 SPEC = ColumnSpec(op_column="op")
 V = [0.5, 1.0, -2.0]
@@ -219,19 +219,6 @@ def test_dead_letters_of_columns_say_the_op() -> None:
     failure = BatchFailure(ids=("b",), positions=(1,), error="nope", op="delete")
     (letter,) = dead_letters(cols, WriteReport(failed=1, failures=[failure]), ColumnSpec())
     assert letter["id"] == "b" and letter["op"] == "delete" and "metadata" not in letter
-
-
-# -- the embedding stage embeds no delete row's text ----------------------------------------------
-
-
-def test_delete_rows_lose_their_text_before_the_embedding_stage() -> None:
-    rows = [{"id": "a", "text": "keep", "op": "upsert"}, {"id": "b", "text": "drop", "op": "DELETE"}]
-    out = without_delete_texts(rows, "op", "text")
-    assert out == [rows[0], {"id": "b", "op": "DELETE"}] and rows[1]["text"] == "drop"
-    table = pa.table({"id": ["a", "b"], "text": ["keep", "drop"], "op": [None, "delete"]})
-    blanked = without_delete_texts(table.to_batches()[0], "op", "text")
-    assert blanked.column("text").to_pylist() == ["keep", None]
-    assert without_delete_texts([{"id": "a", "text": "t"}], "op", "text") == [{"id": "a", "text": "t"}]
 
 
 def test_an_op_inside_a_rows_metadata_is_data() -> None:
