@@ -923,7 +923,7 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         wall_s = time.monotonic() - started
         totals, reasons = (None if imports else read_totals(totals_folder)) or (counters(result), [])
     folder = dead_letter_folder(sink)
-    files = dead_letter_files(folder) if totals["failed"] else []
+    files = dead_letter_files(folder, sink.dead_letter_prefix) if totals["failed"] else []  # this run's
     print(summary(totals, target=sink.target, wall_s=wall_s, reasons=reasons, dead_letters=files), flush=True)
     note = embedded_note(uri)
     if note:
@@ -973,11 +973,12 @@ def dead_letter_folder(sink: WriteToVectorDB) -> str | None:
     return str(sink.options.dead_letter_path)
 
 
-def dead_letter_files(folder: str | None) -> list[str]:
-    """The files in ``folder`` that hold letters (``DEAD_LETTER_PREFIX*.jsonl``, not empty)."""
+def dead_letter_files(folder: str | None, prefix: str | None = None) -> list[str]:
+    """The files in ``folder`` that hold letters (``prefix*.jsonl``, not empty): one run's, given its
+    ``WriteToVectorDB.dead_letter_prefix``, else any run's."""
     if folder is None:
         return []
-    pattern = FileSystems.join(folder, f"{DEAD_LETTER_PREFIX}*.jsonl")
+    pattern = FileSystems.join(folder, f"{prefix or DEAD_LETTER_PREFIX}*.jsonl")
     try:
         found = FileSystems.match([pattern])[0].metadata_list
     except Exception:  # BeamIOError: no such folder (yet)
@@ -987,9 +988,10 @@ def dead_letter_files(folder: str | None) -> list[str]:
 
 
 def check_dead_letter_folder(args: argparse.Namespace, folder: str | None) -> None:
-    """Refuse a dead-letter folder that holds an earlier run's letters: the sink writes its shards by
-    number, so an earlier run's shards this run does not overwrite would stay among its letters, and the
-    summary would name them as this run's. (The empty file of a run without letters names no row.)
+    """Refuse a dead-letter folder that holds an earlier run's letters: each run writes files of its own
+    (``WriteToVectorDB.dead_letter_prefix``), but ``DIR/dead-letters-*.jsonl``, which the job's hint
+    names, would still read both runs' letters as one: fixed and fed back, the earlier run's rows would be
+    written again. (The empty file of a run without letters names no row.)
 
     Raises:
         ConfigError: naming the folder, the files, and what to do.

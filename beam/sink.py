@@ -41,7 +41,8 @@ refused give letters of one shape, so a fixed letter goes back through the sink 
 ``beam.Map(rows_from_letters)`` (the reason dropped, a ``row_`` name given back). It is the
 core's ``dead_letters`` over the batch's elements (each row travels with its element as read),
 which finds each row by its position in the batch, whatever its id. The files of option
-``dead_letter_path`` hold one letter a line as ``json_letter`` writes it: bytes as base64, the letter
+``dead_letter_path`` (``dead-letters-<run>-00000-of-00001.jsonl``, ``<run>`` the UTC time and a random part
+made when the pipeline is built, so no run overwrites or mixes with another's) hold one letter a line as ``json_letter`` writes it: bytes as base64, the letter
 saying so, so ``rows_from_letters`` of a line read with ``json.loads`` gives the row its bytes back.
 """
 
@@ -49,7 +50,9 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import datetime
 import pickle
+import uuid
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Annotated, Any, Literal, NamedTuple
@@ -98,7 +101,8 @@ COUNTERS = (
     "embed_throttled",
 )
 MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
-DEAD_LETTER_PREFIX = "dead-letters"  # files in dead_letter_path: dead-letters-00000-of-00001.jsonl
+# files in dead_letter_path, a run's own: dead-letters-20261127T103000Z-1a2b3c4d-00000-of-00001.jsonl
+DEAD_LETTER_PREFIX = "dead-letters"
 SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers
 MAX_LIVE_WINDOWS = 10  # batches being filled at once in windowed bounded input (BatchElements' limit)
 
@@ -210,6 +214,8 @@ class WriteToVectorDB(beam.PTransform):
         )
         self.max_buffering_s = own.max_buffering_s
         self.reader = ElementReader.from_options(self.options, content_key)
+        # the start of this run's dead-letter files' names, made when the pipeline is built (expand)
+        self.dead_letter_prefix: str | None = None
 
     def __repr__(self) -> str:  # also of one whose constructor raised (a traceback's locals show it)
         return f"WriteToVectorDB({getattr(self, 'target', '…')})"
@@ -295,12 +301,15 @@ class WriteToVectorDB(beam.PTransform):
             reports = (reports, staged) | "Import" >> bulk.FinishImport(self.options, self.target, job)
         failed = (read.refused, written.failed, written_arrow.failed) | "Failed" >> beam.Flatten()
         if self.options.on_error == "dead_letter":
+            # a name of this run's own: files numbered alone were another run's too, so a clean re-run
+            # erased earlier letters, and an earlier run's extra shards stayed among this run's
+            self.dead_letter_prefix = f"{DEAD_LETTER_PREFIX}-{_run_name()}"
             _ = (
                 failed
                 | "Dead letters as JSON" >> beam.Map(_json_line)
                 | "Write dead letters"
                 >> beam.io.WriteToText(
-                    FileSystems.join(str(self.options.dead_letter_path), DEAD_LETTER_PREFIX),
+                    FileSystems.join(str(self.options.dead_letter_path), self.dead_letter_prefix),
                     file_name_suffix=".jsonl",
                 )
             )
@@ -316,6 +325,11 @@ class WriteToVectorDB(beam.PTransform):
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
         )
+
+
+def _run_name() -> str:
+    """A run's own name, in its files' names: UTC time (names sort by run), then random."""
+    return f"{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 def _check_text_is_read(options: BackendOptions) -> None:

@@ -5,6 +5,7 @@ shards that this run does not overwrite (another shard count: Dataflow's) stayed
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,8 @@ def test_the_empty_file_of_a_run_without_letters_is_no_reason_to_refuse(
     argv = [f"--input={source}", f"--uri={rest_server.uri}", "--no_create", f"--dead_letters={dead}"]
     assert main(argv) == 1
     out = capsys.readouterr().out
-    assert f"dead letters: 1 file, e.g. {dead / 'dead-letters-00000-of-00001.jsonl'}" in out
-    letters = [
-        json.loads(line) for line in (dead / "dead-letters-00000-of-00001.jsonl").read_text().splitlines()
-    ]
+    (mine,) = (path for path in dead.iterdir() if path.name != "dead-letters-00001-of-00002.jsonl")
+    assert re.fullmatch(r"dead-letters-\d{8}T\d{6}Z-[0-9a-f]{8}-00000-of-00001\.jsonl", mine.name)
+    assert f"dead letters: 1 file, e.g. {mine}" in out
+    letters = [json.loads(line) for line in mine.read_text().splitlines()]
     assert [letter["id"] for letter in letters] == ["new-bad"]
