@@ -52,7 +52,7 @@ from ..errors import (
 from ..options import without_password
 from ..report import STOPPED, BatchFailure, WriteReport
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
-from ..rows.arrow import _vector_column  # the one reader of vector text: reasons word for word
+from ..rows.arrow import vector_column_floats  # the one reader of vector text: reasons word for word
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
@@ -397,7 +397,7 @@ class EmbeddingStage:
         import pyarrow as pa
 
         name = self.spec.vector_column
-        flat, offsets, nulls, refused = _vector_column(
+        flat, offsets, nulls, refused = vector_column_floats(
             batch.column(name), name, batch.num_rows, self._deletes(batch)
         )
         vectors = pa.ListArray.from_arrays(

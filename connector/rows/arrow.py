@@ -53,7 +53,7 @@ from .types import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["arrow_batches", "arrow_ids", "is_arrow", "prepare_arrow"]
+__all__ = ["arrow_batches", "arrow_ids", "is_arrow", "prepare_arrow", "vector_column_floats"]
 
 # Spark's column for a JSON or CSV line its reader could not parse (its option columnNameOfCorruptRecord)
 CORRUPT_RECORD = "_corrupt_record"
@@ -98,7 +98,7 @@ def prepare_arrow(
         refused = {**bad_ops, **not_utf8, **refused}
         deletes = ops == CODES[DELETE]
     if not spec.named and spec.vector_column in names:
-        flat, offsets, nulls, bad_vectors = _vector_column(
+        flat, offsets, nulls, bad_vectors = vector_column_floats(
             batch.column(spec.vector_column), spec.vector_column, n, deletes
         )
         refused = {**_upserts_only(bad_vectors, deletes), **refused}
@@ -107,7 +107,7 @@ def prepare_arrow(
     named = {}
     for name, column in spec.vector_columns:
         if column in names:
-            *dense, bad_vectors = _vector_column(
+            *dense, bad_vectors = vector_column_floats(
                 batch.column(column),
                 column,
                 n,
@@ -274,7 +274,7 @@ def _uuid_ids(values: list[bytes | None]) -> tuple[list[str | None], dict[int, s
     return ids, refused
 
 
-def _vector_column(
+def vector_column_floats(
     column: pa.Array | pa.ChunkedArray,
     name: str,
     n: int,
@@ -302,7 +302,7 @@ def _vector_column(
 def _json_vectors(
     texts: list[str | None], named: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
-    """``_vector_column`` of text: each row's JSON list of numbers, read once (orjson), then float32;
+    """``vector_column_floats`` of text: each row's JSON list of numbers, read once (orjson), then float32;
     ``named``: how reasons name the vector, as ``_null_elements``'s do (a named vector by its name and
     column)."""
     n = len(texts)
