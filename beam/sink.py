@@ -285,7 +285,8 @@ class WriteToVectorDB(beam.PTransform):
                 assemble = _AssembleInWindows(self.rules, read_fn.letters, _named_columns(self.reader))
                 batches = (
                     read.rows
-                    | "Key" >> beam.Map(_keyed_in_window).with_output_types(tuple[int, tuple[rows_type, Any]])
+                    | "Key"
+                    >> beam.Map(_keyed_in_window).with_output_types(tuple[int, tuple[rows_type, Any, Any]])
                     | "Global window" >> beam.WindowInto(GlobalWindows())
                     | "Batch" >> gather
                     | "Assemble" >> _InWindows(assemble, pcoll.windowing).with_output_types(VectorBatch)
@@ -351,8 +352,10 @@ def _keyed(read: Any) -> tuple[int, Any]:
     return SHARD_KEY, read
 
 
-def _keyed_in_window(read: Any, window: Any = beam.DoFn.WindowParam) -> tuple[int, tuple[Any, Any]]:
-    return SHARD_KEY, (read, window)
+def _keyed_in_window(
+    read: Any, window: Any = beam.DoFn.WindowParam, timestamp: Any = beam.DoFn.TimestampParam
+) -> tuple[int, tuple[Any, Any, Any]]:
+    return SHARD_KEY, (read, window, timestamp)
 
 
 def _row_key(rules: RowRules, row: Row | NamedRow) -> Hashable:
@@ -381,30 +384,43 @@ class _AssembleInWindows(beam.DoFn):
     """A batch gathered in the global window, its rows carrying their own windows → a ``VectorBatch`` per
     window, each in its window at its end, as ``_WindowedReadAndBatchFn`` makes them.
 
-    The same id twice lands in input order: a row whose id waits in another window's rows sends those
-    first (the writer writes batches one after another, in the order they leave here)."""
+    The same id twice lands in input order: before a row joins, the rows of other windows that hold its
+    id's earlier occurrence are sent (the writer writes batches one after another, in the order they leave
+    here). One element in several windows (sliding windows) comes as one row per window, one after
+    another with its timestamp: those are one occurrence, and send nothing."""
 
     def __init__(self, rules: RowRules, letters: bool, columns: dict[str, str]) -> None:
         self._rules, self._letters, self._columns = rules, letters, columns
 
-    def process(self, keyed: tuple[Any, list[tuple[Any, Any]]]) -> Iterator[WindowedValue]:
+    def process(self, keyed: tuple[Any, list[tuple[Any, Any, Any]]]) -> Iterator[WindowedValue]:
         waiting: dict[Any, list[tuple[Any, Hashable]]] = {}  # window -> its reads and their keys, in order
-        held: dict[Hashable, Any] = {}  # each waiting row's key -> its window
-        for read, window in keyed[1]:
+        held: dict[Hashable, set[Any]] = {}  # each waiting row's key -> the windows whose rows hold it
+        last: tuple[Hashable, Any] | None = None  # the occurrence read last: its key and timestamp
+        copies: set[Any] = set()  # and its windows so far
+        for read, window, timestamp in keyed[1]:
             key = _row_key(self._rules, read[0] if self._letters else read)
-            before = held.get(key)
-            if before is not None and before != window:
-                yield self._batch(before, waiting.pop(before), held)
-            held[key] = window
+            if last == (key, timestamp) and window not in copies:  # the same element in another window
+                copies.add(window)
+            else:
+                before = held.get(key, set())
+                if before and before != {window}:  # alone in this window's rows, it lands before this one
+                    for earlier in list(before):
+                        yield self._batch(earlier, waiting.pop(earlier), held)
+                last, copies = (key, timestamp), {window}
+            held.setdefault(key, set()).add(window)
             waiting.setdefault(window, []).append((read, key))
         for window, reads in waiting.items():
             yield self._batch(window, reads, held)
 
     def _batch(
-        self, window: Any, reads: list[tuple[Any, Hashable]], held: dict[Hashable, Any]
+        self, window: Any, reads: list[tuple[Any, Hashable]], held: dict[Hashable, set[Any]]
     ) -> WindowedValue:
-        for _, key in reads:  # every key held here maps to this window: a key that moved sent it first
-            held.pop(key, None)
+        for _, key in reads:
+            windows = held.get(key)
+            if windows is not None:
+                windows.discard(window)
+                if not windows:
+                    del held[key]
         if self._letters:
             rows, records = zip(*(read for read, _ in reads), strict=True)
             batch = assemble(rows, list(records), self._columns)  # records pickled by _ReadFn.process

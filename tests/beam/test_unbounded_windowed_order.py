@@ -106,3 +106,23 @@ def test_a_stream_in_windows_keeps_input_order(server: ServerHandle) -> None:
     _run(pipeline, result)
     _assert_last_occurrence_wins(server)
     _check_outputs()
+
+
+def test_sliding_windows_batch_each_window_and_keep_input_order(server: ServerHandle) -> None:
+    """An element in two sliding windows is one occurrence: its rows join both windows' batches without
+    sending either; an id's later occurrence sends the batches holding its earlier one first."""
+    timed = [({"id": f"a{i}", "values": [1.0, 2.0, float(i)]}, 10) for i in range(4)]
+    timed += [({"id": "Y", "values": [1.0, 2.0, 3.0]}, 40), ({"id": "Y", "values": [9.0, 9.0, 9.0]}, 60)]
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    rows = (
+        pipeline
+        | beam.Create(list(range(len(timed))), reshuffle=False)
+        | beam.Map(lambda i: window.TimestampedValue(*timed[i]))
+        | beam.WindowInto(window.SlidingWindows(100, 50))
+    )
+    result = rows | WriteToVectorDB(server.uri, dimension=3, on_error="report", batching="unbounded")
+    _run(pipeline, result)
+    assert server.arrived().final[("", "Y")].values.tolist() == [9.0, 9.0, 9.0]
+    # a0..a3 and Y in [-50, 50) and [0, 100), sent when Y' came; Y' in [0, 100) and [50, 150)
+    assert sorted(REPORTS) == [(-50.0, 5), (0.0, 1), (0.0, 5), (50.0, 1)]
+    assert LETTERS == []
