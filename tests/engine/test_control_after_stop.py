@@ -115,8 +115,10 @@ def test_the_control_requests_timeouts_count_toward_a_server_that_stopped_answer
         with client, pytest.raises(StoppedAnswering):
             client.embed(LONGS)
         unanswered = server.unanswered
-    assert unanswered[0] == "control" and unanswered.count("control") == 6, unanswered
-    # the control's attempts, the isolation requests that waited for its verdict (sent together, up to
-    # 3), then two sent alone: 11 at most (old code: the control's attempts did not count, and 6 requests
-    # had to be sent alone after them: 12 at least)
-    assert len(unanswered) <= 11, unanswered
+    assert unanswered[0] == "control" and unanswered.count("control") <= 6, unanswered
+    # after the control's last attempt: the isolation requests that waited for its verdict (sent together,
+    # up to 3) and two sent alone, as the control's lone timeouts count (old code: they did not, and 6
+    # requests had to be sent alone after them). Under load some of those requests go out between the
+    # control's attempts instead, so the bound is on what follows its last one.
+    after_control = unanswered[len(unanswered) - unanswered[::-1].index("control") :]
+    assert len(after_control) <= 5, unanswered
