@@ -97,6 +97,7 @@ from vectordb.connector.cli import (
     not_kept,
     one_format,
     option_pairs,
+    refuse_earlier_letters,
     refuse_target_as_input,
     run_command,
     spark_reads,
@@ -996,15 +997,10 @@ def check_dead_letter_folder(args: argparse.Namespace, folder: str | None) -> No
     Raises:
         ConfigError: naming the folder, the files, and what to do.
     """
-    stale = dead_letter_files(folder)
-    if not stale:
+    if folder is None:
         return
     given = "--dead_letters" if args.dead_letters == folder else "option dead_letter_path"
-    shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
-    raise ConfigError(
-        f"{given} {folder}: it holds dead letters of an earlier run ({shown}); move them away (or give "
-        "another folder), so this run's letters are not mixed with them"
-    )
+    refuse_earlier_letters(given, folder, dead_letter_files(folder))
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ __all__ = [
     "one_format",
     "option_pairs",
     "quiet_beam_import_warning",
+    "refuse_earlier_letters",
     "refuse_target_as_input",
     "run_command",
     "running_as",
@@ -527,6 +528,23 @@ def summary(
         files = "1 file" if len(dead_letters) == 1 else f"{len(dead_letters)} files"
         lines.append(f"dead letters: {files}, e.g. {dead_letters[0]}")
     return "\n".join(lines)
+
+
+def refuse_earlier_letters(given: str, folder: str, stale: Sequence[str]) -> None:
+    """Refuse a dead-letter ``folder`` (named by ``given``, the flag or option) that holds ``stale``, an
+    earlier run's letter files: both commands' rule, since the folder read back holds both runs' letters
+    as one, and the earlier run's rows, fixed and fed back, would be written again.
+
+    Raises:
+        ConfigError: naming the folder, the first files, and what to do.
+    """
+    if not stale:
+        return
+    shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+    raise ConfigError(
+        f"{given} {folder}: it holds dead letters of an earlier run ({shown}); move them away (or give "
+        "another folder), so this run's letters are not mixed with them"
+    )
 
 
 def keep_hint(flags: str, files: str) -> str:

@@ -58,6 +58,7 @@ from vectordb.connector.cli import (
     not_kept,
     one_format,
     option_pairs,
+    refuse_earlier_letters,
     run_command,
     summary,
     unrecognized,
@@ -238,21 +239,12 @@ def check_dead_letter_folder(args: argparse.Namespace) -> None:
     Raises:
         ConfigError: naming the folder, the files, and what to do.
     """
-    from vectordb.connector.errors import ConfigError
-
     extra = extra_options(args)  # --option on_error=… and dead_letter_path=… win, as in writer_options
     folder = extra.get("dead_letter_path") or args.dead_letter_path
     if extra.get("on_error", args.on_error).strip() != "dead_letter" or not folder:
         return
-    stale = dead_letter_files(folder)
-    if not stale:
-        return
     given = "option dead_letter_path" if "dead_letter_path" in extra else "--dead-letter-path"
-    shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
-    raise ConfigError(
-        f"{given} {folder}: it holds dead letters of an earlier run ({shown}); move them away (or give "
-        "another folder), so this run's letters are not mixed with them"
-    )
+    refuse_earlier_letters(given, folder, dead_letter_files(folder))
 
 
 def dead_letter_files(folder: str) -> list[str]:
