@@ -27,11 +27,11 @@ import numpy as np
 from .backends.base import Backend, check_vector_support
 from .backends.registry import backend_class, canonical_uri
 from .batching import split_rows
-from .errors import ConfigError, ConnectorError, DimensionMismatch, MissingExtra
+from .errors import ConfigError, ConnectorError, DimensionMismatch
 from .forks import ForkCheck
-from .options import BackendOptions, check_text, parse_options, uri_database, without_frames
+from .options import BackendOptions, check_text, parse_options, uri_database
 from .policy import enforce
-from .redaction import returned
+from .redaction import caught, returned
 from .report import BatchFailure, WriteReport
 from .rows import (
     DELETE,
@@ -67,19 +67,12 @@ DELETE_CHUNK_REQUESTS = 16
 def resolve_options(raw: Mapping[str, Any]) -> BackendOptions:
     """Parse raw options (strings or values) into the backend's options Struct; ``ConfigError`` if bad,
     raised from a frame that no longer holds ``raw`` (its keys, in clear: ``options.parse_options``)."""
-    outcome = _resolved(raw)
+    outcome = caught(_resolve, raw)
     del raw
     try:
         return returned(outcome)
     finally:
         del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
-
-
-def _resolved(raw: Mapping[str, Any]) -> BackendOptions | ConnectorError:
-    try:
-        return _resolve(raw)
-    except (ConfigError, MissingExtra) as exc:
-        return without_frames(exc)
 
 
 def _resolve(raw: Mapping[str, Any]) -> BackendOptions:
@@ -106,7 +99,7 @@ def connect(uri: str, **options: Any) -> Client:
     Unlike ``Client(options)``, which reads ``api_key_env`` only when it connects (on a worker),
     this reads it now, so a variable that is not set fails here rather than at the first write.
     """
-    outcome = _connected({"uri": uri, **options})
+    outcome = caught(_connect, {"uri": uri, **options})
     # a bad option is raised from this frame, which must not hold the options (their keys in clear):
     # tools print a traceback's locals (``redaction``); the frames it came through are dropped
     del uri, options
@@ -116,15 +109,12 @@ def connect(uri: str, **options: Any) -> Client:
         del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
 
 
-def _connected(raw: dict[str, Any]) -> Client | ConnectorError:
-    try:
-        parsed = resolve_options(raw)
-        parsed.credential()
-        client = Client(parsed)
-        if client.embedding is not None:
-            client.embedding.options.credential()  # embed_api_key_env, read now like api_key_env
-    except (ConfigError, MissingExtra) as exc:
-        return without_frames(exc)
+def _connect(raw: dict[str, Any]) -> Client:
+    parsed = resolve_options(raw)
+    parsed.credential()
+    client = Client(parsed)
+    if client.embedding is not None:
+        client.embedding.options.credential()  # embed_api_key_env, read now like api_key_env
     return client
 
 

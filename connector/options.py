@@ -22,10 +22,10 @@ from urllib.parse import parse_qsl, urlsplit
 import msgspec
 import msgspec.inspect as mi
 
-from .errors import ConfigError, ConnectorError
+from .errors import ConfigError
 from .keys import SECRET_PARAMETER, key_from, looks_like_variable, without_password
 from .limits import MAX_EMBED_INPUTS
-from .redaction import detached, returned
+from .redaction import caught, returned
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -42,7 +42,6 @@ __all__ = [
     "parse_uri",
     "tls_for",
     "uri_database",
-    "without_frames",
     "without_password",
 ]
 
@@ -247,19 +246,12 @@ def parse_options(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
 
     The error is raised from a frame that no longer holds ``raw``, with the frames it passed dropped:
     ``raw`` holds keys in clear, and tools print a traceback's locals (``redaction``)."""
-    outcome = _parsed(raw, cls)
+    outcome = caught(_parse, raw, cls)
     del raw
     try:
         return returned(outcome)
     finally:
         del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
-
-
-def _parsed(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT | ConnectorError:
-    try:
-        return _parse(raw, cls)
-    except ConfigError as exc:
-        return without_frames(exc)
 
 
 def _parse(raw: Mapping[str, Any], cls: type[OptionsT]) -> OptionsT:
@@ -280,30 +272,12 @@ def convert_options(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:
     options and an adapter's own. A string is read by its field's type (the module docstring);
     comma-separated strings become lists where the field is one; ``None`` is "not given". A
     ``ConfigError`` is raised as ``parse_options`` raises it, from a frame without ``raw``."""
-    outcome = _converted(raw, cls)
+    outcome = caught(_convert, raw, cls)
     del raw
     try:
         return returned(outcome)
     finally:
         del outcome
-
-
-def _converted(raw: Mapping[str, Any], cls: type[StructT]) -> StructT | ConnectorError:
-    try:
-        return _convert(raw, cls)
-    except ConfigError as exc:
-        return without_frames(exc)
-
-
-def without_frames(error: E) -> E:
-    """``error`` without the frames it was raised through, whose locals hold options in clear (keys):
-    for an error of parsing options, raised again from a frame that holds none (``redaction.returned``).
-    A ``ConfigError``'s chained errors go too (its message says what is wrong; ``redaction.detached``);
-    a ``MissingExtra`` keeps the ``ImportError`` it was raised from, in an import that holds no options."""
-    if isinstance(error, ConfigError):
-        return detached(error)
-    error.__traceback__ = None
-    return error
 
 
 def _convert(raw: Mapping[str, Any], cls: type[StructT]) -> StructT:

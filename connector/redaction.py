@@ -43,17 +43,17 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from .errors import ConfigError
+from .errors import ConfigError, ConnectorError, MissingExtra
 from .keys import SECRET_PARAMETER, split_password
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
     from .options import BackendOptions
 
-__all__ = ["BLANK", "Secrets", "blank_logs", "detached", "uri_passwords"]
+__all__ = ["BLANK", "Secrets", "blank_logs", "caught", "detached", "uri_passwords", "without_frames"]
 
 BLANK = "***"
 E = TypeVar("E", bound=BaseException)
@@ -181,6 +181,27 @@ def detached(error: E) -> E:
     ``__context__`` and ``__cause__``): their locals hold a request's headers or a raw reply. For the
     connector's own errors, whose message says what happened."""
     error.__traceback__ = error.__context__ = error.__cause__ = None
+    return error
+
+
+def caught(parse: Callable[..., T], *args: Any) -> T | ConnectorError:
+    """``parse(*args)``, or the ``ConfigError`` (or ``MissingExtra``) it raised, without its frames
+    (``without_frames``): returned, to be raised by a caller that first drops what it was given (options,
+    keys in clear), from a frame that holds none (``returned``)."""
+    try:
+        return parse(*args)
+    except (ConfigError, MissingExtra) as exc:
+        return without_frames(exc)
+
+
+def without_frames(error: E) -> E:
+    """``error`` without the frames it was raised through, whose locals hold options in clear (keys):
+    for an error of parsing options, raised again from a frame that holds none (``returned``).
+    A ``ConfigError``'s chained errors go too (its message says what is wrong; ``detached``);
+    a ``MissingExtra`` keeps the ``ImportError`` it was raised from, in an import that holds no options."""
+    if isinstance(error, ConfigError):
+        return detached(error)
+    error.__traceback__ = None
     return error
 
 

@@ -13,12 +13,10 @@ embedded. Not imported by ``import vectordb.connector``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, ConnectorError
-from ..redaction import detached, returned
+from ..redaction import caught, returned
 from .client import EmbeddingClient, EmbedResult
 from .options import EmbedOptions, parse_embed_options
 from .result import EmbeddedChunk, EmbeddingFailed, EmbedStats, InputFailure
@@ -75,7 +73,8 @@ def embed(
         EmbeddingFailed: some inputs could not be embedded; ``.failures`` has their indices and reasons.
         ConfigError: bad options. AuthError, NotFound, SystemicRejection, ConnectError: nothing could work.
     """
-    outcome = _options_of(
+    outcome = caught(
+        parse_embed_options,
         {
             "url": url,
             "model": model,
@@ -89,7 +88,7 @@ def embed(
             "max_retries": max_retries,
             "encoding_format": encoding_format,
             "isolation_budget": isolation_budget,
-        }
+        },
     )
     # an error raised through this frame must not show the key (``redaction``: tools print a traceback's
     # locals), a bad option's neither: it is raised once the key is gone; the options hold it, masked
@@ -103,10 +102,3 @@ def embed(
     if result.failures:
         raise EmbeddingFailed(result.failures, len(texts), result.vectors)
     return np.ascontiguousarray(result.vectors)
-
-
-def _options_of(raw: dict[str, Any]) -> EmbedOptions | ConnectorError:
-    try:
-        return parse_embed_options(raw)
-    except ConfigError as exc:
-        return detached(exc)  # its frames hold the key in clear

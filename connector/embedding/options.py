@@ -15,10 +15,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from ..errors import ConfigError, ConnectorError
+from ..errors import ConfigError
 from ..keys import key_from, looks_like_variable, without_password
 from ..limits import MAX_EMBED_INPUTS
-from ..redaction import detached, returned
+from ..redaction import caught, returned
 
 __all__ = ["SHARED_OPTIONS", "WRITER_OPTIONS", "EmbedOptions", "parse_embed_options"]
 
@@ -111,19 +111,12 @@ def parse_embed_options(raw: Mapping[str, Any], *, prefix: str = "") -> EmbedOpt
     """Validate ``raw`` (strings or values; ``None`` means the default); one ``ConfigError`` names the
     option, as ``prefix`` + field (the writer's ``embed_url`` for ``url``). The error is raised from a
     frame that no longer holds ``raw``, whose key is in clear (``options.parse_options``)."""
-    outcome = _parsed(raw, prefix)
+    outcome = caught(_parse, raw, prefix)
     del raw
     try:
         return returned(outcome)
     finally:
         del outcome  # an error held by a frame it passed is a cycle (``redaction.returned``)
-
-
-def _parsed(raw: Mapping[str, Any], prefix: str) -> EmbedOptions | ConnectorError:
-    try:
-        return _parse(raw, prefix)
-    except ConfigError as exc:
-        return detached(exc)  # its frames hold the key in clear
 
 
 def _parse(raw: Mapping[str, Any], prefix: str) -> EmbedOptions:
