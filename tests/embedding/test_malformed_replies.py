@@ -72,7 +72,10 @@ def test_one_malformed_reply_mid_write_is_sent_again(spoil: str, pinecone: Serve
     texts = [f"text number {i}" for i in range(n)]
     table = pa.table({"id": [f"r{i}" for i in range(n)], "text": texts})
     with Spoiling(SPOILS[spoil], calls={3}) as server:
-        options = embedding_options(server, embed_batch_size=32, on_error="report")
+        # one request at a time: the spoiled reply comes after well-formed ones. With several in flight it
+        # could be the first answered, and the client takes the first reply's dimension for the model's
+        # (then the well-formed replies are the ones "of another dimension")
+        options = embedding_options(server, embed_batch_size=32, embed_max_concurrency=1, on_error="report")
         with connect(pinecone.uri, **options) as client:
             report = client.write(table)  # old code: MalformedReply, the write stopped
     assert report.ok and report.written == n, report
