@@ -218,6 +218,13 @@ def unrecognized(items: Sequence[str]) -> str:
     return f"unrecognized arguments: {', '.join(shown)}" + (f" ({hint})" if hint else "")
 
 
+# a command's flags that take a key's place: the first a command has is named, else the option
+SECRET_FLAGS = {
+    "api_key": (("--api-key-env", "NAME"), ("--api_key_secret", "SPEC")),
+    "embed_api_key": (("--embed-api-key-env", "NAME"), ("--embed_api_key_secret", "SPEC")),
+}
+
+
 def flag_advice(name: str, flags: Sequence[str]) -> str | None:
     """The parser's error for ``name``, a ``--flag`` the command does not take, where a guess helps: a
     connector option's name goes in ``--option NAME=VALUE``; a misspelling of one of the command's
@@ -227,6 +234,14 @@ def flag_advice(name: str, flags: Sequence[str]) -> str | None:
 
     options = BackendOptions.__struct_fields__
     option = name.removeprefix("--").replace("-", "_")
+    if option in SECRET_FLAGS:  # a key in a command line shows in ps and the shell's history
+        (env, _), _ = SECRET_FLAGS[option]
+        ways = [] if env in flags else [f"--option {option}_env=NAME"]
+        ways += [f"{flag} {value}" for flag, value in SECRET_FLAGS[option] if flag in flags]
+        return (
+            f"unrecognized argument {name}: a key is not given in the command line (ps and the shell's "
+            f"history show it): give {' or '.join(ways)}, NAME the environment variable holding it"
+        )
     if option in options:  # vectordb-load's --id-column given to vectordb-beam, --batch-size to either
         return f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE"
 

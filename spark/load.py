@@ -96,6 +96,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         " Flags take - or _ alike (--dead-letter-path, --dead_letter_path).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # --api-key KEY must not be read as --api-key-env KEY
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", nargs="+", help="Parquet/JSON/CSV files or folders")

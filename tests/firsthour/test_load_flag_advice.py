@@ -52,3 +52,26 @@ def test_both_commands_share_the_words() -> None:
         "unrecognized argument --dead-leters: did you mean --dead_letters?"
     )
     assert flag_advice("--zzzzqqq", ["--sample"]) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "flag"), [("--api-key", "--api-key-env NAME"), ("--embed_api_key", "--embed-api-key-env NAME")]
+)
+def test_a_key_typed_after_a_flag_of_its_own_name_is_refused_naming_the_way(
+    typed: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--api-key KEY``: argparse took the prefix for ``--api-key-env`` and the key for a variable's name,
+    so the job started Spark and then failed on a variable that is not set. Prefixes are not flags now,
+    and the refusal names the flag that takes a key's place (a key in a command line shows in ps)."""
+    last = refusal(["--sample", "5", typed, "pcsk_7xYzSecret0"], capsys)
+    assert last == (
+        f"vectordb-load: error: unrecognized argument {typed}: a key is not given in the command line (ps "
+        f"and the shell's history show it): give {flag}, NAME the environment variable holding it"
+    )
+
+
+def test_vectordb_beam_names_its_own_ways_for_a_key() -> None:
+    from vectordb.connector.cli import flag_advice
+
+    said = flag_advice("--api-key", ["--sample", "--api_key_secret"])
+    assert said is not None and "give --option api_key_env=NAME or --api_key_secret SPEC" in said
