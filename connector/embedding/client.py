@@ -194,6 +194,7 @@ class EmbeddingClient:
         self._format = options.encoding_format
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
+        self._dim_said = "asked for dimensions=" if options.dimensions else "earlier replies had "
         self._replied_well = False  # a reply was well-formed: the server speaks the protocol
         self.stats = EmbedStats(encoding_format=options.encoding_format)
 
@@ -235,8 +236,16 @@ class EmbeddingClient:
 
     @property
     def dimension(self) -> int | None:
-        """The vectors' length: ``dimensions`` if given, else learnt from the first reply."""
+        """The vectors' length: ``dimensions`` if given, else ``expect``'s, else learnt from the first reply."""
         return self._dim
+
+    def expect(self, dimension: int, why: str) -> None:
+        """The vectors' length, known to the caller (``why``: what set it, e.g. an option), when the client
+        does not know one: a reply of another is malformed, even the first. Without it the first
+        well-formed reply tells the length, and a first reply of another length would fail the rest."""
+        with self._cond:
+            if self._dim is None:
+                self._dim, self._dim_said = dimension, f"{why} is "
 
     # -- public calls ------------------------------------------------------------------------------
 
@@ -341,8 +350,9 @@ class EmbeddingClient:
             if self._dim is None:
                 self._dim = matrix.shape[1]
             if matrix.shape[1] != self._dim:
-                asked = "asked for dimensions=" if self.options.dimensions else "earlier replies had "
-                mismatch = f"the server returned {matrix.shape[1]}-dimensional vectors; {asked}{self._dim}"
+                mismatch = (
+                    f"the server returned {matrix.shape[1]}-dimensional vectors; {self._dim_said}{self._dim}"
+                )
                 raise MalformedReply(f"{self._transport.where}: {mismatch}")
             self._replied_well = True
         return matrix
@@ -605,9 +615,7 @@ class _Run:
             self._done(_Unit(request, request.part))
             return True
         request.stop = self.stop
-        if not dispatch.take_slot(
-            ready=lambda: len(self.requests) < self.window, stopped=lambda: self.stopping
-        ):
+        if not dispatch.take_slot(ready=self._may_start, stopped=lambda: self.stopping):
             return False
         with self.cond:
             self.requests.append(request)
@@ -620,6 +628,15 @@ class _Run:
             dispatch.call_off(ticket)  # never sent: the slot is given back and the request done
             raise
         return True
+
+    def _may_start(self) -> bool:
+        """Room in the window; and, until a well-formed reply told the vectors' dimension, no other request
+        in flight: with several, a malformed reply (vectors of another length) could be the first
+        answered, and the dimension it told would fail every well-formed reply after it. Under the
+        dispatcher's lock (``take_slot``)."""
+        if len(self.requests) >= self.window:
+            return False
+        return self.client._dim is not None or self.client.dispatch.in_flight == 0
 
     def _done(self, unit: _Unit) -> None:
         request = unit.request

@@ -55,6 +55,7 @@ from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_id
 from ..rows.arrow import vector_column_floats  # the one reader of vector text: reasons word for word
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
+from ..rows.floats import json_vector
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
 from ..rows.text import checked_text, is_text
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
@@ -92,7 +93,7 @@ def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -
     if embed is None:
         return None
     assert options.text_column is not None  # BackendOptions saw to it
-    return EmbeddingStage(embed, spec, options.text_column, upsert_rows)
+    return EmbeddingStage(embed, spec, options.text_column, upsert_rows, dimension=options.dimension)
 
 
 @dataclass(slots=True, eq=False)
@@ -151,9 +152,18 @@ class EmbeddingStage:
     (opened on the first write, reused by the next, closed by ``close``)."""
 
     def __init__(
-        self, options: EmbedOptions, spec: ColumnSpec, text_column: str, upsert_rows: int = 1
+        self,
+        options: EmbedOptions,
+        spec: ColumnSpec,
+        text_column: str,
+        upsert_rows: int = 1,
+        *,
+        dimension: int | None = None,
     ) -> None:
         self.options, self.spec, self.text_column = options, spec, text_column
+        self.dimension = (
+            dimension  # the write's (option dimension, or the model's learnt by a driver's probe)
+        )
         self._client: EmbeddingClient | None = None
         window_inputs = WINDOW_PER_SLOT * options.max_concurrency * options.batch_size
         # whole upsert requests per piece: upsert batches do not span pieces, so a piece of 1,024 rows
@@ -241,6 +251,8 @@ class EmbeddingStage:
                     pieces.append(piece)
                     yield piece.texts
 
+        if self.dimension is not None:  # a first reply of another length is malformed, not the model's
+            self.client.expect(self.dimension, "the write's dimension (option dimension)")
         stream = self.client.stream(texts(), max_chunks_ahead=self.pieces_ahead)
         try:
             for embedded in stream:
@@ -596,8 +608,15 @@ def _holds_text(typ: pa.DataType) -> bool:
 
 
 def _missing(vector: Any) -> bool:
+    """A dict row's vector is none, as Arrow's reader of text takes it: null, empty, blank text (a CSV's
+    empty field), or the text of an empty list."""
     if vector is None:
         return True
+    if isinstance(vector, str):
+        if not vector.strip():
+            return True
+        read = json_vector(vector)
+        return read is not None and len(read) == 0
     try:
         return len(vector) == 0
     except TypeError:

@@ -61,6 +61,8 @@ def test_a_fatal_error_ends_another_requests_wait_for_a_retry_after() -> None:
             "max_concurrency": 2,
         }
         with EmbeddingClient(parse_embed_options(options)) as client:
+            # a first reply tells the dimension: until then one request is in flight, and both must be
+            assert client.embed(["the first text"]).ok
             start = time.monotonic()
             with pytest.raises(AuthError):
                 client.embed([f"alpha {i}" for i in range(4)] + [f"beta {i}" for i in range(4)])

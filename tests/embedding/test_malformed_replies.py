@@ -9,6 +9,7 @@ malformed twice is still fatal: the server does not speak the protocol.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -72,16 +73,119 @@ def test_one_malformed_reply_mid_write_is_sent_again(spoil: str, pinecone: Serve
     texts = [f"text number {i}" for i in range(n)]
     table = pa.table({"id": [f"r{i}" for i in range(n)], "text": texts})
     with Spoiling(SPOILS[spoil], calls={3}) as server:
-        # one request at a time: the spoiled reply comes after well-formed ones. With several in flight it
-        # could be the first answered, and the client takes the first reply's dimension for the model's
-        # (then the well-formed replies are the ones "of another dimension")
-        options = embedding_options(server, embed_batch_size=32, embed_max_concurrency=1, on_error="report")
+        # several in flight: the first request goes alone (until a reply tells the dimension), the third
+        # reply to arrive is spoiled, whichever request it answers
+        options = embedding_options(server, embed_batch_size=32, embed_max_concurrency=4, on_error="report")
         with connect(pinecone.uri, **options) as client:
             report = client.write(table)  # old code: MalformedReply, the write stopped
     assert report.ok and report.written == n, report
     arrived, expected = pinecone.arrived(), expected_vectors(texts, model=EMBED_MODEL)
     for i in range(n):
         np.testing.assert_array_equal(arrived.vector(f"r{i}").values, expected[i])
+
+
+@pytest.mark.parametrize("spoil", SPOILS)
+def test_a_spoiled_reply_answered_first_tells_no_dimension(spoil: str, pinecone: ServerHandle) -> None:
+    """The second request's reply is spoiled and answered before the others. Until a reply is
+    well-formed one request is in flight, so the first request's reply tells the dimension and the
+    spoiled one is sent again. Old code sent 4 at once and took the first reply answered for the
+    model's: with "other dimension", the spoiled reply's 32, and every well-formed reply failed."""
+    n = 400
+    texts = [f"text number {i}" for i in range(n)]
+    texts[20] = POISON  # in the second request (16 a request)
+    table = pa.table({"id": [f"r{i}" for i in range(n)], "text": texts})
+    with PoisonAnsweredFirst(SPOILS[spoil]) as server:
+        options = embedding_options(server, embed_batch_size=16, embed_max_concurrency=4, on_error="report")
+        with connect(pinecone.uri, **options) as client:
+            report = client.write(table)
+    assert report.ok and report.written == n, report
+    assert report.embed_retries == 1 and server.spoiled == 1, report
+    arrived, expected = pinecone.arrived(), expected_vectors(texts, model=EMBED_MODEL)
+    for i in range(n):
+        np.testing.assert_array_equal(arrived.vector(f"r{i}").values, expected[i])
+
+
+@pytest.mark.parametrize("spoil", SPOILS)
+def test_a_spoiled_first_reply_is_sent_again_when_the_write_states_its_dimension(
+    spoil: str, pinecone: ServerHandle
+) -> None:
+    """The very first reply spoiled: with the write's dimension known (stated, or a Spark or Beam
+    driver's probe), a first reply of another length is malformed and sent again. Old code took its
+    32 for the model's dimension and failed the other 384 rows."""
+    n = 400
+    texts = [f"text number {i}" for i in range(n)]
+    table = pa.table({"id": [f"r{i}" for i in range(n)], "text": texts})
+    with Spoiling(SPOILS[spoil], calls={1}) as server:
+        options = embedding_options(
+            server, embed_batch_size=16, embed_max_concurrency=4, on_error="report", dimension=64
+        )
+        with connect(pinecone.uri, **options) as client:
+            report = client.write(table)
+    assert report.ok and report.written == n, report
+    assert report.embed_retries == 1, report
+    arrived, expected = pinecone.arrived(), expected_vectors(texts, model=EMBED_MODEL)
+    for i in range(n):
+        np.testing.assert_array_equal(arrived.vector(f"r{i}").values, expected[i])
+
+
+def test_a_model_of_another_dimension_than_the_writes_stops_the_write_naming_it(
+    pinecone: ServerHandle,
+) -> None:
+    table = pa.table({"id": [f"r{i}" for i in range(40)], "text": [f"text {i}" for i in range(40)]})
+    with EmbeddingsServer(api_key=DEFAULT_KEY) as server:
+        options = embedding_options(server, embed_batch_size=8, dimension=32)
+        with connect(pinecone.uri, **options) as client, pytest.raises(MalformedReply) as caught:
+            client.write(table)
+    message = str(caught.value)
+    assert "returned 64-dimensional vectors; the write's dimension (option dimension) is 32" in message
+
+
+def test_until_a_reply_tells_the_dimension_one_request_is_in_flight() -> None:
+    """Then the requests go several at once (the window is not held to one)."""
+    options = {"model": EMBED_MODEL, "api_key": DEFAULT_KEY, "batch_size": 4, "max_concurrency": 4}
+    with (
+        Counting(delay_s=0.05) as server,
+        EmbeddingClient(parse_embed_options(options | {"url": server.url})) as client,
+    ):
+        assert client.embed([f"text {i}" for i in range(64)]).ok
+    assert len(server.at_arrival) == 16, server.at_arrival
+    assert server.at_arrival[:2] == [1, 1], server.at_arrival  # the first alone, the next after its reply
+    assert max(server.at_arrival) > 1, server.at_arrival  # then several
+
+
+class Counting(EmbeddingsServer):
+    """Records, for each request as it arrives, how many are in flight with it."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.at_arrival: list[int] = []
+
+    async def _embeddings(self, headers: dict[bytes, bytes], body: bytes, writer: Any) -> bool:
+        self.at_arrival.append(self.stats.in_flight + 1)
+        return await super()._embeddings(headers, body, writer)
+
+
+class PoisonAnsweredFirst(EmbeddingsServer):
+    """Spoils its first reply to a request holding ``POISON`` and answers the others 0.3 s late: with
+    several requests in flight, the spoiled reply is the first answered."""
+
+    def __init__(self, spoil: Spoil) -> None:
+        super().__init__(base64="ignore")
+        self.spoil, self.spoiled = spoil, 0
+
+    async def _embeddings(self, headers: dict[bytes, bytes], body: bytes, writer: Any) -> bool:
+        if POISON.encode() not in body:
+            await asyncio.sleep(0.3)
+        return await super()._embeddings(headers, body, writer)
+
+    def _embed(self, body: bytes, *, short: bool = False) -> tuple[int, _Reply]:
+        count, reply = super()._embed(body, short=short)
+        if reply.status == 200 and POISON.encode() in body and not self.spoiled:
+            self.spoiled += 1
+            doc = orjson.loads(reply.body)
+            self.spoil(doc)
+            reply = _Reply(200, orjson.dumps(doc))
+        return count, reply
 
 
 @pytest.mark.parametrize("spoil", SPOILS)

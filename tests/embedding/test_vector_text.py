@@ -28,6 +28,7 @@ VECTOR_TEXTS = {
     "null": None,
     "empty": "",
     "blank": "  ",
+    "empty-list": " [ ] ",
 }
 BAD = ("cut", "words", "null-item")
 
@@ -74,15 +75,32 @@ def test_a_text_vector_column_is_read_strictly_and_a_bad_row_fails_alone_keeping
     assert failed == reference_failures(pinecone.uri, table)
     assert {row["id"]: row["values"] for row in letters} == {i: VECTOR_TEXTS[i] for i in BAD}
     # the bad rows' texts were not embedded either: only the three rows without a vector
-    assert (report.written, report.embedded) == (4, 3), report
+    assert (report.written, report.embedded) == (5, 4), report
+    assert_arrived(pinecone)
 
+
+def assert_arrived(pinecone: ServerHandle) -> None:
     arrived = pinecone.arrived()
-    assert arrived.ids() == {"own", "null", "empty", "blank"}
+    assert arrived.ids() == {"own", "null", "empty", "blank", "empty-list"}
     np.testing.assert_array_equal(arrived.vector("own").values, np.asarray(OWN, dtype=np.float32))
-    embedded = ["null", "empty", "blank"]
+    embedded = ["null", "empty", "blank", "empty-list"]
     expected = expected_vectors([f"the text of row {i}" for i in embedded], model=EMBED_MODEL)
     for k, i in enumerate(embedded):
         np.testing.assert_array_equal(arrived.vector(i).values, expected[k])
+
+
+def test_dict_rows_take_vector_text_as_arrow_rows_do(
+    embeddings_server: EmbeddingsServer, pinecone: ServerHandle
+) -> None:
+    """Blank text and the text of an empty list are no vector in dict rows too: their text is embedded.
+    Before, the stage sent only null and empty ones, and the others failed as "null vector"."""
+    rows = vector_text_table(pa.string()).to_pylist()
+    options = embedding_options(embeddings_server, on_error="report")
+    with connect(pinecone.uri, dimension=64, **options) as client:
+        report = client.upsert(rows)
+    assert set(failures(report)) == set(BAD), report
+    assert (report.written, report.embedded) == (5, 4), report
+    assert_arrived(pinecone)
 
 
 def test_the_driver_check_takes_a_text_vector_column() -> None:
