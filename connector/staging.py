@@ -4,10 +4,11 @@ One protocol for every file a write leaves behind: Spark's dead letters and a bu
 files. A ``Folder`` is an absolute local path (on a cluster: a shared mount such as ``/dbfs/...`` or
 ``/Volumes/...``) or a URI (``s3://``, ``gs://``, ``hdfs://``, ``abfs://``; schemes pyarrow lacks
 through fsspec, ``az://`` with adlfs). Each task attempt writes its own file under
-``_temporary-<job>/`` (``staged_name``; readers skip names starting with ``_``), one folder per job so
-concurrent jobs never delete each other's; ``publish`` moves the files of the attempts that succeeded
-to final names that depend only on the job and the partition (a retried or speculative task leaves no
-duplicate, a replayed micro-batch overwrites), deletes the rest and says which of those attempts it
+``_temporary-<job>/`` (``staged_name``; readers skip names starting with ``_``), one folder per job and
+purpose (``_temporary-import-<job>/`` for an import's files) so concurrent jobs never delete each other's,
+nor a job's dead letters its import files in a folder given for both; ``publish`` moves the files of
+the attempts that succeeded to final names that depend only on the job and the partition (a retried or
+speculative task leaves no duplicate, a replayed micro-batch overwrites), deletes the rest and says which of those attempts it
 found no file of (a folder on each node's own disk, where the driver cannot see what the executors
 wrote: its caller fails the job rather than lose them); ``discard`` drops a failed job's,
 ``delete_dir`` a folder of published files nothing will read.
@@ -55,15 +56,18 @@ class StagingFailed(ConnectorError, OSError):
     """A staged file could not be written, moved or deleted; the message names the option and the file."""
 
 
-def staging_dir(job: str) -> str:
-    """The staging folder of one job (or micro-batch), relative to the folder."""
-    return f"{STAGING}-{job}"
+def staging_dir(job: str, purpose: str = "") -> str:
+    """The staging folder of one job (or micro-batch) and ``purpose``, relative to the folder.
+
+    Each purpose has its own (dead letters ``""``, an import ``"import"``): one job's dead letters and
+    import files staged in the same folder would otherwise be published, or deleted, as each other's."""
+    return f"{STAGING}-{purpose}-{job}" if purpose else f"{STAGING}-{job}"
 
 
-def staged_name(job: str, partition: int, attempt: int, subfolder: str = "") -> str:
+def staged_name(job: str, partition: int, attempt: int, subfolder: str = "", purpose: str = "") -> str:
     """One task attempt's file, relative to the folder; ``publish`` finds it by this name."""
     inner = f"{subfolder}/" if subfolder else ""
-    return f"{staging_dir(job)}/{inner}part-{partition:05d}-attempt-{attempt}.parquet"
+    return f"{staging_dir(job, purpose)}/{inner}part-{partition:05d}-attempt-{attempt}.parquet"
 
 
 class Published(dict[str, list[str]]):
@@ -206,20 +210,25 @@ class Folder:
             return fs.open_output_stream(f"{root}/{name}")
 
     def publish(
-        self, job: str, attempts: Iterable[tuple[int, int]], final: Callable[[str, int], str]
+        self,
+        job: str,
+        attempts: Iterable[tuple[int, int]],
+        final: Callable[[str, int], str],
+        purpose: str = "",
     ) -> Published:
-        """Move the files that ``attempts`` (partition, attempt) staged for ``job`` to ``final(subfolder,
-        partition)``, delete the staging folder with every other attempt's files; the paths published,
-        per subfolder (``""``: files staged at the top), and the attempts none of whose files were found
-        (``Published.missing``): a folder on each node's own disk loses them without an error here."""
+        """Move the files that ``attempts`` (partition, attempt) staged for ``job`` and ``purpose`` to
+        ``final(subfolder, partition)``, delete the staging folder with every other attempt's files; the
+        paths published, per subfolder (``""``: files staged at the top), and the attempts none of whose
+        files were found (``Published.missing``): a folder on each node's own disk loses them without an
+        error here."""
         import pyarrow.fs as pafs
 
         fs, root = self.filesystem()
-        staging = f"{root}/{staging_dir(job)}"
+        staging = f"{root}/{staging_dir(job, purpose)}"
         wanted = set(attempts)
         published = Published()
         found: set[tuple[int, int]] = set()
-        with self.failing_as("publish", staging_dir(job)):
+        with self.failing_as("publish", staging_dir(job, purpose)):
             if fs.get_file_info(staging).type == pafs.FileType.NotFound:
                 published.missing = sorted(wanted)
                 return published
@@ -269,9 +278,14 @@ class Folder:
                     deleted.append(info.path)
         return deleted
 
-    def discard(self, job: str) -> None:
-        """Delete ``job``'s staging folder and whatever its attempts left in it."""
-        self.delete_dir(staging_dir(job))
+    def discard(self, job: str, purpose: str = "") -> None:
+        """Delete ``job``'s staging folder for ``purpose`` and whatever its attempts left in it."""
+        self.delete_dir(staging_dir(job, purpose))
+
+    def overlaps(self, other: Folder) -> bool:
+        """This folder is ``other``, or one holds the other: their files would mix."""
+        mine, theirs = _comparable(self), _comparable(other)
+        return mine == theirs or mine.startswith(f"{theirs}/") or theirs.startswith(f"{mine}/")
 
     def delete_dir(self, name: str) -> None:
         """Delete the subfolder ``name`` and everything in it; nothing there is no error."""
@@ -289,6 +303,14 @@ def _without_trailing_slash(text: str) -> str:
     ``s3://b/prefix?q`` (files go under ``prefix/<job>/``, and Pinecone must be told the same folder)."""
     path, mark, query = text.partition("?") if "://" in text else (text, "", "")
     return (path.rstrip("/") or "/") + mark + query
+
+
+def _comparable(folder: Folder) -> str:
+    """``folder`` as a path to compare: no query, the scheme lowercased, a local path with its links resolved."""
+    if folder.scheme == "file":
+        return os.path.realpath(folder.uri).rstrip("/") or "/"
+    scheme, _, rest = folder.shown.partition("://")
+    return f"{scheme.lower()}://{rest.rstrip('/')}"
 
 
 @functools.lru_cache(maxsize=32)

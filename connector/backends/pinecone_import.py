@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_NAMESPACE_DIR",
+    "STAGED_FOR",
     "ImportOptions",
     "ImportStager",
     "PineconeBulk",
@@ -84,6 +85,9 @@ logger = logging.getLogger("vectordb.connector.pinecone_import")
 DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
 ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
+STAGED_FOR = (
+    "import"  # the purpose of the staging folder: never a dead-letter job's, in a folder given for both
+)
 IMPORT_CANNOT_DELETE = "a bulk import adds rows and cannot delete them: write deletes with write_mode=upsert"
 
 
@@ -291,7 +295,7 @@ class ImportStager:
 
         entry = self._writers.get(directory)
         if entry is None:
-            name = staged_name(self.job, self.partition, self.attempt, directory)
+            name = staged_name(self.job, self.partition, self.attempt, directory, STAGED_FOR)
             stream = self.folder.open_output(name)
             entry = self._writers[directory] = (stream, pq.ParquetWriter(stream, _parquet_schema()))
             self.files[directory] = name
@@ -341,6 +345,7 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
         if problem is not None:
             raise ConfigError(f"option namespace: {problem}")
     folder = import_folder(options)
+    _refuse_shared_with_letters(folder, options)
     source_uri(folder, options, "job")  # an Azure folder needs import_source_uri: say so now
     folder.check_writable()
     if options.namespace_column is None:
@@ -348,16 +353,34 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
         _refuse_existing(imports.namespaces(), [options.namespace or ""], client.backend.describe())
 
 
+def _refuse_shared_with_letters(folder: Folder, options: BackendOptions) -> None:
+    """Dead letters and import files in one folder mix: Pinecone would read the letters' files as rows of
+    the import, and a cleanup of either would delete the other's."""
+    given = options.dead_letter_path
+    if not given:
+        return
+    letters = Folder.parse(given, "dead_letter_path")
+    if folder.overlaps(letters):
+        raise ConfigError(
+            f"options import_uri and dead_letter_path: {folder.shown!r} and {letters.shown!r} are the same "
+            "folder or one holds the other; the dead letters and the files Pinecone imports must not mix: give "
+            "each its own folder (e.g. import_uri=s3://bucket/imports, dead_letter_path=s3://bucket/dead-letters)"
+        )
+
+
 def abort_import(options: BackendOptions, job: str) -> None:
     """Delete what the tasks of a failed job staged."""
-    import_folder(options).discard(job)
+    import_folder(options).discard(job, STAGED_FOR)
 
 
 def publish_staged(folder: Folder, job: str, attempts: Iterable[tuple[int, int]]) -> Published:
     """Move the staged files of the attempts that succeeded to ``<job>/<namespace>/part-N.parquet``, delete
     the rest; the published files per namespace folder, and the attempts whose files were not found."""
     return folder.publish(
-        job, attempts, lambda directory, partition: f"{job}/{directory}/part-{partition:05d}.parquet"
+        job,
+        attempts,
+        lambda directory, partition: f"{job}/{directory}/part-{partition:05d}.parquet",
+        STAGED_FOR,
     )
 
 
@@ -419,7 +442,7 @@ def finish_import(
                 "files",
                 (partition for partition, _ in mine.missing),
                 f"Nothing was imported and no row counts as written; what the driver did see is deleted, the "
-                f"rest stays where the tasks wrote it ({staging_dir(job)}/ on the executors' own disks).",
+                f"rest stays where the tasks wrote it ({staging_dir(job, STAGED_FOR)}/ on the executors' own disks).",
             )
         if import_id is None:
             _refuse_existing(imports.namespaces(), _namespaces(published), target)  # rows may name their own

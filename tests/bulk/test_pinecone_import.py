@@ -24,6 +24,7 @@ from tests.servers.pinecone_control import ImportScript, PineconeImportServer, s
 from tests.servers.script import FaultScript
 from vectordb.connector import ConfigError, WriteFailed, connect
 from vectordb.connector.backends.pinecone_import import (
+    STAGED_FOR,
     ImportStager,
     finish_import,
     import_data,
@@ -543,9 +544,9 @@ def test_staged_files_the_driver_cannot_find_fail_the_write_and_no_row_counts_wr
         parts = {0: rows(10), 1: rows(15, start=10), 2: rows(5, start=25)}
         staged = stage_parts(client, folder, "job-x", parts)
         if lost == "one partition":  # on another node's disk
-            (root / staged_name("job-x", 1, 0, "docs")).unlink()
+            (root / staged_name("job-x", 1, 0, "docs", STAGED_FOR)).unlink()
         else:
-            shutil.rmtree(root / staging_dir("job-x"))
+            shutil.rmtree(root / staging_dir("job-x", STAGED_FOR))
         with pytest.raises(StagingFailed) as info:
             finish_import(client, staged, [(0, 0), (1, 0), (2, 0)], "job-x")
     message = str(info.value)
