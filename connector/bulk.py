@@ -61,7 +61,8 @@ class BulkPath(Protocol):
         ...
 
     def abort(self, job: str) -> None:
-        """Drop what the tasks of a failed job staged."""
+        """Drop what the tasks of a failed job staged. Never raises for files it cannot delete: it runs while
+        another error fails the write, which it must not replace; it logs what stays instead."""
         ...
 
 

@@ -120,8 +120,13 @@ def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
         line += f" Those tasks also failed {report.failed} rows (first ids: {ids}): {_first_reasons(report)}."
     log_line(logging.WARNING, line)
     if plan.dead_letters is not None:
-        plan.dead_letters.discard(job)
-    if bulk is not None:  # drop the staged files
+        try:
+            plan.dead_letters.discard(job)
+        except StagingFailed as left:  # Spark reports the job's own error: only say what is left behind
+            log_line(
+                logging.WARNING, f"{job}: the staged dead letters stay in {plan.dead_letters.shown}: {left}"
+            )
+    if bulk is not None:  # drop the staged files (a delete that fails is logged, not raised)
         bulk.abort(job)
 
 

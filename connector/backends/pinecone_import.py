@@ -369,8 +369,21 @@ def _refuse_shared_with_letters(folder: Folder, options: BackendOptions) -> None
 
 
 def abort_import(options: BackendOptions, job: str) -> None:
-    """Delete what the tasks of a failed job staged."""
-    import_folder(options).discard(job, STAGED_FOR)
+    """Delete what the tasks of a failed job staged.
+
+    It runs while another error fails the write, often the store's own outage: a delete that fails then
+    leaves files behind, said in a warning, and must not take the place of the error that failed the write."""
+    folder = import_folder(options)
+    try:
+        folder.discard(job, STAGED_FOR)
+    except StagingFailed as left:
+        logger.warning(
+            "%s: the staged files stay in %s/%s/ (delete them): %s",
+            job,
+            folder.shown,
+            staging_dir(job, STAGED_FOR),
+            left,
+        )
 
 
 def publish_staged(folder: Folder, job: str, attempts: Iterable[tuple[int, int]]) -> Published:
