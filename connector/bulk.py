@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .client import Client
+    from .errors import WriteFailed
     from .options import BackendOptions
     from .report import WriteReport
 
-__all__ = ["BulkPath", "Stager", "bulk_path", "new_job"]
+__all__ = ["BulkPath", "Stager", "bulk_path", "new_job", "refused_while_staging"]
 
 
 class Stager(Protocol):
@@ -76,3 +77,39 @@ def bulk_path(options: BackendOptions) -> BulkPath | None:
 def new_job() -> str:
     """A name for one bulk write's staged files."""
     return f"job-{uuid.uuid4().hex[:12]}"
+
+
+def refused_while_staging(staged: WriteReport, target: str) -> WriteFailed:
+    """The error of an ``on_error=fail`` bulk write whose staging refused rows, raised before any import starts.
+
+    Its report accounts for every row given (written + failed): the refused rows with their reasons, and the
+    rows staged but not imported as one unnamed failure, so no row goes missing from the count."""
+    import msgspec
+
+    from .errors import WriteFailed
+    from .report import BatchFailure
+
+    named = ", ".join(map(str, staged.failed_ids[:5]))
+    first = f" (first ids: {named})" if named else ""
+    reasons = "; ".join(f"{n}x {reason}" for reason, n in staged.reasons(3))
+    message = (
+        f"{target}: {staged.failed} of {staged.written + staged.failed} rows were refused while staging{first}: "
+        f"{reasons}. Nothing was imported: under on_error=fail a refused row stops the import before it starts, "
+        "so the namespace is still new and the write can run again once those rows are fixed or left out "
+        "(on_error='report' or 'dead_letter' imports the other rows and counts or keeps the refused ones)."
+    )
+    failures = list(staged.failures)
+    if staged.written:
+        failures.append(
+            BatchFailure(
+                ids=(),
+                error=f"{staged.written} staged rows were not imported: rows refused while staging stopped the "
+                "import under on_error=fail",
+                error_type="NotImported",
+                unnamed=staged.written,
+            )
+        )
+    report = msgspec.structs.replace(
+        staged, written=0, failed=staged.failed + staged.written, failures=failures
+    )
+    return WriteFailed(message, report)

@@ -19,9 +19,9 @@ def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
     """Raise ``WriteFailed`` if the policy is ``fail`` and any row failed; else return the report."""
     if on_error == "fail" and not report.ok:
         sample = ", ".join(map(str, report.failed_ids[:5]))
+        first = f" (first ids: {sample})" if sample else ""  # rows a bulk import only counted have no ids
         raise WriteFailed(
-            f"{target}: {report.failed} of {report.written + report.failed} rows failed (first ids: {sample}); "
-            f"{report!r}. {HINT}",
+            f"{target}: {report.failed} of {report.written + report.failed} rows failed{first}; {report!r}. {HINT}",
             report,
         )
     return report

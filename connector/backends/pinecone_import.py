@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
-from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError, WriteFailed
+from ..bulk import refused_while_staging
+from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
 from ..options import BackendOptions
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
@@ -429,8 +430,7 @@ def finish_import(
     folder = import_folder(options)
     started = time.monotonic()
     if staged.failed and options.on_error == "fail":
-        nothing = msgspec.structs.replace(staged, written=0, failures=list(staged.failures))
-        raise WriteFailed(_refused_before_import(staged, target), nothing)
+        raise refused_while_staging(staged, target)
     mine = publish_staged(folder, job, attempts)  # what this run moved: the only files it may delete
     if staged.written == 0:
         say(f"{job} into {target}: no rows to import")
@@ -702,18 +702,6 @@ def _imported(
         )
     report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
     return report
-
-
-def _refused_before_import(staged: WriteReport, target: str) -> str:
-    ids = ", ".join(map(str, staged.failed_ids[:5]))
-    reasons = "; ".join(f"{n}x {reason}" for reason, n in staged.reasons(3))
-    return (
-        f"{target}: {staged.failed} of {staged.written + staged.failed} rows were refused while staging "
-        f"(first ids: {ids}): {reasons}. Nothing was imported: under on_error=fail a refused row stops the "
-        "import before it starts, so the namespace is still new and the write can run again once those rows "
-        "are fixed or left out (on_error='report' or 'dead_letter' imports the other rows and counts or keeps "
-        "the refused ones)."
-    )
 
 
 def _published_rows(folder: Folder, published: Mapping[str, Sequence[str]]) -> int:
