@@ -33,7 +33,7 @@ from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from vectordb.connector.bulk import BulkPath, Stager, bulk_path
+from vectordb.connector.bulk import BulkPath, Stager, bulk_path, refused_while_staging
 from vectordb.connector.client import Client
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.policy import enforce
@@ -95,7 +95,8 @@ class _StageFn(beam.DoFn):
         self._counts.add("staged", report.written)
         for name in STAGED_COUNTERS:
             self._counts.add(name, getattr(report, name))
-        enforce(report, self._options.on_error, self._target)
+        if report.failed and self._options.on_error == "fail":  # before any import: nothing landed
+            raise refused_while_staging(report, self._target)
         where = WindowedValue(None, timestamp, (window,))
         yield where.with_value(report)
         for letter in batch.dead_letters(report, self._client.spec):
