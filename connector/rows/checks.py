@@ -173,11 +173,17 @@ def assemble(
         elif namespace is not None and not all_utf8([namespace]):
             refuse(range(n), NAMESPACE_SURROGATE)
     else:
+        not_text: list[int] = []
         for i, ns in enumerate(ns_values):
             if ns is not None and not isinstance(ns, str):
                 refuse([i], f"namespace {ns!r} is not a string")
+                not_text.append(i)
             elif ns is not None and not all_utf8([ns]):
                 refuse([i], NAMESPACE_SURROGATE)
+        if not_text:  # a refused list or dict would make grouping by namespace raise TypeError for all
+            ns_values = list(ns_values)
+            for i in not_text:
+                ns_values[i] = None
 
     return _group(
         cols,
