@@ -21,15 +21,20 @@ metadata keys that are empty, start with ``#`` or ``$`` (the server refuses the 
 with ``chroma:`` (the server drops them silently, and a non-string ``chroma:document`` makes
 the local server's compactor panic, after which it fails every write until restarted);
 values other than str, int (64-bit), finite float, bool, null, or a non-empty list of
-strings, of bools or of numbers (nested objects, empty lists, NaN). ``request_for`` leaves
+strings, of bools or of numbers (nested objects, empty lists, NaN); more keys (the namespace key
+counted, the document not), or more list items summed over the row's lists, than the server's
+``max_batch_size`` (SQLite's bound variables: the server takes such a row, then its compaction fails
+and every later read or write of the collection answers 500, even after a restart). ``request_for`` leaves
 those rows out of the body and ``outcome_of`` reports them, so the rest of the batch lands
 (``refuse`` does the same before batching, for a client that calls it).
 
 Namespaces. Chroma has none per row: a row's namespace is stored in its metadata under
 ``namespace_key`` (default ``namespace``), so it can be filtered with ``where``. Ids stay
 unique per collection, not per namespace: the same id written in two namespaces is one row,
-and the later write wins. A row whose metadata already holds a different value under that
-key is refused.
+and the later write wins. Every upsert sends the key, as null for a row without namespace: Chroma
+merges metadata, so a row written before in a namespace would otherwise stay in it. A row whose
+metadata already holds another value under that key (any value, for a row without namespace) is
+refused.
 
 Clearing (``clear_target``, for ``Client.clear`` and Spark's overwrite) deletes rows and keeps the
 collection, its id, configuration and dimension, so cached ids stay valid. A page at a time, since
@@ -347,8 +352,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         vector = 4 * math.ceil(4 * dim / 3) + 3 if self._base64 else 15 * dim + 2
         sizes = np.full(n, vector + 8, dtype=np.int64)
         sizes += id_sizes(batch.ids)
-        if batch.namespace:
-            sizes += len(self.namespace_key) + len(batch.namespace) + 8
+        sizes += len(self.namespace_key) + len(batch.namespace or "null") + 8  # the key goes with every row
         if batch.metadata is not None:
             sizes += np.fromiter((metadata_json_len(m) for m in batch.metadata), dtype=np.int64, count=n)
         return sizes
@@ -398,18 +402,37 @@ class ChromaBackend(Backend[ChromaOptions]):
             document = metadata[doc_key]
             if not isinstance(document, str):
                 return f"document column {doc_key!r} holds a {type(document).__name__}; chroma documents are strings"
+        if doc_key is not None and doc_key in metadata:
             metadata = {k: v for k, v in metadata.items() if k != doc_key}
         stored = metadata.get(self.namespace_key)
-        if (
-            namespace is not None
-            and stored is not None
-            and not (isinstance(stored, str) and stored == namespace)
-        ):
+        # without a namespace the key goes as null (see _metadatas), so a value there would put the row in it
+        same = stored is None if namespace is None else stored is None or stored == namespace
+        if not same or (stored is not None and not isinstance(stored, str)):
+            where = f"'s namespace is {namespace!r}" if namespace is not None else " has no namespace"
             return (
-                f"metadata {self.namespace_key!r} is {stored!r} but the row's namespace "
-                f"is {namespace!r} (chroma stores the namespace under that key: option namespace_key)"
+                f"metadata {self.namespace_key!r} is {stored!r} but the row{where} "
+                "(chroma stores the namespace under that key: option namespace_key)"
             )
-        return metadata_problem(metadata)
+        return metadata_problem(metadata) or self._too_many_values(metadata)
+
+    def _too_many_values(self, metadata: dict[str, Any]) -> str | None:
+        """Chroma stores each key and each list item as one SQLite bound variable: a row with more than
+        max_batch_size of either is accepted, then fails the collection's compaction, and every later
+        write or read of the collection answers 500, even after a restart."""
+        limit = self._server_max_rows or MAX_ROWS
+        keys = len(metadata) + (self.namespace_key not in metadata)  # the namespace key is always sent
+        if keys > limit:
+            return (
+                f"metadata has {keys} keys (with {self.namespace_key!r}); the chroma server takes at most "
+                f"{limit} (its max_batch_size)"
+            )
+        items = sum(len(v) for v in metadata.values() if isinstance(v, list | tuple | np.ndarray))
+        if items > limit:
+            return (
+                f"metadata lists hold {items} items in all; the chroma server takes at most {limit} "
+                "(its max_batch_size)"
+            )
+        return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -522,8 +545,7 @@ def encode_upsert(
         "embeddings": _base64_rows(matrix) if base64 else json_rows(matrix),
     }
     metadatas, documents = _metadatas(batch, keep, namespace_key, document_column)
-    if any(m is not None for m in metadatas):
-        body["metadatas"] = metadatas
+    body["metadatas"] = metadatas
     if documents is not None:
         body["documents"] = documents
     return metadata_json(body)  # metadata as every database's: decimals and durations as their text
@@ -547,17 +569,16 @@ def _base64_rows(matrix: np.ndarray) -> list[str]:
 
 def _metadatas(
     batch: RowBatch, keep: list[int], namespace_key: str, document_column: str | None
-) -> tuple[list[dict[str, Any] | None], list[str | None] | None]:
+) -> tuple[list[dict[str, Any]], list[str | None] | None]:
     """Per kept row: the metadata to send (namespace added, document taken out) and the documents."""
     source = batch.metadata
-    if source is None and batch.namespace is None:
-        return [None] * len(keep), None
-    metadatas: list[dict[str, Any] | None] = []
+    metadatas: list[dict[str, Any]] = []
     documents: list[str | None] = []
     for i in keep:
         metadata = dict(source[i]) if source is not None and source[i] else {}
         documents.append(metadata.pop(document_column, None) if document_column else None)
-        if batch.namespace is not None:
-            metadata[namespace_key] = batch.namespace
-        metadatas.append(metadata or None)  # Chroma stores {} as null anyway
+        # always the key: null when the row has no namespace, as Chroma's upsert merges metadata and
+        # deletes a key sent as null, so a row written before in a namespace leaves it
+        metadata[namespace_key] = batch.namespace
+        metadatas.append(metadata)
     return metadatas, (documents if any(d is not None for d in documents) else None)
