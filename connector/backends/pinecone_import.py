@@ -92,6 +92,11 @@ STAGED_FOR = (
 IMPORT_CANNOT_DELETE = "a bulk import adds rows and cannot delete them: write deletes with write_mode=upsert"
 
 
+IMPORT_POLL_S = 15.0  # import_poll_s's default
+# options that only a bulk import reads: given with write_mode=upsert they are a mistake, not a no-op
+_IMPORT_ONLY = ("import_uri", "import_source_uri", "import_integration_id", "import_timeout_s")
+
+
 class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     """Pinecone's bulk-import options; ``PineconeOptions`` extends this."""
 
@@ -101,11 +106,19 @@ class ImportOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     )
     import_source_uri: str | None = None  # the same folder as Pinecone names it, if not import_uri itself
     import_integration_id: str | None = None  # Pinecone's storage integration for a private bucket
-    import_poll_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 15.0
+    import_poll_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = IMPORT_POLL_S
     import_timeout_s: Annotated[float, msgspec.Meta(gt=0)] | None = None  # None: wait until the import ends
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.write_mode != "import":  # never read by an upsert: say so rather than upsert quietly
+            given = [name for name in _IMPORT_ONLY if getattr(self, name) is not None]
+            given += ["import_poll_s"] if self.import_poll_s != IMPORT_POLL_S else []
+            if given:
+                raise ConfigError(
+                    f"option {given[0]}: is read only by a bulk import and write_mode is {self.write_mode!r}, so "
+                    f"the rows would be upserted; set write_mode=import to import them, or leave {given[0]} out"
+                )
         if self.write_mode == "import" and self.op_column:
             raise ConfigError(
                 "option op_column: write_mode=import adds rows to new namespaces and cannot delete; "
@@ -575,7 +588,7 @@ def _wait(
     """Poll the import until it ends. A poll that fails is an outage of the poll, not the import failing:
     polling goes on, backing off, until ``import_timeout_s`` (``POLL_OUTAGE_S`` of outage without it).
     A refusal no wait mends (a revoked key, an unknown import) stops at once."""
-    poll_s = float(getattr(options, "import_poll_s", 15.0))
+    poll_s = float(getattr(options, "import_poll_s", IMPORT_POLL_S))
     timeout_s = getattr(options, "import_timeout_s", None)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     shown: tuple[str, float | None] | None = None
