@@ -441,6 +441,15 @@ class Client:
 
     # -- input → sized batches ------------------------------------------------------------------
 
+    def stated_mismatch(self, exc: DimensionMismatch) -> DimensionMismatch:
+        """``exc`` naming the option that stated the write's dimension (the backend's words say "data has
+        8", which a user who stated 8 and sent no row yet cannot place)."""
+        if self.options.dimension is not None:
+            stated = f"option dimension ({self.options.dimension})"
+        else:
+            stated = f"option vector_dimensions ({self.options.vector_dimensions})"
+        return DimensionMismatch(f"{stated}: {exc}", target_dimension=exc.target_dimension)
+
     def _check_target(self, dimension: int | None) -> None:
         if self.spec.named:  # the target's dimensions per name become the write's
             self.dimension.named.update(self._agree_named_dimensions(dict(self.dimension.named)))
@@ -502,9 +511,9 @@ class Client:
             try:  # a stated dimension the target lacks: before any row
                 self._check_target(self.options.dimension)
             except DimensionMismatch as exc:
-                if self.embedding is None:
-                    raise
-                raise self.embedding.mismatch(exc, self.options.dimension, stated=True) from None
+                if self.embedding is not None:
+                    raise self.embedding.mismatch(exc, self.options.dimension, stated=True) from None
+                raise self.stated_mismatch(exc) from None
         for prepared in self._prepare(data, namespace):
             refused.extend(prepared.failures)
             for batch in prepared.batches:

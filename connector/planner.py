@@ -87,7 +87,9 @@ class DriverPlan:
             prepared = self.client.prepare_target(clear=clear, dense=dense)
         except DimensionMismatch as exc:
             if self.client.embedding is None:
-                raise
+                if self.options.dimension is None and not self.options.vector_dimensions:
+                    raise
+                raise self.client.stated_mismatch(exc) from None
             embedding = self.client.embedding
             raise embedding.mismatch(exc, self.options.dimension, stated=self._dimension_stated) from None
         if prepared.resolved:
