@@ -5,8 +5,9 @@ instead of taking millions of upsert requests. The write happens in three steps,
 belongs:
 
 1. On the driver, before any task (``check_import``): the write can be an import (a batch write,
-   not streaming, not ``overwrite``), the store can be written, and the target namespace does not
-   exist yet: Pinecone imports only into namespaces that do not exist.
+   not streaming, not ``overwrite``), the store can be written (a local folder, such as a mount, only
+   with ``import_source_uri``: Pinecone reads object storage), and the target namespace does not exist
+   yet: Pinecone imports only into namespaces that do not exist.
 2. In each task (``ImportStager``): rows pass the same checks as upserts (ids, dimension, finite
    values, sparse vectors, metadata size); refused rows are failures of the task's report (dead
    letters, as for upserts); the others go into one Parquet file per namespace and task attempt in
@@ -53,7 +54,7 @@ import msgspec
 
 from ..bulk import refused_while_staging
 from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
-from ..options import BackendOptions
+from ..options import BackendOptions, is_loopback_host
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
 from ..staging import STAGING, Folder, Published, StagingFailed, refuse_credentials, staged_name, staging_dir
@@ -361,6 +362,7 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
     folder = import_folder(options)
     _refuse_shared_with_letters(folder, options)
     source_uri(folder, options, "job")  # an Azure folder needs import_source_uri: say so now
+    _refuse_unreadable_source(folder, options, cast(ImportHost, client.backend).host)
     folder.check_writable()
     if options.namespace_column is None:
         imports = PineconeImports(cast(ImportHost, client.backend))
@@ -380,6 +382,20 @@ def _refuse_shared_with_letters(folder: Folder, options: BackendOptions) -> None
             "folder or one holds the other; the dead letters and the files Pinecone imports must not mix: give "
             "each its own folder (e.g. import_uri=s3://bucket/imports, dead_letter_path=s3://bucket/dead-letters)"
         )
+
+
+def _refuse_unreadable_source(folder: Folder, options: BackendOptions, host: str) -> None:
+    """A local folder (a mount such as ``/dbfs/...``) is where tasks can write, but Pinecone reads only object
+    storage: without the bucket behind it (``import_source_uri``) a job would stage every row, then fail to
+    start the import. The tests' index host on loopback reads the folder itself."""
+    if folder.scheme != "file" or getattr(options, "import_source_uri", None) or is_loopback_host(host):
+        return
+    raise ConfigError(
+        f"option import_source_uri: import_uri {folder.shown!r} is a local folder, and Pinecone imports only from "
+        "object storage (S3, GCS, Azure Blob Storage); for a mount such as /dbfs/... or /Volumes/..., give the "
+        "bucket folder behind it as import_source_uri (e.g. import_source_uri=s3://my-bucket/pinecone-imports), "
+        "or set import_uri to the bucket itself"
+    )
 
 
 def abort_import(options: BackendOptions, job: str) -> None:
