@@ -146,7 +146,10 @@ def _namespace_name(directory: str) -> str:
 
 def _namespace_problem(namespace: str | None) -> str | None:
     if namespace and ("/" in namespace or namespace in (".", "..") or namespace.startswith(STAGING)):
-        return f"namespace {namespace!r} cannot be a folder of an import (no '/', '.', '..', '{STAGING}*')"
+        return (
+            f"namespace {namespace!r} cannot be a folder of an import (no '/', '.', '..', '{STAGING}*'); "
+            "use write_mode=upsert for such namespaces"
+        )
     return None
 
 
