@@ -1,7 +1,9 @@
 """Chroma over its REST API v2: ``chroma://host:8000/collection``, ``chroma+https://host/collection``.
 
 Requests. ``check_target`` makes two GETs per client: ``/api/v2/pre-flight-checks`` (the
-server's ``max_batch_size`` and whether it takes base64 vectors) and the collection by name,
+server's ``max_batch_size`` and whether it takes base64 vectors; a ``batch_size`` given above that
+size is a ``ConfigError``, and without one a driver hands its tasks that size as theirs) and the
+collection by name,
 whose id every upsert path needs (``POST …/collections/{id}/upsert``); the id is cached on the
 backend instance, and ``resolved_options()`` hands it (with the vector encoding) to clients that
 should ask nothing, e.g. Spark tasks after the driver's check. With ``create=true`` a missing
@@ -215,7 +217,22 @@ class ChromaBackend(Backend[ChromaOptions]):
         """
         if self._target is None:
             raise ConnectorError(f"{self.describe()}: check_target must run first")
-        return {"collection_id": self._target.id, "vector_encoding": "base64" if self._base64 else "json"}
+        resolved: dict[str, Any] = {
+            "collection_id": self._target.id,
+            "vector_encoding": "base64" if self._base64 else "json",
+        }
+        capped = self._capped_rows()
+        if capped is not None:  # the tasks ask no pre-flight: they learn the server's limit here
+            resolved["batch_size"] = capped
+        return resolved
+
+    def _capped_rows(self) -> int | None:
+        """The server's max_batch_size where it is below the default request rows and no batch_size was
+        given (a server that takes fewer than 256 records a request), else ``None``."""
+        server_max = self._server_max_rows
+        if self.options.batch_size is not None or server_max is None:
+            return None
+        return server_max if server_max < min(self.limits.default_rows, self.limits.max_rows) else None
 
     def fixed_dimension(self) -> int | None:
         """A Chroma collection takes the length of the first vector stored in it."""
@@ -234,11 +251,11 @@ class ChromaBackend(Backend[ChromaOptions]):
             self._base64 = bool(checks.get("supports_base64_encoding", False))
         server_max = int(checks.get("max_batch_size", -1))
         self._server_max_rows = server_max if server_max > 0 else None
-        rows = min(self.options.batch_size or self.limits.default_rows, self.limits.max_rows)
-        if 0 < server_max < rows:
+        given = self.options.batch_size
+        if given is not None and 0 < server_max < given:  # only a size the user chose is theirs to fix
             raise ConfigError(
                 f"option batch_size: the chroma server takes at most {server_max} records per request; "
-                f"set batch_size to {server_max} or less (it is {rows})"
+                f"set batch_size to {server_max} or less (it is {given})"
             )
 
     def _find_collection(self, transport: Transport) -> _Collection:
