@@ -23,6 +23,7 @@ from .schema import (
     encode_create_index,
     encode_schema,
     layout_from_schema,
+    type_name,
 )
 from .status import Status, error_for, status_of
 from .wire import (
@@ -209,6 +210,7 @@ class MilvusBackend(Backend[MilvusOptions]):
                 return  # made with the first batch, whose ids and dimension say what it needs
             layout = self._create(dimension, key_int64=id_type == "int64", sparse=self._makes_sparse)
         self._check_layout(layout, dimension)
+        self._check_unfilled(layout)
         self._layout = layout
         self._check_namespace_option()
         if self.lite_server:
@@ -250,6 +252,7 @@ class MilvusBackend(Backend[MilvusOptions]):
                 return dict(self._named_dims)
             layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=self._makes_sparse)
         self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
+        self._check_unfilled(layout)
         self._layout = layout
         self._check_namespace_option()
         if self.lite_server:
@@ -271,6 +274,21 @@ class MilvusBackend(Backend[MilvusOptions]):
             return True
         version = reply.str(2).strip().lower()
         return status_of(reply.message(1), self.secrets).code != 0 or not version or "lite" in version
+
+    def _check_unfilled(self, layout: Layout) -> None:
+        """On Milvus Lite, a nullable vector field the write leaves out is a ``ConfigError``: Lite stores
+        no null vector (pymilvus's ``None`` is refused too: "declared FloatVector but no float_vector data
+        is set"), and a row sent without the field got a vector of zeros, stored and searchable."""
+        if not self.lite_server or not layout.unfilled:
+            return
+        name, dtype = layout.unfilled[0]
+        option = "vector_columns" if self._names else "vector_field"
+        raise ConfigError(
+            f"option {option}: milvus collection {self.collection!r} also has nullable vector field {name!r} "
+            f"({type_name(dtype)}), which this write does not fill; Milvus Lite stores no null vector, so each "
+            "row would get one of zeros nobody sent: write that field too (option vector_columns) or use a "
+            "collection without it"
+        )
 
     def _check_namespace_option(self) -> None:
         """Option ``namespace`` names a partition unless the collection has a partition key field."""

@@ -105,6 +105,12 @@ class Layout:
     # named vectors (option vector_columns): each name's FloatVector field and its dimension, in the
     # write's order; ``vector`` and ``dim`` are then unused
     named: tuple[tuple[str, int | None], ...] = ()
+    # every vector field and function output, filled or not: a metadata key of one of these names would
+    # be taken by the server for that field (a FloatVector stored and searched that nobody sent as one)
+    vector_fields: tuple[str, ...] = ()
+    # nullable vector fields the write does not fill, with their data type: Milvus Lite stores no null
+    # vector, so a row leaving one out gets a vector of zeros (``MilvusBackend._check_unfilled``)
+    unfilled: tuple[tuple[str, int], ...] = ()
 
 
 def layout_from_schema(
@@ -121,7 +127,9 @@ def layout_from_schema(
     key: tuple[str, int] | None = None
     key_max_length = None
     dense: list[tuple[str, int | None, bool]] = []
-    sparse: list[str] = []
+    sparse: list[tuple[str, bool]] = []
+    vector_fields: list[str] = []
+    unfilled: list[tuple[str, int]] = []
     scalars: list[ScalarField] = []
     partition_key = None
     for raw in schema.fields.get(4, []):
@@ -138,12 +146,14 @@ def layout_from_schema(
                 )
             key = (name, dtype)
             key_max_length = _param(f, "max_length")
-        elif f.int(12) or f.int(16):
-            continue  # the dynamic $meta field, and outputs of functions (e.g. BM25), are not ours to write
+        elif f.int(12):
+            continue  # the dynamic $meta field
+        elif f.int(16):
+            vector_fields.append(name)  # an output of a function (e.g. BM25): the server fills it
         elif dtype == FLOAT_VECTOR:
             dense.append((name, _param(f, "dim"), optional))
         elif dtype == SPARSE_FLOAT_VECTOR:
-            sparse.append(name)
+            sparse.append((name, optional))
         elif dtype in SCALAR_TYPES or (dtype == ARRAY and f.int(10) in ARRAY_ELEMENTS):
             # FieldSchema element_type 10; type_params max_length, max_capacity
             element = f.int(10) if dtype == ARRAY else None
@@ -157,6 +167,9 @@ def layout_from_schema(
                 f"milvus collection {collection!r} has a required {kind} {name!r} of type {type_name(dtype)}, "
                 "which the connector cannot fill"
             )
+        elif dtype in VECTOR_TYPES:
+            vector_fields.append(name)
+            unfilled.append((name, dtype))
     if key is None or key[1] not in (INT64, VARCHAR):
         raise ConfigError(f"milvus collection {collection!r} has no INT64 or VarChar primary key")
     named: tuple[tuple[str, int | None], ...] = ()
@@ -165,6 +178,11 @@ def layout_from_schema(
         vector: tuple[str, int | None] = ("", None)
     else:
         vector = _pick_vector(collection, dense, vector_field)
+    filled = {name for name, _ in named} if names else {vector[0]}
+    unfilled += [(name, FLOAT_VECTOR) for name, _, _ in dense if name not in filled]
+    chosen = _pick_sparse(collection, sparse)
+    unfilled += [(name, SPARSE_FLOAT_VECTOR) for name, _ in sparse if name != chosen]
+    vector_fields += [name for name, _, _ in dense] + [name for name, _ in sparse]
     return Layout(
         collection=collection,
         dim=vector[1],
@@ -172,12 +190,30 @@ def layout_from_schema(
         key_int64=key[1] == INT64,
         key_max_length=key_max_length if key[1] == VARCHAR else None,
         vector=vector[0],
-        sparse=sparse[0] if sparse else None,
+        sparse=chosen,
         dynamic=bool(schema.int(5)),
         scalars=tuple(scalars),
         partition_key=partition_key,
         named=named,
+        vector_fields=tuple(vector_fields),
+        unfilled=tuple(unfilled),
     )
+
+
+def _pick_sparse(collection: str, sparse: list[tuple[str, bool]]) -> str | None:
+    """The one sparse field a write fills: the required one, else the first. A write has one sparse
+    vector per row, so a second required sparse field would never be sent: every request was refused
+    (about 84 requests for 300 rows, then SystemicRejection) before this ``ConfigError``."""
+    required = [name for name, optional in sparse if not optional]
+    if len(required) > 1:
+        listed = ", ".join(repr(name) for name in required)
+        raise ConfigError(
+            f"milvus collection {collection!r} requires SparseFloatVector fields {listed}; a write fills one "
+            f"sparse field ({required[0]!r}), so {', '.join(repr(n) for n in required[1:])} cannot be filled"
+        )
+    if required:
+        return required[0]
+    return sparse[0][0] if sparse else None
 
 
 def _named_fields(

@@ -330,8 +330,10 @@ def _split_metadata(
     meta: list[bytes] = []
     # a key named as the collection's key or vector field: the server takes it for that field and refuses
     # the request ("vector field 'title' must be list/tuple") without naming the row or the clash
+    # a vector field the write leaves out (a nullable one, or a function's output) is taken as well: the
+    # key's value became that vector, stored and searchable
     taken = (
-        {layout.key, *(name for name, _ in layout.named)}
+        {layout.key, *(name for name, _ in layout.named), *layout.vector_fields}
         | (set() if layout.named else {layout.vector})
         | ({layout.sparse} if layout.sparse else set())
     )
