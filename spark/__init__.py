@@ -43,7 +43,8 @@ __all__ = [
 
 def _blank_py4j_option_values() -> None:
     """At DEBUG, py4j logs every command sent to the JVM, ``.option("api_key", key)`` with its value:
-    blank the values of options named like a credential, and URI passwords, in those lines."""
+    blank the values of options named like a credential, and URI passwords (``user:pw@``, ``?password=``,
+    ``api_key=``, ``sig=``), in those lines."""
     for name in ("py4j.clientserver", "py4j.java_gateway"):
         py4j_log = logging.getLogger(name)
         if not any(isinstance(f, _BlankPy4jCommands) for f in py4j_log.filters):
@@ -56,7 +57,7 @@ class _BlankPy4jCommands(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.msg, str) and record.msg.startswith("Command to send:"):
-            from vectordb.connector.keys import SECRET_PARAMETER
+            from vectordb.connector.keys import SECRET_PARAMETER, without_password
 
             text = re.sub(
                 rf"(\ns[^\n]*(?:{SECRET_PARAMETER.pattern})[^\n]*\ns)[^\n]*",
@@ -64,7 +65,9 @@ class _BlankPy4jCommands(logging.Filter):
                 record.getMessage(),
                 flags=re.IGNORECASE,
             )
-            record.msg, record.args = re.sub(r"(://[^/@:\n]*:)[^\n]*@", r"\1***@", text), None
+            text = re.sub(r"(://[^/@:\n]*:)[^\n]*@", r"\1***@", text)
+            # any argument may be a URI: a PostgreSQL uri's ?password=, a signed URL's sig= (by word)
+            record.msg, record.args = without_password(text), None
         return True
 
 
