@@ -25,6 +25,7 @@ __all__ = [
     "ORIGINAL_ID_KEY",
     "as_uuid",
     "canonical_uuid",
+    "converted",
     "point_id",
     "uuid5_text",
 ]
@@ -66,6 +67,16 @@ def as_uuid(value: Any) -> str:
         return str(value)
     text = value if isinstance(value, str) else str(value)
     return canonical_uuid(text) or uuid5_text(text)
+
+
+def converted(raw: Any) -> bool:
+    """Whether ``as_uuid(raw)`` is a UUIDv5 made from the id, whose original is then kept beside the row
+    (``ORIGINAL_ID_KEY``), rather than the id's own UUID. A UUID in any spelling (upper case, 32 hex
+    digits, a ``uuid.UUID``) is the id itself: keeping it too made what is stored depend on how the id
+    was spelt. Qdrant keeps an unsigned integer as it is, which this rule does not decide."""
+    if isinstance(raw, uuid.UUID):
+        return False
+    return canonical_uuid(raw if isinstance(raw, str) else str(raw)) is None
 
 
 def uuid5_text(text: str) -> str:

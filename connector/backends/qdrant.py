@@ -41,7 +41,7 @@ import orjson
 from .. import protowire as pw
 from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
-from ..ids import ORIGINAL_ID_KEY, point_id
+from ..ids import ORIGINAL_ID_KEY, converted, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
 from ..report import BatchFailure
@@ -874,17 +874,17 @@ def _payloads(
     options: QdrantOptions,
 ) -> list[dict[str, Any]] | None:
     """Each row's payload: its metadata, the namespace (payload mode, else ``None``) and the original of an
-    id that ``point_id`` changed (``raw_ids`` the rows' ids, ``ids`` what Qdrant gets); ``None`` where no
+    id that ``point_id`` made a UUIDv5 (``raw_ids`` the rows' ids, ``ids`` what Qdrant gets); ``None`` where no
     row has any."""
-    converted = [_converted(raw, pid) for pid, raw in zip(ids, raw_ids, strict=True)]
-    if metadata is None and namespace is None and not any(converted):
+    keep_original = [_converted(raw, pid) for pid, raw in zip(ids, raw_ids, strict=True)]
+    if metadata is None and namespace is None and not any(keep_original):
         return None
     out: list[dict[str, Any]] = []
     for i, raw in enumerate(raw_ids):
         payload = dict(metadata[i]) if metadata is not None and metadata[i] else {}
         if namespace is not None:
             payload[options.namespace_key] = namespace
-        if converted[i]:
+        if keep_original[i]:
             payload[options.original_id_key] = _original_id(raw)
         out.append(payload)
     return out
@@ -909,8 +909,10 @@ def _wide_metadata(metadata: dict[str, Any]) -> str | None:
 
 
 def _converted(raw: Any, pid: int | str) -> bool:
-    """Whether ``point_id`` changed the row's id ``raw`` into ``pid`` (its original then goes in the payload)."""
-    return pid != raw or type(pid) is not type(raw)
+    """Whether ``point_id`` made the row's id ``raw`` into a UUIDv5 ``pid`` (its original then goes in the
+    payload): ``ids.converted``, Weaviate's rule too. An unsigned integer, or a UUID in another spelling,
+    is the id itself and keeps nothing."""
+    return isinstance(pid, str) and converted(raw)
 
 
 def _original_id(raw: Any) -> Any:

@@ -12,7 +12,7 @@ import numpy as np
 import orjson
 
 from ...errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError, TransportError
-from ...ids import ORIGINAL_ID_KEY, as_uuid, canonical_uuid
+from ...ids import ORIGINAL_ID_KEY, as_uuid, converted
 from ...options import BackendOptions, collection_of, parse_uri, tls_for
 from ...report import BatchFailure
 from ...rows import DELETE, RowBatch, RowRules, metadata_json_len
@@ -545,7 +545,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 problem = _unstorable(meta) if meta else None
                 if problem is None and meta and own_id in map(property_name, meta):
                     row_id = batch.ids[i]
-                    if _converted(row_id):  # the row's own id goes there: the value would be lost
+                    if converted(row_id):  # the row's own id goes there: the value would be lost
                         problem = (
                             f"property {self.options.original_id_key!r} is where the row's id {row_id!r} is "
                             "kept (it is no UUID): rename the metadata key, or set option original_id_key"
@@ -580,8 +580,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         rows_with: dict[str, list[int]] = {}
         empties: set[str] = set()
         # once the original-id property is declared, no row's id need be turned into a UUID here
-        converted = property_name(self.options.original_id_key) not in target.properties
-        uuids = [as_uuid(i) for i in batch.ids] if converted else None
+        need_uuids = property_name(self.options.original_id_key) not in target.properties
+        uuids = [as_uuid(i) for i in batch.ids] if need_uuids else None
         for i, props in enumerate(self._properties(batch, uuids)):
             if i in skip:
                 continue
@@ -701,7 +701,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         out = []
         for raw, uid, meta in zip(batch.ids, uuids, metadata, strict=True):
             props = meta or {}
-            if uid != raw and _converted(raw):  # equal: canonical text already, no UUIDv5
+            if uid != raw and converted(raw):  # equal: canonical text already, no UUIDv5
                 props = {**props, key: str(raw)}
             out.append(props)
         return out
@@ -830,13 +830,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
             return BatchOutcome(written=0, failures=failures)
         return BatchOutcome(written=n - len(by_row), failures=failures)
-
-
-def _converted(raw: Any) -> bool:
-    """Whether the id became a UUIDv5 (``as_uuid``), so its original is kept as a property. A UUID in
-    another spelling (upper case, 32 hex digits) is used as it is: keeping it too made the stored object
-    depend on how the id was spelt."""
-    return canonical_uuid(raw if isinstance(raw, str) else str(raw)) is None
 
 
 def _empty_list(value: Any) -> bool:

@@ -23,12 +23,14 @@ pub type UuidText = [u8; 36];
 /// An id as Qdrant takes it.
 pub enum PointId<'a> {
     Num(u64),
-    Same(&'a str),   // a canonical UUID already: the id itself
-    Uuid(UuidText), // another id's UUID: its canonical text, or its UUIDv5
+    Same(&'a str),     // a canonical UUID already: the id itself
+    Respelt(UuidText), // a UUID in another spelling (upper case, no hyphens): its canonical text
+    Uuid(UuidText),    // any other id's UUIDv5
 }
 
 impl PointId<'_> {
-    /// Whether the id went in as it came (no original to keep beside it).
+    /// Whether the id is its own point id (no original to keep beside it): `ids.converted`'s rule, as
+    /// a UUID in any spelling is the id itself.
     pub fn kept(&self) -> bool {
         !matches!(self, PointId::Uuid(_))
     }
@@ -96,7 +98,7 @@ pub fn text_id(text: &str) -> PointId<'_> {
     if raw.len() == 36 && !raw.iter().any(u8::is_ascii_uppercase) {
         PointId::Same(text)
     } else {
-        PointId::Uuid(uuid_text(&bytes))
+        PointId::Respelt(uuid_text(&bytes))
     }
 }
 
@@ -119,7 +121,7 @@ pub fn point_ids<'py>(
     let out = PyList::empty(py);
     for id in ids.iter() {
         match point_id(&id) {
-            Some(PointId::Uuid(text)) => {
+            Some(PointId::Uuid(text) | PointId::Respelt(text)) => {
                 // ASCII hex and hyphens: valid UTF-8
                 out.append(PyString::new(py, std::str::from_utf8(&text).expect("ASCII")))?
             }

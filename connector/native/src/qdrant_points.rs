@@ -5,11 +5,12 @@
 //! CPU on the gRPC path once the vectors are framed natively (`proto_rows`).
 //!
 //! A row's payload is its metadata, then the namespace under `namespace_key` (when given), then the
-//! original id under `original_id_key` when the id was converted, each replacing a key of the same
-//! name. Ids are mapped by `point_ids`, values written by `proto_struct` in Qdrant's dialect, the rows
-//! walked by `heads`. A row whose id is no exact `int` within uint64 or UTF-8 `str`, or whose metadata
-//! `heads` does not write (neither `None` nor an exact `dict` with exact UTF-8 `str` keys), is handed
-//! whole to `row`, the Python writer of a head, so the rules stay in one place.
+//! original id under `original_id_key` when the id became a UUIDv5 (`ids.converted`: not a UUID in
+//! another spelling), each replacing a key of the same name. Ids are mapped by `point_ids`, values
+//! written by `proto_struct` in Qdrant's dialect, the rows walked by `heads`. A row whose id is no
+//! exact `int` within uint64 or UTF-8 `str`, or whose metadata `heads` does not write (neither `None`
+//! nor an exact `dict` with exact UTF-8 `str` keys), is handed whole to `row`, the Python writer of a
+//! head, so the rules stay in one place.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -78,7 +79,7 @@ pub fn qdrant_point_heads<'py>(
                 put_varint(&mut id_body, num);
             }
             PointId::Same(text) => put_len_field(&mut id_body, 0x12, text.as_bytes()), // uuid = 2
-            PointId::Uuid(text) => put_len_field(&mut id_body, 0x12, &text),
+            PointId::Respelt(text) | PointId::Uuid(text) => put_len_field(&mut id_body, 0x12, &text),
         }
         head.clear();
         put_len_field(&mut head, 0x0a, &id_body); // PointStruct.id = 1
