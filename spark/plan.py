@@ -78,13 +78,12 @@ def plan_write(
     raw: Mapping[str, str], schema: StructType, overwrite: bool, *, streaming: bool = False
 ) -> WritePlan:
     """Validate everything knowable on the driver; raise ``ConfigError`` (or a fatal server error)."""
-    from vectordb.connector.client import resolve_options
     from vectordb.connector.planner import DriverPlan
+    from vectordb.connector.redaction import caught, returned
 
-    connector_raw, adapter_raw = split_options(raw)
-    spark_options = parse_spark_options(adapter_raw)
-    options = _id_type_from_schema(resolve_options(connector_raw), schema)
-    _per_task_budget(options, spark_options)  # a missing budget_tasks fails before the target is asked
+    parsed = caught(_parsed, raw, schema)
+    del raw  # the options in clear (a key): no frame of an error raised below holds them (tools print locals)
+    options, spark_options = returned(parsed)
     with DriverPlan(options) as plan:  # the client checks what the backend knows: hosts, keys, limits
         _check_columns(plan.client, schema)
         plan.learn_model_dimension(lambda line: log_line(logging.INFO, line))
@@ -112,6 +111,17 @@ def plan_write(
             dead_letters=dead_letters,
             reports=reports,
         )
+
+
+def _parsed(raw: Mapping[str, str], schema: StructType) -> tuple[BackendOptions, SparkOptions]:
+    """The write's options, parsed and checked (a missing budget_tasks fails before the target is asked)."""
+    from vectordb.connector.client import resolve_options
+
+    connector_raw, adapter_raw = split_options(raw)
+    spark_options = parse_spark_options(adapter_raw)
+    options = _id_type_from_schema(resolve_options(connector_raw), schema)
+    _per_task_budget(options, spark_options)
+    return options, spark_options
 
 
 def check_speculation(value: str | None) -> None:
