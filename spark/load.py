@@ -344,13 +344,12 @@ def partitioned(df: Any, args: argparse.Namespace) -> Any:
     return df.repartition(args.partitions, *present) if present else df.repartition(args.partitions)
 
 
-# Parquet types Spark does not read, as its refusal names them, and the way round each
+# Parquet types Spark does not read, as its refusal names them, and the way round each. Not Spark's
+# spark.sql.legacy.parquet.nanosAsLong: it reads the instant as bigint nanoseconds, so id_from hashes a number
+# and the metadata holds one, and vectordb-beam's rows of the same file are stored again under other ids
 _PARQUET_ADVICE = (
     ("(UUID)", "write the UUIDs as strings or 16-byte binary"),
-    (
-        "NANOS",
-        "write microsecond timestamps (timestamp[us]), or set spark.sql.legacy.parquet.nanosAsLong=true",
-    ),
+    ("NANOS", "write microsecond timestamps (timestamp[us])"),
 )
 
 
