@@ -455,7 +455,8 @@ def _id_value(value: Any) -> Any:
     type and unit: a ``datetime`` or ``timedelta``, as Spark's rows and Arrow's columns to the
     microsecond give them (ids derived from those stay as they were), a zoned time in UTC; below a
     microsecond, which they cannot hold, ISO 8601 text for a time and numpy's text of the nanoseconds
-    for a duration; NaT as null, as in an Arrow column. Any other value as it is."""
+    for a duration; NaT as null, as in an Arrow column; another numpy scalar as its Python value. Any
+    other value as it is."""
     if isinstance(value, dt.datetime):
         if type(value) is dt.datetime:
             return value.astimezone(dt.UTC) if value.tzinfo is not None else value
@@ -482,6 +483,11 @@ def _id_value(value: Any) -> Any:
             if micro.astype(value.dtype) == value and isinstance(plain, dt.timedelta):
                 return plain
         return str(value)
+    if isinstance(value, np.generic):
+        # a numpy number, bool or text as the Python value an Arrow column or a dict row gives (orjson's
+        # default=str wrote np.int64(5) as "5": another id for the same row); a long double stays itself
+        plain = value.item()
+        return plain if type(plain) is not type(value) else value
     instant = beam_instant(value)
     return value if instant is None else instant
 
