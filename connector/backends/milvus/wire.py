@@ -286,6 +286,16 @@ def _array_problem(f: ScalarField, value: Any) -> str | None:
     return None
 
 
+def _add_reason(reasons: dict[int, str], row: int, why: str) -> None:
+    """Add ``why`` to the reasons row ``row`` fails for, joined with "; ": a row with several bad fields
+    named only the first, and fixing it earned the next failure, one write per field."""
+    had = reasons.get(row)
+    if had is None:
+        reasons[row] = why
+    elif why not in had.split("; "):
+        reasons[row] = f"{had}; {why}"
+
+
 def _key_values(
     batch: RowBatch, layout: Layout, reasons: dict[int, str], *, upsert: bool = True
 ) -> list[Any]:
@@ -299,8 +309,10 @@ def _key_values(
         if upsert and limit is not None:
             for row, key in enumerate(keys):
                 if len(key) > limit:  # Milvus counts characters
-                    reasons.setdefault(
-                        row, f"id has {len(key)} characters; key {layout.key!r} holds at most {limit}"
+                    _add_reason(
+                        reasons,
+                        row,
+                        f"id has {len(key)} characters; key {layout.key!r} holds at most {limit}",
                     )
         return keys
     out: list[Any] = []
@@ -311,7 +323,8 @@ def _key_values(
             # stopped the whole write; ASCII digits only, as Milvus's parser reads a key
             value = int(text) if INT64_TEXT.fullmatch(text) else None
         if not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
-            reasons.setdefault(
+            _add_reason(
+                reasons,
                 row,
                 f"id {ids[row]!r} is not a 64-bit integer; collection {layout.collection} has an INT64 primary key",
             )
@@ -341,14 +354,16 @@ def _split_metadata(
         if (
             md and DYNAMIC_FIELD in md
         ):  # the server reads such a key as the dynamic field itself: restructured
-            reasons.setdefault(
+            _add_reason(
+                reasons,
                 row,
                 f"metadata key {DYNAMIC_FIELD!r} is the name of Milvus's dynamic field, which holds the other "
                 "keys: rename the column, or leave it out (option metadata_columns)",
             )
         clash = next((k for k in md if k in taken), None) if md else None
         if clash is not None:
-            reasons.setdefault(
+            _add_reason(
+                reasons,
                 row,
                 f"metadata key {clash!r} is the name of collection {layout.collection}'s field {clash!r} (its "
                 "key or a vector): rename the column, or leave it out (option metadata_columns)",
@@ -358,11 +373,11 @@ def _split_metadata(
         for row, data in enumerate(meta):
             problem = _json_problem(DYNAMIC_FIELD, data)
             if problem:
-                reasons.setdefault(row, problem)
+                _add_reason(reasons, row, problem)
         if not layout.dynamic:
             for row, md in enumerate(rows):
                 if md:
-                    reasons.setdefault(row, _no_field(layout, next(iter(md))))
+                    _add_reason(reasons, row, _no_field(layout, next(iter(md))))
         return columns, meta
     declared = {f.name for f in layout.scalars}
     for row, md in enumerate(rows):
@@ -371,7 +386,8 @@ def _split_metadata(
             value = md.get(f.name)
             if f.name == layout.partition_key and batch.namespace:
                 if value is not None and value != batch.namespace:  # replaced, it was lost without a word
-                    reasons.setdefault(
+                    _add_reason(
+                        reasons,
                         row,
                         f"metadata {f.name!r} is {value!r} but the row's namespace is {batch.namespace!r} "
                         f"(collection {layout.collection} stores the namespace in its partition key field "
@@ -380,13 +396,13 @@ def _split_metadata(
                 value = batch.namespace
             if value is None:
                 if f.required:
-                    reasons.setdefault(
-                        row, f"no value for field {f.name!r} of collection {layout.collection}"
+                    _add_reason(
+                        reasons, row, f"no value for field {f.name!r} of collection {layout.collection}"
                     )
                 continue
             problem = _scalar_problem(f, value)
             if problem:
-                reasons.setdefault(row, problem)
+                _add_reason(reasons, row, problem)
             else:
                 columns[f.name][row] = value
         rest = {k: v for k, v in md.items() if k not in declared}
@@ -394,9 +410,9 @@ def _split_metadata(
             meta.append(_json(rest) if rest else b"{}")
             problem = _json_problem(DYNAMIC_FIELD, meta[-1])
             if problem:
-                reasons.setdefault(row, problem)
+                _add_reason(reasons, row, problem)
         elif rest:
-            reasons.setdefault(row, _no_field(layout, next(iter(rest))))
+            _add_reason(reasons, row, _no_field(layout, next(iter(rest))))
     return columns, meta
 
 
@@ -411,8 +427,10 @@ def _sparse_rows(batch: RowBatch, layout: Layout, reasons: dict[int, str]) -> li
     if layout.sparse is None:
         for row, entry in enumerate(batch.sparse):
             if entry is not None:
-                reasons.setdefault(
-                    row, f"row has a sparse vector but collection {layout.collection} has no sparse field"
+                _add_reason(
+                    reasons,
+                    row,
+                    f"row has a sparse vector but collection {layout.collection} has no sparse field",
                 )
         return []
     pair = np.dtype([("index", "<u4"), ("value", "<f4")])
