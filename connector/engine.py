@@ -40,7 +40,7 @@ from .rows import RowBatch
 from .rows.ops import DELETE
 from .transports.base import Transport, WireRequest
 
-__all__ = ["ENCODE_AHEAD", "Engine"]
+__all__ = ["ENCODE_AHEAD", "Engine", "oversize_row"]
 
 # JSON bodies encoded at once ahead of the sends, on encoder threads (0: every body on the caller's thread).
 # Off: it pays only where a core is free for it (jobs.bench.rest_encoding, side by side); on a machine whose
@@ -64,6 +64,11 @@ def lost_after_sending(exc: ConnectorError) -> bool:
     """A request sent whose reply never came (a timeout, a connection lost mid-reply): the server may
     have applied it. Not a connection that was never made, nor a server's own answer."""
     return isinstance(exc, DeadlineExceeded) or type(exc) is TransportError
+
+
+def oversize_row(encoded: int, limit: int, why: str) -> str:
+    """Why a row fails whose request alone is ``encoded`` bytes, over ``limit`` (``why``: which limit)."""
+    return f"row is {encoded} bytes encoded (a request of it alone); a request takes at most {limit} ({why})"
 
 
 def _native_json() -> bool:
@@ -112,6 +117,11 @@ class Engine:
         # the batcher's size estimates aim under but cannot promise
         limit = backend.limits.max_bytes
         self.max_body_bytes = min(options.max_batch_bytes or limit, limit)
+        self._body_limit = (
+            "option max_batch_bytes"
+            if options.max_batch_bytes and options.max_batch_bytes <= limit
+            else f"{backend.name}'s request limit"
+        )
 
     def close(self) -> None:
         self.dispatch.close()
@@ -191,6 +201,11 @@ class Engine:
                             (part.slice(0, middle), None),
                         ]  # left first
                         continue
+                    if (
+                        len(encoded.body) > limit
+                    ):  # one row: sent, it broke the option (or the server refused it)
+                        self._too_big(part, len(encoded.body), report)
+                        continue
                     yield _Sending(part, report, encoded)
         finally:
             # a stop between the halves of a split batch: the halves not yet yielded were read too
@@ -263,6 +278,16 @@ class Engine:
             held.update(keys)
             sending.held = (scope, keys)
             return True
+
+    def _too_big(self, row: RowBatch, size: int, report: WriteReport) -> None:
+        """Account for a row whose request alone is over ``max_body_bytes``: it fails alone, as Invalid,
+        in the words of the client's own check (the size estimate it passed came out small)."""
+        failure = row.failure(
+            [0], oversize_row(size, self.max_body_bytes, self._body_limit), error_type="Invalid"
+        )
+        with self._lock:
+            report.failed += 1
+            report.failures.append(failure)
 
     def _drop_unsent(self, batches: list[RowBatch], report: WriteReport) -> None:
         """Account for batches read but never handed on because the write stopped (a fatal error, Ctrl-C);
