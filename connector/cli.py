@@ -395,6 +395,10 @@ def run_command(
         ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
         job that finishes with failed rows does), 130 for an interrupt (Ctrl-C), said in one line.
     """
+    beam_log = logging.getLogger("apache_beam.runners.common")
+    muted = _NotInterrupt()
+    if not debug:  # Beam logs a Ctrl-C in a DoFn as an ERROR with its trace before re-raising it
+        beam_log.addFilter(muted)
     try:
         return job()
     except KeyboardInterrupt:  # one line, not the traces of every thread and of Spark's gateway
@@ -419,6 +423,15 @@ def run_command(
         hint = "" if debug else " (--debug shows the trace)"
         print(f"{prog}: {line}{hint}", file=sys.stderr, flush=True)
         return 1 if issubclass(kind, WriteFailed) else 2
+    finally:
+        beam_log.removeFilter(muted)
+
+
+class _NotInterrupt(logging.Filter):
+    """Drops a record that carries a ``KeyboardInterrupt``: the command says "interrupted" in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
 def _command_advice(prog: str, line: str) -> str:
