@@ -45,7 +45,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vectordb.connector.cli import (
     NOT_JSON_LINES,
@@ -63,6 +63,9 @@ from vectordb.connector.cli import (
     summary,
     unrecognized,
 )
+
+if TYPE_CHECKING:
+    from vectordb.connector.errors import ConfigError
 
 __all__ = ["main"]
 
@@ -298,6 +301,7 @@ def read_input(spark: Any, args: argparse.Namespace) -> Any:
     if args.sample is not None:
         return sample_frame(spark, args.sample, args.dim, args.partitions)
     fmt = args.format or input_format(args.input[0])  # known: check_before_spark
+    check_file_systems(spark, args.input)
     reader = spark.read.format(fmt)
     if (
         fmt == "csv"
@@ -353,10 +357,80 @@ _PARQUET_ADVICE = (
 )
 
 
+# the Hadoop connector Spark needs on its classpath (spark.jars, --packages) for a store, by scheme
+_CONNECTORS = {
+    "gs": "the GCS connector's jar (gcs-connector, or hadoop-gcp)",
+    "s3": "hadoop-aws's jar (and read it as s3a://)",
+    "s3a": "hadoop-aws's jar",
+    "abfs": "hadoop-azure's jar",
+    "abfss": "hadoop-azure's jar",
+    "wasb": "hadoop-azure's jar",
+    "wasbs": "hadoop-azure's jar",
+}
+
+
+def input_scheme(path: str) -> str | None:
+    """The scheme of an ``--input`` in another store (``gs``), or ``None`` for a local path."""
+    scheme = path.partition("://")[0].lower() if "://" in path else "file"
+    return None if scheme == "file" else scheme
+
+
+def check_file_systems(spark: Any, paths: list[str]) -> None:
+    """Refuse an input whose Hadoop file system Spark's JVM cannot load (a store whose connector jar is
+    missing: ``gs://`` without the GCS connector) or cannot read from (``http(s)://``): Spark's own refusal
+    is a page of Java trace, and its WARN line quotes the input with its password. A Spark Connect session
+    has no JVM here: ``load_files`` translates the server's refusal.
+
+    Raises:
+        ConfigError: naming the input (without its password) and what is missing.
+    """
+    remote = [(path, scheme) for path in paths if (scheme := input_scheme(path)) is not None]
+    for path, scheme in remote:
+        if scheme in ("http", "https"):
+            raise no_file_system(path, scheme, "")
+    try:
+        jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+    except Exception:  # Spark Connect
+        return
+    for path, scheme in remote:
+        try:
+            jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)
+        except Exception as exc:  # Py4JJavaError: ClassNotFoundException, UnsupportedFileSystemException
+            raise no_file_system(path, scheme, str(getattr(exc, "java_exception", exc))) from None
+
+
+def no_file_system(path: str, scheme: str, reason: str) -> ConfigError:
+    """The ``ConfigError`` for an input Spark has no usable file system for: ``reason`` is the JVM's, which
+    names the class that did not load (``Class org.apache.hadoop.fs.gs.GoogleHadoopFileSystem not
+    found``), if any."""
+    from vectordb.connector.errors import ConfigError
+    from vectordb.connector.keys import without_password
+
+    shown = repr(without_password(path))
+    if scheme in ("http", "https"):
+        return ConfigError(
+            f"--input {shown}: Spark reads no {scheme}:// input (Hadoop's HTTP file system cannot list or "
+            "read it as files); download it, or give the URI of its store (abfss://, s3a://, gs://)"
+        )
+    missing = re.search(r"Class (\S+) not found", reason)
+    if missing is None:
+        return ConfigError(
+            f"--input {shown}: Spark has no file system for {scheme}:// here; read local paths, or add the "
+            "Hadoop connector of that store to Spark (s3a://, gs://, abfss://), or load it with vectordb-beam"
+        )
+    jar = _CONNECTORS.get(scheme, "the jar of that store's Hadoop connector")
+    return ConfigError(
+        f"--input {shown}: Spark has no file system for {scheme}:// here: its class {missing.group(1)} is not "
+        f"on Spark's classpath; add {jar} to Spark (spark.jars, --packages), or load it with vectordb-beam"
+    )
+
+
 def load_files(reader: Any, paths: list[str]) -> Any:
     """``reader.load(paths)``; a path of a scheme Spark has no file system for, or a Parquet type Spark
     cannot read (pyarrow's ``arrow.uuid``, ``timestamp[ns]``), is a ``ConfigError`` naming the input
     and the way round (Spark's own refusal is a page of Java trace)."""
+    from pyspark.errors import UnsupportedOperationException
+
     from vectordb.connector.errors import ConfigError
     from vectordb.connector.options import without_password
 
@@ -371,14 +445,19 @@ def load_files(reader: Any, paths: list[str]) -> Any:
                 f"it: {illegal.group(1)}; {'; '.join([*advice, 'or load it with vectordb-beam'])}"
             ) from None
         found = re.search(r'No FileSystem for scheme "([^"]*)"', str(exc))
-        if found is None:
-            raise
-        scheme = found.group(1)
-        given = [path for path in paths if path.lower().startswith(f"{scheme.lower()}://")] or paths
-        raise ConfigError(
-            f"--input {without_password(given[0])!r}: Spark has no file system for {scheme}:// here; read "
-            "local paths, or add the Hadoop connector of that store to Spark (s3a://, gs://, abfss://)"
-        ) from None
+        if found is not None:
+            scheme = found.group(1).lower()
+            given = [path for path in paths if input_scheme(path) == scheme] or paths
+            raise no_file_system(given[0], scheme, "") from None
+        remote = [path for path in paths if input_scheme(path) is not None]
+        # a store's connector missing (ClassNotFoundException), or a file system that cannot list (http's:
+        # UnsupportedOperationException, whose message is empty)
+        missing = re.search(r"ClassNotFoundException: (Class \S*FileSystem not found)", str(exc))
+        if remote and (missing is not None or isinstance(exc, UnsupportedOperationException)):
+            raise no_file_system(
+                remote[0], input_scheme(remote[0]) or "", missing.group(1) if missing else ""
+            ) from None
+        raise
 
 
 def vectors_as_text(reader: Any, paths: list[str], df: Any, vectors: dict[str, str]) -> Any:
