@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.utils.secret import GcpSecret
 
 from vectordb.beam import WriteToVectorDB
+from vectordb.connector.dead_letters import json_letter
 
 
 class StreamingIngestOptions(PipelineOptions):  # type: ignore[misc]
@@ -31,6 +33,13 @@ class StreamingIngestOptions(PipelineOptions):  # type: ignore[misc]
         parser.add_argument(
             "--api_key_secret", help="projects/P/secrets/S/versions/V: each worker fetches the key"
         )
+
+
+def letter_message(letter: dict[str, Any]) -> bytes:
+    """A failed row's letter as a Pub/Sub message: JSON with its bytes as base64 (``json_letter``), so
+    ``rows_from_letters(json.loads(message))`` gives the row back with them; ``default=str`` alone wrote
+    bytes as their Python literal (``"b'\\x00\\x01'"``), stored as text when the row is written again."""
+    return json.dumps(json_letter(letter), default=str).encode()
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -54,7 +63,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         )
         _ = (
             result.failed
-            | "As bytes" >> beam.Map(lambda letter: json.dumps(letter, default=str).encode())
+            | "As bytes" >> beam.Map(letter_message)
             | "Dead letters" >> beam.io.WriteToPubSub(args.dead_letter_topic)
         )
 
