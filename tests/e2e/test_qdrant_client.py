@@ -21,7 +21,7 @@ from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
 from vectordb.connector.backends.qdrant import QdrantOptions, encode_grpc, encode_json
 from vectordb.connector.errors import AuthError, ConfigError, DimensionMismatch
-from vectordb.connector.ids import ID_NAMESPACE, ORIGINAL_ID_KEY, as_uuid, point_id
+from vectordb.connector.ids import ID_NAMESPACE, ORIGINAL_ID_KEY, as_uuid, canonical_uuid, point_id
 from vectordb.connector.rows import RowBatch
 from vectordb.connector.transports.base import forget_shared
 
@@ -98,7 +98,7 @@ def test_grpc_encoding_matches_the_generated_classes(vector_name: str | None) ->
         else:
             vectors = qg.Vectors(vectors=qg.NamedVectors(vectors=named))
         payload = {**batch.metadata[i], "namespace": "ns"}  # type: ignore[index]
-        if pid != raw_id:
+        if isinstance(pid, str) and canonical_uuid(str(raw_id)) is None:  # a UUIDv5: the original kept
             payload[ORIGINAL_ID_KEY] = raw_id
         from qdrant_client.conversions.conversion import RestToGrpc
 
@@ -350,7 +350,7 @@ def test_grpc_points_of_one_unnamed_vector_framed_in_one_pass_are_the_official_b
         payload = dict(batch.metadata[i])  # type: ignore[index]
         if namespace_mode == "payload":
             payload["namespace"] = "ns"
-        if pid != raw_id:
+        if isinstance(pid, str) and canonical_uuid(str(raw_id)) is None:  # a UUIDv5: the original kept
             payload[ORIGINAL_ID_KEY] = raw_id
         dense = qg.Vector(dense=qg.DenseVector(data=batch.vectors[i].tolist()))  # type: ignore[index]
         points.append(
