@@ -48,6 +48,11 @@ the query reaches the version that was current then.
 The input is a micro-batch, not a stream: apply it inside ``foreachBatch``, where a batch that runs
 again after a restart (the same versions) upserts and deletes the same ids again, which is safe.
 Ids must be unique in the table: two rows of one id in one version have no order.
+
+A column added to the table (``ALTER TABLE ADD COLUMNS``) after the versions of a micro-batch is in the
+batch, null (a streaming query reads every version with the schema the table had when it started), and
+not in the table as of the batch's version: it is no missing column, and a row looked up there has it
+null.
 """
 
 from __future__ import annotations
@@ -191,7 +196,7 @@ def _with_rows_still_there(
     else:
         snapshot, past_retention = _snapshot(kept, table, version)
     if not past_retention:  # the current table is no check of an old version's columns
-        _check_columns(kept, snapshot.columns)  # on every batch: a wrong table fails at once
+        _check_columns(kept, snapshot, table)  # on every batch: a wrong table fails at once
     if not deleting:
         return kept
     if past_retention and isinstance(table, str):  # only a path or a name is read past it
@@ -204,8 +209,10 @@ def _with_rows_still_there(
     still_there = _semi_join(snapshot.select(*keys), deleted, keys, null_safe)
     if still_there.isEmpty():
         return kept
+    # a column added after the version (null in the batch, which Spark reads with the latest schema) is null
+    added = {c: F.lit(None).cast(kept.schema[c].dataType) for c in _missing_columns(kept, snapshot.columns)}
     back = _semi_join(snapshot, still_there, keys, null_safe).withColumns(
-        {CHANGE_TYPE: F.lit("update_postimage"), COMMIT_VERSION: F.lit(version).cast("long")}
+        {**added, CHANGE_TYPE: F.lit("update_postimage"), COMMIT_VERSION: F.lit(version).cast("long")}
     )
     if COMMIT_TIMESTAMP in kept.columns:
         back = back.withColumn(COMMIT_TIMESTAMP, F.lit(None).cast(kept.schema[COMMIT_TIMESTAMP].dataType))
@@ -378,8 +385,19 @@ def _missing_columns(kept: DataFrame, table_columns: list[str]) -> list[str]:
     ]
 
 
-def _check_columns(kept: DataFrame, table_columns: list[str]) -> None:
-    missing = _missing_columns(kept, table_columns)
+def _check_columns(kept: DataFrame, snapshot: DataFrame, table: str | Callable[[int], DataFrame]) -> None:
+    """The table as of the batch's last version must have the feed's columns, but for columns added to it
+    since: a streaming query reads every version with the table's schema as of its start, so a column
+    added later is in every micro-batch, null in those of versions before it."""
+    missing = _missing_columns(kept, snapshot.columns)
+    if missing and isinstance(table, str):  # added since: the current table has it
+        now = _as_of(kept, table, None).columns
+        missing = [c for c in missing if c not in now]
+    elif missing:  # a function reaches no current version: added since, the batch holds only nulls of it
+        from pyspark.sql import functions as F
+
+        counts = kept.agg(*[F.count(kept[c]) for c in missing]).collect()[0]
+        missing = [c for c, n in zip(missing, counts, strict=True) if n]
     if missing:
         raise ConfigError(
             f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "
