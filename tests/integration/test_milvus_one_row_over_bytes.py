@@ -6,9 +6,13 @@ characters, sent in UTF-8) came out under."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
 
 from vectordb.connector import connect
+from vectordb.connector.rows import RowBatch
 
 if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
@@ -58,3 +62,21 @@ def test_a_row_whose_request_is_over_max_batch_bytes_fails_alone(
         "(option max_batch_bytes)"
     )
     assert stored_ids(milvus_lite, collection_name) == ["small"]
+
+
+@pytest.mark.parametrize(
+    ("key", "metadata"),
+    [("neg", {"a": [-1] * 4000}), ("日" * 9000, {"a": [1]})],
+    ids=["negative_int64s", "cjk_key"],
+)
+def test_the_size_estimate_of_a_row_is_not_under_its_request(
+    milvus_lite: LiteServer, collection_name: str, key: str, metadata: dict[str, Any]
+) -> None:
+    make(milvus_lite, collection_name)
+    with connect(milvus_lite.uri, collection=collection_name) as client:
+        assert client.write([{"id": "small", "values": [1.0, 0.0], "metadata": {"a": [1]}}]).ok
+        backend = client.backend
+        batch = RowBatch(ids=[key], vectors=np.ones((1, 2), dtype=np.float32), metadata=[metadata])
+        sent = len(backend.request_for(batch).body)
+        estimate = int(backend.row_bytes(batch)[0]) + backend.limits.overhead_bytes
+    assert estimate >= sent
