@@ -543,6 +543,8 @@ class Client:
                 yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)
 
     def _split(self, batch: RowBatch, refused: list[BatchFailure]) -> Iterator[RowBatch]:
+        from .engine import oversize_row  # loaded with the engine, which every write has by now
+
         sizes = self.backend.row_bytes(batch)
         limits = self.backend.limits
         max_rows = self.max_rows if batch.op != DELETE else self.max_delete_rows
@@ -557,8 +559,7 @@ class Client:
                 refused.append(
                     batch.failure(
                         [piece],
-                        f"row is {encoded} bytes encoded (a request of it alone); a request takes at most "
-                        f"{self.max_bytes} ({self._bytes_limit})",
+                        oversize_row(encoded, self.max_bytes, self._bytes_limit),
                         error_type="Invalid",
                     )
                 )
