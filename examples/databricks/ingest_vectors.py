@@ -73,24 +73,28 @@ register(spark)  # spark: the notebook's session
 # MAGIC sources. Upserts add new ids and replace existing ones, so running the cell again changes nothing.
 # MAGIC
 # MAGIC Options are checked on the driver before any task starts (a typo fails in a second). `budget_tasks`
-# MAGIC divides the job-wide `max_rows_per_second` among the tasks that write at once.
+# MAGIC divides the job-wide `max_rows_per_second` among the tasks that write at once. Every write below
+# MAGIC takes the same `write_options`, so a row written again stores what it would have stored the first time.
 
 # COMMAND ----------
 
+write_options = {
+    "uri": uri,
+    "api_key": api_key,
+    "namespace": namespace,
+    "id_column": "id",
+    "vector_column": "embedding",
+    "metadata_columns": "title,url,updated_at",  # the table's other columns are not stored
+    "dimension": "1536",  # checked against the index before any task starts
+    "max_concurrency": "8",
+    "max_rows_per_second": "20000",  # the whole job, not per task...
+    "budget_tasks": "16",  # ...divided among this many tasks at once (executors x cores)
+}
 df = spark.table(source_table)
 
 (
     df.write.format("vectordb")
-    .option("uri", uri)
-    .option("api_key", api_key)
-    .option("namespace", namespace)
-    .option("id_column", "id")
-    .option("vector_column", "embedding")
-    .option("metadata_columns", "title,url,updated_at")
-    .option("dimension", "1536")  # checked against the index before any task starts
-    .option("max_concurrency", "8")
-    .option("max_rows_per_second", "20000")  # the whole job, not per task...
-    .option("budget_tasks", "16")  # ...divided among this many tasks at once (executors x cores)
+    .options(**write_options)
     .option("on_error", "dead_letter")
     .option("dead_letter_path", f"{volume}/dead_letters")
     .option("report_path", f"{volume}/reports")
@@ -128,17 +132,18 @@ for reason, rows in latest["reasons"]:
 # MAGIC %md
 # MAGIC ## Write the retryable ones again
 # MAGIC Rows that failed for a retryable reason (throttling that outlasted the retries, a timeout) can simply be
-# MAGIC written again; the others need their data fixed first.
+# MAGIC written again; the others need their data fixed first. A letter is not its row: `rows_from_letters` gives
+# MAGIC the rows back as the first write read them (the reason dropped), and the same `write_options` store the
+# MAGIC same columns (a letter holds every column of its row, also those `metadata_columns` leaves out).
 
 # COMMAND ----------
 
-retry = dead.where("retryable").drop("error", "retryable", "attempts")
+from vectordb.spark import rows_from_letters
+
+retry = rows_from_letters(dead.where("retryable"))  # id_column "id", as in write_options
 (
     retry.write.format("vectordb")
-    .option("uri", uri)
-    .option("api_key", api_key)
-    .option("namespace", namespace)
-    .option("vector_column", "embedding")
+    .options(**write_options)
     .option("on_error", "report")
     .option("report_path", f"{volume}/reports")
     .mode("append")
@@ -157,11 +162,7 @@ retry = dead.where("retryable").drop("error", "retryable", "attempts")
 query = (
     spark.readStream.table(source_table)
     .writeStream.format("vectordb")
-    .option("uri", uri)
-    .option("api_key", api_key)
-    .option("namespace", namespace)
-    .option("vector_column", "embedding")
-    .option("metadata_columns", "title,url,updated_at")
+    .options(**write_options)
     .option("on_error", "dead_letter")
     .option("dead_letter_path", f"{volume}/stream_dead_letters")  # one folder per streaming query
     .option("report_path", f"{volume}/stream_reports")
