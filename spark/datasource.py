@@ -131,8 +131,8 @@ class VectorDataSource(DataSource):
     - ``budget_tasks``: how many tasks write at once, to divide ``max_rows_per_second`` and
       ``max_bytes_per_second`` among; required with them. Default: none. Example: ``8``.
     - ``report_path``: a directory where each job (``job-<id>.json``) or micro-batch
-      (``batch-<n>.json``; in ``foreachBatch``, ``batch-<n>-<query>-<target>.json``, replaced when the
-      micro-batch runs again) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
+      (``batch-<n>-<query>.json``; in ``foreachBatch``, ``batch-<n>-<query>-<target>.json``, replaced when
+      the micro-batch runs again) leaves its report as JSON. Default: none. Example: ``/Volumes/main/default/reports``.
 
     Database options: each database's own, and its request sizes, are listed by
     ``python -m vectordb.connector.backends.registry`` (the README's database table); what they do,
@@ -189,54 +189,56 @@ class VectorWriter(DataSourceArrowWriter):
             return JobTaskReport(write_task(self.plan, iterator, job), job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        job, reports = self._job_of(messages)
+        job, reports = _job_of(messages, self.job)
         with _reason_first():
             commit_job(self.plan, reports, job, again=job != self.job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        job, reports = self._job_of(messages)
+        job, reports = _job_of(messages, self.job)
         abort_job(self.plan, reports, job)
-
-    def _job_of(
-        self, messages: Sequence[WriterCommitMessage | None]
-    ) -> tuple[str, list[WriterCommitMessage | None]]:
-        """The job the tasks wrote under (this writer's, where no task ran), and their reports."""
-        jobs = {m.job for m in messages if isinstance(m, JobTaskReport)}
-        if len(jobs) > 1:  # every task of one job sees the same properties
-            raise RuntimeError(f"the tasks of one write named different jobs: {sorted(jobs)}")
-        reports = [m.task if isinstance(m, JobTaskReport) else m for m in messages]
-        return (jobs.pop() if jobs else self.job), reports
 
 
 class VectorStreamWriter(_StreamWriterBase):
-    """Streaming writes: each micro-batch is a job named ``batch-<id>``.
+    """Streaming writes: each micro-batch is a job named ``batch-<id>-<query>``.
 
     A micro-batch replayed after a failure writes the same rows again: upserts by id make that
-    idempotent, and its dead-letter files and report take the same names, so they are replaced.
-    Spark makes a new writer for each commit, so nothing here may depend on the writer instance.
+    idempotent, and its dead-letter files and report take the same names (a query keeps its id across
+    restarts from its checkpoint), so they are replaced. ``<query>`` keeps apart the files of a query
+    started again without its checkpoint (a reload from the start, whose micro-batches are cut
+    differently) and of two queries sharing a path. Spark makes a new writer for each commit, so nothing
+    here may depend on the writer instance: the tasks, which see the query id, return the job's name.
     """
 
     def __init__(self, plan: WritePlan, schema: StructType) -> None:
         self.plan = plan
         self.schema = schema
 
-    def write(self, iterator: Iterator[Any]) -> TaskReport:
-        from pyspark import TaskContext
-
+    def write(self, iterator: Iterator[Any]) -> JobTaskReport:
         with _reason_first():
             _refuse_speculation()
-            context = TaskContext.get()
-            batch_id = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
-            job = _micro_batch_job(int(batch_id) if batch_id is not None else -1)
+            job = _stream_job()
             batches = iterator if STREAM_ARROW else _rows_to_arrow(iterator, self.schema)
-            return write_task(self.plan, batches, job)
+            return JobTaskReport(write_task(self.plan, batches, job), job)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        job, reports = _job_of(messages, _micro_batch_job(batchId))
         with _reason_first():
-            commit_job(self.plan, messages, _micro_batch_job(batchId), again=True)
+            commit_job(self.plan, reports, job, again=True)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        abort_job(self.plan, messages, _micro_batch_job(batchId))
+        job, reports = _job_of(messages, _micro_batch_job(batchId))
+        abort_job(self.plan, reports, job)
+
+
+def _job_of(
+    messages: Sequence[WriterCommitMessage | None], default: str
+) -> tuple[str, list[WriterCommitMessage | None]]:
+    """The job the tasks wrote under (``default``, where no task returned), and their reports."""
+    jobs = {m.job for m in messages if isinstance(m, JobTaskReport)}
+    if len(jobs) > 1:  # every task of one job sees the same properties
+        raise RuntimeError(f"the tasks of one write named different jobs: {sorted(jobs)}")
+    reports = [m.task if isinstance(m, JobTaskReport) else m for m in messages]
+    return (jobs.pop() if jobs else default), reports
 
 
 # the Python workers in which Spark's driver calls writer()/streamWriter() and commit(), and the one in which an
@@ -289,9 +291,8 @@ def _micro_batch_job(batch_id: int) -> str:
     return f"batch-{batch_id:06d}"
 
 
-def _foreach_batch_job(plan: WritePlan) -> str | None:
-    """In a task of a write inside ``foreachBatch``: the job named after the micro-batch, the query and the
-    write's target and options (the same in a run of the micro-batch again after a restart); ``None`` outside a micro-batch."""
+def _micro_batch_ids() -> tuple[str, str] | None:
+    """The batch id and the query id Spark set on this task's job; ``None`` outside a micro-batch."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -301,6 +302,27 @@ def _foreach_batch_job(plan: WritePlan) -> str | None:
     query_id = context.getLocalProperty(QUERY_ID_PROPERTY)
     if batch_id is None or query_id is None:
         return None
+    return batch_id, query_id
+
+
+def _stream_job() -> str:
+    """In a task of ``writeStream.format("vectordb")``: the job named after the micro-batch and the query,
+    ``batch-<n>-<query>``; the query's id stays with its checkpoint, so a micro-batch run again after a
+    restart takes the same name, and a reload without the checkpoint another."""
+    ids = _micro_batch_ids()
+    if ids is None:  # Spark sets both on every micro-batch's tasks; a task without them is no stream's
+        return _micro_batch_job(-1)
+    batch_id, query_id = ids
+    return f"{_micro_batch_job(int(batch_id))}-{query_id[:8]}"
+
+
+def _foreach_batch_job(plan: WritePlan) -> str | None:
+    """In a task of a write inside ``foreachBatch``: the job named after the micro-batch, the query and the
+    write's target and options (the same in a run of the micro-batch again after a restart); ``None`` outside a micro-batch."""
+    ids = _micro_batch_ids()
+    if ids is None:
+        return None
+    batch_id, query_id = ids
     # the target and every option set (their repr shows no credential): two writes of one micro-batch into one
     # report_path differing in any option (a namespace, an op column, the columns read) keep their own files;
     # the options as given, not as the target completed them, which a replay against a target that learnt
