@@ -455,6 +455,9 @@ class Client:
             self.dimension.named.update(self._agree_named_dimensions(dict(self.dimension.named)))
         else:
             self.backend.check_target(self.engine.transport, dimension)
+        capped = self.backend.request_rows()  # a server that takes fewer rows a request than the default
+        if capped is not None:
+            self.max_rows = min(self.max_rows, capped)
         self._target_checked = True
 
     def _stated_dimensions(self) -> dict[str, int | None]:

@@ -206,6 +206,11 @@ class Backend(ABC, Generic[OptionsT]):
         Backs ``Client.clear`` and Spark's ``mode("overwrite")``."""
         raise ConfigError(f"{self.name} cannot delete a target's rows")
 
+    def request_rows(self) -> int | None:
+        """After ``check_target``: at most this many rows a request, where the server said so and the
+        options did not choose a size (a Chroma server's pre-flight max_batch_size). Default: none."""
+        return None
+
     def resolved_options(self) -> dict[str, Any]:
         """After ``check_target``: options for the job's workers, so they skip what the driver
         learnt (a collection's id). The target's dimension is ``fixed_dimension``'s. Default: none."""

@@ -226,6 +226,9 @@ class ChromaBackend(Backend[ChromaOptions]):
             resolved["batch_size"] = capped
         return resolved
 
+    def request_rows(self) -> int | None:
+        return self._capped_rows()
+
     def _capped_rows(self) -> int | None:
         """The server's max_batch_size where it is below the default request rows and no batch_size was
         given (a server that takes fewer than 256 records a request), else ``None``."""
