@@ -136,12 +136,18 @@ class Client:
         self.backend: Backend[Any] = load_backend(options)
         # several vectors a row on a database that stores one: refused before anything is read or sent
         check_vector_support(self.backend, options)
+        inputs = tuple(self.backend.input_columns())
+        metadata_columns = None
+        if options.metadata_columns is not None:  # a backend's input column is read whatever they list
+            listed = tuple(options.metadata_columns)
+            metadata_columns = listed + tuple(c for _, c in inputs if c not in listed)
         self.spec = ColumnSpec(
             id_column=options.id_column,
             id_from=tuple(options.id_from or ()),
             vector_column=options.vector_column,
             sparse_column=options.sparse_column,
-            metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
+            metadata_columns=metadata_columns,
+            input_columns=inputs,
             namespace_column=options.namespace_column,
             op_column=options.op_column,
             vector_columns=tuple((options.vector_columns or {}).items()),

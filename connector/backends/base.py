@@ -211,6 +211,12 @@ class Backend(ABC, Generic[OptionsT]):
         options did not choose a size (a Chroma server's pre-flight max_batch_size). Default: none."""
         return None
 
+    def input_columns(self) -> list[tuple[str, str]]:
+        """(option, column) pairs this backend reads from a row's metadata (Chroma's document_column):
+        a column missing from the input is a ``ConfigError`` naming the option, on the driver, and the
+        column is read whatever option ``metadata_columns`` lists. Default: none."""
+        return []
+
     def resolved_options(self) -> dict[str, Any]:
         """After ``check_target``: options for the job's workers, so they skip what the driver
         learnt (a collection's id). The target's dimension is ``fixed_dimension``'s. Default: none."""

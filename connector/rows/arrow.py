@@ -201,6 +201,8 @@ def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
         )
         if c
     ]
+    if not spec.op_column:  # a delete-only input needs no backend column either
+        needed += list(spec.input_columns)
     needed += [("metadata_columns", c) for c in spec.metadata_columns or ()]
     for option, column in needed:
         if column not in names:

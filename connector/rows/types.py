@@ -140,6 +140,9 @@ class ColumnSpec:
     # either, vector_column is not read
     vector_columns: tuple[tuple[str, str], ...] = ()
     multi_vector_columns: tuple[tuple[str, str], ...] = ()
+    # (option, column) pairs the backend reads from a row's metadata (Backend.input_columns: Chroma's
+    # document_column): required in the input like the columns above, and read as metadata always
+    input_columns: tuple[tuple[str, str], ...] = ()
 
     @property
     def named(self) -> bool:
