@@ -3,10 +3,11 @@
 Requests. ``check_target`` makes two GETs per client: ``/api/v2/pre-flight-checks`` (the
 server's ``max_batch_size`` and whether it takes base64 vectors; a ``batch_size`` given above that
 size is a ``ConfigError``, and without one a driver hands its tasks that size as theirs) and the
-collection by name,
-whose id every upsert path needs (``POST …/collections/{id}/upsert``); the id is cached on the
-backend instance, and ``resolved_options()`` hands it (with the vector encoding) to clients that
-should ask nothing, e.g. Spark tasks after the driver's check. With ``create=true`` a missing
+collection by name, whose id every upsert path needs (``POST …/collections/{id}/upsert``); the id is
+cached on the backend instance, and ``resolved_options()`` hands it (with the vector encoding and
+``verify=false``) to clients that should ask nothing, e.g. Spark tasks after the driver's check. An
+option ``collection_id`` given otherwise is checked against the id found by name (the server has no
+lookup by id), so rows never go to another collection than the URI's and its dimension is checked. With ``create=true`` a missing
 collection is created (``get_or_create``, so concurrent tasks agree) with ``metric`` as its HNSW
 space: cosine → ``cosine``, euclidean → ``l2``, dotproduct → ``ip``. Without it a missing
 collection is a ``ConfigError``. ``max_concurrency`` defaults to 1 here: a single-node server
@@ -110,7 +111,10 @@ class ChromaOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     document_column: str | None = None  # a metadata column sent as Chroma's document instead
     auth_header: Literal["x-chroma-token", "authorization"] = "x-chroma-token"  # authorization: "Bearer KEY"
     vector_encoding: Literal["auto", "base64", "json"] = "auto"  # auto: base64 if the server takes it
-    collection_id: str | None = None  # known already (a Spark driver resolved it): no lookup by name
+    collection_id: str | None = None  # known already (a Spark driver resolved it)
+    # with collection_id: check it is the URI's collection's (one lookup by name, which also gives the
+    # dimension); false trusts it, as a driver's tasks do once the driver has checked it
+    verify: bool = True
     # A single-node server writes through one SQLite log: concurrent upserts only contend there (4 in
     # flight took 100-row batches from ~1,500 to ~200 vectors/s). Raise it for a distributed Chroma.
     max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
@@ -159,7 +163,9 @@ class ChromaBackend(Backend[ChromaOptions]):
         self._base64 = self._encoding == "base64"
         self._prefix = f"{API}/tenants/{quote(self.tenant, safe='')}/databases/{quote(self.database, safe='')}/collections"
         pinned = options.collection_id
-        self._target: _Collection | None = None if pinned is None else _Collection(id=pinned, dimension=None)
+        self._target: _Collection | None = None
+        if pinned is not None and not options.verify:  # a driver's hand-off: it checked the id
+            self._target = _Collection(id=pinned, dimension=None)
         self._checked = False
         self._server_max_rows: int | None = None  # the pre-flight max_batch_size, once read
 
@@ -205,6 +211,7 @@ class ChromaBackend(Backend[ChromaOptions]):
                 self._read_pre_flight(transport)
             if self._target is None:
                 self._target = self._find_collection(transport)
+                self._check_pinned_id(self._target.id)
             self._checked = True
         stored = None if self._target is None else self._target.dimension
         if dimension is not None and stored is not None and stored != dimension:
@@ -224,6 +231,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         resolved: dict[str, Any] = {
             "collection_id": self._target.id,
             "vector_encoding": "base64" if self._base64 else "json",
+            "verify": False,  # checked here: the tasks trust the id and ask nothing
         }
         capped = self._capped_rows()
         if capped is not None:  # the tasks ask no pre-flight: they learn the server's limit here
@@ -265,11 +273,26 @@ class ChromaBackend(Backend[ChromaOptions]):
                 f"set batch_size to {server_max} or less (it is {given})"
             )
 
+    def _check_pinned_id(self, found: str) -> None:
+        """Option collection_id must be the URI's collection's: an id of another collection would send the
+        rows there, and its dimension would go unchecked."""
+        pinned = self.options.collection_id
+        if pinned is not None and pinned.lower() != found.lower():
+            raise ConfigError(
+                f"option collection_id: {pinned!r} is not the id of {self._where()}, which is {found!r}; "
+                "leave collection_id out (the collection is found by name) or give the URI's collection's"
+            )
+
+    def _where(self) -> str:
+        return f"chroma collection {self.collection!r} (tenant {self.tenant!r}, database {self.database!r})"
+
     def _find_collection(self, transport: Transport) -> _Collection:
-        where = f"chroma collection {self.collection!r} (tenant {self.tenant!r}, database {self.database!r})"
+        where = self._where()
         try:
             found = self._get_json(transport, f"GET {self._prefix}/{quote(self.collection, safe='')}")
         except NotFound as exc:
+            if self.options.collection_id is not None:  # an id says the collection exists: never create one
+                raise ConfigError(f"option collection_id: {where} does not exist ({exc})") from None
             if not self.options.create:
                 raise ConfigError(f"{where} does not exist; set create=true to create it ({exc})") from None
             found = self._create_collection(transport, where)

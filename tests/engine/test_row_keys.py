@@ -112,7 +112,10 @@ def handler_for(model: Model, delay: Callable[[], float]) -> Callable[[WireReque
 
 URIS = {
     "pinecone": ("pinecone+grpc://127.0.0.1:1", {"verify": False}),
-    "chroma": ("chroma://127.0.0.1:8000/docs", {"collection_id": "c1", "vector_encoding": "json"}),
+    "chroma": (
+        "chroma://127.0.0.1:8000/docs",
+        {"collection_id": "c1", "vector_encoding": "json", "verify": False},
+    ),
     "qdrant": ("qdrant://127.0.0.1:6333/docs", {}),
 }
 

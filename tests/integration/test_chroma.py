@@ -474,7 +474,11 @@ def test_resolved_options_let_a_task_ask_the_server_nothing(recorder: Recorder) 
     with connect(uri) as driver:  # a Spark driver checks the target once...
         driver.backend.check_target(driver.engine.transport, None)
         pinned = driver.backend.resolved_options()
-    assert pinned == {"collection_id": "4c1b7f0e-0000-4000-8000-000000000001", "vector_encoding": "base64"}
+    assert pinned == {
+        "collection_id": "4c1b7f0e-0000-4000-8000-000000000001",
+        "vector_encoding": "base64",
+        "verify": False,
+    }
     seen.clear()
     assert write(uri, rows(2), **pinned).ok  # ...and a task given its answers only upserts
     assert [request for request, _ in seen] == [
@@ -491,7 +495,9 @@ def test_clear_sends_what_chromadbs_own_client_sends(recorder: Recorder) -> None
 
     uri, seen, bodies = recorder
     collection_id = "4c1b7f0e-0000-4000-8000-000000000001"
-    with connect(uri, collection_id=collection_id, vector_encoding="json", batch_size=50) as client:
+    with connect(
+        uri, collection_id=collection_id, vector_encoding="json", verify=False, batch_size=50
+    ) as client:
         client.clear("a")  # the recorder deletes nothing, so each clear is one request
         client.clear()
 
