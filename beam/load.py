@@ -98,6 +98,7 @@ from vectordb.connector.cli import (
     one_format,
     option_pairs,
     refuse_earlier_letters,
+    refuse_json_array,
     refuse_target_as_input,
     run_command,
     spark_reads,
@@ -111,6 +112,7 @@ from vectordb.connector.rows.types import agreed_length
 
 __all__ = [
     "build",
+    "check_json_lines",
     "check_parquet_schemas",
     "connector_options",
     "count_totals",
@@ -720,6 +722,23 @@ def check_parquet_schemas(
             checked.add(schema)
 
 
+def check_json_lines(files: Sequence[str]) -> None:
+    """Refuse a JSON Lines input file that is a JSON array (``refuse_json_array``) before the pipeline
+    runs: read a line at a time, such a file written one object a line wrote its last object and
+    failed the others.
+
+    Raises:
+        ConfigError: naming the file.
+    """
+    with ThreadPoolExecutor(max_workers=SCHEMA_READERS) as pool:  # a round trip each in a store
+        list(pool.map(_refuse_json_array, files))
+
+
+def _refuse_json_array(path: str) -> None:
+    with FileSystems.open(path) as stream:
+        refuse_json_array(path, stream)
+
+
 def _parquet_schema(path: str) -> pa.Schema:
     import pyarrow.parquet as pq
 
@@ -900,6 +919,8 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         args.folder = input_folder(args.input)
         args.input, args.input_format, args.files = resolve_input(args.input, args.input_format)
         args.partitions = partition_values(args.folder, args.files) if args.folder else {}
+        if args.input_format == "jsonl":  # always, not only where the dimension is learnt from them
+            check_json_lines(args.files)
     connector = connector_options(args)
     sink = WriteToVectorDB(uri, **sink_parameters(args, connector), **connector)
     check_dead_letter_folder(args, dead_letter_folder(sink))

@@ -16,7 +16,9 @@ Any other exception is a bug, and keeps its trace.
 Both read ``--input`` as Spark lists it (``local_files``, ``folder_files``: a folder's files at any depth,
 but for those Spark leaves out, ``left_out_by_spark``) and in one format (``one_format``): a file whose
 name says another format is refused, naming it, before anything is read; Spark would read it in the
-first one's format and fail its rows as garbage, or the job would skip it.
+first one's format and fail its rows as garbage, or the job would skip it. A JSON file that is a JSON
+array (its first non-blank character ``[``) is refused too, naming it (``refuse_json_array``): read a line
+at a time, its objects written one a line were written in part.
 
 The console scripts start here (``load_command``, ``beam_command``), so that a command whose extra
 is not installed says so in one line, with the ``pip install`` that fixes it, and exits with 2:
@@ -27,6 +29,7 @@ code runs. Nothing here imports pyspark or apache_beam.
 from __future__ import annotations
 
 import argparse
+import codecs
 import difflib
 import glob
 import importlib.util
@@ -37,12 +40,14 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
+from typing import IO
 
 from .errors import ConfigError, ConnectorError, DimensionMismatch, WriteFailed
 from .keys import without_password
 from .policy import HINT
 
 __all__ = [
+    "JSON_ARRAY",
     "NOT_JSON_LINES",
     "beam_command",
     "canonical_flags",
@@ -61,6 +66,7 @@ __all__ = [
     "option_pairs",
     "quiet_beam_import_warning",
     "refuse_earlier_letters",
+    "refuse_json_array",
     "refuse_target_as_input",
     "run_command",
     "running_as",
@@ -69,10 +75,15 @@ __all__ = [
     "unrecognized",
 ]
 
+# what both commands say of a JSON input that is not JSON Lines, after why
+_JSON_LINES_ADVICE = "a JSON array or a pretty-printed file is not read, write one object a line"
 # a JSON input of no JSON object a line (a JSON array, a pretty-printed file), in both commands' words
 NOT_JSON_LINES = (
-    "not JSON Lines (one JSON object a line): its first lines hold no JSON object; a JSON array or a "
-    "pretty-printed file is not read, write one object a line"
+    f"not JSON Lines (one JSON object a line): its first lines hold no JSON object; {_JSON_LINES_ADVICE}"
+)
+# a JSON input that starts with '[' (``refuse_json_array``), however its objects are laid out
+JSON_ARRAY = (
+    f"not JSON Lines (one JSON object a line): it starts with '[', a JSON array; {_JSON_LINES_ADVICE}"
 )
 # each command: the module whose main() it runs, the extra it needs, the modules that extra installs
 COMMANDS = {
@@ -275,6 +286,27 @@ def option_pairs(items: Sequence[str]) -> dict[str, str]:
             )
         options[key.strip()] = value
     return options
+
+
+def refuse_json_array(path: str, stream: IO[bytes]) -> None:
+    """Refuse a JSON input file whose first non-blank character is ``[`` (``stream``, opened by the
+    command, read up to it): a JSON array, whatever its layout. Written one object a line, each line
+    read alone parsed but for ``[`` and ``]``, so ``vectordb-load`` wrote the objects and failed those
+    two lines as garbage, and ``vectordb-beam`` wrote the last object only: both commands run this on
+    each file before Spark or the pipeline starts.
+
+    Raises:
+        ConfigError: naming the file (its password blanked), and what to write instead.
+    """
+    first = True
+    while chunk := stream.read(4096):
+        if first:  # a UTF-8 byte order mark, as some editors write it
+            chunk, first = chunk.removeprefix(codecs.BOM_UTF8), False
+        text = chunk.lstrip()
+        if text:
+            if text.startswith(b"["):
+                raise ConfigError(f"--input {without_password(path)!r}: {JSON_ARRAY}")
+            return
 
 
 def left_out_by_spark(name: str) -> bool:

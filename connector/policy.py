@@ -18,7 +18,8 @@ HINT = "Set on_error='report' or 'dead_letter' to keep the rows that did land wi
 def enforce(report: WriteReport, on_error: str, target: str) -> WriteReport:
     """Raise ``WriteFailed`` if the policy is ``fail`` and any row failed; else return the report."""
     if on_error == "fail" and not report.ok:
-        sample = ", ".join(map(str, report.failed_ids[:5]))
+        # a row that failed before its id was read (a line that is not JSON) has none: not "None"
+        sample = ", ".join("(no id)" if i is None else str(i) for i in report.failed_ids[:5])
         first = f" (first ids: {sample})" if sample else ""  # rows a bulk import only counted have no ids
         raise WriteFailed(
             f"{target}: {report.failed} of {report.written + report.failed} rows failed{first}; {report!r}. {HINT}",

@@ -59,6 +59,7 @@ from vectordb.connector.cli import (
     one_format,
     option_pairs,
     refuse_earlier_letters,
+    refuse_json_array,
     run_command,
     summary,
     unrecognized,
@@ -198,8 +199,9 @@ def no_java(why: str = "") -> None:
 def check_before_spark(args: argparse.Namespace) -> None:
     """What needs no Spark, checked before it starts (40 s or more on a busy machine): the embedded
     default's Milvus Lite installed, the format of ``--input`` known and one for all of its files (a
-    local folder's and glob's each, as Spark lists them: ``local_files``), and its local paths matching
-    files. An input in another store is taken by its name alone.
+    local folder's and glob's each, as Spark lists them: ``local_files``), its local paths matching
+    files, and no local JSON file a JSON array (``refuse_json_array``). An input in another store is
+    taken by its name alone.
 
     Raises:
         MissingExtra, ConfigError.
@@ -229,6 +231,11 @@ def check_before_spark(args: argparse.Namespace) -> None:
     missing = [path for path in local if not glob.glob(path)]
     if missing:  # Spark's own refusal is a page of trace
         raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
+    if fmt == "json":  # every file of the inputs is read as JSON: one format (one_format)
+        for _, files in inputs:
+            for path in (path for path in files if "://" not in path):
+                with open(path, "rb") as stream:
+                    refuse_json_array(path, stream)
 
 
 LETTER_FILES = "job-*-part-*.parquet"  # the names the commit gives a job's dead letters (spark/commit.py)

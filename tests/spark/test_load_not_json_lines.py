@@ -30,8 +30,8 @@ def test_a_json_array_file_is_named_as_not_json_lines(
     path.write_text(json.dumps(rows, indent=2))
     assert main(["--input", str(path), "--uri", grpc_server.uri, *extra]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"vectordb-load: ConfigError: --input {str(path)!r}: not JSON Lines (one JSON object a line): its "
-        "first lines hold no JSON object; a JSON array or a pretty-printed file is not read, write one "
+        f"vectordb-load: ConfigError: --input {str(path)!r}: not JSON Lines (one JSON object a line): it "
+        "starts with '[', a JSON array; a JSON array or a pretty-printed file is not read, write one "
         "object a line (--debug shows the trace)"
     )
     assert grpc_server.arrived().final == {}
