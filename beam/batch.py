@@ -93,6 +93,7 @@ class VectorBatch:
             sparse=sparse,
             metadata=None if self.metadata is None else list(self.metadata),  # every row's a JSON object
             namespaces=self.namespaces,
+            own_namespaces=True,
         )
 
     def dead_letters(

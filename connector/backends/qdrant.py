@@ -262,8 +262,6 @@ class QdrantBackend(Backend[QdrantOptions]):
         # or found through it; refuse() makes each namespace's key the first time a batch brings it
         self._shard_transport: Transport | None = None
         self._shard_keys_made: set[str] = set()
-        # namespace_mode=shard_key: a batch has named its shard key (rows of their own namespace, dicts' key)
-        self._rows_name_shard_keys = False
 
     def describe(self) -> str:
         return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
@@ -414,19 +412,17 @@ class QdrantBackend(Backend[QdrantOptions]):
         return batch.without(reasons)
 
     def _no_shard_key(self, batch: RowBatch) -> BatchFailure | None:
-        """With ``namespace_mode=shard_key``, a batch of no namespace: a ``ConfigError`` when nothing has
-        given one (no option ``namespace`` or ``namespace_column``, and no row of its own namespace so far:
-        before any row is sent), else the failure of its rows alone (null or ``""`` cells of
-        ``namespace_column``, dict rows without a ``namespace`` among rows with one), never the write's."""
+        """With ``namespace_mode=shard_key``, a batch of no namespace: the failure of its rows alone where
+        rows could name one (null or ``""`` cells of ``namespace_column``; dict rows and Beam elements
+        without a ``namespace``, wherever they come in the write), else a ``ConfigError``: nothing could give
+        one (no option ``namespace`` or ``namespace_column``, no call namespace, rows that cannot carry one),
+        raised at the first batch, before any row is sent."""
         opts = self.options
-        if opts.namespace_mode != "shard_key":
-            return None
-        if batch.namespace:
-            self._rows_name_shard_keys = True
+        if opts.namespace_mode != "shard_key" or batch.namespace:
             return None
         if opts.namespace_column:
             reason = _NO_ROW_SHARD_KEY.format(what=f"option namespace_column {opts.namespace_column!r}: the")
-        elif self._rows_name_shard_keys:
+        elif batch.own_namespaces:
             reason = _NO_ROW_SHARD_KEY.format(what="the")
         else:
             what = "a delete without a namespace" if batch.op == DELETE else "a write without a namespace"

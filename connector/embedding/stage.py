@@ -560,6 +560,7 @@ def _slice_columns(cols: Columns, start: int, stop: int) -> Columns:
         sparse=None if cols.sparse is None else cols.sparse[start:stop],
         metadata=None if cols.metadata is None else cols.metadata[start:stop],
         namespaces=None if cols.namespaces is None else cols.namespaces[start:stop],
+        own_namespaces=cols.own_namespaces,
     )
 
 
@@ -578,7 +579,17 @@ def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: li
         flat[np.repeat(~filled, new_lengths)] = cols.flat[np.repeat(~filled, lengths)]
         flat[np.repeat(filled, new_lengths)] = vectors.reshape(-1)
         nulls = cols.null_vector & ~filled
-        cols = Columns(n, cols.ids, flat, offsets, nulls, cols.sparse, cols.metadata, cols.namespaces)
+        cols = Columns(
+            n,
+            cols.ids,
+            flat,
+            offsets,
+            nulls,
+            cols.sparse,
+            cols.metadata,
+            cols.namespaces,
+            own_namespaces=cols.own_namespaces,
+        )
         lengths = new_lengths
     if not drop:
         return cols
@@ -597,6 +608,7 @@ def _columns_with(cols: Columns, rows: np.ndarray, vectors: np.ndarray, drop: li
         sparse=None if cols.sparse is None else [cols.sparse[i] for i in kept],
         metadata=None if cols.metadata is None else [cols.metadata[i] for i in kept],
         namespaces=None if cols.namespaces is None else [cols.namespaces[i] for i in kept],
+        own_namespaces=cols.own_namespaces,
     )
 
 

@@ -826,7 +826,14 @@ def _group(
         kept_ids = cols.ids if every else [cols.ids[i] for i in rows]
         if delete:  # an id is all a delete needs
             out.batches.append(
-                RowBatch(ids=kept_ids, vectors=None, namespace=ns, positions=positions_kept, op=DELETE)
+                RowBatch(
+                    ids=kept_ids,
+                    vectors=None,
+                    namespace=ns,
+                    positions=positions_kept,
+                    op=DELETE,
+                    own_namespaces=cols.own_namespaces,
+                )
             )
             continue
         vectors = None
@@ -850,6 +857,7 @@ def _group(
                     name: _multi_vectors(column, rows, every, dim.named[name])
                     for name, column in cols.multi.items()
                 },
+                own_namespaces=cols.own_namespaces,
             )
         )
     return out

@@ -385,6 +385,7 @@ def columns_of(rows: Sequence[Row | NamedRow | Refused], namespace: str | None =
         sparse if any_sparse else None,
         metadata,
         namespaces if mixed_namespaces else None,
+        own_namespaces=True,
     )
 
 

@@ -228,6 +228,7 @@ class RowBatch:
     op: Op = UPSERT
     named_vectors: dict[str, np.ndarray] = field(default_factory=dict)  # name -> (n, dim) float32
     multi_vectors: dict[str, MultiVectors] = field(default_factory=dict)
+    own_namespaces: bool = False  # ``Columns.own_namespaces`` of the rows' input
 
     def __post_init__(self) -> None:
         if self.positions is None:
@@ -252,6 +253,7 @@ class RowBatch:
             op=self.op,
             named_vectors={name: m[start:stop] for name, m in self.named_vectors.items()},
             multi_vectors={name: m.slice(start, stop) for name, m in self.multi_vectors.items()},
+            own_namespaces=self.own_namespaces,
         )
 
     def str_ids(self) -> tuple[str, ...]:
@@ -290,6 +292,7 @@ class RowBatch:
             op=self.op,
             named_vectors={name: m[list(rows)] for name, m in self.named_vectors.items()},
             multi_vectors={name: m.take(rows) for name, m in self.multi_vectors.items()},
+            own_namespaces=self.own_namespaces,
         )
 
     def without(self, reasons: Mapping[int, str]) -> tuple[RowBatch | None, list[BatchFailure]]:
@@ -339,6 +342,9 @@ class Columns:
     vector_column: str | None = None
     sparse_column: str | None = None
     named_columns: dict[str, str] = field(default_factory=dict)  # vector name -> its input column
+    # rows that may name their own namespace (dict rows, Beam elements): one that names none fails alone
+    # where a namespace is needed, never the write, which its neighbours may well give
+    own_namespaces: bool = False
 
 
 class DenseColumn(NamedTuple):

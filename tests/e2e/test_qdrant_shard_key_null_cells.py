@@ -87,7 +87,7 @@ def test_a_write_nothing_could_name_a_shard_key_for_stops_before_any_row(
     options = {k: v for k, v in OPTIONS.items() if k != "namespace_column"}
     with connect(server.uri(transport, "c"), **options) as client:
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a write without a namespace"):
-            client.write([{"id": i, "values": VALUES} for i in range(10)])
+            client.write(pa.table({"id": list(range(10)), "values": [VALUES] * 10}))  # rows name none
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a delete without a namespace"):
             client.delete([1])
     assert not server.store.exists("c") or not server.store.points("c")

@@ -4,6 +4,7 @@ namespace is a ConfigError, not a request every row of which fails."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from tests.e2e.conftest import QDRANT_TRANSPORTS, three_d_rows
@@ -35,7 +36,7 @@ def test_each_shard_key_keeps_its_points_and_updates_name_one(
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a clear of every namespace"):
             c.clear()
         with pytest.raises(ConfigError, match="namespace_mode=shard_key: a write without a namespace"):
-            c.write(three_d_rows(1))
+            c.write(pa.table({"id": [0], "values": [[1.0, 0, 0]]}))  # rows that cannot name one
         c.delete([0], namespace="a")
         assert sorted(qdrant_module_server.store.points_by_shard(collection)) == [
             ("a", 1),
