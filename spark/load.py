@@ -75,11 +75,10 @@ EXAMPLES = "examples:\n" + (__doc__ or "").split("\n\n")[1]  # the docstring's, 
 DEFAULT_URI = "./vectors.db"
 # how this command keeps failed rows from failing it (``run_command``'s ``policy_hint``)
 POLICY_HINT = (
-    "Give --on-error report, or --on-error dead_letter with --dead-letter-path DIR, "
-    "to keep the rows that did land without failing."
+    "Give --dead-letter-path DIR, or --on-error report, to keep the rows that did land without failing."
 )
 # the last line of a job whose failed rows no dead letter keeps (on_error=report): the commit's file names
-KEEP_HINT = keep_hint("--on-error dead_letter --dead-letter-path DIR", "DIR/job-*-part-*.parquet")
+KEEP_HINT = keep_hint("--dead-letter-path DIR", "DIR/job-*-part-*.parquet")
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
 EMBED_ARGS = (  # argument -> writer option: the same name
     "text_column",
@@ -122,8 +121,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--namespace", help="namespace/partition for every row")
     parser.add_argument("--id-column", default="id")
     parser.add_argument("--vector-column", default="values")
-    parser.add_argument("--on-error", choices=("fail", "report", "dead_letter"), default="fail")
-    parser.add_argument("--dead-letter-path", help="folder for failed rows (with --on-error dead_letter)")
+    parser.add_argument(
+        "--on-error",
+        choices=("fail", "report", "dead_letter"),
+        help="what failed rows do (default fail; dead_letter with --dead-letter-path)",
+    )
+    parser.add_argument("--dead-letter-path", help="folder for failed rows (implies --on-error dead_letter)")
     parser.add_argument("--no-create", action="store_true", help="do not create a missing collection")
     parser.add_argument(
         "--overwrite",
@@ -167,6 +170,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if embedding_given and args.sample is not None:
         parser.error("--sample generates vectors: embedding takes --input files with a text column")
     given = {item.partition("=")[0].strip().lower() for item in args.option}  # --option keys, not values
+    if args.dead_letter_path and args.on_error not in (None, "dead_letter"):  # the folder would stay empty
+        parser.error("--dead-letter-path is written only with --on-error dead_letter")
+    if args.on_error is None:  # as vectordb-beam's --dead_letters: the folder says what failed rows do
+        args.on_error = "dead_letter" if args.dead_letter_path else "fail"
     if args.on_error == "dead_letter" and not (args.dead_letter_path or "dead_letter_path" in given):
         parser.error("--on-error dead_letter writes failed rows to files: give --dead-letter-path DIR")
     return args
@@ -236,6 +243,22 @@ def check_before_spark(args: argparse.Namespace) -> None:
             for path in (path for path in files if "://" not in path):
                 with open(path, "rb") as stream:
                     refuse_json_array(path, stream)
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Parse the options the write will take, as the data source's writer does but without asking the
+    target, before Spark starts (``load`` calls it first): a misspelt ``--option`` name, or a bad
+    value, is one line at once, not after Spark's 40 s or more.
+
+    Raises:
+        ConfigError: naming the option at fault; MissingExtra: the backend's extra not installed.
+    """
+    from vectordb.connector.client import resolve_options
+    from vectordb.spark.options import parse_spark_options, split_options
+
+    connector, adapter = split_options(command_options(args, tempfile.gettempdir()))
+    parse_spark_options(adapter)
+    resolve_options(connector)
 
 
 LETTER_FILES = "job-*-part-*.parquet"  # the names the commit gives a job's dead letters (spark/commit.py)
@@ -554,6 +577,23 @@ def named_vectors(extra: dict[str, str]) -> bool:
 
 
 def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
+    """The write's options: the command's (``command_options``) and, where the job creates the
+    collection with no dimension given, the input's (``common_dimension``)."""
+    options = command_options(args, report_dir)
+    extra = extra_options(args)
+    if not args.no_create and not (
+        args.embed_url is not None or named_vectors(extra) or "dimension" in extra
+    ):
+        # the dimension lets the driver create (or check) the collection before any task starts
+        options["dimension"] = str(
+            args.dim if args.sample is not None else common_dimension(df, args.vector_column)
+        )
+    return options
+
+
+def command_options(args: argparse.Namespace, report_dir: str) -> dict[str, str]:
+    """The write's options the flags and ``--option`` give, read before Spark starts (no dimension
+    learnt from the input: ``writer_options``)."""
     extra = extra_options(args)
     named = named_vectors(extra)
     options = {
@@ -577,14 +617,8 @@ def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[s
             options[name] = str(getattr(args, name))
     if args.overwrite:
         options["allow_overwrite"] = "true"
-    if not args.no_create and (args.embed_url is not None or named or "dimension" in extra):
-        options["create"] = "true"  # the model's probe, vector_dimensions or the option gives it
-    elif not args.no_create:
+    if not args.no_create:  # the dimension: the model's probe, vector_dimensions, the option or the input's
         options["create"] = "true"
-        # the dimension lets the driver create (or check) the collection before any task starts
-        options["dimension"] = str(
-            args.dim if args.sample is not None else common_dimension(df, args.vector_column)
-        )
     options.update(extra)
     return options
 
@@ -694,6 +728,7 @@ def load(args: argparse.Namespace) -> int:
 
     args.uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on executors
     uri_database(args.uri)  # a URI that is neither SCHEME://… nor a path fails before Spark starts
+    check_options(args)
     check_before_spark(args)
     try:
         spark, ours = session(args.master)

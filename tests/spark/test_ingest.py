@@ -112,8 +112,8 @@ def test_failed_rows_make_the_exit_code_and_the_summary(
     assert "failed:   1 x Rejected: " in out
     # how this command keeps failed rows from failing it: its flags, not the API's on_error=
     assert err.splitlines()[-1] == (
-        "vectordb-load: rows failed, which fails the job. Give --on-error report, or --on-error dead_letter "
-        "with --dead-letter-path DIR, to keep the rows that did land without failing."
+        "vectordb-load: rows failed, which fails the job. Give --dead-letter-path DIR, or --on-error report, "
+        "to keep the rows that did land without failing."
     )
 
 
@@ -179,7 +179,7 @@ def test_a_connector_error_in_sparks_python_worker_is_one_line_and_status_2(
     ]
     assert main([*argv, "--debug"]) == 2
     err = capsys.readouterr().err
-    assert "Traceback (most recent call last):" in err and "AnalysisException" in err
+    assert "Traceback (most recent call last):" in err and "AnalysisException" not in err  # before Spark
     assert err.splitlines()[-1].startswith("vectordb-load: ConfigError: invalid options: unknown option")
     assert grpc_server.arrived().requests == []
 

@@ -23,8 +23,8 @@ def test_report_names_the_flags_that_keep_failed_rows_and_where_they_go(
     out, err = capsys.readouterr()
     assert "written:  48 of 50 rows (2 failed)" in out
     assert err.strip().splitlines()[-1] == (
-        "vectordb-load: 2 rows failed and no dead letters keep them. Give --on-error dead_letter "
-        "--dead-letter-path DIR to keep the failed rows, with their reasons, in DIR/job-*-part-*.parquet."
+        "vectordb-load: 2 rows failed and no dead letters keep them. Give --dead-letter-path DIR to keep "
+        "the failed rows, with their reasons, in DIR/job-*-part-*.parquet."
     )
 
     # the flags it names keep them, in the files it names; and then it says nothing of keeping them
