@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -723,20 +724,27 @@ def check_parquet_schemas(
 
 
 def check_json_lines(files: Sequence[str]) -> None:
-    """Refuse a JSON Lines input file that is a JSON array (``refuse_json_array``) before the pipeline
-    runs: read a line at a time, such a file written one object a line wrote its last object and
-    failed the others.
+    """Refuse a JSON Lines input file that is a JSON array (``refuse_json_array``), or whose first lines
+    hold no JSON object (a pretty-printed file), before the pipeline runs, whatever gives the dimension:
+    read a line at a time, an array written one object a line wrote its last object and failed the
+    others, and a pretty-printed file failed every line.
 
     Raises:
         ConfigError: naming the file.
     """
     with ThreadPoolExecutor(max_workers=SCHEMA_READERS) as pool:  # a round trip each in a store
-        list(pool.map(_refuse_json_array, files))
+        list(pool.map(_check_json_lines_file, files))
 
 
-def _refuse_json_array(path: str) -> None:
+def _check_json_lines_file(path: str) -> None:
     with FileSystems.open(path) as stream:
         refuse_json_array(path, stream)
+    with FileSystems.open(path) as stream:
+        try:
+            for _ in _line_lengths(itertools.islice(stream, NOT_JSON_LINES_AFTER), "values"):
+                pass
+        except ConfigError as exc:
+            raise ConfigError(f"--input {without_password(path)!r}: {exc}") from None
 
 
 def _parquet_schema(path: str) -> pa.Schema:

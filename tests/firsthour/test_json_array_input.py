@@ -81,3 +81,21 @@ def test_a_failed_row_without_an_id_is_named_no_id() -> None:
     with pytest.raises(WriteFailed) as caught:
         enforce(WriteReport(failed=2, failures=[failure]), "fail", "target")
     assert "2 of 2 rows failed (first ids: (no id), b);" in str(caught.value)
+
+
+def test_vectordb_beam_refuses_a_pretty_printed_file_whatever_gives_the_dimension(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vectordb.beam.load import main
+    from vectordb.connector.cli import NOT_JSON_LINES
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "pretty.json"
+    path.write_text('{\n  "id": "a",\n  "values": [1.0, 2.0]\n}\n')
+    assert main(["--input", str(path), "--uri", str(tmp_path / "beam.db"), "--dim", "2"]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert (
+        last
+        == f"vectordb-beam: ConfigError: --input {str(path)!r}: {NOT_JSON_LINES} (--debug shows the trace)"
+    )
+    assert not (tmp_path / "beam.db").exists()
