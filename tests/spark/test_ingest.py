@@ -165,11 +165,12 @@ def test_the_collection_takes_the_most_common_length_not_the_first_rows(
     assert "written:  4 of 5 rows (1 failed)" in out and "vector has 2 dimensions" in out
 
 
-def test_a_connector_error_in_sparks_python_worker_is_one_line_and_status_2(
+def test_a_misspelt_option_is_one_line_and_status_2_before_spark_reads(
     spark: Any, grpc_server: ServerHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The data source's checks run in a Python worker Spark starts: the error comes back as the text of
-    Spark's own exception, the worker's trace inside; the job prints the error alone."""
+    """The --option pairs are parsed before Spark is asked (check_options): the error alone, its trace
+    under --debug with no Spark exception in it. An error only Spark's Python worker finds is
+    tests/spark/test_load_worker_error_one_line.py's."""
     argv = ["--sample", "10", "--dim", "4", "--uri", grpc_server.uri, "--option", "bach_size=5"]
     assert main(argv) == 2
     err = capsys.readouterr().err
