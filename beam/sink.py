@@ -541,7 +541,10 @@ class _ReadFn(beam.DoFn):
         if isinstance(row, Refusal):
             self._counts.add("failed", 1)
             letter = row.dead_letter
-            failure = BatchFailure(ids=(str(letter["id"]),), error=letter["error"], error_type="Invalid")
+            row_id = letter["id"]  # None: the element had none ("(no id)" in the error, not "None")
+            failure = BatchFailure(
+                ids=(None if row_id is None else str(row_id),), error=letter["error"], error_type="Invalid"
+            )
             enforce(WriteReport(failed=1, failures=[failure]), self._on_error, self._target)
             return [TaggedOutput("refused", letter)]
         return row
