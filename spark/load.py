@@ -32,8 +32,11 @@ refused) is one line and exit status 2; ``--debug`` shows its trace.
 from __future__ import annotations
 
 import argparse
+import bz2
 import fnmatch
 import glob
+import gzip
+import io
 import json
 import os
 import pkgutil
@@ -43,9 +46,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from vectordb.connector.cli import (
     NOT_JSON_LINES,
@@ -80,6 +84,13 @@ POLICY_HINT = (
 # the last line of a job whose failed rows no dead letter keeps (on_error=report): the commit's file names
 KEEP_HINT = keep_hint("--dead-letter-path DIR", "DIR/job-*-part-*.parquet")
 FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv"}
+# the codecs Spark's text reader picks by a file's extension (Hadoop's CompressionCodecFactory): those the
+# standard library opens, and those whose files are left unchecked before Spark starts
+CODECS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    ".gz": ("gzip", gzip.open),
+    ".bz2": ("bzip2", bz2.open),
+}
+UNCHECKED_CODECS = frozenset({".deflate", ".lz4", ".snappy", ".zst"})
 EMBED_ARGS = (  # argument -> writer option: the same name
     "text_column",
     "embed_url",
@@ -207,8 +218,9 @@ def check_before_spark(args: argparse.Namespace) -> None:
     """What needs no Spark, checked before it starts (40 s or more on a busy machine): the embedded
     default's Milvus Lite installed, the format of ``--input`` known and one for all of its files (a
     local folder's and glob's each, as Spark lists them: ``local_files``), its local paths matching
-    files, and no local JSON file a JSON array (``refuse_json_array``). An input in another store is
-    taken by its name alone.
+    files, and no local JSON file a JSON array (``refuse_json_array``, on its text decompressed as Spark
+    reads it: ``open_as_spark_reads``). A ``file:`` URI is a local path (``local_path``); an input in
+    another store is taken by its name alone.
 
     Raises:
         MissingExtra, ConfigError.
@@ -229,20 +241,67 @@ def check_before_spark(args: argparse.Namespace) -> None:
         raise ConfigError(f"cannot tell the format of {first}: give --format parquet|json|csv")
     # Spark reads every input in one format: a Parquet file read as JSON dies in a task, naming neither,
     # or its rows fail as garbage ('_corrupt_record')
-    inputs = [(path, [path] if "://" in path else local_files(path)) for path in args.input]
-    if args.format is not None or "://" not in first:  # else its name says it, or it is taken as Parquet
+    inputs = [
+        (path, [path] if local is None else local_files(local)) for path, local in local_paths(args.input)
+    ]
+    if args.format is not None or local_path(first) is not None:  # else its name says it, or it is Parquet
         one_format(inputs, stated_format, args.format, flag="--format")  # the first file's: named
     else:
         one_format(inputs, stated_format, fmt, flag="--format", set_by=repr(without_password(first)))
-    local = [path for path in args.input if "://" not in path]
-    missing = [path for path in local if not glob.glob(path)]
+    missing = [path for path, local in local_paths(args.input) if local is not None and not glob.glob(local)]
     if missing:  # Spark's own refusal is a page of trace
         raise ConfigError(f"--input: nothing matches {', '.join(map(repr, missing))}")
     if fmt == "json":  # every file of the inputs is read as JSON: one format (one_format)
-        for _, files in inputs:
-            for path in (path for path in files if "://" not in path):
-                with open(path, "rb") as stream:
+        for given, files in inputs:
+            if local_path(given) is None:  # another store's: not opened here
+                continue
+            for path in files:
+                with open_as_spark_reads(path) as stream:  # decompressed, as Spark reads it
                     refuse_json_array(path, stream)
+
+
+def local_path(path: str) -> str | None:
+    """The local path an ``--input`` names, ``None`` for one in another store: Spark reads ``file:///x``
+    and ``file:/x`` as ``/x``, so they are listed and checked as ``/x`` is (``file://host/x`` is not here)."""
+    if path.startswith("file://"):
+        rest = path.removeprefix("file://")
+        return rest if rest.startswith("/") else None
+    if path.startswith("file:"):
+        return path.removeprefix("file:")
+    return None if "://" in path else path
+
+
+def local_paths(paths: Sequence[str]) -> list[tuple[str, str | None]]:
+    """Each ``--input`` as given and its ``local_path``."""
+    return [(path, local_path(path)) for path in paths]
+
+
+def open_as_spark_reads(path: str) -> IO[bytes]:
+    """A local file opened as Spark's text reader reads it: decompressed by its extension's codec
+    (``.gz``, ``.bz2``), or empty for a codec the standard library lacks (``.zst``), whose compressed
+    bytes say nothing of its first line.
+
+    Raises:
+        ConfigError: naming the file, when it is not what its extension says (Spark's task fails on it).
+    """
+    from vectordb.connector.errors import ConfigError
+    from vectordb.connector.options import without_password
+
+    suffix = Path(path).suffix.lower()
+    if suffix in UNCHECKED_CODECS:
+        return io.BytesIO()
+    if suffix not in CODECS:
+        return open(path, "rb")
+    name, opener = CODECS[suffix]
+    stream = opener(path)
+    try:  # the check reads the first few KiB: a bad header or block fails here, not in refuse_json_array
+        stream.peek(1)
+    except (OSError, EOFError, zlib.error) as exc:
+        stream.close()
+        raise ConfigError(
+            f"--input {without_password(path)!r}: not {name} data (its extension says it is): {exc}"
+        ) from None
+    return stream
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -541,17 +600,24 @@ def vector_column_types(extra: dict[str, str]) -> dict[str, str]:
 def input_format(path: str) -> str | None:
     """The format of a local file's extension; of a local folder or glob, its first data file's as Spark
     lists them (``local_files``: part files, partition folders); of an input in another store, its
-    extension's, else Parquet (``s3://bucket/embeddings/``)."""
-    if "://" in path:
+    extension's, else Parquet (``s3://bucket/embeddings/``). A ``file:`` URI is a local path (``local_path``)."""
+    local = local_path(path)
+    if local is None:
         return stated_format(path) or "parquet"
+    path = local
     if os.path.isfile(path) or not glob.glob(path):  # a file, or a name that matches none (refused later)
         return stated_format(path)
     return next(filter(None, map(stated_format, local_files(path))), None)
 
 
 def stated_format(path: str) -> str | None:
-    """The format ``path``'s name says (a file's extension), else ``None``."""
-    return FORMATS.get(Path(path.rstrip("/")).suffix.lower())
+    """The format ``path``'s name says (a file's extension), else ``None``. A text format's may be followed
+    by a codec's (``rows.json.gz``, as Spark writes it with option ``compression``): Spark decompresses."""
+    name = Path(path.rstrip("/"))
+    if name.suffix.lower() in CODECS.keys() | UNCHECKED_CODECS:
+        name = name.with_suffix("")
+        return fmt if (fmt := FORMATS.get(name.suffix.lower())) in ("json", "csv") else None
+    return FORMATS.get(name.suffix.lower())
 
 
 def sample_frame(spark: Any, n: int, dim: int, partitions: int | None) -> Any:
