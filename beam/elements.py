@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from vectordb.connector.client import column_spec
 from vectordb.connector.dead_letters import letter_with_row
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.rows.dicts import DictReader, NamedRow, Refused, Row, Sparse
@@ -81,17 +82,20 @@ class ElementReader(DictReader):
 
     @classmethod
     def from_options(cls, options: BackendOptions, content_key: str | None = "content") -> ElementReader:
+        """The reader of the options' elements: the client's columns (``client.column_spec``), so a
+        backend's input column (Chroma's document_column) is read whatever metadata_columns lists."""
+        spec = column_spec(options)
         return cls(
-            id_column=options.id_column,
-            id_from=tuple(options.id_from or ()),
-            vector_column=options.vector_column,
-            sparse_key=options.sparse_column or "sparse_values",
-            namespace_key=options.namespace_column or "namespace",
-            metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
+            id_column=spec.id_column,
+            id_from=spec.id_from,
+            vector_column=spec.vector_column,
+            sparse_key=spec.sparse_column or "sparse_values",
+            namespace_key=spec.namespace_column or "namespace",
+            metadata_columns=spec.metadata_read,
             namespace=options.namespace,
             op_key=options.op_column or DEFAULT_OP_KEY,
-            vector_columns=tuple((options.vector_columns or {}).items()),
-            multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
+            vector_columns=spec.vector_columns,
+            multi_vector_columns=spec.multi_vector_columns,
             content_key=content_key,
             item_op_key=options.op_column,
         )

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .embedding.stage import EmbeddingStage
     from .engine import Engine
 
-__all__ = ["Client", "TargetPrepared", "connect", "load_backend", "resolve_options"]
+__all__ = ["Client", "TargetPrepared", "column_spec", "connect", "load_backend", "resolve_options"]
 
 DELETE_ROWS = 1000  # ids per delete request by default (a database that takes fewer: its limit)
 # Client.delete prepares its ids in chunks of this many requests' worth: a chunk's checks (each id's
@@ -118,6 +118,26 @@ def _connect(raw: dict[str, Any]) -> Client:
     return client
 
 
+def column_spec(options: BackendOptions, backend: Backend[Any] | None = None) -> ColumnSpec:
+    """Which input columns hold what, from the options and the backend's input columns (Chroma's
+    document_column): the client's readers and the Beam sink's read rows by this one spec, so neither
+    drops a column the other reads. ``backend``: the options' own, if already made."""
+    if backend is None:
+        backend = load_backend(options)
+    return ColumnSpec(
+        id_column=options.id_column,
+        id_from=tuple(options.id_from or ()),
+        vector_column=options.vector_column,
+        sparse_column=options.sparse_column,
+        metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
+        input_columns=tuple(backend.input_columns()),
+        namespace_column=options.namespace_column,
+        op_column=options.op_column,
+        vector_columns=tuple((options.vector_columns or {}).items()),
+        multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class TargetPrepared:
     """What ``Client.prepare_target`` did: options for the workers, and what it cleared (for the log)."""
@@ -136,23 +156,7 @@ class Client:
         self.backend: Backend[Any] = load_backend(options)
         # several vectors a row on a database that stores one: refused before anything is read or sent
         check_vector_support(self.backend, options)
-        inputs = tuple(self.backend.input_columns())
-        metadata_columns = None
-        if options.metadata_columns is not None:  # a backend's input column is read whatever they list
-            listed = tuple(options.metadata_columns)
-            metadata_columns = listed + tuple(c for _, c in inputs if c not in listed)
-        self.spec = ColumnSpec(
-            id_column=options.id_column,
-            id_from=tuple(options.id_from or ()),
-            vector_column=options.vector_column,
-            sparse_column=options.sparse_column,
-            metadata_columns=metadata_columns,
-            input_columns=inputs,
-            namespace_column=options.namespace_column,
-            op_column=options.op_column,
-            vector_columns=tuple((options.vector_columns or {}).items()),
-            multi_vector_columns=tuple((options.multi_vector_columns or {}).items()),
-        )
+        self.spec = column_spec(options, self.backend)
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
         self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)

@@ -527,8 +527,9 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> tuple[list[Any], dict
 def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
     """The metadata columns: option ``metadata_columns``, else every column the spec does not use; never
     Spark's ``_corrupt_record``, whose rows fail (``_corrupt_records``)."""
-    if spec.metadata_columns is not None:
-        return [c for c in spec.metadata_columns if c != CORRUPT_RECORD]
+    read = spec.metadata_read
+    if read is not None:
+        return [c for c in read if c != CORRUPT_RECORD]
     used = spec.used()
     return [c for c in names if c not in used and c != CORRUPT_RECORD]
 

@@ -128,7 +128,7 @@ class DictReader:
             vector_column=spec.vector_column,
             sparse_key=spec.sparse_column or "sparse_values",
             namespace_key=spec.namespace_column or "namespace",
-            metadata_columns=spec.metadata_columns,
+            metadata_columns=spec.metadata_read,
             namespace=namespace,
             op_key=spec.op_column,
             vector_columns=spec.vector_columns,

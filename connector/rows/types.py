@@ -39,6 +39,7 @@ __all__ = [
     "plain_datetime64",
     "ranges",
     "text_ids",
+    "with_input_columns",
 ]
 
 # Fixed namespace for ids derived with ``id_from``: the same values give the same id on every
@@ -125,6 +126,18 @@ class RowRules:
         return value  # refused by the checks (None, a float, ...), or hashed as it is
 
 
+def with_input_columns(
+    metadata_columns: Sequence[str] | None, input_columns: Sequence[tuple[str, str]]
+) -> tuple[str, ...] | None:
+    """``metadata_columns`` with the backend's input columns (``(option, column)`` pairs) they leave out:
+    the one rule the client's readers and the Beam sink's share, so a document column the option does not
+    list is read everywhere (left out, every document was dropped). ``None`` stays ``None``: every column."""
+    if metadata_columns is None:
+        return None
+    listed = tuple(metadata_columns)
+    return listed + tuple(c for _, c in input_columns if c not in listed)
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnSpec:
     """Which input columns hold what; built from the options."""
@@ -142,7 +155,14 @@ class ColumnSpec:
     multi_vector_columns: tuple[tuple[str, str], ...] = ()
     # (option, column) pairs the backend reads from a row's metadata (Backend.input_columns: Chroma's
     # document_column): required in the input like the columns above, and read as metadata always
+    # (``metadata_read``); kept apart from metadata_columns, the user's option, so errors name the right one
     input_columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def metadata_read(self) -> tuple[str, ...] | None:
+        """The columns read as metadata: option ``metadata_columns`` (``None``: every column not used)
+        with the backend's input columns it does not list (``with_input_columns``)."""
+        return with_input_columns(self.metadata_columns, self.input_columns)
 
     @property
     def named(self) -> bool:

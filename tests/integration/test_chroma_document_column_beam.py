@@ -1,0 +1,34 @@
+"""Chroma's ``document_column`` through the Beam sink on the DirectRunner, against a real Chroma server: the
+sink's reader reads the columns the client does (``client.column_spec``), so the document is stored whatever
+``metadata_columns`` lists (the reader dropped it first: every document lost, no error)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import apache_beam as beam
+
+from vectordb.beam import WriteToVectorDB
+
+if TYPE_CHECKING:
+    from tests.integration.chroma_server import ChromaServer
+
+ROWS = [
+    {"id": "a", "values": [0.5, 1.0, 2.0, 3.0], "body": "hello", "rank": 1},
+    {"id": "b", "values": [1.5, 1.0, 2.0, 3.0], "body": "world", "rank": 2},
+]
+
+
+def run(uri: str, **options: Any) -> None:
+    with beam.Pipeline(runner="DirectRunner") as pipeline:
+        _ = pipeline | beam.Create(ROWS) | WriteToVectorDB(uri, **options)
+
+
+def test_beam_stores_the_document_whatever_metadata_columns_lists(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    collection = chroma_client.create_collection(chroma_collection)
+    run(chroma_server.uri(chroma_collection), document_column="body", metadata_columns=["rank"])
+    got = collection.get(include=["documents", "metadatas"])
+    stored = sorted(zip(got["ids"], got["documents"], got["metadatas"], strict=True))
+    assert stored == [("a", "hello", {"rank": 1}), ("b", "world", {"rank": 2})]
