@@ -201,13 +201,18 @@ def _require_columns(names: Sequence[str], spec: ColumnSpec) -> None:
         )
         if c
     ]
-    if not spec.op_column:  # a delete-only input needs no backend column either
-        needed += list(spec.input_columns)
+    # a backend's input column (Chroma's document_column) even with op_column: which rows upsert is not
+    # known here, and skipped, a misspelt name stored no document and said nothing; checked before
+    # metadata_columns, which the user never listed it in
+    needed += spec.input_columns
     needed += [("metadata_columns", c) for c in spec.metadata_columns or ()]
     for option, column in needed:
         if column not in names:
+            hint = ""
+            if spec.op_column and (option, column) in spec.input_columns:
+                hint = f"; an input of deletes only reads no {option}: leave the option out"
             raise ConfigError(
-                f"option {option}: no column {column!r} in the input (columns: {', '.join(names)})"
+                f"option {option}: no column {column!r} in the input (columns: {', '.join(names)}){hint}"
             )
     if len(set(names)) != len(names):  # which of them is the row's? (Arrow itself cannot say by name)
         twice = sorted({name for name in names if names.count(name) > 1})

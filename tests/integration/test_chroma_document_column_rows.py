@@ -1,0 +1,40 @@
+"""A misspelt ``document_column`` on a real Chroma server is a ``ConfigError`` naming the option for Arrow input
+with ``op_column`` (its column check skipped the option there, and every row was stored with no document,
+silently). With ``metadata_columns`` as well, the error names document_column, not metadata_columns (the user
+never listed the column there)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pytest
+
+from vectordb.connector import ConfigError, connect
+
+if TYPE_CHECKING:
+    from tests.integration.chroma_server import ChromaServer
+
+ROWS = [
+    {"id": "a", "values": [0.5, 1.0, 2.0, 3.0], "body": "hello", "rank": 1, "op": "upsert"},
+    {"id": "b", "values": [1.5, 1.0, 2.0, 3.0], "rank": 2, "op": "upsert"},
+]
+
+
+@pytest.mark.parametrize("extra", [{}, {"metadata_columns": ["rank"]}])
+def test_arrow_with_op_column_lacking_the_document_column_names_the_option(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str, extra: dict[str, Any]
+) -> None:
+    collection = chroma_client.create_collection(chroma_collection)
+    with (
+        pytest.raises(
+            ConfigError,
+            match=r"option document_column: no column 'bdy' in the input .*an input of deletes only reads no "
+            r"document_column",
+        ),
+        connect(
+            chroma_server.uri(chroma_collection), document_column="bdy", op_column="op", **extra
+        ) as client,
+    ):
+        client.write(pa.Table.from_pylist(ROWS))
+    assert collection.count() == 0
