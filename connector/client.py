@@ -45,6 +45,7 @@ from .rows import (
     prepare_columns,
     prepare_dicts,
 )
+from .rows.dicts import check_input_columns
 from .rows.ops import CODES
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class Client:
         # several vectors a row on a database that stores one: refused before anything is read or sent
         check_vector_support(self.backend, options)
         self.spec = column_spec(options, self.backend)
+        self._inputs_seen = False  # a row held every backend input column (``check_input_columns``)
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)
         self.max_bytes = min(options.max_batch_bytes or limits.default_bytes, limits.max_bytes)
@@ -548,9 +550,19 @@ class Client:
                 yield chunk
                 continue
             rows, positions = chunk.rows, chunk.positions
+            # rows with no schema: the first with upserts show whether a backend input column's name is one
+            # they hold (``check_input_columns``); once one did, the name is right for every later write
+            check = not self._inputs_seen
             if isinstance(rows, list):
-                yield prepare_dicts(rows, self.spec, rules, self.dimension, namespace, positions)
+                prepared = prepare_dicts(
+                    rows, self.spec, rules, self.dimension, namespace, positions, check_inputs=check
+                )
+                if check and any(batch.op != DELETE for batch in prepared.batches):
+                    self._inputs_seen = True
+                yield prepared
             elif isinstance(rows, Columns):
+                if check:
+                    self._inputs_seen = check_input_columns(rows, self.spec)
                 yield prepare_columns(rows, rules, self.dimension, namespace, positions=positions)
             else:
                 yield prepare_arrow(rows, self.spec, rules, self.dimension, namespace, positions)

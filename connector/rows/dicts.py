@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
 
+from ..errors import ConfigError
 from .checks import assemble
 from .floats import excerpt, float32_vector, json_multi_vector, vector_problem
 from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
@@ -46,7 +47,16 @@ from .types import (
     offsets_of,
 )
 
-__all__ = ["DictReader", "NamedRow", "Refused", "Row", "columns_of", "prepare_columns", "prepare_dicts"]
+__all__ = [
+    "DictReader",
+    "NamedRow",
+    "Refused",
+    "Row",
+    "check_input_columns",
+    "columns_of",
+    "prepare_columns",
+    "prepare_dicts",
+]
 
 Sparse = tuple[np.ndarray, np.ndarray]  # (int64 indices, float32 values); checked by assemble
 # one row's multi-vector: (its vectors' floats, each vector's length, which vectors are null); checked by assemble
@@ -422,6 +432,32 @@ def _multi_column(values: Sequence[MultiRow | None], n: int) -> MultiColumn:
     return MultiColumn(flat, offsets_of(lengths)[:-1], lengths, inner_nulls, offsets_of(counts), nulls)
 
 
+def check_input_columns(cols: Columns, spec: ColumnSpec, refused: Container[int] = ()) -> bool:
+    """Whether ``cols`` has an upsert row (not in ``refused``) that holds every backend input column
+    (Chroma's document_column); a ``ConfigError`` naming the option when it has upsert rows and none holds
+    one. A row may lack it (a row without a document), but no row holding it is a misspelt name, which
+    stored no document and said nothing. Dicts and Beam elements have no schema to check, so their rows
+    are: ``False`` when there was no upsert row to tell by."""
+    if not spec.input_columns:
+        return True
+    metadata, ops, delete = cols.metadata, cols.ops, CODES[DELETE]
+    upserts: list[Mapping[str, Any]] = []
+    for i in range(cols.n):
+        md = None if metadata is None else metadata[i]
+        if i in refused or type(md) is DeleteMark or (ops is not None and ops[i] == delete):
+            continue
+        upserts.append(md or {})
+    if not upserts:
+        return False
+    for option, column in spec.input_columns:
+        if not any(column in md for md in upserts):
+            raise ConfigError(
+                f"option {option}: no row to upsert has a column {column!r} (none of {len(upserts)} read); "
+                "check the name"
+            )
+    return True
+
+
 def prepare_dicts(
     rows: Sequence[Mapping[str, Any]],
     spec: ColumnSpec,
@@ -429,14 +465,18 @@ def prepare_dicts(
     dim: DimensionState,
     namespace: str | None = None,
     positions: np.ndarray | None = None,
+    *,
+    check_inputs: bool = False,
 ) -> Prepared:
     """Check and convert dicts ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}``
-    (``positions``: their offsets in the write's input)."""
+    (``positions``: their offsets in the write's input); ``check_inputs``: ``check_input_columns`` too."""
     reader = DictReader.from_spec(spec, namespace)
     read_row = reader.read_named if spec.named else reader.read_record
     read = [read_row(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
     cols = columns_of(read, namespace)
+    if check_inputs:
+        check_input_columns(cols, spec, refused)
     cols.named_columns = dict(spec.vector_columns + spec.multi_vector_columns)
     return prepare_columns(cols, rules, dim, namespace, refused, positions)
 

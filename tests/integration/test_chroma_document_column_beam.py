@@ -1,12 +1,14 @@
 """Chroma's ``document_column`` through the Beam sink on the DirectRunner, against a real Chroma server: the
 sink's reader reads the columns the client does (``client.column_spec``), so the document is stored whatever
-``metadata_columns`` lists (the reader dropped it first: every document lost, no error)."""
+``metadata_columns`` lists (the reader dropped it first: every document lost, no error), and a name no
+element holds is a ``ConfigError`` naming the option (it was silent)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import apache_beam as beam
+import pytest
 
 from vectordb.beam import WriteToVectorDB
 
@@ -32,3 +34,12 @@ def test_beam_stores_the_document_whatever_metadata_columns_lists(
     got = collection.get(include=["documents", "metadatas"])
     stored = sorted(zip(got["ids"], got["documents"], got["metadatas"], strict=True))
     assert stored == [("a", "hello", {"rank": 1}), ("b", "world", {"rank": 2})]
+
+
+def test_beam_refuses_a_document_column_no_element_holds(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    collection = chroma_client.create_collection(chroma_collection)
+    with pytest.raises(Exception, match="option document_column: no row to upsert has a column 'bdy'"):
+        run(chroma_server.uri(chroma_collection), document_column="bdy")
+    assert collection.count() == 0

@@ -1,7 +1,8 @@
-"""A misspelt ``document_column`` on a real Chroma server is a ``ConfigError`` naming the option for Arrow input
-with ``op_column`` (its column check skipped the option there, and every row was stored with no document,
-silently). With ``metadata_columns`` as well, the error names document_column, not metadata_columns (the user
-never listed the column there)."""
+"""A misspelt ``document_column`` on a real Chroma server is a ``ConfigError`` naming the option for dict rows
+(no schema: when no row to upsert holds it; a row may lack it alone) and for Arrow input with ``op_column``
+(its column check skipped the option there); both stored every row with no document, silently. With
+``metadata_columns`` as well, the error names document_column, not metadata_columns (the user never listed
+the column there)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,35 @@ ROWS = [
     {"id": "a", "values": [0.5, 1.0, 2.0, 3.0], "body": "hello", "rank": 1, "op": "upsert"},
     {"id": "b", "values": [1.5, 1.0, 2.0, 3.0], "rank": 2, "op": "upsert"},
 ]
+
+
+def stored(collection: Any) -> list[tuple[str, str | None]]:
+    got = collection.get(include=["documents"])
+    return sorted(zip(got["ids"], got["documents"], strict=True))
+
+
+def test_dict_rows_none_holding_the_document_column_are_refused_naming_it(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    collection = chroma_client.create_collection(chroma_collection)
+    uri = chroma_server.uri(chroma_collection)
+    with (
+        pytest.raises(ConfigError, match="option document_column: no row to upsert has a column 'bdy'"),
+        connect(uri, document_column="bdy") as client,
+    ):
+        client.write(ROWS)
+    assert collection.count() == 0
+    with connect(uri, document_column="body", metadata_columns=["rank"]) as client:  # "b" has none: fine
+        assert client.write(ROWS).ok
+    assert stored(collection) == [("a", "hello"), ("b", None)]
+
+
+def test_dict_deletes_alone_need_no_document(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    chroma_client.create_collection(chroma_collection)
+    with connect(chroma_server.uri(chroma_collection), document_column="bdy", op_column="op") as client:
+        assert client.write([{"id": "a", "op": "delete"}]).ok
 
 
 @pytest.mark.parametrize("extra", [{}, {"metadata_columns": ["rank"]}])
