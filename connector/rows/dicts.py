@@ -432,12 +432,17 @@ def _multi_column(values: Sequence[MultiRow | None], n: int) -> MultiColumn:
     return MultiColumn(flat, offsets_of(lengths)[:-1], lengths, inner_nulls, offsets_of(counts), nulls)
 
 
+# upsert rows, none holding a backend input column, that make its name a misspelling rather than rows without
+# one (a stream's first bundle may be one row that has no document)
+INPUT_COLUMN_SAMPLE = 100
+
+
 def check_input_columns(cols: Columns, spec: ColumnSpec, refused: Container[int] = ()) -> bool:
     """Whether ``cols`` has an upsert row (not in ``refused``) that holds every backend input column
     (Chroma's document_column); a ``ConfigError`` naming the option when it has upsert rows and none holds
     one. A row may lack it (a row without a document), but no row holding it is a misspelt name, which
     stored no document and said nothing. Dicts and Beam elements have no schema to check, so their rows
-    are: ``False`` when there was no upsert row to tell by."""
+    are: ``False`` when there were too few upsert rows to tell by (``INPUT_COLUMN_SAMPLE``)."""
     if not spec.input_columns:
         return True
     metadata, ops, delete = cols.metadata, cols.ops, CODES[DELETE]
@@ -447,7 +452,7 @@ def check_input_columns(cols: Columns, spec: ColumnSpec, refused: Container[int]
         if i in refused or type(md) is DeleteMark or (ops is not None and ops[i] == delete):
             continue
         upserts.append(md or {})
-    if not upserts:
+    if len(upserts) < INPUT_COLUMN_SAMPLE:  # a few rows without a document are rows without one
         return False
     for option, column in spec.input_columns:
         if not any(column in md for md in upserts):

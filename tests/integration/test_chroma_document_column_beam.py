@@ -21,9 +21,9 @@ ROWS = [
 ]
 
 
-def run(uri: str, **options: Any) -> None:
+def run(uri: str, rows: list[dict[str, Any]] = ROWS, **options: Any) -> None:
     with beam.Pipeline(runner="DirectRunner") as pipeline:
-        _ = pipeline | beam.Create(ROWS) | WriteToVectorDB(uri, **options)
+        _ = pipeline | beam.Create(rows) | WriteToVectorDB(uri, **options)
 
 
 def test_beam_stores_the_document_whatever_metadata_columns_lists(
@@ -41,5 +41,6 @@ def test_beam_refuses_a_document_column_no_element_holds(
 ) -> None:
     collection = chroma_client.create_collection(chroma_collection)
     with pytest.raises(Exception, match="option document_column: no row to upsert has a column 'bdy'"):
-        run(chroma_server.uri(chroma_collection), document_column="bdy")
+        many = [dict(ROWS[0], id=f"r{i}") for i in range(100)]  # INPUT_COLUMN_SAMPLE, none with 'bdy'
+        run(chroma_server.uri(chroma_collection), many, document_column="bdy", rows_per_batch=100)
     assert collection.count() == 0

@@ -32,12 +32,17 @@ def test_dict_rows_none_holding_the_document_column_are_refused_naming_it(
 ) -> None:
     collection = chroma_client.create_collection(chroma_collection)
     uri = chroma_server.uri(chroma_collection)
+    many = [dict(ROWS[1], id=f"r{i}") for i in range(100)]  # INPUT_COLUMN_SAMPLE rows, none with 'bdy'
     with (
         pytest.raises(ConfigError, match="option document_column: no row to upsert has a column 'bdy'"),
         connect(uri, document_column="bdy") as client,
     ):
-        client.write(ROWS)
+        client.write(many)
     assert collection.count() == 0
+    with connect(uri, document_column="bdy") as client:  # a few rows without one: rows without a document
+        assert client.write(many[:99]).ok
+    assert collection.count() == 99
+    collection.delete(ids=[row["id"] for row in many[:99]])
     with connect(uri, document_column="body", metadata_columns=["rank"]) as client:  # "b" has none: fine
         assert client.write(ROWS).ok
     assert stored(collection) == [("a", "hello"), ("b", None)]
