@@ -119,19 +119,19 @@ def _connect(raw: dict[str, Any]) -> Client:
     return client
 
 
-def column_spec(options: BackendOptions, backend: Backend[Any] | None = None) -> ColumnSpec:
+def column_spec(options: BackendOptions) -> ColumnSpec:
     """Which input columns hold what, from the options and the backend's input columns (Chroma's
     document_column): the client's readers and the Beam sink's read rows by this one spec, so neither
-    drops a column the other reads. ``backend``: the options' own, if already made."""
-    if backend is None:
-        backend = load_backend(options)
+    drops a column the other reads. Asks the backend's class, not a backend: the Beam sink builds its
+    reader where a key may not be at hand yet (a Beam ``Secret`` is fetched on the workers)."""
+    backend = backend_class(uri_database(options.uri))
     return ColumnSpec(
         id_column=options.id_column,
         id_from=tuple(options.id_from or ()),
         vector_column=options.vector_column,
         sparse_column=options.sparse_column,
         metadata_columns=None if options.metadata_columns is None else tuple(options.metadata_columns),
-        input_columns=tuple(backend.input_columns()),
+        input_columns=tuple(backend.input_columns(options)),
         namespace_column=options.namespace_column,
         op_column=options.op_column,
         vector_columns=tuple((options.vector_columns or {}).items()),
@@ -157,7 +157,7 @@ class Client:
         self.backend: Backend[Any] = load_backend(options)
         # several vectors a row on a database that stores one: refused before anything is read or sent
         check_vector_support(self.backend, options)
-        self.spec = column_spec(options, self.backend)
+        self.spec = column_spec(options)
         self._inputs_seen = False  # a row held every backend input column (``check_input_columns``)
         limits = self.backend.limits
         self.max_rows = min(options.batch_size or limits.default_rows, limits.max_rows)

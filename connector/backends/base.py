@@ -211,10 +211,12 @@ class Backend(ABC, Generic[OptionsT]):
         options did not choose a size (a Chroma server's pre-flight max_batch_size). Default: none."""
         return None
 
-    def input_columns(self) -> list[tuple[str, str]]:
-        """(option, column) pairs this backend reads from a row's metadata (Chroma's document_column):
-        a column missing from the input is a ``ConfigError`` naming the option, on the driver, and the
-        column is read whatever option ``metadata_columns`` lists. Default: none."""
+    @classmethod
+    def input_columns(cls, options: BackendOptions) -> list[tuple[str, str]]:
+        """(option, column) pairs a backend with ``options`` reads from a row's metadata (Chroma's
+        document_column): a column missing from the input is a ``ConfigError`` naming the option, on the
+        driver, and the column is read whatever option ``metadata_columns`` lists. Of the class: a
+        reader is built where no backend can be (no key yet). Default: none."""
         return []
 
     def resolved_options(self) -> dict[str, Any]:

@@ -169,9 +169,11 @@ class ChromaBackend(Backend[ChromaOptions]):
         self._checked = False
         self._server_max_rows: int | None = None  # the pre-flight max_batch_size, once read
 
-    def input_columns(self) -> list[tuple[str, str]]:
+    @classmethod
+    def input_columns(cls, options: BackendOptions) -> list[tuple[str, str]]:
         """The document column: a name that is no input column would leave every document out unsaid."""
-        return [] if self.document_column is None else [("document_column", self.document_column)]
+        column = getattr(options, "document_column", None)  # ChromaOptions' own
+        return [] if column is None else [("document_column", column)]
 
     def describe(self) -> str:
         where = (
