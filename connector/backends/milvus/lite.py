@@ -115,16 +115,21 @@ def ensure_server(path: str, *, idle_timeout_s: float | None = None, start_timeo
         if state is not None:
             if _answers(state.address, timeout_s=5.0):
                 return _remember(data_dir, state)
-            # alive but silent: shutting down (a few seconds), busy (a loaded machine), or wedged; let it
-            # go before starting another, and if it stays, ask it again until the deadline
+            # alive but silent: shutting down (a few seconds), frozen (its process stopped: told at once), or
+            # busy (a loaded machine: asked again until the deadline); let it go before starting another
             if not _wait_gone(data_dir, min(deadline, time.monotonic() + SHUTDOWN_WAIT_S)):
-                if _answers(state.address, timeout_s=max(1.0, deadline - time.monotonic())):
+                frozen = _process_stopped(state.pid)
+                if not frozen and _answers(state.address, timeout_s=max(1.0, deadline - time.monotonic())):
                     return _remember(data_dir, state)
+                why = (
+                    "its process is stopped"
+                    if frozen
+                    else f"not in start_timeout_s, {start_timeout_s:.0f} s: on a machine this busy give it longer"
+                )
                 raise ConnectError(
-                    f"Milvus Lite server for {data_dir} (pid {state.pid}) holds the data but did not answer in "
-                    f"{start_timeout_s:.0f} s (start_timeout_s), nor went away: on a machine this busy give it "
-                    "longer; if it is wedged, stop it (vectordb.connector.backends.milvus.lite.stop) or kill "
-                    f"pid {state.pid}"
+                    f"Milvus Lite server for {data_dir} (pid {state.pid}) holds the data but does not answer "
+                    f"({why}), nor went away in {SHUTDOWN_WAIT_S:.0f} s: stop it "
+                    f"(vectordb.connector.backends.milvus.lite.stop) or kill pid {state.pid}"
                 )
         state = _spawn(data_dir, _idle_default(idle_timeout_s), deadline)
         if not _answers(state.address, timeout_s=max(1.0, deadline - time.monotonic())):
@@ -267,6 +272,17 @@ def _answers(address: str, *, timeout_s: float) -> bool:
         return False
     finally:
         channel.close()
+
+
+def _process_stopped(pid: int) -> bool:
+    """The process is stopped (SIGSTOP, a debugger: state T or t in Linux's ``/proc``), so no wait makes it
+    answer; ``False`` where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
 
 
 def _wait_gone(data_dir: str, deadline: float) -> bool:
