@@ -201,9 +201,8 @@ class Engine:
                             (part.slice(0, middle), None),
                         ]  # left first
                         continue
-                    if (
-                        len(encoded.body) > limit
-                    ):  # one row: sent, it broke the option (or the server refused it)
+                    # one row: sent, it broke the option (or the server refused it)
+                    if len(encoded.body) > limit:
                         self._too_big(part, len(encoded.body), report)
                         continue
                     yield _Sending(part, report, encoded)

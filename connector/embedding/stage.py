@@ -161,9 +161,8 @@ class EmbeddingStage:
         dimension: int | None = None,
     ) -> None:
         self.options, self.spec, self.text_column = options, spec, text_column
-        self.dimension = (
-            dimension  # the write's (option dimension, or the model's learnt by a driver's probe)
-        )
+        # the write's (option dimension, or the model's learnt by a driver's probe)
+        self.dimension = dimension
         self._client: EmbeddingClient | None = None
         window_inputs = WINDOW_PER_SLOT * options.max_concurrency * options.batch_size
         # whole upsert requests per piece: upsert batches do not span pieces, so a piece of 1,024 rows
