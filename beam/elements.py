@@ -84,18 +84,10 @@ class ElementReader(DictReader):
     def from_options(cls, options: BackendOptions, content_key: str | None = "content") -> ElementReader:
         """The reader of the options' elements: the client's columns (``client.column_spec``), so a
         backend's input column (Chroma's document_column) is read whatever metadata_columns lists."""
-        spec = column_spec(options)
-        return cls(
-            id_column=spec.id_column,
-            id_from=spec.id_from,
-            vector_column=spec.vector_column,
-            sparse_key=spec.sparse_column or "sparse_values",
-            namespace_key=spec.namespace_column or "namespace",
-            metadata_columns=spec.metadata_read,
-            namespace=options.namespace,
+        return cls.from_spec(
+            column_spec(options),
+            options.namespace,
             op_key=options.op_column or DEFAULT_OP_KEY,
-            vector_columns=spec.vector_columns,
-            multi_vector_columns=spec.multi_vector_columns,
             content_key=content_key,
             item_op_key=options.op_column,
         )

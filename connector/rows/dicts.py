@@ -24,7 +24,7 @@ import dataclasses
 import uuid
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import numpy as np
 import orjson
@@ -131,18 +131,23 @@ class DictReader:
         set_(self, "_rest_is_metadata", self.metadata_columns is None)
 
     @classmethod
-    def from_spec(cls, spec: ColumnSpec, namespace: str | None = None) -> DictReader:
+    def from_spec(cls, spec: ColumnSpec, namespace: str | None = None, **fields: Any) -> Self:
+        """The reader of ``spec``'s columns; ``fields`` set a subclass's own or replace these (the Beam
+        sink's reader: its op key's default, its ``Chunk``s' content key)."""
         return cls(
-            id_column=spec.id_column,
-            id_from=spec.id_from,
-            vector_column=spec.vector_column,
-            sparse_key=spec.sparse_column or "sparse_values",
-            namespace_key=spec.namespace_column or "namespace",
-            metadata_columns=spec.metadata_read,
-            namespace=namespace,
-            op_key=spec.op_column,
-            vector_columns=spec.vector_columns,
-            multi_vector_columns=spec.multi_vector_columns,
+            **{
+                "id_column": spec.id_column,
+                "id_from": spec.id_from,
+                "vector_column": spec.vector_column,
+                "sparse_key": spec.sparse_column or "sparse_values",
+                "namespace_key": spec.namespace_column or "namespace",
+                "metadata_columns": spec.metadata_read,
+                "namespace": namespace,
+                "op_key": spec.op_column,
+                "vector_columns": spec.vector_columns,
+                "multi_vector_columns": spec.multi_vector_columns,
+                **fields,
+            }
         )
 
     def read_id(self, record: Mapping[str, Any]) -> Any:
