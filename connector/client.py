@@ -43,9 +43,8 @@ from .rows import (
     input_chunks,
     prepare_arrow,
     prepare_columns,
-    prepare_dicts,
 )
-from .rows.dicts import check_input_columns
+from .rows.dicts import check_input_columns, read_dicts
 from .rows.ops import CODES
 
 if TYPE_CHECKING:
@@ -554,12 +553,10 @@ class Client:
             # they hold (``check_input_columns``); once one did, the name is right for every later write
             check = not self._inputs_seen
             if isinstance(rows, list):
-                prepared = prepare_dicts(
-                    rows, self.spec, rules, self.dimension, namespace, positions, check_inputs=check
-                )
-                if check and any(batch.op != DELETE for batch in prepared.batches):
-                    self._inputs_seen = True
-                yield prepared
+                cols, refused = read_dicts(rows, self.spec, namespace)
+                if check:  # until a chunk had enough upsert rows to tell (a first write may be a few)
+                    self._inputs_seen = check_input_columns(cols, self.spec, refused)
+                yield prepare_columns(cols, rules, self.dimension, namespace, refused, positions)
             elif isinstance(rows, Columns):
                 if check:
                     self._inputs_seen = check_input_columns(rows, self.spec)

@@ -56,6 +56,7 @@ __all__ = [
     "columns_of",
     "prepare_columns",
     "prepare_dicts",
+    "read_dicts",
 ]
 
 Sparse = tuple[np.ndarray, np.ndarray]  # (int64 indices, float32 values); checked by assemble
@@ -443,9 +444,9 @@ INPUT_COLUMN_SAMPLE = 100
 
 
 def check_input_columns(cols: Columns, spec: ColumnSpec, refused: Container[int] = ()) -> bool:
-    """Whether ``cols`` has an upsert row (not in ``refused``) that holds every backend input column
-    (Chroma's document_column); a ``ConfigError`` naming the option when it has upsert rows and none holds
-    one. A row may lack it (a row without a document), but no row holding it is a misspelt name, which
+    """Whether each backend input column (Chroma's document_column) is held by an upsert row of ``cols``
+    (not in ``refused``): the name is then right; a ``ConfigError`` naming the option when none of enough
+    upsert rows holds one. A row may lack it (a row without a document), but no row holding it is a misspelt name, which
     stored no document and said nothing. Dicts and Beam elements have no schema to check, so their rows
     are: ``False`` when there were too few upsert rows to tell by (``INPUT_COLUMN_SAMPLE``)."""
     if not spec.input_columns:
@@ -457,14 +458,15 @@ def check_input_columns(cols: Columns, spec: ColumnSpec, refused: Container[int]
         if i in refused or type(md) is DeleteMark or (ops is not None and ops[i] == delete):
             continue
         upserts.append(md or {})
-    if len(upserts) < INPUT_COLUMN_SAMPLE:  # a few rows without a document are rows without one
-        return False
     for option, column in spec.input_columns:
-        if not any(column in md for md in upserts):
-            raise ConfigError(
-                f"option {option}: no row to upsert has a column {column!r} (none of {len(upserts)} read); "
-                "check the name"
-            )
+        if any(column in md for md in upserts):
+            continue
+        if len(upserts) < INPUT_COLUMN_SAMPLE:  # a few rows without a document are rows without one
+            return False
+        raise ConfigError(
+            f"option {option}: no row to upsert has a column {column!r} (none of {len(upserts)} read); "
+            "check the name"
+        )
     return True
 
 
@@ -475,20 +477,25 @@ def prepare_dicts(
     dim: DimensionState,
     namespace: str | None = None,
     positions: np.ndarray | None = None,
-    *,
-    check_inputs: bool = False,
 ) -> Prepared:
     """Check and convert dicts ``{"id", "values", "sparse_values"?, "metadata"?, "namespace"?}``
-    (``positions``: their offsets in the write's input); ``check_inputs``: ``check_input_columns`` too."""
+    (``positions``: their offsets in the write's input)."""
+    cols, refused = read_dicts(rows, spec, namespace)
+    return prepare_columns(cols, rules, dim, namespace, refused, positions)
+
+
+def read_dicts(
+    rows: Sequence[Mapping[str, Any]], spec: ColumnSpec, namespace: str | None = None
+) -> tuple[Columns, dict[int, str]]:
+    """The columns of dict rows and the rows refused while reading them, and why: what a caller that
+    checks the columns (``check_input_columns``) before ``prepare_columns`` reads."""
     reader = DictReader.from_spec(spec, namespace)
     read_row = reader.read_named if spec.named else reader.read_record
     read = [read_row(r) for r in rows]
     refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
     cols = columns_of(read, namespace)
-    if check_inputs:
-        check_input_columns(cols, spec, refused)
     cols.named_columns = dict(spec.vector_columns + spec.multi_vector_columns)
-    return prepare_columns(cols, rules, dim, namespace, refused, positions)
+    return cols, refused
 
 
 def prepare_columns(

@@ -48,6 +48,20 @@ def test_dict_rows_none_holding_the_document_column_are_refused_naming_it(
     assert stored(collection) == [("a", "hello"), ("b", None)]
 
 
+def test_a_client_checks_dict_rows_until_enough_told(
+    chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
+) -> None:
+    """A first write of a few rows cannot tell a misspelt name from rows without a document; a later write
+    of enough rows on the same client still can (the client stopped checking after its first write)."""
+    collection = chroma_client.create_collection(chroma_collection)
+    many = [dict(ROWS[1], id=f"r{i}") for i in range(103)]
+    with connect(chroma_server.uri(chroma_collection), document_column="bdy") as client:
+        assert client.write(many[:3]).ok
+        with pytest.raises(ConfigError, match="option document_column: no row to upsert has a column 'bdy'"):
+            client.write(many[3:])
+    assert collection.count() == 3
+
+
 def test_dict_deletes_alone_need_no_document(
     chroma_server: ChromaServer, chroma_client: Any, chroma_collection: str
 ) -> None:
