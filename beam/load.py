@@ -66,7 +66,7 @@ import time
 import urllib.parse
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -76,6 +76,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 from apache_beam import coders
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions
@@ -377,7 +378,12 @@ def input_dimension(pattern: str, fmt: str, column: str, files: Sequence[str] | 
     for path in data_files(pattern) if files is None else files:
         with FileSystems.open(path) as stream:
             try:
-                for found, rows in (_parquet_lengths if fmt == "parquet" else _line_lengths)(stream, column):
+                read_lengths = (
+                    _parquet_lengths(stream, column)
+                    if fmt == "parquet"
+                    else _line_lengths(text_lines(stream), column)
+                )
+                for found, rows in read_lengths:
                     lengths += found
                     read += rows
                     if read >= SAMPLED_ROWS:
@@ -435,7 +441,13 @@ def _text_length(text: str | None) -> int:
     return len(vector) if isinstance(vector, list) else 0
 
 
-def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
+def text_lines(stream: Any) -> Iterator[bytes]:
+    """The lines of a file ``FileSystems.open`` opened: a compressed one (``rows.json.gz``, which the job
+    reads decompressed) is a ``CompressedFile``, which has ``readline`` but cannot be iterated."""
+    return iter(stream.readline, b"")
+
+
+def _line_lengths(lines_read: Iterable[bytes], column: str) -> Iterator[tuple[list[int], int]]:
     """Each JSON Lines record's vector length (where it has a list, or a list's JSON text, there), one
     record at a time.
 
@@ -444,7 +456,7 @@ def _line_lengths(stream: Any, column: str) -> Iterator[tuple[list[int], int]]:
             which the job would read as one failed row a line.
     """
     objects = lines = 0
-    for line in stream:
+    for line in lines_read:
         lines += 1
         try:
             record = orjson.loads(line)
@@ -475,9 +487,14 @@ def input_format(args: argparse.Namespace) -> str:
 
 
 def format_of(name: str) -> str | None:
-    """The format a file name's extension says (``.csv``: ``"csv"``, which the job refuses), else ``None``."""
-    suffix = os.path.splitext(name.rstrip("*/"))[1].lower()
-    return EXTENSIONS.get(suffix)
+    """The format a file name's extension says (``.csv``: ``"csv"``, which the job refuses), else ``None``.
+    A text format's may be followed by a codec's Beam reads (``rows.json.gz``, as Spark writes it with
+    option ``compression``): the job's text reader decompresses it."""
+    stem, suffix = os.path.splitext(name.rstrip("*/"))
+    if CompressionTypes.detect_compression_type(suffix) != CompressionTypes.UNCOMPRESSED:
+        found = EXTENSIONS.get(os.path.splitext(stem)[1].lower())
+        return found if found in ("jsonl", "csv") else None
+    return EXTENSIONS.get(suffix.lower())
 
 
 def resolve_input(given: str, fmt: str) -> tuple[str, str, list[str]]:
@@ -741,7 +758,7 @@ def _check_json_lines_file(path: str) -> None:
         refuse_json_array(path, stream)
     with FileSystems.open(path) as stream:
         try:
-            for _ in _line_lengths(itertools.islice(stream, NOT_JSON_LINES_AFTER), "values"):
+            for _ in _line_lengths(itertools.islice(text_lines(stream), NOT_JSON_LINES_AFTER), "values"):
                 pass
         except ConfigError as exc:
             raise ConfigError(f"--input {without_password(path)!r}: {exc}") from None

@@ -5,8 +5,11 @@ does not read, is refused in one line naming what it reads (it was read as JSON 
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.servers.fixtures import ServerHandle
-from vectordb.beam.load import format_of, input_dimension, input_pattern, main, resolve_input
+from vectordb.beam.load import (
+    check_json_lines,
+    format_of,
+    input_dimension,
+    input_pattern,
+    main,
+    resolve_input,
+)
 from vectordb.connector import ConfigError
 
 N, DIM = 40, 4
@@ -101,3 +111,30 @@ def test_a_folder_of_csv_files_is_refused_too(tmp_path: Path, capsys: pytest.Cap
     (tmp_path / "part-00000.csv").write_text('id,values\na,"[1.0, 2.0]"\n')
     assert main(["--input", str(tmp_path), "--uri", "qdrant://localhost:6333/docs", "--dim", "2"]) == 2
     assert capsys.readouterr().err.splitlines() == [CSV_LINE.format(tmp_path)]
+
+
+@pytest.mark.parametrize("codec", [("gz", gzip.open), ("bz2", bz2.open)])
+def test_compressed_json_lines_land_whole_as_a_file_or_a_folder(
+    codec: tuple[str, Any], grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rows.json.gz``, as Spark writes JSON with option ``compression``: a folder of them was "no Parquet or
+    JSON Lines file", and the file itself a ``TypeError`` trace from the dimension's sampling."""
+    suffix, opener = codec
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with opener(folder / f"part-00000.json.{suffix}", "wt") as stream:
+        stream.writelines(json.dumps({"id": f"r{i}", "values": [float(i), 1.0]}) + "\n" for i in range(N))
+    assert format_of(f"part-00000.json.{suffix}") == "jsonl" and format_of("x.parquet.gz") is None
+    for given, namespace in ((folder, "folder"), (folder / f"part-00000.json.{suffix}", "file")):
+        argv = ["--runner=FnApiRunner", f"--input={given}", f"--uri={grpc_server.uri}", "--no_create"]
+        assert main([*argv, f"--option=namespace={namespace}"]) == 0, capsys.readouterr().err
+        assert f"written:  {N} of {N} rows (0 failed)" in capsys.readouterr().out
+        assert grpc_server.arrived().ids(namespace) == {f"r{i}" for i in range(N)}
+
+
+def test_a_compressed_json_array_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "rows.json.gz"
+    with gzip.open(path, "wt") as stream:
+        stream.write('[\n{"id": "a", "values": [1.0, 2.0]}\n]\n')
+    with pytest.raises(ConfigError, match=r"rows\.json\.gz'?: not JSON Lines .* a JSON array"):
+        check_json_lines([str(path)])
