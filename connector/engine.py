@@ -32,7 +32,14 @@ from typing import Any
 
 from .backends.base import Backend
 from .dispatch import Dispatcher
-from .errors import ConnectorError, DeadlineExceeded, Rejected, SystemicRejection, TransportError
+from .errors import (
+    ConnectorError,
+    DeadlineExceeded,
+    Rejected,
+    ServerTimedOut,
+    SystemicRejection,
+    TransportError,
+)
 from .limits import RateBudget
 from .options import BackendOptions
 from .report import STOPPED, BatchFailure, WriteReport
@@ -63,6 +70,8 @@ def _encoder_pool() -> ThreadPoolExecutor:
 def lost_after_sending(exc: ConnectorError) -> bool:
     """A request sent whose reply never came (a timeout, a connection lost mid-reply): the server may
     have applied it. Not a connection that was never made, nor a server's own answer."""
+    if isinstance(exc, ServerTimedOut):  # the server's own answer: it rolled the request back
+        return False
     return isinstance(exc, DeadlineExceeded) or type(exc) is TransportError
 
 

@@ -10,6 +10,7 @@
     │   ├── ConnectError                     could not connect (refused, DNS, TLS handshake)
     │   │   └── ConnectTimeout               the connection (or its handshake) timed out: no answer at all
     │   └── DeadlineExceeded(TimeoutError)   no answer within ``timeout_s``
+    │       ├── ServerTimedOut               the server stopped the request at its time limit: none applied
     │       └── StoppedAnswering             fatal: requests timed out one after another, none answered
     ├── ServerError                          the server said no: .status .retryable .retry_after_s
     │   ├── Throttled                        retryable; halves the in-flight limit
@@ -51,6 +52,7 @@ __all__ = [
     "NotFound",
     "Rejected",
     "ServerError",
+    "ServerTimedOut",
     "StoppedAnswering",
     "SystemicRejection",
     "Throttled",
@@ -107,6 +109,12 @@ class ConnectTimeout(ConnectError):
 
 class DeadlineExceeded(TransportError, TimeoutError):
     """No answer within the per-request timeout."""
+
+
+class ServerTimedOut(DeadlineExceeded):
+    """The server stopped the request at its own time limit and said so (PostgreSQL's
+    ``statement_timeout``, SQLSTATE 57014, which the connector sets from ``timeout_s``): the statement
+    was rolled back, so none of its rows is stored, unlike a reply that never came."""
 
 
 class StoppedAnswering(DeadlineExceeded):

@@ -60,6 +60,7 @@ from ..errors import (
     NotFound,
     Rejected,
     ServerError,
+    ServerTimedOut,
     Throttled,
     TransportError,
     Unavailable,
@@ -93,7 +94,7 @@ ErrorClass = type[ServerError] | type[TransportError]
 # SQLSTATE → error class; exact codes first, then the two-character class (every class PostgreSQL
 # defines is listed, a test checks). Unknown: ServerError.
 ERROR_BY_SQLSTATE: dict[str, ErrorClass] = {
-    "57014": DeadlineExceeded,  # query_canceled: statement_timeout fired
+    "57014": ServerTimedOut,  # query_canceled: statement_timeout fired, the statement rolled back
     "53300": Throttled,  # too_many_connections: fewer in flight helps
     "55P03": Unavailable,  # lock_not_available
     "42501": AuthError,  # insufficient_privilege

@@ -32,10 +32,10 @@ from vectordb.connector.backends.pgvector import (
 )
 from vectordb.connector.backends.pgvector.backend import array_literal
 from vectordb.connector.errors import (
-    DeadlineExceeded,
     NotFound,
     Rejected,
     ServerError,
+    ServerTimedOut,
     Throttled,
     TransportError,
     Unavailable,
@@ -202,8 +202,11 @@ def test_statement_timeout_is_a_deadline(pg_server: PgServer, pg_table: str) -> 
     with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=0) as client:
         report = client.write(rows_of(2))
     assert time.monotonic() - started < 1.8  # the server cancelled the statement: no 2 s sleep
-    assert report.written == 0 and report.failures[0].error_type == "DeadlineExceeded"
+    assert report.written == 0 and report.failures[0].error_type == "ServerTimedOut"
     assert "57014" in report.failures[0].error and report.failures[0].retryable
+    # the server rolled the statement back: nothing may be stored, unlike a reply that never came
+    assert "may be stored" not in report.failures[0].error
+    assert sql(pg_server, f'SELECT count(*) FROM "{pg_table}"') == [(0,)]
 
 
 def test_deadlock_is_retried(pg_server: PgServer, pg_table: str) -> None:
@@ -737,7 +740,7 @@ class _PgError(Exception):
         ("40001", Unavailable),
         ("40P01", Unavailable),
         ("57P01", Unavailable),
-        ("57014", DeadlineExceeded),
+        ("57014", ServerTimedOut),
         ("53300", Throttled),
         ("28P01", AuthError),
         ("42501", AuthError),
