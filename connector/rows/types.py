@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ from .ops import UPSERT, Op
 
 __all__ = [
     "BAD_JSON",
+    "ID_FOLDS",
     "ID_NAMESPACE",
     "ColumnSpec",
     "Columns",
@@ -74,6 +76,113 @@ def _another_spelling(joined: str, uuids: bool) -> bool:
     return False
 
 
+# ``RowRules.id_fold``: the spellings a database's id type reads as one id, each a key no finer than the
+# database's (two keys that are one row there must be one here; the reverse only makes rows wait)
+ID_FOLDS = {
+    "uuid": "any spelling of a UUID: upper case, braces, urn:uuid:, hyphens anywhere or none (uuid)",
+    "case": "any letter case (citext)",
+    "spaces": "trailing spaces (char(n))",
+    "numeric": "one number: 7, 7.0, 07, 7e0, rounded to id_scale places where the type has them (numeric)",
+    "any": "all of these and integer text: a type not learnt yet",
+    "one": "every id of a write one key: a type these cannot model, whose rows then go one after another",
+}
+ONE_KEY = "\x00"  # every id's key under "one" (no id is it: a NUL id is refused)
+_UUID_ANY = re.compile(r"(?:urn:)?(?:uuid:)?\{*-*((?:[0-9a-fA-F]-*){32})\}*", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"\s*[+-]?(?:(?:(?:\d[\d_]*)?\.?\d[\d_]*|\d[\d_]*\.)(?:e[+-]?\d[\d_]*)?|inf(?:inity)?|nan)\s*",
+    re.IGNORECASE,
+)
+# ids joined by NULs, every one of them a canonical UUID / integer: their keys are themselves
+_ALL_UUIDS = re.compile(r"(?:\x00[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})*\x00")
+_INTEGER = r"(?:-?[1-9][0-9]{0,39}|0)"  # as ``_number_key`` writes one (up to 40 digits)
+_ALL_INTEGERS = re.compile(rf"(?:\x00{_INTEGER})*\x00")
+_AN_INTEGER_KEY = re.compile(_INTEGER)
+# an id "any" may key otherwise than its text (once lower case, without trailing spaces, ASCII)
+_ANY_CANDIDATE = re.compile(rf"(?<=\x00)(?:{_UUID_ANY.pattern}|{_NUMBER.pattern})(?=\x00)", re.IGNORECASE)
+# numbers as exact as PostgreSQL's numeric (up to 131,072 digits), never rounded by a context's 28
+_EXACT = decimal.Context(
+    prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, rounding=decimal.ROUND_HALF_UP
+)
+
+
+def _folded_ids(ids: list[str], fold: str, scale: int | None) -> list[Any]:
+    """``_folded`` of each id, ``ids`` itself when every key is its id (the usual case: told by one pass
+    in C over the ids joined by NULs, as ``RowRules.row_keys``)."""
+    if fold == "one":
+        return [ONE_KEY] * len(ids)
+    joined = "\x00" + "\x00".join(ids) + "\x00"
+    if fold == "case":
+        folded = joined.casefold()  # letter by letter: the same as each id's own
+        return ids if folded == joined else folded.split("\x00")[1:-1]
+    if fold == "spaces":
+        return ids if " \x00" not in joined else [i.rstrip(" ") for i in ids]
+    # numeric(p, s) with s < 0 rounds integers too (to hundreds for -2)
+    plain = {"uuid": _ALL_UUIDS, "numeric": _ALL_INTEGERS if (scale or 0) >= 0 else None}.get(fold)
+    if plain is not None and plain.fullmatch(joined) is not None:
+        return ids
+    if fold == "any" and joined.isascii() and joined.casefold() == joined and " \x00" not in joined:
+        found = (m.group() for m in _ANY_CANDIDATE.finditer(joined))
+        if all(_AN_INTEGER_KEY.fullmatch(i) or _folded(i, fold, None) == i for i in found):
+            return ids
+    return [_folded(i, fold, scale) for i in ids]
+
+
+def _folded(text: str, fold: str, scale: int | None) -> str:
+    """The key of an id's ``text`` under ``fold`` (``ID_FOLDS``)."""
+    if fold == "case":
+        return text.casefold()
+    if fold == "spaces":
+        return text.rstrip(" ")
+    if fold == "uuid":
+        return _uuid_key(text) or text
+    if fold == "numeric":
+        return _number_key(text, scale) or text
+    if fold == "one":
+        return ONE_KEY
+    # "any": the union of the others. A UUID of decimal digits alone is also a number, keyed as one, so
+    # that every spelling of either is one key
+    text = text.rstrip(" ")
+    as_uuid = _uuid_key(text)
+    if as_uuid is not None:
+        digits = as_uuid.replace("-", "")
+        return _number_key(digits, None) or as_uuid if digits.isdigit() else as_uuid
+    return _number_key(text, None) or text.casefold()
+
+
+def _uuid_key(text: str) -> str | None:
+    """A UUID in any spelling ``uuid.UUID`` or PostgreSQL reads, canonical; else ``None``."""
+    match = _UUID_ANY.fullmatch(text)
+    if match is None:
+        return None
+    h = match.group(1).replace("-", "").lower()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _number_key(text: str, scale: int | None) -> str | None:
+    """A number's one text (an integer as ``str(int)`` would write it, as ``integer_text`` keys it),
+    rounded half away from zero to ``scale`` places as PostgreSQL's numeric(p, s) does; ``None`` for
+    text that is not a number."""
+    if _NUMBER.fullmatch(text) is None:
+        return None
+    try:
+        number = decimal.Decimal(text)
+        if scale is not None and number.is_finite():
+            number = _EXACT.quantize(number, decimal.Decimal(1).scaleb(-scale))
+    except decimal.InvalidOperation:  # "1__0"
+        return None
+    if number.is_nan():
+        return "NaN"
+    if number.is_infinite():
+        return "-Infinity" if number < 0 else "Infinity"
+    if not number:
+        return "0"  # -0, 0.00
+    number = _EXACT.normalize(number)
+    _, digits, exponent = number.as_tuple()
+    if isinstance(exponent, int) and exponent >= 0 and exponent + len(digits) <= 40:
+        return str(int(number))
+    return str(number)
+
+
 @dataclass(frozen=True, slots=True)
 class RowRules:
     """What a backend can store; rows outside these rules fail before sending."""
@@ -87,6 +196,10 @@ class RowRules:
     # what makes two rows one row in the database (``row_keys``): a repeated one goes in input order
     namespaced: bool = True  # one id in two namespaces is two rows (else one: Chroma, Milvus, ...)
     uuid_ids: bool = False  # ids are stored as UUIDs: a UUID's spellings are one id (Qdrant, Weaviate)
+    # what else a database's id type reads as one id (``ID_FOLDS``; PostgreSQL's, learnt from the id column);
+    # "" none: the two flags above decide
+    id_fold: str = ""
+    id_scale: int | None = None  # "numeric": the places a number is rounded to (numeric(10, 2)), if any
 
     def scope(self, namespace: object) -> object:
         """Where a row's id is a key: its namespace (no namespace and ``""`` are both the default
@@ -103,6 +216,10 @@ class RowRules:
         here; two here that are two there only wait for each other. ``ids`` itself when they are text
         that needs no mapping (the usual case); a key depends on its id alone, never on the other ids."""
         types = set(map(type, ids))
+        if self.id_fold:
+            if types == {str}:
+                return _folded_ids(ids, self.id_fold, self.id_scale)
+            return [self._key(i) for i in ids]
         if types == {str} and (self.uuid_ids or self.integer_text):
             joined = "\x00" + "\x00".join(ids) + "\x00"
             if not _another_spelling(joined, self.uuid_ids):
@@ -114,6 +231,10 @@ class RowRules:
         return [self._key(i) for i in ids]
 
     def _key(self, value: Any) -> Any:
+        if self.id_fold:
+            if type(value) is str or (isinstance(value, int) and type(value) is not bool):
+                return _folded(str(value), self.id_fold, self.id_scale)
+            return value
         if type(value) is str:
             if self.integer_text and _AN_INTEGER.fullmatch(value):
                 try:

@@ -57,7 +57,9 @@ class PgvectorBackend(Backend[PgvectorOptions]):
     limits = RequestLimits(
         max_rows=100_000, max_bytes=256_000_000, default_rows=1000, default_bytes=16_000_000
     )
-    # a bigint id column reads "07" as 7, a uuid one a UUID in any case as one (a table of the user's own)
+    # which spellings are one id follows the id column's type (``_use_layout``); until the catalog is read,
+    # every spelling any id type reads as one is one key ("any"): a bigint reads "07" as 7, a uuid a UUID
+    # in braces, citext "Doc" as "doc", char(n) "ab " as "ab"
     rules = RowRules(
         max_id_length=512,
         max_metadata_bytes=None,
@@ -65,6 +67,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         numeric_ids=True,
         integer_text=True,
         uuid_ids=True,
+        id_fold="any",
     )
 
     def __init__(self, options: PgvectorOptions) -> None:
@@ -77,11 +80,20 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         self._use_layout(default_layout(self.target.table, options, options.dimension, named))
 
     def _use_layout(self, layout: TableLayout) -> None:
-        """The table's layout, and what follows from it: the statements, and whether a row's key holds
-        its namespace (else one id in two namespaces is one row, and its rows go in input order)."""
+        """The table's layout, and what follows from it: the statements, whether a row's key holds its
+        namespace (else one id in two namespaces is one row, and its rows go in input order), and which
+        spellings of an id are one row (the id column's type: ``table.id_fold_of``)."""
         self.layout = layout
         self._statements = self._compile()
-        self.rules = dataclasses.replace(type(self).rules, namespaced=layout.namespace_in_key)
+        integers = layout.id_fold == "" and layout.id.cast_type in ("smallint", "integer", "bigint")
+        self.rules = dataclasses.replace(
+            type(self).rules,
+            namespaced=layout.namespace_in_key,
+            integer_text=layout.id_fold == "any" or integers,
+            uuid_ids=False,  # a uuid column's spellings are its fold's
+            id_fold=layout.id_fold,
+            id_scale=layout.id_scale,
+        )
 
     def describe(self) -> str:
         return self.target.label

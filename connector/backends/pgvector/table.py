@@ -18,6 +18,7 @@ __all__ = [
     "default_layout",
     "delete_ids_sql",
     "delete_sql",
+    "id_fold_of",
     "learn_layout",
     "truncate_sql",
 ]
@@ -56,6 +57,10 @@ class TableLayout:
     named: tuple[
         Column, ...
     ] = ()  # named vectors: a vector (or halfvec) column per name, in the write's order
+    # the spellings the id column reads as one id (``rows.types.ID_FOLDS``; ``id_fold_of``): "any" until the
+    # catalog is read, so rows prepared before it still keep the order of every id PostgreSQL may merge
+    id_fold: str = "any"
+    id_scale: int | None = None
 
     @property
     def namespace_in_key(self) -> bool:
@@ -206,7 +211,10 @@ def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, boo
     ids are unique across namespaces, and a batch without one deletes its ids whatever their namespace
     (as an upsert without one replaces them). ``""`` is also the rows stored with a NULL namespace.
     """
-    ids = f"{layout.id.ident} = ANY(CAST(%s AS {layout.id.cast_type}[]))"
+    # numeric(p, s) rounds an id stored to s places: a delete rounds its ids alike, so that it meets the
+    # row an upsert of the same id wrote ("7.001" is 7.00); other types' typmods cut (varchar(n)), not round
+    id_type = layout.id.sql_type if layout.id_fold == "numeric" else layout.id.cast_type
+    ids = f"{layout.id.ident} = ANY(CAST(%s AS {id_type}[]))"
     sql = f"DELETE FROM {layout.table.sql} WHERE {ids}"
     if layout.namespace is None:
         if namespace is not None:  # never widen a namespace's delete to the whole table
@@ -235,6 +243,8 @@ class CatalogColumn(NamedTuple):
     cast_type: str
     not_null: bool
     defaulted: bool  # a default, an identity or a generated column: filled when a row does not say
+    base_type: str  # typname of the type, a domain's base type: "text", "bpchar", "citext", "uuid", "int8"
+    nondeterministic: bool  # its collation compares texts that differ as equal (an ICU one: case, accents)
 
     @property
     def required(self) -> bool:
@@ -245,7 +255,10 @@ class CatalogColumn(NamedTuple):
 COLUMNS_SQL = (
     "SELECT a.attname, t.typname, format_type(a.atttypid, a.atttypmod), a.atttypmod, "
     "format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, -1), "
-    "a.attnotnull, a.atthasdef OR a.attidentity <> '' "
+    "a.attnotnull, a.atthasdef OR a.attidentity <> '', "
+    "(SELECT b.typname::text FROM pg_type b WHERE b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype "
+    "ELSE a.atttypid END), "
+    "COALESCE((SELECT NOT c.collisdeterministic FROM pg_collation c WHERE c.oid = a.attcollation), false) "
     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
     "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
 )
@@ -315,6 +328,7 @@ def learn_layout(
             raise ConfigError(
                 f"option sparse_dimension is {options.sparse_dimension} but {sparse_name} is {sparse.sql_type}"
             )
+    id_fold, id_scale = id_fold_of(by_name["id"])
     layout = TableLayout(
         table=table,
         id=_column(by_name["id"]),
@@ -328,9 +342,34 @@ def learn_layout(
         stage_vector_type=types.get("vector", "vector"),
         stage_sparse_type=types.get("sparsevec", "sparsevec"),
         named=_named_columns(table, by_name, named or {}, listing),
+        id_fold=id_fold,
+        id_scale=id_scale,
     )
     _check_unfilled(layout, by_name)
     return layout
+
+
+# id types whose text is one id exactly as written; int2/4/8 read integer text ("07" is 7: ``integer_text``)
+EXACT_ID_TYPES = ("text", "varchar")
+INTEGER_ID_TYPES = ("int2", "int4", "int8")
+FOLDED_ID_TYPES = {"uuid": "uuid", "citext": "case", "bpchar": "spaces", "numeric": "numeric"}
+
+
+def id_fold_of(row: CatalogColumn) -> tuple[str, int | None]:
+    """Which spellings the id column reads as one id, as ``RowRules.id_fold`` and ``id_scale`` name them:
+    "" for text and integers (``integer_text`` tells those apart), a fold for uuid, citext, char(n) and
+    numeric, and "one" for any other type or a collation that is not deterministic, whose equality the
+    connector cannot model (then a write's rows go one after another, in input order)."""
+    if row.nondeterministic:
+        return "one", None
+    if row.base_type in EXACT_ID_TYPES or row.base_type in INTEGER_ID_TYPES:
+        return "", None
+    fold = FOLDED_ID_TYPES.get(row.base_type, "one")
+    scale = None
+    if fold == "numeric" and row.typmod >= 4:  # numeric(p, s): ((p << 16) | s) + 4, s in 11 bits, signed
+        scale = (row.typmod - 4) & 0x7FF
+        scale = scale - 0x800 if scale & 0x400 else scale
+    return fold, scale
 
 
 def _column(row: CatalogColumn) -> Column:
