@@ -127,7 +127,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         types, columns = self._catalog(db)
         regclass = self.target.table.sql
         if not columns:
-            self._create(db, dimension)
+            self._create(db, dimension, types)
             columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
         self._use_layout(learn_layout(self.target.table, columns, keys, types, self.options, dimension))
@@ -160,7 +160,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         if not columns:
             if self.options.create and any(dim is None for dim in dimensions.values()):
                 return {}  # nothing is made while a name's dimension is unknown
-            self._create(db, None, named={name: dimensions[name] for name in self._names})
+            self._create(db, None, types, named={name: dimensions[name] for name in self._names})
             columns = self._query(db, COLUMNS_SQL, (regclass,), timeout_s=timeout_s)
         keys = [list(k) for (k,) in self._query(db, KEYS_SQL, (regclass,), timeout_s=timeout_s)]
         named = {name: dimensions.get(name) for name in self._names}
@@ -232,10 +232,16 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         return dict(self._query(db, TYPES_SQL, timeout_s=self.options.timeout_s))
 
     def _create(
-        self, db: SqlTransport, dimension: int | None, *, named: Mapping[str, int | None] | None = None
+        self,
+        db: SqlTransport,
+        dimension: int | None,
+        types: Mapping[str, str],
+        *,
+        named: Mapping[str, int | None] | None = None,
     ) -> None:
         """Create the table: ``embedding`` of ``dimension``, or with named vectors a column per name of
-        ``named`` (name -> dimension, each known) instead."""
+        ``named`` (name -> dimension, each known) instead; its vector types spelt as ``types`` (the
+        catalog's: schema-qualified where pgvector's schema is not on the search_path)."""
         table = self.target.table
         if not self.options.create:
             raise ConfigError(
@@ -262,7 +268,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         try:
             self._query(
                 db,
-                create_table_sql(default_layout(table, self.options, dimension, named)),
+                create_table_sql(default_layout(table, self.options, dimension, named, types)),
                 timeout_s=self.options.timeout_s,
             )
         except ServerError:

@@ -131,15 +131,19 @@ def default_layout(
     options: PgvectorOptions,
     dimension: int | None,
     named: Mapping[str, int | None] | None = None,
+    types: Mapping[str, str] | None = None,
 ) -> TableLayout:
     """The layout ``create=true`` makes, also used when no catalog can be read (scripted transports).
     ``named``: a write of named vectors (option ``vector_columns``), a column per name (name -> its
-    dimension) instead of ``embedding``."""
+    dimension) instead of ``embedding``. ``types``: pgvector's type names as the database spells them
+    (``TYPES_SQL``: ``public.vector`` where its schema is not on the search_path), else unqualified."""
     namespaced = options.namespace is not None or options.namespace_column is not None
-    vector_type = options.vector_type
+    spelt = types or {}
+    vector_type = spelt.get(options.vector_type, options.vector_type)
     sparse = None
     if options.sparse_column:
-        sparse = Column("sparse_embedding", _sized("sparsevec", options.sparse_dimension), "sparsevec")
+        sparsevec = spelt.get("sparsevec", "sparsevec")
+        sparse = Column("sparse_embedding", _sized(sparsevec, options.sparse_dimension), sparsevec)
     return TableLayout(
         table=table,
         id=Column("id", options.id_type, options.id_type),
