@@ -135,13 +135,18 @@ def formless(value: Any) -> str | None:
 
 
 def _scalar(value: Any) -> Any:
-    """A Struct value: dates as RFC 3339 text, numpy scalars as Python numbers, nested values likewise."""
+    """A Struct value: dates as RFC 3339 text, numpy scalars as Python numbers, nested values likewise.
+    An object's nulls are left out, and so are its fields that are objects with nothing else in them, as
+    a property's null is: sent, a null makes auto-schema type its nested property ``text``, failing every
+    later object with a number there, and an empty object fails its row ("At least one nested property is
+    required")."""
     if isinstance(value, dt.date):
         return rfc3339(value)
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Mapping):
-        return {str(k): _scalar(v) for k, v in value.items()}
+        fields = ((str(k), _scalar(v)) for k, v in value.items() if v is not None)
+        return {k: v for k, v in fields if v != {}}
     if isinstance(value, list | tuple | np.ndarray):
         return [_scalar(v) for v in value]
     return value
