@@ -82,3 +82,28 @@ def test_a_null_deep_in_a_dict_value_is_left_out(
     stored = _stored(weaviate_server, weaviate_collection)
     assert stored["b"]["st"]["p"] == 2.5 and stored["b"]["st"]["in"]["r"] == 3.5
     assert stored["a"]["st"].get("p") is None and stored["a"]["st"]["in"]["s"] == 1
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_an_empty_map_before_any_entries_is_left_out(
+    weaviate_server: WeaviateServer, weaviate_collection: str, create: bool
+) -> None:
+    if not create:
+        _make(weaviate_server, weaviate_collection)
+    data = pa.table(
+        {
+            "id": ["empty", "entries", "null", "empty_again", "all_null"],
+            "values": pa.array([[1.0, float(i), 0, 0] for i in range(5)], pa.list_(pa.float32())),
+            "tags": pa.array([[], [("k", "v")], None, [], [("k", None)]], pa.map_(pa.string(), pa.string())),
+        }
+    )
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    # one row a request: the empty map reaches the server before any entry has made the property
+    with connect(uri, create=create, dimension=4, batch_size=1, on_error="report", **options) as client:
+        report = client.write(data)
+    assert report.ok and report.written == 5, report
+    stored = _stored(weaviate_server, weaviate_collection)
+    assert stored["entries"]["tags"] == {"k": "v"}
+    assert {k: stored[k].get("tags") for k in ("empty", "null", "empty_again", "all_null")} == dict.fromkeys(
+        ("empty", "null", "empty_again", "all_null")
+    )

@@ -103,7 +103,11 @@ def encode_properties(props: Mapping[str, Any]) -> bytes:
         if isinstance(value, np.ndarray):
             value = value.tolist()
         if not isinstance(value, list | tuple):
-            scalars[name] = _scalar(value)
+            scalar = _scalar(value)
+            if (
+                scalar != {}
+            ):  # an empty object (or one of nulls) is left out, as a null is: sent, it fails its row
+                scalars[name] = scalar
             continue
         if not value:
             empty.append(pw.len_field(10, name.encode()))
