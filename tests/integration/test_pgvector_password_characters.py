@@ -31,6 +31,7 @@ PASSWORDS = {
     "hash": "HeadHashPW8#TailHashPW8",
     "question": "HeadQPW7?TailQPW7=x",
     "colon": "HeadColPW5:TailColPW5",
+    "amp": "HeadAmpPW3&TailAmpPW3&&EndAmpPW3",  # in the query: items without "=" after password=
     "all": "AllHeadPW4@x/AllMidPW4#y?z=:AllTailPW4%zz",
 }
 ROLE_PREFIX = "pwchars_"
@@ -38,7 +39,7 @@ ROLE_PREFIX = "pwchars_"
 
 def pieces(password: str) -> list[str]:
     """The parts of ``password`` between its delimiters that are long enough to be telling."""
-    for sep in "@/#?:=%":
+    for sep in "@/#?:=%&":
         password = password.replace(sep, " ")
     return [p for p in password.split() if len(p) >= 6]
 
@@ -125,6 +126,27 @@ def test_a_password_holding_uri_delimiters_connects_and_never_shows(
     for piece in pieces(password):
         assert piece not in text
         assert piece not in caplog.text
+
+
+def test_an_unencoded_ampersand_in_a_query_password_before_other_parameters_connects_and_never_shows(
+    pg_server: PgServer, pg_table: str, roles: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``?password=Head&Tail&table=t``: libpq refused the URI quoting "Tail" ("missing key/value separator"),
+    and the target's label showed ``&TailAmpPW3=***``; the pieces are the password's, as written."""
+    password, role = PASSWORDS["amp"], roles["amp"]
+    uri = f"postgresql://{role}@/postgres?host={pg_server.socket_dir}&password={password}&table={pg_table}"
+    caplog.set_level(logging.DEBUG)
+    with connect(uri, create=True, dimension=DIM, max_retries=0) as client:
+        report = client.write([{"id": "a", "values": [0.1] * DIM}])
+        text = f"{client!r} {client.backend.describe()} {report!r}"
+    assert (report.written, report.failed) == (1, 0), report
+    wrong = uri.replace("TailAmpPW3", "WrongAmpPW3")
+    with connect(wrong, max_retries=0) as client, pytest.raises(ConnectorError) as caught:
+        client.upsert([{"id": "a", "values": [0.1] * DIM}])
+    text += shown(caught.value)
+    assert "password authentication failed" in text  # the server's answer: the password reached it whole
+    for piece in [*pieces(password), "WrongAmpPW3"]:
+        assert piece not in text and piece not in caplog.text
 
 
 # the reviewer's failures: a host that refuses, a socket that is not there, a wrong password on the real server

@@ -60,7 +60,8 @@ class PgTarget:
     password may hold an unencoded ``@``, ``/``, ``#``, ``?`` or ``:``, and libpq, which ends it at the first
     ``@`` or ``/``, would take the rest for the host or the port, look it up and quote it in its error. So
     the user and password reach libpq percent-encoded, and a ``#`` is no fragment: libpq URIs have none, so
-    a ``password=`` value runs past it."""
+    a ``password=`` value runs past it, and past an unencoded ``&`` up to the next item with an ``=``
+    (``_query_items``)."""
 
     conninfo: str = field(repr=False)  # may hold the password
     table: TableName
@@ -84,13 +85,16 @@ class PgTarget:
         kept: list[str] = []
         table: str | None = None
         secrets = [password, unquote(password)] if password else []
-        for item in query.split("&") if query else ():
+        for item in _query_items(query):
             key, equals, value = item.partition("=")
             name = unquote(key)
             if name == "table":
                 table = unquote(value)
             elif name == "password" and equals:
-                secrets += [value, unquote(value)]
+                # each piece between its unencoded "&"s (``_query_items``) is secret too, where long enough to
+                # tell (a piece "a" would blank every "a"): a reader of the raw URI takes it for a parameter
+                pieces = [piece for piece in value.split("&") if len(piece) >= 4] if "&" in value else []
+                secrets += [value, unquote(value), *pieces, *map(unquote, pieces)]
                 kept.append(f"{key}={_encoded(value)}")  # libpq refuses a second "=" or a bad "%" in it
             else:
                 if SECRET_PARAMETER.search(name) and len(value) >= 8:  # shorter: as redaction.uri_passwords
@@ -122,6 +126,23 @@ class PgTarget:
             label=_masked(f"{scheme}://{shown_login}{netloc}{path}", query, table),
             passwords=tuple(dict.fromkeys(s for s in secrets if s)),
         )
+
+
+def _query_items(query: str) -> list[str]:
+    """The ``&``-separated items of ``query``, where an item without ``=`` after a ``password=`` one is a
+    piece of that password (an ``&`` in it left unencoded: ``?password=Xy7&Tail``): libpq, which has no
+    parameter without a value, would refuse the URI quoting the piece, and a repr show it as a parameter.
+    The password then holds the ``&``s, as written."""
+    items: list[str] = []
+    in_password = False
+    for item in query.split("&") if query else ():
+        if in_password and "=" not in item:
+            items[-1] += "&" + item
+            continue
+        key, equals, _ = item.partition("=")
+        in_password = bool(equals) and unquote(key) == "password"
+        items.append(item)
+    return items
 
 
 def _userinfo(rest: str) -> tuple[str | None, str | None, str]:
