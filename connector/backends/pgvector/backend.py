@@ -26,6 +26,7 @@ from .table import (
     delete_ids_sql,
     delete_sql,
     learn_layout,
+    no_namespace_column,
     truncate_sql,
 )
 from .target import MAX_IDENTIFIER_BYTES, PgTarget
@@ -338,10 +339,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         if batch.op == DELETE:
             return batch, []
         if batch.namespace is not None and layout.namespace is None:
-            reason = (
-                f"rows carry namespace {batch.namespace!r} but table {layout.table} has no namespace column: "
-                "add one (namespace text), or set option namespace/namespace_column with create=true"
-            )
+            reason = no_namespace_column(layout.table, batch.namespace)
             return None, [batch.failure(range(len(batch)), reason, error_type="Invalid")]
         reasons: dict[int, str] = {}
         if batch.sparse is not None and layout.sparse is None:

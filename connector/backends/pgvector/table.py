@@ -20,6 +20,7 @@ __all__ = [
     "delete_sql",
     "id_fold_of",
     "learn_layout",
+    "no_namespace_column",
     "truncate_sql",
 ]
 
@@ -207,6 +208,23 @@ def delete_sql(layout: TableLayout, namespace: str | None) -> str:
     return f"WITH gone AS (DELETE FROM {layout.table.sql}{where} RETURNING 1) SELECT count(*) FROM gone"
 
 
+def no_namespace_column(table: TableName, namespace: str) -> str:
+    """Why rows carrying ``namespace`` cannot go into ``table``, and what helps."""
+    return f"rows carry namespace {namespace!r} but table {table} has no namespace column: {add_namespace_column(table)}"
+
+
+def add_namespace_column(table: TableName) -> str:
+    """How to give a table that exists its namespace column: create=true alters no table, and makes the
+    column only in one it creates with option namespace or namespace_column set, so advising it for a
+    table already made (as create=true makes it for rows whose namespace no option names) cannot help."""
+    return (
+        f"ALTER TABLE {table.sql} ADD COLUMN namespace text NOT NULL DEFAULT ''; for one row per namespace "
+        "and id, make (namespace, id) its primary key. create=true adds it only to a table it creates, and "
+        "only with option namespace or namespace_column set (namespace_column=namespace for rows' own "
+        '"namespace")'
+    )
+
+
 def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, bool]:
     """Delete a batch's ids, in ``namespace``: the statement (its first parameter the ids as text, cast to
     the id column's type) and whether a second parameter, the namespace, follows.
@@ -222,10 +240,7 @@ def delete_ids_sql(layout: TableLayout, namespace: str | None) -> tuple[str, boo
     sql = f"DELETE FROM {layout.table.sql} WHERE {ids}"
     if layout.namespace is None:
         if namespace is not None:  # never widen a namespace's delete to the whole table
-            raise ConfigError(
-                f"rows carry namespace {namespace!r} but table {layout.table} has no namespace column: "
-                "add one (namespace text), or set option namespace/namespace_column with create=true"
-            )
+            raise ConfigError(no_namespace_column(layout.table, namespace))
         return sql, False
     ns = layout.namespace.ident
     if layout.namespace_in_key:
@@ -389,7 +404,7 @@ def _namespace_column(table: TableName, row: CatalogColumn | None, options: Pgve
         if options.namespace is not None or options.namespace_column is not None:
             raise ConfigError(
                 f"table {table} has no namespace column for option namespace/namespace_column: "
-                "add namespace text"
+                f"{add_namespace_column(table)}"
             )
         return None
     if row.typname not in NAMESPACE_TYPES:
