@@ -248,13 +248,13 @@ class PineconeBackend(Backend[PineconeOptions]):
         request, mostly naming no row, so each would cost an isolation walk. Metadata values are strings,
         numbers, booleans or lists of strings (numbers are float64: an integer beyond 2^53 would come back
         changed); a dense vector needs a non-zero value; a sparse vector holds at most 1,000 values; a row
-        with no dense vector needs a sparse index."""
-        reasons: dict[int, str] = {}
+        with no dense vector needs a sparse index; ids are ASCII without ``\\0``."""
+        reasons = id_problems(batch.ids)
         if batch.metadata is not None:
             for i, metadata in enumerate(batch.metadata):
                 problem = metadata and metadata_problem(metadata)
                 if problem:
-                    reasons[i] = problem
+                    reasons.setdefault(i, problem)
         if batch.vectors is not None:
             for i in zero_rows(batch.vectors):
                 reasons.setdefault(i, ZERO_VECTOR)
@@ -445,6 +445,33 @@ def _encode_rows(heads: list[bytes], tails: list[bytes] | None, batch: RowBatch,
         parts += (b"\x0a", pw.varint(size), head, values_head if raw is not None else b"", values, extra)
     parts.append(suffix)
     return b"".join(parts)
+
+
+# Pinecone's identifier limits: a record id and a namespace are "ASCII except \0", at most 512 characters
+# (an id not empty: the rows' checks refuse that, and the length). Pinecone refuses a request holding one
+# whole, naming no row that shares it, and its SDK refuses such an id before sending.
+MAX_NAME_LENGTH = 512
+NON_ASCII_ID = "id holds a non-ASCII character; Pinecone ids are ASCII (no \\0, at most 512 characters)"
+NUL_ID = "id holds the NUL character (\\0), which Pinecone ids may not hold"
+
+
+def id_problems(ids: list[Any]) -> dict[int, str]:
+    """Rows whose id Pinecone refuses (``id_problem``), by index: one pass in C over the joined ids when
+    all are ASCII without ``\\0``, the usual case."""
+    text = text_ids(ids)
+    joined = "".join(text)
+    if joined.isascii() and "\0" not in joined:
+        return {}
+    return {i: problem for i, row_id in enumerate(text) if (problem := id_problem(row_id))}
+
+
+def id_problem(row_id: str) -> str | None:
+    """Why Pinecone refuses this id (as text), or ``None``: a non-ASCII character, or ``\\0``."""
+    if not row_id.isascii():
+        return NON_ASCII_ID
+    if "\0" in row_id:
+        return NUL_ID
+    return None
 
 
 MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (Pinecone's limits)

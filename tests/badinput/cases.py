@@ -105,6 +105,10 @@ CASES: list[Case] = [
     Case("a sparse vector of over 1,000 values (Pinecone)",
          row(sparse_values={"indices": list(range(1001)), "values": [0.5] * 1001}), "fails alone",
          "sparse vector has 1001 non-zero values; Pinecone takes at most 1000", pinecone_only=True),
+    # over 100 characters: tests/beam/test_bad_input.py gives shorter ids its own, ASCII ones
+    Case("an id with a non-ASCII character (Pinecone: ids are ASCII, no `\\0`)",
+         {"id": "café-" + "x" * 100, "values": V}, "fails alone", "id holds a non-ASCII character",
+         pinecone_only=True),
     Case("a namespace that is not a string", row(namespace=5), "fails alone", "namespace 5 is not a string"),
     Case("a namespace that is not UTF-8 (a lone surrogate)", row(namespace="ns\udcff"), "fails alone",
          "namespace holds a lone surrogate"),

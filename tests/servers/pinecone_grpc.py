@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError
 from vectordb.connector.protowire import read_varint as _varint
 
 from . import pinecone_rules as rules
-from .pinecone_rest import PineconeRestServer, serve_until_signal, with_value_rules
+from .pinecone_rest import PineconeRestServer, delete_problem, serve_until_signal, with_value_rules
 from .script import (
     ECHO_HEADER,
     MAX_DELETE_IDS,
@@ -221,6 +221,9 @@ class PineconeGrpcServer:
     def _delete(self, body: bytes, context: grpc.ServicerContext) -> bytes:
         metadata = {m.key: m.value for m in context.invocation_metadata() if isinstance(m.value, str)}
         request = pb.DeleteRequest.FromString(body)
+        problem = delete_problem(request.namespace, list(request.ids))
+        if problem is not None:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid request: {problem}")
         outcome = self.state.delete(
             metadata.get("api-key"), request.namespace, delete_all=request.delete_all, ids=list(request.ids)
         )

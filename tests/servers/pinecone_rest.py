@@ -9,8 +9,8 @@ without a reply. HTTP/1.1 keep-alive, a thread per connection, ``Content-Length`
 Requests are judged by Pinecone's limits (``pinecone_rules``, through ``script.serve_upsert``; the rule
 on dense values through ``with_value_rules``).
 ``POST /describe_index_stats`` and ``POST /vectors/delete`` (1 to 1,000 ids, or ``deleteAll``, in a
-namespace; 400 otherwise; 404 for a namespace that holds nothing, as Pinecone answers) work on the
-same stored vectors.
+namespace, each as ``pinecone_rules`` allows; 400 otherwise; 404 for a namespace that holds nothing, as
+Pinecone answers) work on the same stored vectors.
 
 The control API (``/_control/...``) lets a test in another process read what arrived and
 set the script; the gRPC server runs the same HTTP server beside it with upserts switched off:
@@ -58,6 +58,7 @@ __all__ = [
     "PineconeRestServer",
     "count_rest",
     "decode_rest",
+    "delete_problem",
     "main",
     "serve_until_signal",
     "with_value_rules",
@@ -140,6 +141,11 @@ def with_value_rules(
         return decoded
 
     return decode_judged
+
+
+def delete_problem(namespace: str, ids: list[str]) -> str | None:
+    """Why Pinecone refuses a delete whole: an id it refuses anywhere (``pinecone_rules``)."""
+    return next(filter(None, map(rules.id_problem, ids)), None)
 
 
 def count_rest(body: bytes) -> int:
@@ -231,6 +237,12 @@ class _Handler(JsonHandler):
 
     def _delete(self, body: bytes) -> None:
         request = orjson.loads(body or b"{}")
+        problem = delete_problem(request.get("namespace") or "", list(request.get("ids") or []))
+        if problem is not None:
+            self._reply(
+                400, orjson.dumps({"code": 3, "message": f"Invalid request: {problem}", "details": []})
+            )
+            return
         outcome = self.server.state.delete(
             self.headers.get("Api-Key"),
             request.get("namespace") or "",

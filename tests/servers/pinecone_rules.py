@@ -5,9 +5,11 @@ and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector 
 strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
 index (a dense index refuses a row with no dense vector: "Records with sparse vector values must also
 contain dense vector values"), a dense vector with at least one non-zero value, and sparse indices
-and values of equal length, at most 1,000 of them. Each check returns the reason Pinecone gives,
+and values of equal length, at most 1,000 of them. Ids are "ASCII except \\0", at most 512 characters, not
+empty (Pinecone's identifier limits). Each check returns the reason Pinecone gives,
 worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it, but for
-the all-zero vector, whose real message names its id.
+the all-zero vector and the non-ASCII id, whose real messages name them. Where no message of the service's
+own was found (a ``\\0`` in an id), the official SDK's (10.2) wording stands in.
 """
 
 from __future__ import annotations
@@ -67,12 +69,17 @@ def count_problem(count: int) -> str | None:
 
 
 def id_problem(vector_id: str) -> str | None:
-    """An empty id, or one over 512 bytes (UTF-8)."""
+    """An empty id, one over 512 bytes (UTF-8), one with a non-ASCII character (the service's message,
+    which names it) or with ``\\0`` (the SDK's)."""
     if not vector_id:
         return "Vector ID must not be empty"
     size = len(vector_id.encode())
     if size > MAX_ID_BYTES:
         return f"Vector ID is {size} bytes; the maximum length is {MAX_ID_BYTES} bytes"
+    if not vector_id.isascii():
+        return f"ID must be ASCII, but got {vector_id}"
+    if "\0" in vector_id:
+        return "Vector ID must not contain null characters"
     return None
 
 
