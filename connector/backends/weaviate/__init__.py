@@ -20,8 +20,11 @@ so a rerun replaces the objects it wrote. An existing UUID is an upsert: the obj
 
 Namespaces are tenants (multi-tenancy): a namespace that is no tenant name (1 to 64 letters, digits,
 ``_`` and ``-``) is a ``ConfigError`` as option ``namespace`` and fails its rows from
-``namespace_column``, before Weaviate is asked. A collection with automatic tenant creation takes a
-new tenant without ``create``. ``create=true`` makes a missing collection (no vectorizer,
+``namespace_column``, before Weaviate is asked. A multi-tenant collection takes its tenants from option
+``namespace``, ``namespace_column``, the call's ``namespace`` or the rows' own (dict rows, Beam elements);
+a row that names none fails alone, and a write where nothing names one is a ``ConfigError``. Into a
+collection without multi-tenancy, the call's namespace is a ``ConfigError`` and a row's own fails the
+row, before sending. A collection with automatic tenant creation takes a new tenant without ``create``. ``create=true`` makes a missing collection (no vectorizer,
 one HNSW index with ``metric``, multi-tenancy with automatic tenant creation when a namespace is
 given), creates a tenant a collection lacks, and declares the properties a batch brings that the
 collection lacks, typed from the values (Arrow's types): Weaviate's auto-schema would turn whole

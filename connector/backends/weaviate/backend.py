@@ -26,6 +26,7 @@ __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
 REST_PORT, GRPC_PORT = 8080, 50051
 BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
+READY = "/v1/.well-known/ready"  # answers 200 with no body: a stand-in for a request refused before sending
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _PROPERTY_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,230}")  # the server's PropertyNameRegex, matched whole
@@ -403,11 +404,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         """The write's namespaces against the collection's multi-tenancy; the job's tenant made sure of."""
         opts = self.options
         tenants = opts.namespace is not None or opts.namespace_column is not None
-        if target.multi_tenant and not tenants:
-            raise ConfigError(
-                f"option namespace: collection {self.collection!r} is multi-tenant; name the tenant "
-                "(option namespace, or namespace_column for one per row)"
-            )
+        # a multi-tenant collection without either: the call's namespace or the rows' own may name the
+        # tenant, which each batch shows (_tenancy_problem)
         if tenants and not target.multi_tenant:
             raise ConfigError(
                 f"option namespace: collection {self.collection!r} has multi-tenancy off, and a namespace "
@@ -416,6 +414,43 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         self._target = target
         if opts.namespace is not None:
             self._ensure_tenant(opts.namespace)
+
+    def _tenancy_problem(self, batch: RowBatch) -> str | None:
+        """Why the batch's rows cannot go to its namespace's tenant, or ``None``: no tenant name, none in a
+        multi-tenant collection, one in a collection without multi-tenancy. Rows that name their own
+        namespace (``namespace_column``, dict rows, Beam elements) fail alone; a namespace the call gave,
+        or none where nothing could give one, is a ``ConfigError``: every batch of the write is the same."""
+        namespace, target = batch.namespace, self._target
+        where = f"collection {self.collection!r}"
+        if target is not None and target.multi_tenant and not namespace:
+            # sent as tenant "", which Weaviate answers UNKNOWN: read as a server that is down, retried
+            what = "null" if namespace is None else "empty"
+            if self.options.namespace_column:
+                return (
+                    f"option namespace_column: the row's namespace is {what}, and {where} is multi-tenant: "
+                    "each row needs a tenant name"
+                )
+            if batch.own_namespaces:
+                return (
+                    f"the row's namespace is {what}, and {where} is multi-tenant: give the row a "
+                    "'namespace' (a tenant name), or the call a namespace for rows without one"
+                )
+            raise ConfigError(
+                f"option namespace: {where} is multi-tenant; name the tenant (option namespace, "
+                "namespace_column for one per row, or the call's namespace)"
+            )
+        if target is not None and not target.multi_tenant and namespace:
+            # options namespace and namespace_column were refused by check_target: this is the call's or a row's
+            if batch.own_namespaces:
+                return (
+                    f"the row's namespace {namespace!r} (its own or the call's) is a tenant in Weaviate, and "
+                    f"{where} has multi-tenancy off: write the row without a namespace"
+                )
+            raise ConfigError(
+                f"namespace {namespace!r} (the call's): {where} has multi-tenancy off, and a namespace is a "
+                "tenant in Weaviate; leave the namespace out"
+            )
+        return None if namespace is None else _tenant_problem(namespace)
 
     def _vector_for(self, target: Collection) -> str | None:
         """The vector name to send (``None``: the collection's one unnamed vector)."""
@@ -521,13 +556,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             and not self._named
         ):
             self._check_unnamed_kept(self._target, {self._send_name}, option="vector_name")
-        problem = None if batch.namespace is None else _tenant_problem(batch.namespace)
-        if not batch.namespace and self._target is not None and self._target.multi_tenant:
-            # sent as tenant "", which Weaviate answers UNKNOWN: read as a server that is down, retried
-            problem = (
-                f"option namespace_column: the row's namespace is {'null' if batch.namespace is None else 'empty'}"
-                f", and collection {self.collection!r} is multi-tenant: each row needs a tenant name"
-            )
+        problem = self._tenancy_problem(batch)
         if problem is None and len(batch):
             problem = self._dense_problem(batch)
         for name, multi in batch.multi_vectors.items():
@@ -754,7 +783,13 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             raise self.not_its_reply(reply, "a batch delete") from None
 
     def _delete_request(self, batch: RowBatch) -> WireRequest:
-        """A batch delete of the rows' objects, by UUID, in their tenant."""
+        """A batch delete of the rows' objects, by UUID, in their tenant. Rows whose tenant is at fault
+        (``_tenancy_problem``; the client's ``refuse`` step is for upserts only) fail alone: the server's
+        readiness call stands in, and ``outcome_of`` reads the failure it carries."""
+        problem = self._tenancy_problem(batch)
+        if problem is not None:
+            failure = batch.failure(range(len(batch)), problem, error_type="Invalid")
+            return WireRequest(f"GET {READY}", b"", context=failure)
         where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": uuids_of(batch.ids)}
         return self._batch_delete(batch.namespace, where)
 
@@ -763,6 +798,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         that matched more objects than it tried (a server's ``QUERY_MAXIMUM_RESULTS``, 10,000 by default,
         caps a request) is followed by the same request until one tries all it matches; if one fails
         objects before that, the rows it does not name may remain, and none of them counts as deleted."""
+        if isinstance(request.context, BatchFailure):  # refused before sending: see _delete_request
+            return BatchOutcome(written=0, failures=[request.context])
         results = self._delete_results(reply)
         while _matched_more(results) and int(results.get("successful") or 0) and not results.get("failed"):
             results = self._delete_results(self._control(request))  # the objects still left
