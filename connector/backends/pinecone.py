@@ -109,6 +109,9 @@ class PineconeBackend(Backend[PineconeOptions]):
         self.host = uri.host
         if options.api_key is None and not options.api_key_env and not uri.is_loopback:
             raise ConfigError("option api_key (or api_key_env) is required for pinecone")
+        problem = options.namespace is not None and namespace_problem(options.namespace)
+        if problem:  # else every request is refused whole, and every row fails after an isolation walk
+            raise ConfigError(f"option namespace: {problem}")
         self._index_dimension: int | None = None  # learnt by check_target
         self._dense: bool | None = None  # learnt by check_target: the index is dense (else sparse)
 
@@ -189,6 +192,9 @@ class PineconeBackend(Backend[PineconeOptions]):
         Pinecone answers 404 "Namespace not found" for a namespace that holds nothing (newer API versions):
         already clear. Any other refusal (an index not found, a method the host does not serve) is raised.
         """
+        problem = namespace is not None and namespace_problem(namespace)
+        if problem:
+            raise ConfigError(problem)
         namespaces = [namespace] if namespace is not None else self._namespaces(transport)
         for name in namespaces:
             if self.grpc:  # DeleteRequest{delete_all=2, namespace=3}
@@ -248,8 +254,9 @@ class PineconeBackend(Backend[PineconeOptions]):
         request, mostly naming no row, so each would cost an isolation walk. Metadata values are strings,
         numbers, booleans or lists of strings (numbers are float64: an integer beyond 2^53 would come back
         changed); a dense vector needs a non-zero value; a sparse vector holds at most 1,000 values; a row
-        with no dense vector needs a sparse index; ids are ASCII without ``\\0``."""
-        reasons = id_problems(batch.ids)
+        with no dense vector needs a sparse index; ids and namespaces are ASCII without ``\\0`` (a namespace
+        of at most 512 characters)."""
+        reasons = identifier_problems(batch)
         if batch.metadata is not None:
             for i, metadata in enumerate(batch.metadata):
                 problem = metadata and metadata_problem(metadata)
@@ -455,6 +462,15 @@ NON_ASCII_ID = "id holds a non-ASCII character; Pinecone ids are ASCII (no \\0, 
 NUL_ID = "id holds the NUL character (\\0), which Pinecone ids may not hold"
 
 
+def identifier_problems(batch: RowBatch) -> dict[int, str]:
+    """Rows whose namespace (the batch's one: a ``namespace_column``'s value, or one a single call was
+    given) or id Pinecone refuses, by index, with why."""
+    problem = batch.namespace and namespace_problem(batch.namespace)
+    if problem:
+        return dict.fromkeys(range(len(batch.ids)), problem)
+    return id_problems(batch.ids)
+
+
 def id_problems(ids: list[Any]) -> dict[int, str]:
     """Rows whose id Pinecone refuses (``id_problem``), by index: one pass in C over the joined ids when
     all are ASCII without ``\\0``, the usual case."""
@@ -471,6 +487,22 @@ def id_problem(row_id: str) -> str | None:
         return NON_ASCII_ID
     if "\0" in row_id:
         return NUL_ID
+    return None
+
+
+def namespace_problem(namespace: str) -> str | None:
+    """Why Pinecone refuses this namespace, or ``None``: over 512 characters, a non-ASCII character, or
+    ``\\0`` (``""`` is the default namespace). The namespace is shown, cut short when long."""
+    shown = repr(namespace) if len(namespace) <= 40 else f"{namespace[:20]!r}..."
+    if len(namespace) > MAX_NAME_LENGTH:
+        return (
+            f"namespace {shown} is {len(namespace)} characters long; Pinecone namespaces are at most "
+            f"{MAX_NAME_LENGTH} ASCII characters"
+        )
+    if not namespace.isascii():
+        return f"namespace {shown} holds a non-ASCII character; Pinecone namespaces are ASCII (no \\0)"
+    if "\0" in namespace:
+        return f"namespace {shown} holds the NUL character (\\0), which Pinecone namespaces may not hold"
     return None
 
 

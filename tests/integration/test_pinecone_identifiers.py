@@ -3,13 +3,14 @@
 
 The client holds back each row that breaks them, alone and unsent, naming the rule, instead of sending it
 in a request Pinecone refuses whole (a bisection walk of about two requests a bad row, and good rows
-failing beside it when the walk's budget runs out). The Pinecone-protocol test servers refuse what
-Pinecone refuses, upserts and deletes.
+failing beside it when the walk's budget runs out); an option namespace that breaks them is a
+``ConfigError``. The Pinecone-protocol test servers refuse what Pinecone refuses, upserts and deletes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import httpx
@@ -18,7 +19,7 @@ import pytest
 
 from tests.servers.fixtures import ServerHandle, start_server
 from tests.servers.pinecone_grpc import pb
-from vectordb.connector import connect
+from vectordb.connector import ConfigError, connect
 from vectordb.connector.transports.base import forget_shared
 
 V = [0.5, -0.25, 1.0, 2.0]
@@ -51,6 +52,47 @@ def test_non_ascii_and_nul_ids_fail_alone_unsent(server: ServerHandle) -> None:
     arrived = server.arrived()
     assert arrived.ids() == set(ids) - bad
     assert [r.outcome for r in arrived.requests] == ["ok", "ok"]  # 699 rows in two requests, no walk
+
+
+def test_an_option_namespace_pinecone_refuses_is_a_config_error(server: ServerHandle) -> None:
+    cases = {
+        "n" * 513: "is 513 characters long; Pinecone namespaces are at most 512",
+        "café": "holds a non-ASCII character",
+        "a\0b": "holds the NUL character",
+    }
+    for namespace, says in cases.items():
+        with pytest.raises(ConfigError, match=f"option namespace: namespace .*{says}"):
+            connect(server.uri, api_key="k", namespace=namespace)
+    with connect(server.uri, api_key="k", namespace="n" * 512) as client:
+        assert client.upsert([{"id": "a", "values": V}]).ok
+    assert server.arrived().namespaces.keys() == {"n" * 512}
+
+
+def test_row_namespaces_pinecone_refuses_fail_alone(server: ServerHandle) -> None:
+    rows: list[dict[str, Any]] = [
+        {"id": "a", "values": V, "namespace": "ok"},
+        {"id": "b", "values": V, "namespace": "x" * 600},
+        {"id": "c", "values": V, "namespace": "ünï"},
+        {"id": "d", "values": V, "namespace": "n\0"},
+        {"id": "e", "values": V, "namespace": "ok"},
+    ]
+    with connect(server.uri, api_key="k", on_error="report") as client:
+        report = client.upsert(rows)
+        call = client.upsert([{"id": "f", "values": V}], namespace="é")  # one call's namespace: its rows
+    assert (report.written, report.failed) == (2, 3), report
+    failed = {f.ids: f.error for f in report.failures}
+    assert "is 600 characters long; Pinecone namespaces are at most 512" in failed["b",]
+    assert "'ünï' holds a non-ASCII character" in failed["c",]
+    assert "holds the NUL character" in failed["d",]
+    assert call.failed == 1 and "'é' holds a non-ASCII character" in call.failures[0].error
+    arrived = server.arrived()
+    assert arrived.namespaces.keys() == {"ok"} and len(arrived.requests) == 1
+
+
+def test_clearing_a_namespace_pinecone_refuses_is_a_config_error(server: ServerHandle) -> None:
+    with connect(server.uri, api_key="k") as client, pytest.raises(ConfigError, match="non-ASCII"):
+        client.clear("é")
+    assert server.arrived().deletes == []
 
 
 def _upsert(server: ServerHandle, vector_id: str, namespace: str = "") -> str | None:
@@ -91,11 +133,15 @@ def _grpc(server: ServerHandle, method: str, body: bytes, *fine: grpc.StatusCode
     return None
 
 
-def test_the_servers_refuse_ids_pinecone_refuses(server: ServerHandle) -> None:
+def test_the_servers_refuse_ids_and_namespaces_pinecone_refuses(server: ServerHandle) -> None:
     assert "ID must be ASCII, but got café" in (_upsert(server, "café") or "")
     assert "must not contain null characters" in (_upsert(server, "a\0b") or "")
+    assert "Namespace must be at most 512 characters, got 513" in (_upsert(server, "a", "n" * 513) or "")
+    assert "only ASCII characters" in (_upsert(server, "a", "é") or "")
+    assert "must not contain the NUL character" in (_upsert(server, "a", "n\0") or "")
     assert "ID must be ASCII" in (_delete(server, ["a", "é"]) or "")
     assert "must not contain null characters" in (_delete(server, ["a\0"]) or "")
+    assert "only ASCII characters" in (_delete(server, ["a"], "é") or "")
     assert server.arrived().ids() == set()
     assert _upsert(server, "~" * 512, "n" * 512) is None and _upsert(server, "a b\x01\x7f") is None
     assert _delete(server, ["~" * 512], "n" * 512) is None

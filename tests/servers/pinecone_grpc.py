@@ -73,6 +73,9 @@ def decode_grpc(body: bytes) -> Decoded:
         request = pb.UpsertRequest.FromString(body)
     except DecodeError as exc:
         raise ValueError(f"UpsertRequest does not parse: {exc}") from None
+    problem = rules.namespace_problem(request.namespace)
+    if problem is not None:
+        raise ValueError(problem)
     raw = _raw_values(body)
     if len(raw) != len(request.vectors):
         raise ValueError("UpsertRequest: vectors do not frame as the generated class parsed them")

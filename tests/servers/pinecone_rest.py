@@ -87,6 +87,9 @@ def decode_rest(body: bytes) -> Decoded:
     namespace = doc.get("namespace", "")
     if not isinstance(namespace, str):
         raise ValueError("'namespace' must be a string")
+    problem = rules.namespace_problem(namespace)
+    if problem is not None:
+        raise ValueError(problem)
     return Decoded(namespace, [_decode_vector(i, item) for i, item in enumerate(doc["vectors"])])
 
 
@@ -144,8 +147,8 @@ def with_value_rules(
 
 
 def delete_problem(namespace: str, ids: list[str]) -> str | None:
-    """Why Pinecone refuses a delete whole: an id it refuses anywhere (``pinecone_rules``)."""
-    return next(filter(None, map(rules.id_problem, ids)), None)
+    """Why Pinecone refuses a delete whole: a namespace or an id it refuses anywhere (``pinecone_rules``)."""
+    return rules.namespace_problem(namespace) or next(filter(None, map(rules.id_problem, ids)), None)
 
 
 def count_rest(body: bytes) -> int:

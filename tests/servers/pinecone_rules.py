@@ -5,11 +5,11 @@ and 2 MB a request, an id of 1 to 512 bytes, metadata of at most 40 KB a vector 
 strings, numbers, booleans or lists of strings (no nested object, no null), one dense dimension per
 index (a dense index refuses a row with no dense vector: "Records with sparse vector values must also
 contain dense vector values"), a dense vector with at least one non-zero value, and sparse indices
-and values of equal length, at most 1,000 of them. Ids are "ASCII except \\0", at most 512 characters, not
-empty (Pinecone's identifier limits). Each check returns the reason Pinecone gives,
+and values of equal length, at most 1,000 of them. Ids and namespaces are "ASCII except \\0", at most 512
+characters (Pinecone's identifier limits; an id not empty). Each check returns the reason Pinecone gives,
 worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it, but for
 the all-zero vector and the non-ASCII id, whose real messages name them. Where no message of the service's
-own was found (a ``\\0`` in an id), the official SDK's (10.2) wording stands in.
+own was found (a ``\\0`` in an id, a namespace), the official SDK's (10.2) wording stands in.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import orjson
 __all__ = [
     "MAX_ID_BYTES",
     "MAX_METADATA_BYTES",
+    "MAX_NAMESPACE_LENGTH",
     "MAX_REQUEST_BYTES",
     "MAX_SPARSE_VALUES",
     "MAX_UPSERT_VECTORS",
@@ -40,6 +41,7 @@ __all__ = [
     "index_problem",
     "metadata_problem",
     "metadata_size",
+    "namespace_problem",
     "size_problem",
     "sparse_problem",
     "zero_problem",
@@ -49,6 +51,7 @@ MAX_UPSERT_VECTORS = 1000
 MAX_REQUEST_BYTES = 2 << 20  # 2 MB
 MAX_ID_BYTES = 512
 MAX_METADATA_BYTES = 40_960
+MAX_NAMESPACE_LENGTH = 512  # characters, each ASCII
 MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (limits page)
 
 _KINDS = {dict: "object", type(None): "null"}  # Pinecone's names for the kinds it refuses
@@ -80,6 +83,18 @@ def id_problem(vector_id: str) -> str | None:
         return f"ID must be ASCII, but got {vector_id}"
     if "\0" in vector_id:
         return "Vector ID must not contain null characters"
+    return None
+
+
+def namespace_problem(namespace: str) -> str | None:
+    """A namespace over 512 characters, or with a non-ASCII character or ``\\0`` (the SDK's wording; no
+    message of the service's own was found). ``""`` is the default namespace."""
+    if len(namespace) > MAX_NAMESPACE_LENGTH:
+        return f"Namespace must be at most {MAX_NAMESPACE_LENGTH} characters, got {len(namespace)}"
+    if not namespace.isascii():
+        return "Namespace must contain only ASCII characters (code points 1-127)"
+    if "\0" in namespace:
+        return "Namespace must not contain the NUL character"
     return None
 
 
