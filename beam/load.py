@@ -360,7 +360,10 @@ def connector_options(args: argparse.Namespace) -> dict[str, Any]:
         options.setdefault("dimension", str(args.dim or SAMPLE_DIM))
     elif not {"embed_url", "dimension", "vector_dimensions"}.isdisjoint(options):
         options.setdefault("create", "true")  # the model's, the option's or each name's dimension
-    elif "create" not in options and {"vector_columns", "multi_vector_columns"}.isdisjoint(options):
+    elif "create" not in options and not {"vector_columns", "multi_vector_columns"}.isdisjoint(options):
+        # each name's dimension is vector_dimensions' to give: create=true has the plan say so up front
+        options["create"] = "true"
+    elif "create" not in options:
         # the dimension lets every worker create (or check) the collection before its first row
         options["create"] = "true"
         column = options.get("vector_column", "values")

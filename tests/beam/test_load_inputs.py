@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.servers.fixtures import ServerHandle
+from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.beam.load import (
     check_json_lines,
     format_of,
@@ -26,6 +27,7 @@ from vectordb.beam.load import (
     resolve_input,
 )
 from vectordb.connector import ConfigError
+from vectordb.connector.ids import uuid5_text
 
 N, DIM = 40, 4
 CSV_LINE = (
@@ -138,3 +140,24 @@ def test_a_compressed_json_array_is_refused_naming_the_file(tmp_path: Path) -> N
         stream.write('[\n{"id": "a", "values": [1.0, 2.0]}\n]\n')
     with pytest.raises(ConfigError, match=r"rows\.json\.gz'?: not JSON Lines .* a JSON array"):
         check_json_lines([str(path)])
+
+
+def test_named_vectors_into_a_missing_collection_name_vector_dimensions_before_the_pipeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Named vectors left ``create`` unset: the pipeline started, and its write step failed with "option
+    create=true makes it", though the job creates a missing collection and the missing piece is each name's
+    dimension, which ``vectordb-load`` names up front."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"id": "a", "t": [1.0, 2.0], "tok": [[1.0, 2.0]]}) + "\n")
+    with QdrantServer() as server:
+        argv = ["--runner=FnApiRunner", f"--input={path}", f"--uri={server.rest_uri('named')}"]
+        named = ["--option=vector_columns=title:t", "--option=multi_vector_columns=colbert:tok"]
+        assert main([*argv, *named]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("vectordb-beam: ConfigError: option vector_dimensions: ") and "ParDo" not in err
+        assert main([*argv, *named, "--option=vector_dimensions=title:2,colbert:2"]) == 0, capsys.readouterr()
+        assert server.client().retrieve("named", [uuid5_text("a")], with_vectors=True)[0].vector == {
+            "title": [1.0, 2.0],
+            "colbert": [[1.0, 2.0]],
+        }
