@@ -10,6 +10,16 @@ characters (Pinecone's identifier limits; an id not empty). Each check returns t
 worded as Pinecone words it: naming no row, so a client cannot lean on the message to find it, but for
 the all-zero vector and the non-ASCII id, whose real messages name them. Where no message of the service's
 own was found (a ``\\0`` in an id, a namespace), the official SDK's (10.2) wording stands in.
+
+Null metadata values are refused (``'null'``), not stripped. The SDK's ``_validate_metadata`` (10.2) lets
+``None`` through, saying the service strips nulls on write (``NullHandling::Strip`` in its prost
+conversion); but Pinecone's documentation says "Null metadata values aren't supported. Instead of setting
+a key to null, remove the key from the metadata payload" (known limitations), and the service answered
+REST upserts holding one with 400 "Metadata value must be a string, number, boolean or list of strings,
+got 'null' for field '...'" (quoted in run-llama/llama_index#11501, 2024, and
+rocketride-org/rocketride-server#1991, 2026). The servers keep the refusal on both protocols:
+stricter than a stripping server, so no test passes a client that sends a null Pinecone would refuse or
+drop silently (the connector sends none: it leaves the key out).
 """
 
 from __future__ import annotations
@@ -54,7 +64,8 @@ MAX_METADATA_BYTES = 40_960
 MAX_NAMESPACE_LENGTH = 512  # characters, each ASCII
 MAX_SPARSE_VALUES = 1000  # "Sparse vectors can contain no more than 1000 non-zero values" (limits page)
 
-_KINDS = {dict: "object", type(None): "null"}  # Pinecone's names for the kinds it refuses
+# Pinecone's names for the kinds it refuses (null: why refused, not stripped, in the module docstring)
+_KINDS = {dict: "object", type(None): "null"}
 
 
 def size_problem(size: int) -> str | None:
