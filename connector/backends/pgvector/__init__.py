@@ -2,7 +2,8 @@
 
 The URI is any libpq URI (a unix socket is ``?host=/path``); the connector's own parameter
 ``table`` (or option ``collection``; ``schema.table`` allowed, names taken as written, each at
-most 63 bytes, which PostgreSQL would cut) is removed before the rest reaches libpq. A password
+most 63 bytes, which PostgreSQL would cut; a name holding a dot quoted as in SQL: ``"my.dotted"``,
+``schema."a.b"``) is removed before the rest reaches libpq. A password
 may sit in the URI (unencoded ``@``, ``/``, ``#``, ``?`` and ``:`` allowed: see ``PgTarget``) or in option
 ``api_key``; it never appears in ``describe()``, reprs or errors.
 The URI's ``sslmode`` and option ``tls`` may not disagree (``ConfigError``).

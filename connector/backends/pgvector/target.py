@@ -27,7 +27,12 @@ class TableName:
 
     @classmethod
     def parse(cls, text: str) -> TableName:
-        schema, dot, name = text.partition(".")
+        """``TABLE`` or ``SCHEMA.TABLE``, each taken as written (split at the first dot), or either quoted
+        as in SQL, for a name that holds a dot: ``"my.dotted"``, ``schema."a.b"`` (``""`` is a quote)."""
+        if text.startswith('"') or '."' in text:
+            schema, dot, name = _quoted_parts(text)
+        else:
+            schema, dot, name = text.partition(".")
         if not dot:
             schema, name = "", schema
         if not name or (dot and not schema):
@@ -49,7 +54,45 @@ class TableName:
         )
 
     def __str__(self) -> str:
-        return f"{self.schema}.{self.name}" if self.schema else self.name
+        """As written, a part that holds a dot or starts with a quote quoted: ``"my.dotted"`` reads as one name."""
+        name = _shown(self.name)
+        return f"{_shown(self.schema)}.{name}" if self.schema else name
+
+
+def _shown(part: str) -> str:
+    return quote_ident(part) if "." in part or part.startswith('"') else part
+
+
+def _quoted_parts(text: str) -> tuple[str, str, str]:
+    """``text`` as (schema, ".", table) or (table, "", ""), where a part may be quoted as in SQL (``"a.b"``,
+    ``""`` inside for a quote) and an unquoted part runs to the next dot; ``ConfigError`` for anything else."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        if text.startswith('"', i):
+            end = i + 1
+            while (end := text.find('"', end)) >= 0 and text.startswith('"', end + 1):
+                end += 2  # "" is a quote inside the name
+            if end < 0:
+                raise ConfigError(f"option collection: {text!r} opens a quoted name it does not close")
+            parts.append(text[i + 1 : end].replace('""', '"'))
+            i = end + 1
+        else:
+            end = text.find(".", i)
+            end = len(text) if end < 0 else end
+            parts.append(text[i:end])
+            i = end
+        if i == len(text):
+            break
+        if text[i] != "." or len(parts) == 2:
+            raise ConfigError(
+                f"option collection: {text!r} is not a table name (TABLE or SCHEMA.TABLE, either quoted "
+                'as in SQL for a name with a dot: "my.table")'
+            )
+        i += 1
+    if len(parts) == 1:
+        return parts[0], "", ""
+    return parts[0], ".", parts[1]
 
 
 @dataclass(frozen=True, slots=True)
