@@ -468,6 +468,15 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 f"option vector_name: collection {self.collection!r} has no vector {name!r} "
                 f"(it has {sorted(target.named_vectors)}); say which one to write"
             )
+        if name in target.multi_vectors:
+            # sent as a single vector, the server stores it on the object yet refuses it to the index
+            # ("AddBatch called on multivector index"): the rows read as failed and are there all the same
+            option = "vector_name" if wanted is not None else "vector_column"
+            raise ConfigError(
+                f"option {option}: vector {name!r} of collection {self.collection!r} has a multi-vector index "
+                f"(multivector enabled), and a single vector goes to it; write it with option "
+                f"multi_vector_columns (e.g. multi_vector_columns='{name}:COLUMN')"
+            )
         return name
 
     def _stored_vectors(self, tenant: str | None, names: Mapping[str | None, bool]) -> dict[str | None, Any]:
