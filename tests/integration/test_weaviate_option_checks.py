@@ -4,6 +4,7 @@ real server the fixtures start."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -43,3 +44,28 @@ def test_a_single_vector_into_a_multi_vector_index_is_a_config_error(
     assert (
         _count(weaviate_server, weaviate_collection) == 0
     )  # before, the objects were stored, reported failed
+
+
+@pytest.mark.parametrize("key", ["orig id", "", "id", "Id", "_id", "_additional", "Ünï", "x" * 232])
+def test_an_original_id_key_weaviate_cannot_name_is_a_config_error(
+    weaviate_server: WeaviateServer, weaviate_collection: str, key: str
+) -> None:
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    with (
+        pytest.raises(ConfigError, match=r"^option original_id_key: .*" + re.escape(repr(key))),
+        connect(uri, original_id_key=key, create=True, dimension=4, **options) as client,
+    ):
+        client.write([{"id": "doc-1", "values": [1.0, 0, 0, 0]}])
+    assert weaviate_server.rest("GET", f"/v1/schema/{weaviate_collection}").status_code == 404  # none made
+
+
+@pytest.mark.parametrize("key", ["source_id", "_orig", "X" * 231])
+def test_an_original_id_key_weaviate_takes_keeps_the_ids(
+    weaviate_server: WeaviateServer, weaviate_collection: str, key: str
+) -> None:
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    with connect(uri, original_id_key=key, create=True, dimension=4, on_error="report", **options) as client:
+        report = client.write([{"id": "doc-1", "values": [1.0, 0, 0, 0]}])
+    assert report.ok, report
+    (stored,) = weaviate_server.rest("GET", f"/v1/objects?class={weaviate_collection}").json()["objects"]
+    assert stored["properties"] == {key[:1].lower() + key[1:]: "doc-1"}

@@ -30,6 +30,8 @@ READY = "/v1/.well-known/ready"  # answers 200 with no body: a stand-in for a re
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _PROPERTY_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,230}")  # the server's PropertyNameRegex, matched whole
+# names the server refuses for a property ("is a reserved property name"), after lower-casing the first letter
+RESERVED_PROPERTIES = frozenset({"id", "_id", "_additional"})
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
 # a tenant in a 422's reason (the server's ErrTenantNotFound, ErrTenantNotActive); no tenant name has a space
 TENANT_NOT_FOUND, TENANT_NOT_ACTIVE = "tenant not found", "tenant not active"
@@ -129,6 +131,14 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             )
         if options.vector_name == "":
             raise ConfigError("option vector_name: give a name, or leave it out")
+        key = options.original_id_key
+        if not _PROPERTY_NAME.fullmatch(key) or property_name(key) in RESERVED_PROPERTIES:
+            # else every row whose id becomes a UUID fails, with a reason naming no option
+            raise ConfigError(
+                f"option original_id_key: Weaviate takes property names of ASCII letters, digits and "
+                "underscores, starting with a letter or underscore, at most 231 long, and not "
+                f"{', '.join(sorted(RESERVED_PROPERTIES))} (not {key!r})"
+            )
         problem = None if options.namespace is None else _tenant_problem(options.namespace)
         if problem:  # before create=true makes a collection no write could use
             raise ConfigError(f"option namespace: {problem}")
