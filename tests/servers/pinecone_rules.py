@@ -19,7 +19,9 @@ REST upserts holding one with 400 "Metadata value must be a string, number, bool
 got 'null' for field '...'" (quoted in run-llama/llama_index#11501, 2024, and
 rocketride-org/rocketride-server#1991, 2026). The servers keep the refusal on both protocols:
 stricter than a stripping server, so no test passes a client that sends a null Pinecone would refuse or
-drop silently (the connector sends none: it leaves the key out).
+drop silently (the connector sends none: it leaves the key out). The SDK's own gRPC client leaves a null
+key out before sending (the gRPC server stores ``{"tag": None, "keep": "x"}`` from it as ``{"keep": "x"}``),
+so its REST client is the one that shows the service's answer.
 """
 
 from __future__ import annotations
