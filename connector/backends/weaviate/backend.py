@@ -35,6 +35,8 @@ RESERVED_PROPERTIES = frozenset({"id", "_id", "_additional"})
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
 # a tenant in a 422's reason (the server's ErrTenantNotFound, ErrTenantNotActive); no tenant name has a space
 TENANT_NOT_FOUND, TENANT_NOT_ACTIVE = "tenant not found", "tenant not active"
+# tenants' activityStatus: those a request reaches, and those autoTenantActivation wakes for one
+ACTIVE, ACTIVATED = frozenset({"HOT", "ACTIVE"}), frozenset({"COLD", "INACTIVE"})
 CLEAR_ROUNDS = 100_000  # batch deletes of up to QUERY_MAXIMUM_RESULTS (10,000) objects each
 QUERY_MAXIMUM_RESULTS = 10_000  # the server's default: the most objects one batch delete matches
 # objects a page read to learn each vector's dimension: the first object usually holds every name
@@ -675,7 +677,9 @@ class WeaviateBackend(Backend[WeaviateOptions]):
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """Delete the objects of tenant ``namespace``, or of every tenant (or the whole collection), in
         batch deletes of up to the server's QUERY_MAXIMUM_RESULTS each; the collection, its properties
-        and its tenants stay."""
+        and its tenants stay. An inactive tenant among them (``COLD``, ``FROZEN``…), which a batch delete
+        cannot reach, is a ``ConfigError`` before anything is deleted, unless the collection activates
+        its tenants on a request (``autoTenantActivation``; a ``COLD`` one then becomes ``HOT``)."""
         self._transport = transport
         try:
             target = collection_from(self._rest("GET", self._path))
@@ -688,8 +692,16 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 if problem:
                     raise ConfigError(f"option namespace: {problem}")
                 tenants = [namespace]
+                try:
+                    status = {
+                        namespace: self._rest("GET", f"{self._path}/tenants/{quote(namespace, safe='')}")
+                    }
+                except NotFound:  # nothing in it to delete
+                    status = {}
             else:
-                tenants = [t["name"] for t in self._rest("GET", f"{self._path}/tenants") or []]
+                status = {str(t["name"]): t for t in self._rest("GET", f"{self._path}/tenants") or []}
+                tenants = list(status)
+            self._check_reachable(target, status)
         elif namespace is not None:
             raise ConfigError(f"option namespace: collection {self.collection!r} has multi-tenancy off")
         deleted = sum(self._delete_all(tenant) for tenant in tenants)
@@ -701,6 +713,24 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             else ""
         )
         return f"{deleted} objects in {where + ' of ' if where else ''}{self.describe()}"
+
+    def _check_reachable(self, target: Collection, tenants: Mapping[str, Any]) -> None:
+        """Refuse a clear that would stop part way: a batch delete in an inactive tenant fails ("tenant not
+        active"), and the tenants before it would be emptied already. ``tenants``: name → the server's
+        tenant document (``activityStatus``)."""
+        wakes = ACTIVATED if target.auto_activation else frozenset()
+        inactive = {
+            name: status
+            for name, doc in tenants.items()
+            if (status := str((doc or {}).get("activityStatus") or "HOT")) not in ACTIVE | wakes
+        }
+        if inactive:
+            listed = ", ".join(f"{name!r} ({status})" for name, status in sorted(inactive.items()))
+            raise ConfigError(
+                f"{self.describe()}: cannot clear: tenants {listed} are inactive and a batch delete cannot reach "
+                "them; nothing was deleted. Activate them (activityStatus HOT), or enable the collection's "
+                "autoTenantActivation, then clear again"
+            )
 
     def _delete_all(self, tenant: str | None) -> int:
         """Delete every object of ``tenant`` (``None``: the collection's), a request's limit at a time;

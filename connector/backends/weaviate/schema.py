@@ -35,6 +35,8 @@ class Collection:
     auto_tenants: bool  # multiTenancyConfig.autoTenantCreation: the server makes tenants on first write
     properties: dict[str, str] = field(default_factory=dict)  # name → data type ("int", "text[]", …)
     multi_vectors: set[str] = field(default_factory=set)  # named vectors whose index takes multi-vectors
+    # multiTenancyConfig.autoTenantActivation: a request to an inactive (COLD) tenant activates it
+    auto_activation: bool = False
 
 
 def collection_from(doc: dict[str, Any]) -> Collection:
@@ -44,6 +46,7 @@ def collection_from(doc: dict[str, Any]) -> Collection:
         named_vectors=set(doc.get("vectorConfig") or {}),
         multi_tenant=bool(mt.get("enabled")),
         auto_tenants=bool(mt.get("autoTenantCreation")),
+        auto_activation=bool(mt.get("autoTenantActivation")),
         properties={
             str(p["name"]): str((p.get("dataType") or ["?"])[0]) for p in doc.get("properties") or ()
         },
