@@ -200,13 +200,16 @@ class RowRules:
     # "" none: the two flags above decide
     id_fold: str = ""
     id_scale: int | None = None  # "numeric": the places a number is rounded to (numeric(10, 2)), if any
+    namespace_case: bool = False  # namespaces in any letter case are one (PostgreSQL's citext namespace)
 
     def scope(self, namespace: object) -> object:
         """Where a row's id is a key: its namespace (no namespace and ``""`` are both the default
         one), or the whole target when the database keeps one row per id across namespaces."""
         if not self.namespaced:
             return None
-        return "" if namespace is None else namespace if type(namespace) is str else repr(namespace)
+        if type(namespace) is str:
+            return namespace.casefold() if self.namespace_case else namespace
+        return "" if namespace is None else repr(namespace)
 
     def row_keys(self, ids: list[Any]) -> list[Any]:
         """Each id as a key no finer than the database's: an integer and its text are one (PostgreSQL

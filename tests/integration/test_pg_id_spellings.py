@@ -152,3 +152,56 @@ def test_the_rules_follow_the_id_column_type(pg_server: PgServer, pg_table: str)
                 assert len(set(rules.row_keys(["a", "b", "c"]))) == 1
         finally:
             drop_function(pg_server, table)
+
+
+def make_namespaced_table(server: PgServer, table: str, namespace_type: str, key: str) -> None:
+    """``make_table``'s, with a namespace column of ``namespace_type`` and the primary key ``key``."""
+    make_table(server, table, "text")
+    sql(server, f'ALTER TABLE "{table}" DROP CONSTRAINT "{table}_pkey"')
+    sql(server, f"ALTER TABLE \"{table}\" ADD COLUMN namespace {namespace_type} NOT NULL DEFAULT ''")
+    sql(server, f'ALTER TABLE "{table}" ADD PRIMARY KEY ({key})')
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first-write", "table-known"])
+@pytest.mark.parametrize(
+    "namespace_type", ["citext", "text COLLATE ci"], ids=["citext", "case-insensitive-collation"]
+)
+def test_two_spellings_of_one_namespace_are_one_row_in_order(
+    pg_server: PgServer, pg_table: str, namespace_type: str, warm: bool
+) -> None:
+    """A citext (or case-insensitive) namespace in the key: "Docs" and "docs" are one namespace there."""
+    make_namespaced_table(pg_server, pg_table, namespace_type, "namespace, id")
+    try:
+        rows = [
+            {"id": "a", "values": [1, 1], "metadata": {"v": "first"}, "namespace": "Docs"},
+            {"id": "a", "values": [2, 2], "metadata": {"v": "last"}, "namespace": "docs"},
+        ]
+        with connect(pg_server.uri(pg_table), on_error="report", batch_size=1, max_concurrency=4) as client:
+            if warm:
+                assert client.write([{"id": "w", "values": [0, 0], "metadata": {"v": "warm"}}]).ok
+            report = client.write(rows)
+        assert report.ok, report
+        assert [v for _, v in stored(pg_server, pg_table) if v != "warm"] == ["last"]
+    finally:
+        drop_function(pg_server, pg_table)
+
+
+def test_one_id_in_two_namespaces_of_a_table_keyed_by_id_alone_goes_in_order(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """A namespace column outside the key: one id is one row whatever its namespace, also for the rows a
+    write prepares before it reads the table (option namespace_column suggests (namespace, id))."""
+    make_namespaced_table(pg_server, pg_table, "text", "id")
+    try:
+        rows = [
+            {"id": "x", "values": [0, 0], "metadata": {"v": "x"}, "namespace": "n1"},
+            {"id": "a", "values": [1, 1], "metadata": {"v": "first"}, "namespace": "n2"},
+            {"id": "a", "values": [2, 2], "metadata": {"v": "last"}, "namespace": "n1"},
+        ]
+        uri = pg_server.uri(pg_table)
+        with connect(uri, on_error="report", batch_size=1, namespace_column="namespace") as client:
+            report = client.write(rows)
+        assert report.ok, report
+        assert sorted(stored(pg_server, pg_table)) == [("a", "last"), ("x", "x")]
+    finally:
+        drop_function(pg_server, pg_table)

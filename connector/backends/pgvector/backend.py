@@ -87,9 +87,12 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         self.layout = layout
         self._statements = self._compile()
         integers = layout.id_fold == "" and layout.id.cast_type in ("smallint", "integer", "bigint")
+        # until the catalog is read, the key may hold no namespace (options suggest one), and one it holds
+        # may be citext: one id in two namespaces is one row, and namespaces are keyed in any case
         self.rules = dataclasses.replace(
             type(self).rules,
-            namespaced=layout.namespace_in_key,
+            namespaced=layout.namespace_in_key and layout.namespace_fold not in ("any", "one"),
+            namespace_case=layout.namespace_fold == "case",
             integer_text=layout.id_fold == "any" or integers,
             uuid_ids=False,  # a uuid column's spellings are its fold's
             id_fold=layout.id_fold,

@@ -20,6 +20,7 @@ __all__ = [
     "delete_sql",
     "id_fold_of",
     "learn_layout",
+    "namespace_fold_of",
     "no_namespace_column",
     "truncate_sql",
 ]
@@ -62,6 +63,9 @@ class TableLayout:
     # catalog is read, so rows prepared before it still keep the order of every id PostgreSQL may merge
     id_fold: str = "any"
     id_scale: int | None = None
+    # how the namespace column compares: "" as written, "case" in any letter case (citext), "one" by a
+    # collation the connector cannot model; "any" until the catalog is read (``namespace_fold_of``)
+    namespace_fold: str = "any"
 
     @property
     def namespace_in_key(self) -> bool:
@@ -363,6 +367,7 @@ def learn_layout(
         named=_named_columns(table, by_name, named or {}, listing),
         id_fold=id_fold,
         id_scale=id_scale,
+        namespace_fold=namespace_fold_of(by_name.get("namespace")),
     )
     _check_unfilled(layout, by_name)
     return layout
@@ -389,6 +394,14 @@ def id_fold_of(row: CatalogColumn) -> tuple[str, int | None]:
         scale = (row.typmod - 4) & 0x7FF
         scale = scale - 0x800 if scale & 0x400 else scale
     return fold, scale
+
+
+def namespace_fold_of(row: CatalogColumn | None) -> str:
+    """How the namespace column (text, varchar or citext) compares two namespaces, as ``TableLayout``'s
+    ``namespace_fold`` names it."""
+    if row is None or row.nondeterministic:
+        return "one" if row is not None else ""
+    return "case" if row.base_type == "citext" else ""
 
 
 def _column(row: CatalogColumn) -> Column:
