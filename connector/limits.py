@@ -36,10 +36,16 @@ requests in a row are accepted; the next throttle begins another. A throttle is 
 bucket's first tokens of throttles since the last accept, so one late reply (a request sent before a
 quota ran out for good) does not keep every later throttle free.
 
-Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
-that long; one that says nothing waits far longer than a failed request (rate-limit windows are
-seconds to a minute): equal jitter from 0.5-1 s, doubling, each wait at most ``throttle_cap_s``
-(the request's timeout, up to a minute): 15.5 s at least over the default 5 retries.
+Throttle backoff. A throttle waits far longer than a failed request (rate-limit windows are seconds
+to a minute): equal jitter from 0.5-1 s, doubling, each wait at most ``throttle_cap_s`` (the request's
+timeout, up to a minute): 15.5 s at least over the default 5 retries; or the server's hint
+(``Retry-After`` and kin), if longer. A hint says when the server may take a request again, not when
+its throttling ends: a cold or busy index throttled for seconds with a 50 ms or 1 s hint on every reply,
+and retries that waited the hint alone spent a request's attempts, and the budget (nothing accepted yet),
+within about 20 hints, failing a write the server then took whole. With the backoff, a request's fourth
+retry comes 7.5 s after its first throttle at the earliest, and the budget holds four retries for each
+request in flight (five at the default ``max_concurrency``), so at the default ``max_retries`` and
+``timeout_s`` throttling of less than the first 7.5 s of a write fails no row, whatever the hints say.
 
 Isolation budget. A batch the server refuses whole is split until exactly the refused rows
 are left (the engine's ``_isolate``); each request that costs is one token. The bucket starts
@@ -79,6 +85,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .errors import (
+    MAX_HINT_S,
     ConnectError,
     ConnectorError,
     ConnectTimeout,
@@ -175,16 +182,18 @@ class Backoff:
         self.throttle_base_s, self.throttle_cap_s = throttle_base_s, throttle_cap_s
 
     def delay_after(self, attempt: int, exc: ConnectorError, *, answered: bool) -> float:
-        """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
-        honoured, a throttle without one waited out (``throttle_delay_s``), and a host that ``answered``
-        before and now cannot be reached given time to restart."""
+        """Delay before retry ``attempt`` of a request that failed with ``exc``: never sooner than the
+        server's hint, a throttle waited out (``throttle_delay_s``, or its hint if longer: retries that
+        waited a short hint alone were all spent within a few seconds of throttling), and a host that
+        ``answered`` before and now cannot be reached given time to restart."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-        if isinstance(exc, Throttled) and hint is None:
-            return self.throttle_delay_s(attempt)
+        if isinstance(exc, Throttled):
+            delay = self.throttle_delay_s(attempt)
+            return delay if hint is None else max(delay, min(hint, MAX_HINT_S))
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def throttle_delay_s(self, attempt: int) -> float:
-        """Delay before retry ``attempt`` of a request throttled without a hint: equal jitter from
+        """Delay before retry ``attempt`` of a throttled request, its hint aside: equal jitter from
         ``throttle_base_s`` (0.5-1, 1-2, 2-4, 4-8, 8-16 s), each at most ``throttle_cap_s``."""
         ceiling = min(self.throttle_cap_s, 2 * self.throttle_base_s * (2 ** max(0, attempt - 1)))
         return ceiling * (0.5 + 0.5 * self._rand())
@@ -195,7 +204,7 @@ class Backoff:
         ceiling = min(self.cap_s, base * (2 ** max(0, attempt)))
         delay = ceiling * (0.5 + 0.5 * self._rand()) if host_down else self._rand() * ceiling
         if retry_after_s is not None:
-            delay = max(delay, min(retry_after_s, 60.0 * 5))
+            delay = max(delay, min(retry_after_s, MAX_HINT_S))
         return delay
 
 
