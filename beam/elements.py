@@ -114,7 +114,10 @@ class ElementReader(DictReader):
             row = self._items.read_mapping(record)
             if type(row) is Row and type(row.metadata) is DeleteMark:
                 return row
-            return self._items.refuse(record, getattr(element, "id", None), NAMELESS_EMBEDDING)
+            # its letter holds the embedding under the vector column, as any Chunk's: moved under a name
+            # it can be written again (a metadata key of that name keeps its place)
+            letter = {self.vector_column: element.embedding.dense_embedding, **record}
+            return self._items.refuse(letter, getattr(element, "id", None), NAMELESS_EMBEDDING)
         return self._items.read_mapping(record)  # a Chunk: its metadata's "op" is data
 
     def read_mapping(self, record: Mapping[str, Any]) -> Row | NamedRow | Refusal:

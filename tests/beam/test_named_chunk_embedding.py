@@ -66,6 +66,11 @@ def test_a_chunks_nameless_embedding_fails_its_row_and_is_never_metadata(qdrant:
         "only": NAMELESS_EMBEDDING,
     }
     assert "vector_columns" in NAMELESS_EMBEDDING
+    # the letter keeps the embedding (under the vector column, as any Chunk's letter): not lost to a retry
+    assert {letter["id"]: letter.get("values") for letter in LETTERS} == {
+        "both": [0.9, 0.8],
+        "only": [0.9, 0.8],
+    }
     points = {
         p.id: p for p in qdrant.client().scroll("rag", with_vectors=True, with_payload=True, limit=10)[0]
     }
