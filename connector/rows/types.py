@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
-from ..ids import canonical_uuid
+from ..ids import CANONICAL_UUID, canonical_uuid
 from ..report import BatchFailure
 from .ops import UPSERT, Op
 
@@ -87,7 +87,7 @@ ID_FOLDS = {
     "one": "every id of a write one key: a type these cannot model, whose rows then go one after another",
 }
 ONE_KEY = "\x00"  # every id's key under "one" (no id is it: a NUL id is refused)
-_UUID_ANY = re.compile(r"(?:urn:)?(?:uuid:)?\{*-*((?:[0-9a-fA-F]-*){32})\}*", re.IGNORECASE)
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _NUMBER = re.compile(
     r"\s*[+-]?(?:(?:(?:\d[\d_]*)?\.?\d[\d_]*|\d[\d_]*\.)(?:e[+-]?\d[\d_]*)?|inf(?:inity)?|nan)\s*",
     re.IGNORECASE,
@@ -97,8 +97,9 @@ _ALL_UUIDS = re.compile(r"(?:\x00[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 _INTEGER = r"(?:-?[1-9][0-9]{0,39}|0)"  # as ``_number_key`` writes one (up to 40 digits)
 _ALL_INTEGERS = re.compile(rf"(?:\x00{_INTEGER})*\x00")
 _AN_INTEGER_KEY = re.compile(_INTEGER)
-# an id "any" may key otherwise than its text (once lower case, without trailing spaces, ASCII)
-_ANY_CANDIDATE = re.compile(rf"(?<=\x00)(?:{_UUID_ANY.pattern}|{_NUMBER.pattern})(?=\x00)", re.IGNORECASE)
+# among ASCII ids in lower case joined by NULs, those "any" may key otherwise than their text: what
+# ``_NUMBER`` reads starts so, and a UUID in any spelling is 32 characters or more (a cheap superset)
+_ANY_CANDIDATE = re.compile(r"\x00((?:[0-9\s+\-.]|inf|nan|[^\x00]{32})[^\x00]*)(?=\x00)")
 # numbers as exact as PostgreSQL's numeric (up to 131,072 digits), never rounded by a context's 28
 _EXACT = decimal.Context(
     prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, rounding=decimal.ROUND_HALF_UP
@@ -121,7 +122,7 @@ def _folded_ids(ids: list[str], fold: str, scale: int | None) -> list[Any]:
     if plain is not None and plain.fullmatch(joined) is not None:
         return ids
     if fold == "any" and joined.isascii() and joined.casefold() == joined and " \x00" not in joined:
-        found = (m.group() for m in _ANY_CANDIDATE.finditer(joined))
+        found = (m.group(1) for m in _ANY_CANDIDATE.finditer(joined))
         if all(_AN_INTEGER_KEY.fullmatch(i) or _folded(i, fold, None) == i for i in found):
             return ids
     return [_folded(i, fold, scale) for i in ids]
@@ -150,11 +151,18 @@ def _folded(text: str, fold: str, scale: int | None) -> str:
 
 
 def _uuid_key(text: str) -> str | None:
-    """A UUID in any spelling ``uuid.UUID`` or PostgreSQL reads, canonical; else ``None``."""
-    match = _UUID_ANY.fullmatch(text)
-    if match is None:
+    """A UUID in any spelling ``uuid.UUID`` or PostgreSQL reads (any case, braces, ``urn:uuid:``, hyphens
+    anywhere or none), canonical; else ``None``."""
+    if CANONICAL_UUID.fullmatch(text) is not None:  # the usual spelling
+        return text
+    if len(text) < 32:
         return None
-    h = match.group(1).replace("-", "").lower()
+    body = text[4:] if text[:4].lower() == "urn:" else text
+    body = body[5:] if body[:5].lower() == "uuid:" else body
+    digits = body.lstrip("{").rstrip("}").replace("-", "")
+    if len(digits) != 32 or not _HEX_DIGITS.issuperset(digits):
+        return None
+    h = digits.lower()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

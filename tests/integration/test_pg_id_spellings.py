@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from vectordb.connector import connect
+from vectordb.connector.rows import RowRules
 
 from .pg_server import PgServer, pg_server_fixture, pg_table_fixture  # noqa: F401
 
@@ -205,3 +206,25 @@ def test_one_id_in_two_namespaces_of_a_table_keyed_by_id_alone_goes_in_order(
         assert sorted(stored(pg_server, pg_table)) == [("a", "last"), ("x", "x")]
     finally:
         drop_function(pg_server, pg_table)
+
+
+# spellings every fold reads one way or another, and ids beside them
+POOL = [
+    "7", "07", " 7", "7 ", "7.0", "+7", "-0", "0", "1e3", "1000", "inf", "Infinity", "nan", ".5", "0.50",
+    U, U.upper(), "{" + U + "}", "urn:uuid:" + U, U.replace("-", ""), "doc", "Doc", "ab  ", "ab", "x" * 40,
+    "1_000", "\u0661\u0662", "\u00df", "SS", "1" * 32, "0" + "1" * 32, "\t7", "e5", "-", "uuid:" + U,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fold", ["any", "uuid", "case", "spaces", "numeric", "one"])
+def test_a_key_depends_on_its_id_alone_under_every_fold(fold: str) -> None:
+    """The engine keys each batch, the checks each chunk: an id's key must not depend on the ids beside it
+    (the fast paths that hand the ids back as they are included)."""
+    rules = RowRules(id_fold=fold, id_scale=1 if fold == "numeric" else None)
+    alone = {i: rules.row_keys([i])[0] for i in POOL}
+    for start in range(len(POOL)):
+        for size in (1, 2, 3, 5):
+            ids = [POOL[(start + k * 7) % len(POOL)] for k in range(size)]
+            assert rules.row_keys(ids) == [alone[i] for i in ids], ids
+    lower = [i for i in POOL if i.isascii() and i == i.lower() and not i.endswith(" ")]
+    assert rules.row_keys(lower) == [alone[i] for i in lower]

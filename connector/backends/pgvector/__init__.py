@@ -40,6 +40,15 @@ checks each name's column on an existing table (missing, another type, another `
 ``embedding``, once every name's dimension is known, and no ANN index (build one per column after the
 load). Multi-vectors are refused (``ConfigError`` before any row): pgvector has no multi-vector type.
 
+Which rows are one row follows the id column's type, learnt with the table (``table.id_fold_of``): a
+uuid column reads a UUID in any spelling (braces, ``urn:uuid:``, any case, hyphens or none) as one id,
+citext any letter case, char(n) trailing spaces, numeric one number (``7``, ``7.0``, rounded to the
+column's scale), an integer column integer text (``07``); a citext namespace in the key is keyed in any
+case. The same row twice in a write then goes in input order, whatever the spelling. An id type or
+collation the connector cannot model (float8, a case-insensitive ICU collation) makes every id of a write
+one key: its rows go one after another, a request each. Rows prepared before the table is read (a write's
+first rows) are keyed by every spelling any of those types merges, and by id alone across namespaces.
+
 A batch of deletes is one transaction too: ``DELETE … WHERE id = ANY(CAST(%s AS <id type>[]))``
 with the ids as one array parameter, and ``AND namespace = %s`` in the rows' namespace (see
 ``table.delete_ids_sql`` for rows without one). An id that is not there deletes nothing, and is no error.
