@@ -27,7 +27,9 @@ An upsert row with neither text nor a vector (dense or sparse) fails here, with 
 text column (``no text in column 'text' and no vector``): the rows' checks would call it a null vector,
 which points at the wrong column. A delete row (option ``op_column``) needs neither and passes, as does
 a sparse-only row (the database's rules decide it), and a row whose op names none (its reader refuses
-it, by name).
+it, by name). A line Spark's reader could not parse (a text in its ``_corrupt_record`` column) fails
+first, unembedded, with the rows' reader's reason (``column '_corrupt_record': text is not valid UTF-8;
+Spark could not parse the line``): Spark reads the field at fault as null, which is no missing text.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ from ..errors import (
 from ..options import without_password
 from ..report import STOPPED, BatchFailure, WriteReport
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
-from ..rows.arrow import vector_column_floats  # the one reader of vector text: reasons word for word
+from ..rows.arrow import CORRUPT_RECORD, vector_column_floats  # the rows' readers: reasons word for word
+from ..rows.arrow import _corrupt_records as corrupt_records  # the rows' reader of Spark's corrupt lines
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.floats import json_vector
@@ -366,6 +369,8 @@ class EmbeddingStage:
         refused: dict[int, str] = {}
         if self.spec.vector_column in names and _holds_text(batch.column(self.spec.vector_column).type):
             batch, refused = self._parse_vectors(batch)
+        if CORRUPT_RECORD in names:  # a line Spark could not parse: the cause, whatever its text or vector
+            refused |= corrupt_records(batch.column(CORRUPT_RECORD))
         if self.spec.vector_column in names:
             vectors = batch.column(self.spec.vector_column)
             if (
@@ -375,11 +380,11 @@ class EmbeddingStage:
             ):
                 lengths = pc.fill_null(pc.list_value_length(vectors), 0)
                 vectorless = pc.equal(lengths, 0).to_numpy(zero_copy_only=False)
-                vectorless[list(refused)] = False  # a bad vector's row fails: its text is not embedded
             elif not pt.is_null(vectors.type):
                 vectorless[:] = False  # refused later, by the column check
         else:  # text alone: a vector column for the model's vectors, whichever rows get one
             batch = batch.append_column(self.spec.vector_column, pa.nulls(n, type=pa.list_(pa.float32())))
+        vectorless[list(refused)] = False  # a refused row (bad vector, corrupt line) fails: not embedded
         # a delete needs no vector: its text is not embedded (nor changed, its id may be derived from it)
         vectorless &= ~self._deletes(batch)
         has_text = text.is_valid().to_numpy(zero_copy_only=False)
