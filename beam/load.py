@@ -55,6 +55,7 @@ status 2; ``--debug`` shows its trace.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import itertools
 import logging
@@ -459,7 +460,10 @@ def _line_lengths(lines_read: Iterable[bytes], column: str) -> Iterator[tuple[li
             which the job would read as one failed row a line.
     """
     objects = lines = 0
-    for line in lines_read:
+    for read in lines_read:
+        line = read.removeprefix(codecs.BOM_UTF8)
+        if not line or line.isspace():  # skipped by the job, as by Spark
+            continue
         lines += 1
         try:
             record = orjson.loads(line)
@@ -660,15 +664,26 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
             lines = files | "Read JSON Lines" >> beam.io.ReadAllFromText(
                 coder=coders.BytesCoder(), with_filename=True
             )
-            records = lines | "Parse" >> beam.MapTuple(parse_line, args.partitions)
+            records = (
+                lines
+                | "Skip blank lines" >> beam.Filter(has_text)
+                | "Parse" >> beam.MapTuple(parse_line, args.partitions)
+            )
     elif input_format(args) == "parquet":
         records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
     else:
         # bytes, decoded by parse_line: Beam's default coder decodes UTF-8 itself, and one line that is
         # not UTF-8 stopped the whole job with its trace
         read = beam.io.ReadFromTextWithFilename(args.input, coder=coders.BytesCoder())
-        records = pipeline | "Read JSON Lines" >> read | "Parse" >> beam.MapTuple(parse_line)
+        lines = pipeline | "Read JSON Lines" >> read | "Skip blank lines" >> beam.Filter(has_text)
+        records = lines | "Parse" >> beam.MapTuple(parse_line)
     return records | "Write" >> sink
+
+
+def has_text(read: tuple[str, bytes]) -> bool:
+    """Whether a line ``(file, line)`` holds more than white space: Spark's JSON reader skips blank lines
+    (a file's last newline, say), and so does the job, rather than failing each as a row."""
+    return not read[1].isspace() and read[1] != b""
 
 
 def parse_line(path: str, line: bytes, partitions: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
@@ -676,6 +691,7 @@ def parse_line(path: str, line: bytes, partitions: Mapping[str, Mapping[str, Any
     a line that is not UTF-8 or not JSON is its dead letter (holding the line and the file), failed
     alone. Its reason names the file, not the line's number: the reader splits a file among bundles,
     which do not know their first line's number."""
+    line = line.removeprefix(codecs.BOM_UTF8)  # a file's first, as some editors write it: Spark reads past it
     try:
         record = orjson.loads(line.decode())
     except UnicodeDecodeError as exc:
@@ -761,7 +777,7 @@ def _check_json_lines_file(path: str) -> None:
         refuse_json_array(path, stream)
     with FileSystems.open(path) as stream:
         try:
-            for _ in _line_lengths(itertools.islice(text_lines(stream), NOT_JSON_LINES_AFTER), "values"):
+            for _ in itertools.islice(_line_lengths(text_lines(stream), "values"), NOT_JSON_LINES_AFTER):
                 pass
         except ConfigError as exc:
             raise ConfigError(f"--input {without_password(path)!r}: {exc}") from None

@@ -6,6 +6,7 @@ does not read, is refused in one line naming what it reads (it was read as JSON 
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import json
 from pathlib import Path
@@ -161,3 +162,22 @@ def test_named_vectors_into_a_missing_collection_name_vector_dimensions_before_t
             "title": [1.0, 2.0],
             "colbert": [[1.0, 2.0]],
         }
+
+
+def test_blank_lines_and_a_byte_order_mark_are_read_as_spark_reads_them(
+    grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file's last empty line failed as a row ("not JSON: a zero-length document"), a file of one newline
+    in a glob stopped the job as "not JSON Lines", and a byte order mark (Notepad's UTF-8) failed the first
+    row, or, in a one-line file, the job as "not JSON Lines": ``vectordb-load`` reads all of them."""
+    (tmp_path / "data").mkdir()
+    record = json.dumps({"id": "a", "values": [1.0, 2.0]}).encode()
+    (tmp_path / "data" / "1.jsonl").write_bytes(codecs.BOM_UTF8 + record + b"\n\n  \n")
+    (tmp_path / "data" / "2.jsonl").write_bytes(b"\n")
+    (tmp_path / "data" / "3.jsonl").write_bytes(codecs.BOM_UTF8 + record.replace(b'"a"', b'"b"'))
+    for given, namespace in ((f"{tmp_path}/data/*.jsonl", "glob"), (f"{tmp_path}/data", "folder")):
+        argv = ["--runner=FnApiRunner", f"--input={given}", f"--uri={grpc_server.uri}", "--no_create"]
+        assert main([*argv, f"--option=namespace={namespace}"]) == 0, capsys.readouterr().err
+        assert "written:  2 of 2 rows (0 failed)" in capsys.readouterr().out
+        assert grpc_server.arrived().ids(namespace) == {"a", "b"}
+    assert input_dimension(f"{tmp_path}/data/3.jsonl", "jsonl", "values") == 2
