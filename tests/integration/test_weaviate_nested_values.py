@@ -5,6 +5,7 @@ property's null is. Against the real server the fixtures start, read back with w
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -107,3 +108,46 @@ def test_an_empty_map_before_any_entries_is_left_out(
     assert {k: stored[k].get("tags") for k in ("empty", "null", "empty_again", "all_null")} == dict.fromkeys(
         ("empty", "null", "empty_again", "all_null")
     )
+
+
+def test_create_declares_a_structs_fields_with_their_arrow_types(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    kind = pa.struct(
+        [
+            ("source", pa.string()),
+            ("score", pa.int64()),
+            ("when", pa.timestamp("us")),
+            ("inner", pa.struct([("n", pa.float64()), ("ok", pa.bool_())])),
+        ]
+    )
+    when = dt.datetime(2024, 5, 6, 7, 8, 9)
+    info = pa.array(
+        [{"source": "web", "score": None, "when": None, "inner": {"n": None, "ok": True}}]
+        + [
+            {"source": "web", "score": i, "when": when, "inner": {"n": i / 2, "ok": False}}
+            for i in range(1, N)
+        ],
+        kind,
+    )
+    values = pa.array([[1.0, float(i), 0.0, 0.0] for i in range(N)], pa.list_(pa.float32()))
+    data = pa.table({"id": [f"doc-{i}" for i in range(N)], "values": values, "info": info})
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    with connect(uri, create=True, dimension=4, on_error="report", **options) as client:
+        report = client.write(data)
+    assert report.ok and report.written == N, report
+    schema = weaviate_server.rest("GET", f"/v1/schema/{weaviate_collection}").json()
+    (prop,) = [p for p in schema["properties"] if p["name"] == "info"]
+    nested = {p["name"]: (p["dataType"], p.get("nestedProperties")) for p in prop["nestedProperties"]}
+    assert {k: v[0] for k, v in nested.items()} == {
+        "source": ["text"],
+        "score": ["int"],  # auto-schema would make a whole number "number"
+        "when": ["date"],
+        "inner": ["object"],
+    }
+    assert {p["name"]: p["dataType"] for p in nested["inner"][1]} == {"n": ["number"], "ok": ["boolean"]}
+    stored = _stored(weaviate_server, weaviate_collection)
+    assert stored["doc-3"]["info"]["score"] == 3 and isinstance(stored["doc-3"]["info"]["score"], int)
+    assert stored["doc-3"]["info"]["inner"] == {"n": 1.5, "ok": False}
+    assert stored["doc-3"]["info"]["when"] == when.replace(tzinfo=dt.UTC)
+    assert stored["doc-0"]["info"]["inner"] == {"ok": True}

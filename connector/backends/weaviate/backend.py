@@ -634,6 +634,7 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         rows_with: dict[str, list[int]] = {}
         empties: set[str] = set()
         plain_text: set[str] = set()  # keys holding text that is no timestamp
+        objects: dict[str, list[Mapping[str, Any]]] = {}  # keys holding objects: their values
         # once the original-id property is declared, no row's id need be turned into a UUID here
         need_uuids = property_name(self.options.original_id_key) not in target.properties
         uuids = [as_uuid(i) for i in batch.ids] if need_uuids else None
@@ -643,7 +644,11 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             for key, value in props.items():
                 if value is None or property_name(key) in target.properties:
                     continue
-                kinds.setdefault(key, set()).add(kind_of(value))
+                if isinstance(value, Mapping):
+                    kinds.setdefault(key, set()).add("object")
+                    objects.setdefault(key, []).append(value)
+                else:
+                    kinds.setdefault(key, set()).add(kind_of(value))
                 rows_with.setdefault(key, []).append(i)
                 if _empty_list(value):
                     empties.add(key)
@@ -657,13 +662,17 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 # a timestamp column: its values finer than a microsecond come as ISO text (_zoned_dates)
                 found = {"date"}
             kind = found.pop() if len(found) == 1 else "number" if found == {"int", "number"} else None
-            if kind is None:
-                continue  # empty lists only, objects, or mixed kinds: Weaviate's auto-schema decides
+            body: dict[str, Any] = {"name": key, "dataType": [kind]}
+            if kind == "object":
+                body["nestedProperties"] = _nested_properties(objects[key])
+            if kind is None or body.get("nestedProperties") == []:
+                # empty lists only, mixed kinds, objects whose fields do not tell: Weaviate's auto-schema decides
+                continue
             if unreached is not None:
                 refused.update(dict.fromkeys(rows_with[key], str(unreached)))
                 continue
             try:
-                self._rest("POST", f"{self._path}/properties", {"name": key, "dataType": [kind]})
+                self._rest("POST", f"{self._path}/properties", body)
             except (ServerError, TransportError) as exc:
                 if not _fails_rows(exc):
                     raise
@@ -947,6 +956,44 @@ def _without_empty_lists(props: dict[str, Any], keys: frozenset[str]) -> dict[st
     dict is not changed (dead letters read it again)."""
     drop = [k for k in keys & props.keys() if _empty_list(props[k])]
     return {k: v for k, v in props.items() if k not in drop} if drop else props
+
+
+def _nested_properties(objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``nestedProperties`` for an ``object`` property, typed from its objects' fields as a property is
+    from its values (an ``int64`` struct field is ``int``; auto-schema would make it ``number``); empty
+    where they do not tell (fields of mixed kinds, names Weaviate would not take), leaving the property
+    to auto-schema. A field holding only nulls or empty lists so far is left out: auto-schema adds it
+    with its first value."""
+    kinds: dict[str, set[str | None]] = {}
+    inner: dict[str, list[Mapping[str, Any]]] = {}
+    for obj in objects:
+        for key, value in obj.items():
+            if value is None:
+                continue
+            if not isinstance(key, str) or not _PROPERTY_NAME.fullmatch(key):
+                return []
+            if isinstance(value, Mapping):
+                kinds.setdefault(key, set()).add("object")
+                inner.setdefault(key, []).append(value)
+            else:
+                kinds.setdefault(key, set()).add(kind_of(value))
+    if len({property_name(k) for k in kinds}) < len(kinds):  # two fields Weaviate would make one
+        return []
+    out: list[dict[str, Any]] = []
+    for key, found in sorted(kinds.items()):
+        found.discard(None)
+        if not found:
+            continue
+        kind = found.pop() if len(found) == 1 else "number" if found == {"int", "number"} else None
+        if kind is None:
+            return []
+        field: dict[str, Any] = {"name": key, "dataType": [kind]}
+        if kind == "object":
+            field["nestedProperties"] = _nested_properties(inner[key])
+            if not field["nestedProperties"]:
+                return []
+        out.append(field)
+    return out
 
 
 def _zoned_dates(props: dict[str, Any], dates: frozenset[str]) -> dict[str, Any]:
