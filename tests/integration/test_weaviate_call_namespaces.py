@@ -114,3 +114,14 @@ def test_a_namespace_into_a_collection_without_tenants_is_refused_before_sending
     (failure,) = report.failures
     assert failure.ids == ("a",) and failure.error_type == "Invalid" and "multi-tenancy off" in failure.error
     assert _ids(weaviate_server, weaviate_collection) == {"b"}
+
+
+def test_a_calls_namespace_into_a_collection_create_made_without_tenants_says_how_to_get_them(
+    weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    uri, options = weaviate_server.uri(weaviate_collection), weaviate_server.options()
+    with (
+        connect(uri, create=True, dimension=4, **options) as client,
+        pytest.raises(ConfigError, match="only when option namespace or namespace_column is given"),
+    ):
+        client.write(_table(["a"]), namespace="t1")

@@ -464,7 +464,8 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 )
             raise ConfigError(
                 f"namespace {namespace!r} (the call's): {where} has multi-tenancy off, and a namespace is a "
-                "tenant in Weaviate; leave the namespace out"
+                "tenant in Weaviate; leave the namespace out (create=true makes a multi-tenant collection "
+                "only when option namespace or namespace_column is given)"
             )
         return None if namespace is None else _tenant_problem(namespace)
 
