@@ -100,6 +100,7 @@ _AN_INTEGER_KEY = re.compile(_INTEGER)
 # among ASCII ids in lower case joined by NULs, those "any" may key otherwise than their text: what
 # ``_NUMBER`` reads starts so, and a UUID in any spelling is 32 characters or more (a cheap superset)
 _ANY_CANDIDATE = re.compile(r"\x00((?:[0-9\s+\-.]|inf|nan|[^\x00]{32})[^\x00]*)(?=\x00)")
+MAX_NUMERIC_DIGITS = 131_072  # PostgreSQL's numeric: digits before the decimal point
 # numbers as exact as PostgreSQL's numeric (up to 131,072 digits), never rounded by a context's 28
 _EXACT = decimal.Context(
     prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, rounding=decimal.ROUND_HALF_UP
@@ -146,7 +147,7 @@ def _folded(text: str, fold: str, scale: int | None) -> str:
     as_uuid = _uuid_key(text)
     if as_uuid is not None:
         digits = as_uuid.replace("-", "")
-        return _number_key(digits, None) or as_uuid if digits.isdigit() else as_uuid
+        return (_number_key(digits, None) or as_uuid) if digits.isdigit() else as_uuid
     return _number_key(text, None) or text.casefold()
 
 
@@ -174,6 +175,8 @@ def _number_key(text: str, scale: int | None) -> str | None:
         return None
     try:
         number = decimal.Decimal(text)
+        if number.is_finite() and number.adjusted() >= MAX_NUMERIC_DIGITS:
+            return None  # no numeric holds it (PostgreSQL refuses the row); rounding "1e999999999" is costly
         if scale is not None and number.is_finite():
             number = _EXACT.quantize(number, decimal.Decimal(1).scaleb(-scale))
     except decimal.InvalidOperation:  # "1__0"

@@ -228,3 +228,19 @@ def test_a_key_depends_on_its_id_alone_under_every_fold(fold: str) -> None:
             assert rules.row_keys(ids) == [alone[i] for i in ids], ids
     lower = [i for i in POOL if i.isascii() and i == i.lower() and not i.endswith(" ")]
     assert rules.row_keys(lower) == [alone[i] for i in lower]
+
+
+def test_a_number_no_numeric_holds_is_keyed_as_its_text_without_building_it() -> None:
+    """An id "1e999999999" in a numeric(10, 2) column: PostgreSQL refuses the row; rounding it to 2 places
+    first built a number of a billion digits (about 400 MB) for its key."""
+    import tracemalloc
+
+    rules = RowRules(id_fold="numeric", id_scale=2)
+    tracemalloc.start()
+    try:
+        keys = rules.row_keys(["1e999999999", "7.001"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert keys == ["1e999999999", "7"]
+    assert peak < 10_000_000, peak
