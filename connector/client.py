@@ -533,10 +533,10 @@ class Client:
             for batch in prepared.batches:
                 if not self._target_checked:  # a given dimension, or rows with no dense vector
                     self._check_target(self.dimension.value)
-                if batch.op == DELETE:  # stores nothing: the backend's rules for stored rows do not apply
-                    yield from self._split(batch, refused)
-                    continue
-                kept, failures = self.backend.refuse(batch)  # the backend's own rules (Chroma's metadata)
+                if batch.op == DELETE:  # stores nothing: only the rules on what a request may name apply
+                    kept, failures = self.backend.refuse_deletes(batch)
+                else:
+                    kept, failures = self.backend.refuse(batch)  # the backend's own rules (Chroma's metadata)
                 refused.extend(failures)
                 if kept is not None:
                     yield from self._split(kept, refused)

@@ -196,6 +196,11 @@ class Backend(ABC, Generic[OptionsT]):
         rules beyond ``RowRules``; the client calls it before sizing requests. Default: all rows."""
         return batch, []
 
+    def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """``refuse`` for delete rows, which store nothing: the rows whose id or namespace a request may
+        carry (Pinecone's identifier limits), and a failure for each other. Default: all rows."""
+        return batch, []
+
     @property
     def supports_clear(self) -> bool:
         return type(self).clear_target is not Backend.clear_target

@@ -275,6 +275,11 @@ class PineconeBackend(Backend[PineconeOptions]):
                     reasons.setdefault(i, sparse_count_problem(len(sparse[0])))
         return batch.without(reasons)
 
+    def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Delete rows whose id or namespace Pinecone refuses (``identifier_problems``), before sending:
+        Pinecone refuses a delete naming one whole."""
+        return batch.without(identifier_problems(batch))
+
     def _index_is_dense(self) -> bool:
         """What ``check_target`` learnt; without it (``verify=false``), a stated dimension (the driver
         hands its tasks the index's) says dense, since a sparse index has none."""

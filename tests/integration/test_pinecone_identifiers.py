@@ -148,11 +148,17 @@ def test_the_servers_refuse_ids_and_namespaces_pinecone_refuses(server: ServerHa
     assert server.arrived().ids() == {"a b\x01\x7f"}
 
 
-def test_a_delete_of_an_id_pinecone_refuses_fails_alone(server: ServerHandle) -> None:
+def test_deletes_naming_an_id_or_namespace_pinecone_refuses_fail_alone_unsent(server: ServerHandle) -> None:
     with connect(server.uri, api_key="k", on_error="report") as client:
         assert client.upsert([{"id": i, "values": V} for i in ("a", "b")]).ok
-        report = client.delete(["a", "bé", "b"])
-    assert (report.deleted, report.failed) == (2, 1), report
-    (failure,) = report.failures
-    assert failure.ids == ("bé",) and failure.op == "delete"
+        report = client.delete(["a", "bé", "c\0", "b"])
+        elsewhere = client.delete(["a"], namespace="é")
+    assert (report.deleted, report.failed) == (2, 2), report
+    assert {f.ids: f.error for f in report.failures} == {
+        ("bé",): "id holds a non-ASCII character; Pinecone ids are ASCII (no \\0, at most 512 characters)",
+        ("c\0",): "id holds the NUL character (\\0), which Pinecone ids may not hold",
+    }
+    assert all(f.op == "delete" for f in report.failures)
+    assert elsewhere.failed == 1 and "'é' holds a non-ASCII character" in elsewhere.failures[0].error
+    assert [d.ids for d in server.arrived().deletes] == [["a", "b"]]  # one request, no isolation walk
     assert server.arrived().final == {}
