@@ -74,8 +74,11 @@ _WORD = re.compile(r"\S+")
 # Functions' code=, auth=, ...)
 _SECRET_WORDS = r"key|secret|token|passw|sig|credential|code|auth"
 SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
-_PASSWORD_IN_QUERY = re.compile(
-    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)([^&;\s]*)", re.IGNORECASE
+# its value runs on across an unencoded "&" whose piece holds no "=" (``password=Xy7&Tail&table=t``): a
+# password's, as PostgreSQL reads it, not a parameter of its own
+SECRET_IN_QUERY = re.compile(
+    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)([^&;\s]*(?:&[^=&;\s]*(?=[&;\s]|$))*)",
+    re.IGNORECASE,
 )
 
 
@@ -107,7 +110,7 @@ def without_password(uri: str) -> str:
 
 def _blanked_word(word: re.Match[str]) -> str:
     text = word.group()
-    spans = [(m.start(2), m.end(2)) for m in _PASSWORD_IN_QUERY.finditer(text) if m.end(2) > m.start(2)]
+    spans = [(m.start(2), m.end(2)) for m in SECRET_IN_QUERY.finditer(text) if m.end(2) > m.start(2)]
     split = split_password(text)
     if split is not None:
         spans.append((len(split[0]), len(split[0]) + len(split[1])))

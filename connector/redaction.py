@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError, ConnectorError, MissingExtra
-from .keys import SECRET_PARAMETER, split_password
+from .keys import SECRET_IN_QUERY, SECRET_PARAMETER, split_password
 
 if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
@@ -123,6 +123,10 @@ _ENDPOINT_KEY_CHARS = 16  # a query value of an endpoint this long may be a key,
 _NOT_KEYS = frozenset({"api-version", "api_version"})  # Azure OpenAI's: a date
 
 
+# a piece of a password split at an unencoded "&" blanked where it shows alone: shorter would blank words
+_PIECE_CHARS = 4
+
+
 def uri_passwords(uri: str, endpoint: bool = False) -> list[str]:
     """The password of a URI (``user:password@``) as written and decoded, a ``password=`` parameter's, and
     a key's or token's in a parameter whose name says so (``keys.SECRET_PARAMETER``). With ``endpoint``
@@ -157,6 +161,12 @@ def uri_passwords(uri: str, endpoint: bool = False) -> list[str]:
             or (endpoint and len(value) >= _ENDPOINT_KEY_CHARS and key.lower() not in _NOT_KEYS)
         )
     ]
+    # a password= run on across an unencoded "&" (PostgreSQL reads "Xy7&Tail" as one): parse_qsl leaves
+    # its pieces without "=" out, which a server's message may quote alone
+    for match in SECRET_IN_QUERY.finditer(query):
+        if "&" in match[2]:
+            pieces = [piece for piece in match[2].split("&") if len(piece) >= _PIECE_CHARS]
+            found += [match[2], unquote(match[2]), *pieces, *map(unquote, pieces)]
     return list(dict.fromkeys(found))
 
 

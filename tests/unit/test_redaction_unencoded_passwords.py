@@ -104,3 +104,22 @@ def test_a_query_password_of_any_characters_is_blanked_whole(password: str, user
     shown = without_password(f"postgresql://{user}h:5432/app?password={password}&table=items")
     fixed = f"postgresql://{user}h:5432/app?password=***&table=items"  # a password spelled in it shows anyway
     assert password not in shown or password in fixed
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pieces=st.lists(st.text(st.sampled_from(string.ascii_letters + string.digits + "!$*"), min_size=4, max_size=12),
+                    min_size=2, max_size=3),
+    after=st.sampled_from(["&table=items", "", ";x=1", " and more"]),
+)  # fmt: skip
+@example(pieces=["Xy7a", "SecretTail99"], after="&table=items")
+def test_a_query_password_with_an_unencoded_ampersand_is_blanked_whole(pieces: list[str], after: str) -> None:
+    """``?password=Xy7&SecretTail99&table=t``: PostgreSQL reads the password across the ``&`` (the piece
+    after it holds no ``=``); the tail showed in the options' repr and every label (``…&password=***&SecretTail99``),
+    and a server quoting the tail alone was not blanked."""
+    password = "&".join(pieces)
+    uri = f"postgresql://loader@/app?host=/tmp&password={password}{after}"
+    assert without_password(uri) == f"postgresql://loader@/app?host=/tmp&password=***{after}"
+    found = uri_passwords(uri)
+    assert password in found and all(piece in found for piece in pieces)
+    assert not any(piece in Secrets(*found).blank(f"could not use {uri}: {pieces[-1]}") for piece in pieces)
