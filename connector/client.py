@@ -542,9 +542,11 @@ class Client:
                     yield from self._split(kept, refused)
 
     def _prepare(self, data: Any, namespace: str | None) -> Iterator[Prepared]:
-        rules = self.backend.rules
         chunks = input_chunks(data)  # each row keeps its position in data, for the report and dead letters
         for chunk in chunks if self.embedding is None else self.embedding.fill(chunks):
+            # read each chunk: a backend's rules may follow what its target check learnt (PostgreSQL's id
+            # column type says which spellings are one id), after the first chunk is prepared
+            rules = self.backend.rules
             if isinstance(chunk, Prepared):  # rows the embedding stage failed
                 yield chunk
                 continue
