@@ -353,6 +353,15 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             reasons.update((i, why) for i, m in enumerate(batch.metadata) if m and i not in reasons)
         return batch.without(reasons)
 
+    def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Deletes in a namespace of a table without a namespace column fail alone, as its upserts do: a
+        delete never widens to every namespace, and ``delete_ids_sql``'s refusal stopped the whole write
+        for the rows of one (a dict row's or Beam element's own namespace)."""
+        if batch.namespace is not None and self.layout.namespace is None:
+            reason = no_namespace_column(self.layout.table, batch.namespace)
+            return None, [batch.failure(range(len(batch)), reason, error_type="Invalid")]
+        return batch, []
+
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # the transaction committed: every row of the batch is in the table (or, deleted, not in it)
         nul = _nul_ids(batch) if batch.op == DELETE else None
