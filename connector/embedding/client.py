@@ -15,6 +15,10 @@ texts is sent and accounted for, and keeps what is the embedding stream's own:
   server's reason and the others are embedded.
 - Base64 first: a refusal before any base64 reply has come back is tried once more as
   ``"float"``; if that is accepted the client asks for floats from then on.
+- A reply names its model: the first well-formed reply that names one (or ``expect_model``, a driver's
+  probe's) fixes it, and a reply naming another (a gateway's fallback to a model of the same length,
+  whose vectors are of another space) is malformed, as one of another dimension is: sent again once,
+  then its inputs fail alone. A reply naming none is taken, as it is from servers that never do.
 - The consumer's thread assembles finished requests into chunks in input order and yields them.
 
 Fatal errors (bad key, no such model, a server never reached, a reply that is not the protocol
@@ -44,13 +48,14 @@ from ..redaction import Secrets
 from .options import EmbedOptions
 from .result import EmbeddedChunk, EmbedStats, InputFailure
 from .transport import EmbeddingTransport
-from .wire import MalformedReply, decode_reply, not_utf8, request_body
+from .wire import Decoded, MalformedReply, decode, not_utf8, request_body
 
 __all__ = ["PROBE_TEXT", "EmbedResult", "EmbeddingClient"]
 
 PROBE_TEXT = "vectordb-connector probe"  # a text every model embeds: the driver's probe, the control request
 WINDOW_PER_SLOT = 4  # requests sent or done but not yet handed over, per unit of max_concurrency
 MAX_PENDING_CHUNKS = 4096  # chunks read but not yet handed over (beyond what the window holds)
+MODEL_CHARS = 100  # of a reply's model name quoted in an error
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +200,9 @@ class EmbeddingClient:
         self._format_known = options.encoding_format == "float"
         self._dim = options.dimensions
         self._dim_said = "asked for dimensions=" if options.dimensions else "earlier replies had "
+        # the model the replies name, once one did (or ``expect_model``): a reply naming another is malformed
+        self._model: str | None = None
+        self._model_said = "earlier replies named "
         self._replied_well = False  # a reply was well-formed: the server speaks the protocol
         self.stats = EmbedStats(encoding_format=options.encoding_format)
 
@@ -238,6 +246,19 @@ class EmbeddingClient:
     def dimension(self) -> int | None:
         """The vectors' length: ``dimensions`` if given, else ``expect``'s, else learnt from the first reply."""
         return self._dim
+
+    @property
+    def model_answered(self) -> str | None:
+        """The model the replies name (a deployment's or a version's name, as the server says it): the
+        first well-formed reply's that named one, else ``expect_model``'s; ``None`` while none did."""
+        return self._model
+
+    def expect_model(self, model: str, why: str) -> None:
+        """The model the replies must name, known to the caller (``why``: what saw it, e.g. a driver's
+        probe), when the client knows none yet: a reply naming another is malformed, even the first."""
+        with self._cond:
+            if self._model is None:
+                self._model, self._model_said = model, f"{why} named "
 
     def expect(self, dimension: int, why: str) -> None:
         """The vectors' length, known to the caller (``why``: what set it, e.g. an option), when the client
@@ -321,9 +342,10 @@ class EmbeddingClient:
     def _send_checked(self, texts: list[str]) -> np.ndarray:
         """A reply of one vector per text, of the stream's dimension. A malformed one is sent again once:
         malformed again, it is fatal while no reply was well-formed (the server does not speak the
-        protocol), and after well-formed ones it fails these texts alone (one null item, one short list:
-        a fault of that reply, as a NaN vector is of its row, not a reason to drop the whole write). Not
-        sent again once the stream stopped (a fatal error, or closed on one): nothing is sent after a stop."""
+        protocol; one naming another model than the probe's does), and after well-formed ones it fails
+        these texts alone (one null item, one short list: a fault of that reply, as a NaN vector is of its
+        row, not a reason to drop the whole write; another model's: a gateway's fallback). Not sent again
+        once the stream stopped (a fatal error, or closed on one): nothing is sent after a stop."""
         try:
             return self._well_formed(texts)
         except MalformedReply as exc:
@@ -334,7 +356,7 @@ class EmbeddingClient:
         try:
             return self._well_formed(texts)
         except MalformedReply as exc:
-            if not self._replied_well:
+            if not self._replied_well and not isinstance(exc, _OtherModel):
                 raise
             raise _malformed_again(exc) from None
 
@@ -345,7 +367,10 @@ class EmbeddingClient:
         return self.dispatch.fatal is not None or (stop is not None and stop.is_set())
 
     def _well_formed(self, texts: list[str]) -> np.ndarray:
-        matrix = self._send(texts)
+        """A reply of the stream's dimension naming the stream's model (or none): a gateway that falls back
+        to another model of the same length (LiteLLM, Portkey) names it, and its vectors are of another
+        space, which the index would hold beside the first model's with nothing to tell them apart."""
+        matrix, model = self._send(texts)
         with self._cond:
             if self._dim is None:
                 self._dim = matrix.shape[1]
@@ -354,8 +379,20 @@ class EmbeddingClient:
                     f"the server returned {matrix.shape[1]}-dimensional vectors; {self._dim_said}{self._dim}"
                 )
                 raise MalformedReply(f"{self._transport.where}: {mismatch}")
+            if model is not None and self._model is not None and model != self._model:
+                raise _OtherModel(
+                    f"{self._transport.where}: the reply names model {self._shown(model)}; "
+                    f"{self._model_said}{self._shown(self._model)} (a gateway's fallback?): vectors of two "
+                    "models are not written into one index"
+                )
+            if model is not None and self._model is None:
+                self._model = model
             self._replied_well = True
         return matrix
+
+    def _shown(self, model: str) -> str:
+        """A model's name as an error quotes it: a reply's text, so credentials blanked, and cut short."""
+        return repr(self._transport.secrets.blank(model)[:MODEL_CHARS])
 
     def _pause(self, delay_s: float) -> None:
         """The dispatcher's wait before a retry, on the sender thread that just sent: cut short by a fatal
@@ -439,25 +476,25 @@ class EmbeddingClient:
         that the inputs refused one by one are refused for the request itself; raises if not embedded."""
         self._send_checked([PROBE_TEXT])
 
-    def _send(self, texts: list[str]) -> np.ndarray:
+    def _send(self, texts: list[str]) -> Decoded:
         """One request (two when the server may not know base64 and refuses it)."""
         encoding = self._format
         try:
-            matrix = self._post(texts, encoding)
+            decoded = self._post(texts, encoding)
         except Rejected as exc:
             if encoding != "base64" or exc.fatal or (self._format_known and self._format == "base64"):
                 raise  # a refusal of the inputs: base64 is known to work, or was not asked for
         else:
             self._format_known = True
-            return matrix
-        matrix = self._post(texts, "float")  # a refusal here is the inputs' fault, not base64's
+            return decoded
+        decoded = self._post(texts, "float")  # a refusal here is the inputs' fault, not base64's
         with self._cond:
             if not self._format_known:
                 self._format, self._format_known = "float", True
                 self.stats.encoding_format = "float"
-        return matrix
+        return decoded
 
-    def _post(self, texts: list[str], encoding: str) -> np.ndarray:
+    def _post(self, texts: list[str], encoding: str) -> Decoded:
         try:
             body = request_body(self.options.model, texts, encoding, self.options.dimensions)
         except TypeError:  # orjson's JSONEncodeError: a text the batcher let through (it checks each)
@@ -469,7 +506,7 @@ class EmbeddingClient:
         reply = self._transport.post(body, self.options.timeout_s)
         with self._cond:
             self.stats.bytes_received += len(reply)
-        return decode_reply(
+        return decode(
             reply, len(texts), self._transport.where, self._decoding, secrets=self._transport.secrets
         )
 
@@ -733,6 +770,11 @@ class _ChunkOut:
         else:
             matrix, found = np.concatenate(self.vectors), np.concatenate(self.indices)
         return EmbeddedChunk(self.offset, self.count, found, matrix, tuple(self.failures))
+
+
+class _OtherModel(MalformedReply):
+    """A well-formed reply naming another model than the earlier ones or the driver's probe: never fatal,
+    as a server that speaks the protocol answered (a gateway's fallback may pass); its inputs fail."""
 
 
 class _StreamClosed(ServerError):

@@ -162,10 +162,14 @@ class EmbeddingStage:
         upsert_rows: int = 1,
         *,
         dimension: int | None = None,
+        model_answered: str | None = None,
     ) -> None:
         self.options, self.spec, self.text_column = options, spec, text_column
         # the write's (option dimension, or the model's learnt by a driver's probe)
         self.dimension = dimension
+        # the model the probe's reply named (``probe``; a driver's, passed to its workers): every reply must
+        # name it, or none
+        self.model_answered = model_answered
         self._client: EmbeddingClient | None = None
         window_inputs = WINDOW_PER_SLOT * options.max_concurrency * options.batch_size
         # whole upsert requests per piece: upsert batches do not span pieces, so a piece of 1,024 rows
@@ -224,13 +228,15 @@ class EmbeddingStage:
     def probe(self) -> int:
         """One request with one short text: the model's dimension, or the error that stops a job before
         it starts (``AuthError``, ``NotFound``, a ``ConfigError`` quoting a refusal), each naming the
-        write's option at fault: the key's, or the model's (a 404 may also be a wrong ``embed_url``)."""
+        write's option at fault: the key's, or the model's (a 404 may also be a wrong ``embed_url``). The
+        model its reply names is kept in ``model_answered``, for the workers' replies to name."""
         try:
             result = self.client.embed([PROBE_TEXT])  # an AuthError names the key's option already
         except NotFound as exc:
             raise NotFound(f"option embed_model (or embed_url): {exc}", status=exc.status) from None
         if result.failures:
             raise _probe_error(result.failures[0])
+        self.model_answered = self.client.model_answered
         return int(result.vectors.shape[1])
 
     def check_schema(self, empty: pa.RecordBatch) -> pa.RecordBatch:
@@ -255,6 +261,8 @@ class EmbeddingStage:
 
         if self.dimension is not None:  # a first reply of another length is malformed, not the model's
             self.client.expect(self.dimension, "the write's dimension (option dimension)")
+        if self.model_answered is not None:  # a first reply from a gateway's fallback is not the model's
+            self.client.expect_model(self.model_answered, "the driver's probe")
         stream = self.client.stream(texts(), max_chunks_ahead=self.pieces_ahead)
         try:
             for embedded in stream:

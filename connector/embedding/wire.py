@@ -14,6 +14,11 @@ all of one length, is ``MalformedReply``. The client sends such a request again 
 it is fatal while no reply was well-formed (a server that does not speak the protocol will not start
 to), and after well-formed ones it fails that request's inputs alone.
 
+A reply names its ``model`` (OpenAI's, and every gateway's): both decoders hand it back with the matrix
+(``Decoded``), ``None`` where there is none or it is not a string, so the client can refuse a reply from
+another model than the earlier ones (a gateway's fallback: two models of one length would mix two vector
+spaces in one index, which no dimension check sees).
+
 Error replies carry OpenAI's body, ``{"error": {"message", "type", "param", "code"}}``; the transport
 quotes that message in the connector's error (``transports.http.error_for_status``). Whatever is quoted
 of a reply, an error's or a malformed one's, has the credentials in use blanked out (``redaction``).
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -33,10 +38,14 @@ from .. import speedups
 from ..errors import MalformedReply
 from ..redaction import Secrets
 
-_native_decode: Callable[[bytes, int], bytes | None] | None = speedups.native("decode_base64_reply")
+_native_decode: Callable[[bytes, int], tuple[bytes, str | None] | None] | None = speedups.native(
+    "decode_base64_reply"
+)
 
 __all__ = [
+    "Decoded",
     "MalformedReply",
+    "decode",
     "decode_reply",
     "native_decoder",
     "not_utf8",
@@ -78,9 +87,36 @@ class _Item(msgspec.Struct):
 
 class _Reply(msgspec.Struct):
     data: list[_Item]
+    model: object = None  # a name, if a string: anything else is none, as a missing one is
 
 
 _REPLY = msgspec.json.Decoder(_Reply)
+
+
+class Decoded(NamedTuple):
+    """A reply's ``(count, d)`` float32 matrix and the model it names (``None``: none named)."""
+
+    matrix: np.ndarray
+    model: str | None
+
+
+def decode(
+    body: bytes,
+    count: int,
+    where: str,
+    python_lock: AbstractContextManager[object] | None = None,
+    *,
+    secrets: Secrets,
+) -> Decoded:
+    """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``, and
+    the model it names: the native decoder's where it takes the reply, else the Python decoder's, under
+    ``python_lock`` (it holds Python's lock anyway: threads that wait on a lock of their own sleep
+    meanwhile). A malformed reply's error quotes its start with ``secrets`` blanked out."""
+    decoded = _decode_native(body, count)
+    if decoded is not None:
+        return decoded
+    with python_lock or nullcontext():
+        return _decode_python(body, count, where, secrets)
 
 
 def decode_reply(
@@ -91,34 +127,36 @@ def decode_reply(
     *,
     secrets: Secrets,
 ) -> np.ndarray:
-    """The ``(count, d)`` float32 matrix of a reply to ``count`` inputs, row ``i`` for input ``i``: the
-    native decoder's where it takes the reply, else the Python decoder's, under ``python_lock`` (it holds
-    Python's lock anyway: threads that wait on a lock of their own sleep meanwhile). A malformed reply's
-    error quotes its start with ``secrets`` blanked out."""
-    matrix = _decode_native(body, count)
-    if matrix is not None:
-        return matrix
-    with python_lock or nullcontext():
-        return _decode_python(body, count, where, secrets)
+    """``decode``'s matrix alone."""
+    return decode(body, count, where, python_lock, secrets=secrets).matrix
 
 
-def _decode_native(body: bytes, count: int) -> np.ndarray | None:
-    """The native decoder's matrix, with Python's lock released; ``None`` where it is not installed or
-    does not take the reply (then ``_decode_python`` decodes it or says what is wrong)."""
-    if _native_decode is None or (rows := _native_decode(body, count)) is None:
+def _decode_native(body: bytes, count: int) -> Decoded | None:
+    """The native decoder's matrix and model, with Python's lock released; ``None`` where it is not
+    installed or does not take the reply (then ``_decode_python`` decodes it or says what is wrong)."""
+    if _native_decode is None or (decoded := _native_decode(body, count)) is None:
         return None
-    return _as_matrix(rows, count)
+    if not isinstance(decoded, tuple):  # a build older than the model's check: the Python decoder reads it
+        return None
+    rows, model = decoded
+    return Decoded(_as_matrix(rows, count), model)
 
 
-def _decode_python(body: bytes, count: int, where: str, secrets: Secrets) -> np.ndarray:
+def _decode_python(body: bytes, count: int, where: str, secrets: Secrets) -> Decoded:
     """msgspec's decoding, holding Python's lock: every reply, and the one place that says why a
     reply is malformed."""
     try:
-        data = _REPLY.decode(body).data
+        reply = _REPLY.decode(body)
     except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an embeddings list, too deep
         raise MalformedReply(
             f"{where}: the reply is not an embeddings list ({secrets.blank(str(exc))}): {_start(body, secrets)}"
         ) from None
+    model = reply.model if isinstance(reply.model, str) else None
+    return Decoded(_matrix(reply.data, count, where, body, secrets), model)
+
+
+def _matrix(data: list[_Item], count: int, where: str, body: bytes, secrets: Secrets) -> np.ndarray:
+    """The items' vectors as one matrix in input order; ``MalformedReply`` says what is wrong."""
     if len(data) != count:
         raise MalformedReply(
             f"{where}: the reply has {len(data)} items for {count} inputs: {_start(body, secrets)}"

@@ -2,9 +2,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-def decode_base64_reply(body: bytes, count: int) -> bytes | None:
+def decode_base64_reply(body: bytes, count: int) -> tuple[bytes, str | None] | None:
     """The float32 bytes of an OpenAI embeddings reply to ``count`` inputs with base64 vectors, row ``i``
-    for input ``i``; ``None`` for any reply that is not exactly that (the caller's decoder says why)."""
+    for input ``i``, and the model the reply names (``None``: none, or not a string; of a repeated key the
+    last); ``None`` for any reply that is not exactly that (the caller's decoder says why)."""
 
 def encode_float32_rows(matrix: np.ndarray) -> list[bytes]:
     """Each row of a C-contiguous ``(n, d)`` float32 matrix as the bytes of its JSON array, every float

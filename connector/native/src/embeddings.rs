@@ -5,6 +5,11 @@
 //! Anything that is not exactly a reply to `count` inputs (a float reply, a missing or repeated
 //! index, vectors of unequal lengths, bad base64) gives `None`: the caller's own decoder then
 //! decodes it or says what is wrong, so the rules and the messages live in one place.
+//!
+//! The reply's `model` comes back with the rows: a gateway that falls back to another model of the
+//! same length (LiteLLM, Portkey) names it there, and the caller refuses vectors of two models in one
+//! write. A `model` that is not a string is none, and of a repeated one the last counts, as in the
+//! caller's decoder (msgspec).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,6 +26,7 @@ use serde::Deserialize;
 
 struct Reply<'a> {
     data: Vec<Item<'a>>,
+    model: Option<String>,
 }
 
 struct Item<'a> {
@@ -40,18 +46,26 @@ impl<'de: 'a, 'a> Deserialize<'de> for Reply<'a> {
                 f.write_str("an embeddings list object")
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Reply<'a>, M::Error> {
-                let mut data = None;
+                let (mut data, mut model) = (None, None);
                 while let Some(key) = map.next_key::<Text<'de>>()? {
-                    if key.0 == "data" {
-                        if data.is_some() {
-                            return Err(de::Error::duplicate_field("data"));
+                    match key.0.as_ref() {
+                        "data" if data.is_some() => return Err(de::Error::duplicate_field("data")),
+                        "data" => data = Some(map.next_value::<Vec<Item<'a>>>()?),
+                        "model" => {
+                            model = match map.next_value::<serde_json::Value>()? {
+                                serde_json::Value::String(name) => Some(name),
+                                _ => None,
+                            }
                         }
-                        data = Some(map.next_value::<Vec<Item<'a>>>()?);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
                     }
                 }
-                Ok(Reply { data: data.ok_or_else(|| de::Error::missing_field("data"))? })
+                Ok(Reply {
+                    data: data.ok_or_else(|| de::Error::missing_field("data"))?,
+                    model,
+                })
             }
         }
         deserializer.deserialize_map(ReplyVisitor(PhantomData))
@@ -88,8 +102,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
     }
 }
 
-/// The base64 vectors of a reply to `count` inputs in input order, and the bytes a row decodes to.
-fn parse(body: &[u8], count: usize) -> Option<(Vec<Cow<'_, str>>, usize)> {
+/// The base64 vectors of a reply to `count` inputs in input order, the bytes a row decodes to, and the
+/// model the reply names.
+fn parse(body: &[u8], count: usize) -> Option<(Vec<Cow<'_, str>>, usize, Option<String>)> {
     let reply: Reply = serde_json::from_slice(body).ok()?;
     if reply.data.len() != count || count == 0 {
         return None;
@@ -104,7 +119,7 @@ fn parse(body: &[u8], count: usize) -> Option<(Vec<Cow<'_, str>>, usize)> {
     }
     let texts: Vec<Cow<str>> = by_index.into_iter().collect::<Option<_>>()?;
     let row = decoded_len(texts[0].as_bytes())?;
-    Some((texts, row))
+    Some((texts, row, reply.model))
 }
 
 /// The bytes a padded base64 text decodes to, if its length is a whole number of quads.
@@ -125,10 +140,15 @@ fn decode_rows(texts: &[Cow<str>], row: usize, out: &mut [u8]) -> bool {
     })
 }
 
-/// The float32 bytes of a reply to `count` inputs, row `i` for input `i`, or None.
+/// The float32 bytes of a reply to `count` inputs, row `i` for input `i`, and the model the reply names
+/// (`None`: none, or not a string); or None.
 #[pyfunction]
-pub fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> Option<Bound<'py, PyBytes>> {
-    let (texts, row) = py.allow_threads(|| parse(body, count))?;
+pub fn decode_base64_reply<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    count: usize,
+) -> Option<(Bound<'py, PyBytes>, Option<String>)> {
+    let (texts, row, model) = py.allow_threads(|| parse(body, count))?;
     if row == 0 || row % 4 != 0 {
         return None;
     }
@@ -140,5 +160,5 @@ pub fn decode_base64_reply<'py>(py: Python<'py>, body: &[u8], count: usize) -> O
         Ok(())
     })
     .ok()?;
-    decoded.then_some(rows)
+    decoded.then_some((rows, model))
 }
