@@ -286,6 +286,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
         advice = flag_advice(name, ours)
         if advice is not None:
             own.error(advice)
+        # Beam drops a flag no options class defines, with a log line: vectordb-load's --overwrite was
+        # ignored and the old rows kept, a cut --dead_letters kept no letter
+        longer = [flag for flag in ours if flag.replace("-", "_").startswith(name.replace("-", "_"))]
+        meant = f": did you mean {' or '.join(longer)}?" if longer else ""
+        own.error(f"unrecognized argument {name}: neither a flag of {PROG} nor a Beam pipeline option{meant}")
     return args, rest
 
 

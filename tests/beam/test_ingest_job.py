@@ -193,9 +193,39 @@ def test_a_connector_option_given_as_a_flag_is_refused_naming_option(
 def test_its_flags_take_the_spark_jobs_spelling_too() -> None:
     """``vectordb-load`` spells ``--no-create``; the same words work here, and Beam's flags are Beam's."""
     args, rest = parse_args(
-        ["--sample", "5", "--no-create", "--dead-letters=out", "--check-target", "--temp-x=1"]
+        ["--sample", "5", "--no-create", "--dead-letters=out", "--check-target", "--temp_location=/tmp/x"]
     )
-    assert (args.no_create, args.dead_letters, args.check_target, rest) == (True, "out", True, ["--temp-x=1"])
+    assert (args.no_create, args.dead_letters, args.check_target, rest) == (
+        True,
+        "out",
+        True,
+        ["--temp_location=/tmp/x"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--overwrite"], "unrecognized argument --overwrite: neither a flag of vectordb-beam nor a Beam"),
+        (["--dead", "dl"], "unrecognized argument --dead: neither a flag of vectordb-beam nor a Beam pipeline "
+         "option: did you mean --dead_letters?"),
+        (["--my_flag=1"], "unrecognized argument --my_flag: neither"),
+    ],
+)  # fmt: skip
+def test_a_flag_beam_would_drop_is_refused(
+    given: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beam drops a flag no options class defines, logging one line: ``vectordb-load``'s ``--overwrite``
+    was ignored (the old rows kept), a cut ``--dead_letters`` kept no dead letter, and the job exited 0."""
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--sample", "5", *given])
+    assert exit_info.value.code == 2
+    assert said in capsys.readouterr().err
+    assert parse_args(["--sample", "5", "--runner=DirectRunner", "--direct_num_workers", "2"])[1] == [
+        "--runner=DirectRunner",
+        "--direct_num_workers",
+        "2",
+    ]
 
 
 @pytest.mark.parametrize("kind", ["parquet", "jsonl"])
