@@ -20,6 +20,7 @@ from .table import (
     COLUMNS_SQL,
     KEYS_SQL,
     TYPES_SQL,
+    Column,
     TableLayout,
     create_table_sql,
     default_layout,
@@ -38,6 +39,12 @@ TRUNCATE_REFUSED = {
     "42501": "no TRUNCATE privilege",
     "0A000": "a foreign key references the table",
 }
+
+
+# halfvec's largest value; pgvector rounds a float4 to the nearest half, so up to 65520 (exclusive) a value
+# becomes ±65504, as every value is rounded, and from there on infinity, which it refuses
+HALFVEC_MAX = 65504.0
+HALFVEC_OVERFLOW = np.float32(65520.0)
 
 
 class PgvectorBackend(Backend[PgvectorOptions]):
@@ -344,14 +351,41 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         if batch.namespace is not None and layout.namespace is None:
             reason = no_namespace_column(layout.table, batch.namespace)
             return None, [batch.failure(range(len(batch)), reason, error_type="Invalid")]
-        reasons: dict[int, str] = {}
+        reasons: dict[int, str] = self._beyond_halfvec(batch)
         if batch.sparse is not None and layout.sparse is None:
             why = f"the row has a sparse vector but table {layout.table} has no sparsevec column (option sparse_column)"
-            reasons.update((i, why) for i, s in enumerate(batch.sparse) if s is not None)
+            reasons.update((i, why) for i, s in enumerate(batch.sparse) if s is not None and i not in reasons)
         if batch.metadata is not None and layout.metadata is None:
             why = f"the row has metadata but table {layout.table} has no jsonb column: add metadata jsonb"
             reasons.update((i, why) for i, m in enumerate(batch.metadata) if m and i not in reasons)
         return batch.without(reasons)
+
+    def _beyond_halfvec(self, batch: RowBatch) -> dict[int, str]:
+        """Rows with a value a halfvec column cannot hold, each with every such vector's reason: pgvector
+        refuses the whole COPY for one ("22003: "1e+06" is out of range for type halfvec"), and isolating
+        the row costs requests and loses which vector it was. Two reductions a matrix when all is well."""
+        layout = self.layout
+        # (column, its rows' matrix, the input column it came from, the vector's name)
+        matrices: list[tuple[Column, np.ndarray | None, str | None, str | None]]
+        if layout.vector is not None:
+            source = None if self.options.text_column else self.options.vector_column
+            matrices = [(layout.vector, batch.vectors, source, None)]
+        else:
+            given = self.options.vector_columns or {}
+            matrices = [(c, batch.named_vectors.get(c.name), given.get(c.name), c.name) for c in layout.named]
+        found: dict[int, list[str]] = {}
+        for column, matrix, source, name in matrices:
+            if not column.half or matrix is None or not matrix.size:
+                continue
+            if matrix.min() > -HALFVEC_OVERFLOW and matrix.max() < HALFVEC_OVERFLOW:  # the usual batch
+                continue
+            over = np.abs(matrix) >= HALFVEC_OVERFLOW
+            for row in np.flatnonzero(over.any(axis=1)):
+                at = int(np.argmax(over[row]))
+                found.setdefault(int(row), []).append(
+                    _halfvec_reason(name, source, float(matrix[row, at]), at)
+                )
+        return {row: "; ".join(why) for row, why in found.items()}
 
     def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """Deletes in a namespace of a table without a namespace column fail alone, as its upserts do: a
@@ -369,6 +403,15 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             _, failures = batch.without(nul)
             return BatchOutcome(written=len(batch) - len(nul), failures=failures)
         return BatchOutcome(written=len(batch))
+
+
+def _halfvec_reason(name: str | None, column: str | None, value: float, at: int) -> str:
+    """Why a row's vector (``name``: a named one; ``column``: its input column, when known) is refused; the
+    value as float32's shortest text, as the row holds it."""
+    why = f"has {np.float32(value)!s} at index {at}, outside halfvec's range (±{HALFVEC_MAX:g})"
+    if name is not None:
+        return f"vector {name!r}{'' if column is None else f' (column {column!r})'} {why}"
+    return f"vector {why}" if column is None else f"column {column!r}: vector {why}"
 
 
 def _nul_ids(batch: RowBatch) -> dict[int, str]:

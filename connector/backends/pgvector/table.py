@@ -35,6 +35,7 @@ class Column:
     cast_type: str
     dimension: int | None = None  # a vector column's typmod, when it has one
     not_null: bool = False
+    half: bool = False  # a halfvec column: a value half precision cannot hold fails the whole COPY
 
     @property
     def ident(self) -> str:
@@ -145,6 +146,7 @@ def default_layout(
     namespaced = options.namespace is not None or options.namespace_column is not None
     spelt = types or {}
     vector_type = spelt.get(options.vector_type, options.vector_type)
+    half = options.vector_type == "halfvec"
     sparse = None
     if options.sparse_column:
         sparsevec = spelt.get("sparsevec", "sparsevec")
@@ -152,7 +154,9 @@ def default_layout(
     return TableLayout(
         table=table,
         id=Column("id", options.id_type, options.id_type),
-        vector=None if named else Column("embedding", _sized(vector_type, dimension), vector_type, dimension),
+        vector=None
+        if named
+        else Column("embedding", _sized(vector_type, dimension), vector_type, dimension, half=half),
         metadata=Column("metadata", "jsonb", "jsonb"),
         namespace=Column("namespace", "text", "text", not_null=True) if namespaced else None,
         sparse=sparse,
@@ -160,7 +164,8 @@ def default_layout(
         dimension=None if named else dimension,
         sparse_dimension=options.sparse_dimension,
         named=tuple(
-            Column(name, _sized(vector_type, dim), vector_type, dim) for name, dim in (named or {}).items()
+            Column(name, _sized(vector_type, dim), vector_type, dim, half=half)
+            for name, dim in (named or {}).items()
         ),
     )
 
@@ -407,7 +412,7 @@ def namespace_fold_of(row: CatalogColumn | None) -> str:
 def _column(row: CatalogColumn) -> Column:
     """The column a write fills; a vector type's typmod is its dimension."""
     dimension = row.typmod if row.typname in ("vector", "halfvec", "sparsevec") and row.typmod > 0 else None
-    return Column(row.name, row.sql_type, row.cast_type, dimension, row.not_null)
+    return Column(row.name, row.sql_type, row.cast_type, dimension, row.not_null, row.typname == "halfvec")
 
 
 def _namespace_column(table: TableName, row: CatalogColumn | None, options: PgvectorOptions) -> Column | None:
