@@ -25,6 +25,7 @@ __all__ = [
     "Columns",
     "DenseColumn",
     "DimensionState",
+    "InstantText",
     "MultiColumn",
     "MultiVectors",
     "Prepared",
@@ -669,24 +670,34 @@ def beam_instant(value: Any) -> dt.datetime | None:
     return instant
 
 
+class InstantText(str):
+    """ISO 8601 text of an instant finer than a microsecond, which a ``datetime`` cannot hold: text to
+    every reader (it pickles and JSON-encodes as a plain string), marked so a backend whose dates need a
+    zone (Weaviate's RFC 3339 ``date``, where zone-less is UTC) can tell it from a user's string, which is
+    stored as given. A zoned instant's text ends in its offset (``+00:00``)."""
+
+    __slots__ = ()
+
+
 def plain_datetime(value: dt.datetime) -> dt.datetime | str:
     """A ``datetime`` (a ``pandas.Timestamp`` as one), a zoned one in UTC, as the Arrow reader gives a zoned
     timestamp column, so a row's text is the same whichever the input and the zone it came in; ISO 8601
-    text (in UTC when zoned) below a microsecond, which a ``datetime`` cannot hold. Not for NaT."""
+    text (``InstantText``, in UTC when zoned) below a microsecond, which a ``datetime`` cannot hold. Not
+    for NaT."""
     zoned = value.tzinfo is not None and value.utcoffset() is not None
     if type(value) is dt.datetime:
         return value.astimezone(dt.UTC) if zoned and value.utcoffset() else value  # UTC already: as it is
     if zoned:  # pandas.Timestamp
         value = value.astimezone(dt.UTC)
     if getattr(value, "nanosecond", 0):
-        return value.isoformat()
+        return InstantText(value.isoformat())
     return dt.datetime(*value.timetuple()[:6], value.microsecond, value.tzinfo, fold=value.fold)
 
 
 def plain_datetime64(value: np.datetime64) -> dt.date | str | None:
     """A ``date`` for days, weeks, months or years (as a date32 column gives); a ``datetime`` to the
-    microsecond (as a timestamp column gives); ISO 8601 text finer; ``None`` beyond the years 1 to 9999
-    a ``datetime`` holds. Not for NaT."""
+    microsecond (as a timestamp column gives); ISO 8601 text finer (``InstantText``, no zone); ``None``
+    beyond the years 1 to 9999 a ``datetime`` holds. Not for NaT."""
     unit = np.datetime_data(value.dtype)[0]
     if unit in ("Y", "M", "W", "D"):
         out = value.astype("datetime64[D]").item()
@@ -694,7 +705,7 @@ def plain_datetime64(value: np.datetime64) -> dt.date | str | None:
         micro = value.astype("datetime64[us]")
         if micro.astype(value.dtype) != value:  # below a microsecond, or overflowed on the way
             if unit in _FINER_THAN_MICROSECONDS:
-                return str(np.datetime_as_string(value))
+                return InstantText(np.datetime_as_string(value))
             return None
         out = micro.item()
     return out if isinstance(out, dt.date) else None  # numpy gives an int beyond what a datetime holds

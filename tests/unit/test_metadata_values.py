@@ -15,7 +15,14 @@ import pyarrow as pa
 import pytest
 
 from vectordb.connector import protowire as pw
-from vectordb.connector.rows import ColumnSpec, DimensionState, RowRules, prepare_arrow, prepare_dicts
+from vectordb.connector.rows import (
+    ColumnSpec,
+    DimensionState,
+    InstantText,
+    RowRules,
+    prepare_arrow,
+    prepare_dicts,
+)
 from vectordb.connector.rows.checks import metadata_json
 
 RULES = RowRules(max_metadata_bytes=40_960)
@@ -83,8 +90,8 @@ def test_numpy_and_pandas_values_become_python_values_at_any_depth() -> None:
             "at64": dt.datetime(2024, 5, 6, 7, 8, 9),
             "day": dt.date(2024, 5, 6),
             "paris": pd.Timestamp("2024-01-02T03:04:05", tz="Europe/Paris").to_pydatetime(),
-            "nanos": "2024-05-06T07:08:09.123456789",  # finer than a datetime: its ISO 8601 text
-            "nanos64": "2024-05-06T07:08:09.123456789",
+            "nanos": InstantText("2024-05-06T07:08:09.123456789"),  # finer than a datetime: its ISO 8601 text
+            "nanos64": InstantText("2024-05-06T07:08:09.123456789"),
             "took": "PT5S",  # ISO 8601, the same text in every database
             "took_pd": "PT1.5S",
             "price": decimal.Decimal("10.25"),  # kept: each database writes it as its text or refuses it

@@ -30,10 +30,6 @@ READY = "/v1/.well-known/ready"  # answers 200 with no body: a stand-in for a re
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _PROPERTY_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,230}")  # the server's PropertyNameRegex, matched whole
-# ISO 8601 date and time (without a zone, or with one), as numpy and pandas write a timestamp finer than a
-# microsecond, which a datetime cannot hold
-_ZONELESS_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?", re.ASCII)
-_TIMESTAMP_TEXT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?", re.ASCII)
 # names the server refuses for a property ("is a reserved property name"), after lower-casing the first letter
 RESERVED_PROPERTIES = frozenset({"id", "_id", "_additional"})
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the server's ShardNameRegexCore, matched whole
@@ -634,7 +630,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         kinds: dict[str, set[str | None]] = {}
         rows_with: dict[str, list[int]] = {}
         empties: set[str] = set()
-        plain_text: set[str] = set()  # keys holding text that is no timestamp
         objects: dict[str, list[Mapping[str, Any]]] = {}  # keys holding objects: their values
         # once the original-id property is declared, no row's id need be turned into a UUID here
         need_uuids = property_name(self.options.original_id_key) not in target.properties
@@ -653,15 +648,10 @@ class WeaviateBackend(Backend[WeaviateOptions]):
                 rows_with.setdefault(key, []).append(i)
                 if _empty_list(value):
                     empties.add(key)
-                elif isinstance(value, str) and not _TIMESTAMP_TEXT.fullmatch(value):
-                    plain_text.add(key)
         refused: dict[int, str] = {}
         unreached: ServerError | TransportError | None = None  # asking again would wait as long
         for key, found in kinds.items():
             found.discard(None)
-            if found == {"date", "text"} and key not in plain_text:
-                # a timestamp column: its values finer than a microsecond come as ISO text (_zoned_dates)
-                found = {"date"}
             kind = found.pop() if len(found) == 1 else "number" if found == {"int", "number"} else None
             body: dict[str, Any] = {"name": key, "dataType": [kind]}
             if kind == "object":
@@ -812,9 +802,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         untyped = self._untyped
         if untyped:
             properties = [_without_empty_lists(props, untyped) for props in properties]
-        dates = self._date_properties()
-        if dates:
-            properties = [_zoned_dates(props, dates) for props in properties]
         body = encode_batch(
             batch,
             uuids,
@@ -824,13 +811,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             consistency=self.options.consistency_level,
         )
         return WireRequest(BATCH_OBJECTS, body)
-
-    def _date_properties(self) -> frozenset[str]:
-        """The collection's ``date`` and ``date[]`` properties, as far as this write knows them."""
-        target = self._target
-        if target is None:
-            return frozenset()
-        return frozenset(name for name, kind in target.properties.items() if kind in ("date", "date[]"))
 
     def _batch_delete(self, tenant: str | None, where: dict[str, Any]) -> WireRequest:
         """A batch delete of the objects ``where`` matches in ``tenant``; failed objects are listed, and a
@@ -995,31 +975,6 @@ def _nested_properties(objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]
                 return []
         out.append(field)
     return out
-
-
-def _zoned_dates(props: dict[str, Any], dates: frozenset[str]) -> dict[str, Any]:
-    """``props`` with zone-less timestamp text in ``date`` properties (``dates``) marked UTC: Weaviate's
-    dates need RFC 3339's zone, and a timestamp without one is UTC (as ``rfc3339`` writes a ``datetime``).
-    Such text is how a timestamp finer than a microsecond (pandas' ``datetime64[ns]``) arrives; sent as
-    it is, its row failed. The row's own dict is not changed (dead letters read it again)."""
-    fixed: dict[str, Any] | None = None
-    for key, value in props.items():
-        if property_name(key) not in dates:
-            continue
-        if isinstance(value, str):
-            zoned: Any = _utc_text(value)
-        elif isinstance(value, list) and any(isinstance(v, str) for v in value):
-            zoned = [_utc_text(v) if isinstance(v, str) else v for v in value]
-        else:
-            continue
-        if zoned != value:
-            fixed = fixed if fixed is not None else dict(props)
-            fixed[key] = zoned
-    return props if fixed is None else fixed
-
-
-def _utc_text(text: str) -> str:
-    return text + "Z" if _ZONELESS_TIMESTAMP.fullmatch(text) else text
 
 
 def _length(stored: Any, *, multi: bool) -> int | None:

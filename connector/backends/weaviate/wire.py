@@ -28,7 +28,7 @@ import numpy as np
 from ... import protowire as pw
 from ...errors import ConfigError
 from ...redaction import Secrets
-from ...rows import MultiVectors, RowBatch
+from ...rows import InstantText, MultiVectors, RowBatch
 
 __all__ = [
     "CONSISTENCY",
@@ -52,9 +52,13 @@ _MULTI_TAIL = pw.varint_field(4, MULTI_FP32)
 _PLAIN = frozenset((str, int, float, bool))  # exactly these types: no subclass, no numpy scalar
 
 
-def rfc3339(value: dt.date) -> str:
+def rfc3339(value: dt.date | InstantText) -> str:
     """A date or timestamp as Weaviate's ``date`` takes it: a time and a zone are required, and a
-    timestamp without a zone is read as UTC."""
+    timestamp without a zone is read as UTC (also one finer than a microsecond, which comes as
+    ``InstantText``: sent as it came, a zone-less one failed its row)."""
+    if isinstance(value, InstantText):
+        zoned = value.endswith("Z") or value[-6:-5] in ("+", "-")  # ...+00:00
+        return str(value) if zoned else value + "Z"
     if isinstance(value, dt.datetime):
         return value.isoformat() if value.tzinfo is not None else value.isoformat() + "Z"
     return f"{value.isoformat()}T00:00:00Z"
@@ -62,9 +66,12 @@ def rfc3339(value: dt.date) -> str:
 
 def kind_of(value: Any) -> str | None:
     """Weaviate's data type for a value as Arrow hands it to Python (``int64`` → ``int``, ``double`` →
-    ``number``, ``string`` → ``text``, ``bool``, ``date32``/``timestamp`` → ``date``, lists of them →
-    ``…[]``); ``None`` where the value says nothing (an empty list) or is no such type (nested objects,
-    left to Weaviate's auto-schema)."""
+    ``number``, ``string`` → ``text``, ``bool``, ``date32``/``timestamp`` → ``date`` (an ``InstantText``
+    too: a timestamp finer than a microsecond; any other text, however it looks, is ``text``), lists of
+    them → ``…[]``); ``None`` where the value says nothing (an empty list) or is no such type (nested
+    objects, left to Weaviate's auto-schema)."""
+    if isinstance(value, InstantText):
+        return "date"
     if isinstance(value, bool | np.bool_):
         return "boolean"
     if isinstance(value, int | np.integer):
@@ -123,7 +130,7 @@ def encode_properties(props: Mapping[str, Any]) -> bytes:
             packed = bytes(1 if v else 0 for v in value)
             bools.append(pw.len_field(7, pw.len_field(1, packed) + pw.string_field(2, name)))
         elif kind in ("text[]", "date[]"):
-            items = [v if isinstance(v, str) else rfc3339(v) for v in value]
+            items = [rfc3339(v) if isinstance(v, dt.date | InstantText) else v for v in value]
             body = b"".join(pw.len_field(1, v.encode()) for v in items) + pw.string_field(2, name)
             texts.append(pw.len_field(6, body))
         else:  # mixed or nested lists: a Struct list, for Weaviate to judge
@@ -144,7 +151,7 @@ def _scalar(value: Any) -> Any:
     a property's null is: sent, a null makes auto-schema type its nested property ``text``, failing every
     later object with a number there, and an empty object fails its row ("At least one nested property is
     required")."""
-    if isinstance(value, dt.date):
+    if isinstance(value, dt.date | InstantText):
         return rfc3339(value)
     if isinstance(value, np.generic):
         return value.item()
