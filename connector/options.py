@@ -110,6 +110,9 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     embed_max_batch_chars: Annotated[int, msgspec.Meta(ge=1, le=1 << 30)] | None = None
     embed_max_concurrency: Annotated[int, msgspec.Meta(ge=1, le=1024)] | None = None
     embed_dimensions: Annotated[int, msgspec.Meta(ge=1, le=65_536)] | None = None
+    # the model a driver's probe reply named (DriverPlan.learn_model_dimension): every task's replies must
+    # name it (or none), so a gateway's fallback at a task's first request is caught too
+    embed_model_answered: str | None = None
 
     def __post_init__(self) -> None:
         for name in _TRIMMED_KEYS:  # a key read from a file ends in a line break (open("key.txt").read())

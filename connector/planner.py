@@ -76,8 +76,11 @@ class DriverPlan:
         if say is not None:
             endpoint = without_password(stage.options.endpoint)
             say(f"embedding with {stage.options.model!r} at {endpoint}: {dim}-dimensional vectors")
-        if stated is None:
-            self._change(dimension=dim)
+        learnt: dict[str, Any] = {} if stated is not None else {"dimension": dim}
+        if stage.model_answered is not None:  # every task's replies must name it
+            learnt["embed_model_answered"] = stage.model_answered
+        if learnt:
+            self._change(**learnt)
         return dim
 
     def ask_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:

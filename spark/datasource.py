@@ -123,6 +123,8 @@ class VectorDataSource(DataSource):
       ``32``. Example: ``64``.
     - ``embed_dimensions``: ask the model for shorter vectors; the write's dimension. Default: the
       model's. Example: ``256``.
+    - ``embed_model_answered``: set by the driver's probe, not by users: the model its reply named,
+      which every task's replies must name. Default: none. Example: ``text-embedding-3-small``.
 
     Spark options:
 

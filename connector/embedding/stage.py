@@ -96,7 +96,14 @@ def stage_for(options: BackendOptions, spec: ColumnSpec, upsert_rows: int = 1) -
     if embed is None:
         return None
     assert options.text_column is not None  # BackendOptions saw to it
-    return EmbeddingStage(embed, spec, options.text_column, upsert_rows, dimension=options.dimension)
+    return EmbeddingStage(
+        embed,
+        spec,
+        options.text_column,
+        upsert_rows,
+        dimension=options.dimension,
+        model_answered=options.embed_model_answered,
+    )
 
 
 @dataclass(slots=True, eq=False)
