@@ -54,8 +54,11 @@ from ..errors import (
 from ..options import without_password
 from ..report import STOPPED, BatchFailure, WriteReport
 from ..rows import Chunk, Columns, ColumnSpec, Prepared, offsets_of, reported_ids
-from ..rows.arrow import CORRUPT_RECORD, vector_column_floats  # the rows' readers: reasons word for word
-from ..rows.arrow import _corrupt_records as corrupt_records  # the rows' reader of Spark's corrupt lines
+from ..rows.arrow import (  # the rows' readers: reasons word for word
+    CORRUPT_RECORD,
+    corrupt_records,
+    vector_column_floats,
+)
 from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.floats import json_vector

@@ -53,7 +53,14 @@ from .types import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["arrow_batches", "arrow_ids", "is_arrow", "prepare_arrow", "vector_column_floats"]
+__all__ = [
+    "arrow_batches",
+    "arrow_ids",
+    "corrupt_records",
+    "is_arrow",
+    "prepare_arrow",
+    "vector_column_floats",
+]
 
 # Spark's column for a JSON or CSV line its reader could not parse (its option columnNameOfCorruptRecord)
 CORRUPT_RECORD = "_corrupt_record"
@@ -131,7 +138,7 @@ def prepare_arrow(
         metadata, bad_metadata = _arrow_metadata(batch, meta_cols)
         refused = {**_upserts_only(bad_metadata, deletes), **refused}
     if CORRUPT_RECORD in names:  # the cause, whatever else such a row lacks (an id, a vector)
-        refused = {**refused, **_corrupt_records(batch.column(CORRUPT_RECORD))}
+        refused = {**refused, **corrupt_records(batch.column(CORRUPT_RECORD))}
     namespaces = None
     if spec.namespace_column:
         namespaces, bad_namespaces = _arrow_namespaces(batch, spec.namespace_column)
@@ -531,7 +538,7 @@ def _arrow_namespaces(batch: pa.RecordBatch, name: str) -> tuple[list[Any], dict
 
 def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
     """The metadata columns: option ``metadata_columns``, else every column the spec does not use; never
-    Spark's ``_corrupt_record``, whose rows fail (``_corrupt_records``)."""
+    Spark's ``_corrupt_record``, whose rows fail (``corrupt_records``)."""
     read = spec.metadata_read
     if read is not None:
         return [c for c in read if c != CORRUPT_RECORD]
@@ -539,7 +546,7 @@ def _metadata_columns(names: Sequence[str], spec: ColumnSpec) -> list[str]:
     return [c for c in names if c not in used and c != CORRUPT_RECORD]
 
 
-def _corrupt_records(column: pa.Array | pa.ChunkedArray) -> dict[int, str]:
+def corrupt_records(column: pa.Array | pa.ChunkedArray) -> dict[int, str]:
     """The rows whose line Spark's JSON (or CSV) reader could not parse: a text in its ``_corrupt_record``
     column, the whole line. Read whatever option ``metadata_columns`` names: Spark 4 parses what it can
     of such a line and reads the field at fault as null (a Latin-1 byte's), so the row was stored without
