@@ -56,13 +56,21 @@ def assemble(
     if positions is None:
         positions = np.arange(n, dtype=np.int64)
     reasons: dict[int, str] = dict(refused or {})
+    read_refused = set(reasons)  # a reader's reason stands alone: what it could not read is not checked
     lengths = np.diff(cols.offsets)
     deletes = np.zeros(n, dtype=bool) if ops is None else ops == CODES[DELETE]
     upserts = ~deletes
 
     def refuse(rows: Iterable[int], reason: str) -> None:
+        """Every check's reason for a row, joined: a row wrong under several names (or in its vectors and
+        its metadata) says so at once, not one fix at a time."""
         for i in rows:
-            reasons.setdefault(int(i), reason)
+            row = int(i)
+            had = reasons.get(row)
+            if had is None:
+                reasons[row] = reason
+            elif row not in read_refused and had != reason:
+                reasons[row] = f"{had}; {reason}"
 
     # each row's key as the database knows it (``RowRules.row_keys``): a repeated key goes in generations
     keys = rules.row_keys(cols.ids)
@@ -217,8 +225,8 @@ def _check_named(
 ) -> None:
     """Every name's vectors of every upsert row: present, of the name's dimension (learnt per name by the
     dimension rule), finite; a multi-vector also non-empty, with no null vector and vectors of one length.
-    A row failing under any name fails whole, the name in its reason (and its column, where known; a NaN
-    by its index, in a multi-vector also its vector's)."""
+    A row failing under any name fails whole, each failing name in its reason (and its column, where known;
+    a NaN by its index, in a multi-vector also its vector's)."""
     shapes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # name -> (row's length, shape ok so far)
     for name, dense in cols.named.items():
         lengths = np.diff(dense.offsets)

@@ -248,7 +248,8 @@ def test_rows_learn_each_name_and_the_target_decides(monkeypatch):
     assert [b.ids for b in batches] == [["a"]]  # the target's title is 3 long
     assert {i: f.error for f in refused for i in f.ids} == {
         "b": "vector 'title' has 2 dimensions; expected 3",
-        "c": "vector 'title' has 2 dimensions; expected 3",
+        "c": "vector 'title' has 2 dimensions; expected 3; "
+        "multi-vector 'colbert' holds 3-dimensional vectors; expected 2",
         "d": "multi-vector 'colbert' holds 3-dimensional vectors; expected 2",
     }
 
