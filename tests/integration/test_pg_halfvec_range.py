@@ -82,3 +82,24 @@ def test_a_vector_column_takes_values_beyond_halfvec_range(pg_server: PgServer, 
         report = client.write([{"id": "a", "values": [1e6, -7e4]}])
     assert report.written == 1 and not report.failures
     assert stored(pg_server, pg_table, "embedding::real[]") == {"a": [[1e6, -7e4]]}
+
+
+def test_a_row_out_of_range_with_metadata_the_table_cannot_hold_names_both(
+    pg_server: PgServer, pg_table: str
+) -> None:
+    """A table of the user's own with no jsonb column: the row's two reasons in one."""
+    with pg_server.connect() as conn:
+        conn.execute(f'CREATE TABLE "{pg_table}" (id text PRIMARY KEY, embedding halfvec(2))')
+    with connect(pg_server.uri(pg_table), on_error="report") as client:
+        report = client.write(
+            [{"id": "a", "values": [1e5, 1.0], "tag": "x"}, {"id": "b", "values": [1.0, 2.0]}]
+        )
+    assert report.written == 1 and report.requests == 1
+    assert reasons(report) == {
+        "a": (
+            f"column 'values': vector has 100000.0 at index 0, {RANGE}; the row has metadata but table "
+            f"{pg_table} has no jsonb column: add metadata jsonb",
+            "Invalid",
+            0,
+        )
+    }

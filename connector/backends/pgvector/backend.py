@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -354,10 +354,10 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         reasons: dict[int, str] = self._beyond_halfvec(batch)
         if batch.sparse is not None and layout.sparse is None:
             why = f"the row has a sparse vector but table {layout.table} has no sparsevec column (option sparse_column)"
-            reasons.update((i, why) for i, s in enumerate(batch.sparse) if s is not None and i not in reasons)
+            _join(reasons, (i for i, s in enumerate(batch.sparse) if s is not None), why)
         if batch.metadata is not None and layout.metadata is None:
             why = f"the row has metadata but table {layout.table} has no jsonb column: add metadata jsonb"
-            reasons.update((i, why) for i, m in enumerate(batch.metadata) if m and i not in reasons)
+            _join(reasons, (i for i, m in enumerate(batch.metadata) if m), why)
         return batch.without(reasons)
 
     def _beyond_halfvec(self, batch: RowBatch) -> dict[int, str]:
@@ -403,6 +403,13 @@ class PgvectorBackend(Backend[PgvectorOptions]):
             _, failures = batch.without(nul)
             return BatchOutcome(written=len(batch) - len(nul), failures=failures)
         return BatchOutcome(written=len(batch))
+
+
+def _join(reasons: dict[int, str], rows: Iterable[int], why: str) -> None:
+    """``why`` for each of ``rows``, after a reason it already has: a row the table cannot hold for several
+    reasons names each, not one a write."""
+    for i in rows:
+        reasons[i] = f"{reasons[i]}; {why}" if i in reasons else why
 
 
 def _halfvec_reason(name: str | None, column: str | None, value: float, at: int) -> str:
