@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from vectordb.connector import connect
 from vectordb.connector.engine import Engine
-from vectordb.connector.ids import point_id
+from vectordb.connector.ids import as_uuid, point_id
 from vectordb.connector.rows import RowRules
 from vectordb.connector.transports.base import WireReply, WireRequest
 from vectordb.connector.transports.mock import MockTransport
@@ -240,7 +240,7 @@ def test_any_mix_of_spellings_namespaces_and_ops_ends_as_the_input_in_order(
 def test_row_keys_are_the_ids_themselves_when_nothing_maps() -> None:
     ids = ["a", "b", UUID.upper()]
     assert RowRules().row_keys(ids) is ids  # no copy on the hot path
-    assert RowRules(uuid_ids=True).row_keys(ids) == ["a", "b", UUID]
+    assert RowRules(uuid_ids=True).row_keys(ids) == [as_uuid("a"), as_uuid("b"), UUID]  # as stored
     # a key depends on its id alone: 7 is "7" in a batch of integers as in a mixed one
     assert RowRules().row_keys([1, 7]) == ["1", "7"]
     assert RowRules().row_keys([7, "7", None]) == ["7", "7", None]
@@ -257,8 +257,8 @@ def test_where_text_may_be_read_as_an_integer_its_spellings_are_one_key() -> Non
     ids = ["doc-1", UUID]
     assert rules.row_keys(ids) is ids  # nothing maps: no copy
     pg = RowRules(
-        numeric_ids=True, integer_text=True, uuid_ids=True
-    )  # a uuid column reads a UUID in any case as one
+        numeric_ids=True, integer_text=True, id_fold="any"
+    )  # before the catalog is read: a uuid column reads a UUID in any case as one
     assert pg.row_keys([UUID.upper(), UUID.replace("-", ""), "00"]) == [UUID, UUID, "0"]
     assert pg.row_keys(ids) is ids
     assert RowRules(numeric_ids=True).row_keys(["07", "7"]) == ["07", "7"]  # Qdrant: text is never a number
