@@ -568,7 +568,8 @@ class QdrantBackend(Backend[QdrantOptions]):
             ) or {}
             vectors = params.get("vectors") or {}
             multi: set[str] = set()
-            if "size" in vectors:
+            # the unnamed vector's params, not a map whose vector is named "size" (or "distance")
+            if isinstance(vectors.get("size"), int) and isinstance(vectors.get("distance"), str):
                 dimension, named = int(vectors["size"]), {}
             else:
                 dimension, named = None, {k: int(v["size"]) for k, v in vectors.items()}
