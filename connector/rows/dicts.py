@@ -356,15 +356,26 @@ def _sparse(value: Any) -> Sparse | None:
     if indices is None or values is None:
         return None
     try:
-        given = np.asarray(indices).reshape(-1)
+        given, numbers = _sparse_part(indices, "iuf"), _sparse_part(values, "fiuO")
+        if given is None or numbers is None:
+            return None
         if given.dtype.kind == "f" and not np.array_equal(given, np.trunc(given)):
             return None  # 1.5 is no index: never truncated to 1
-        return (
-            np.asarray(indices, dtype=np.int64).reshape(-1),
-            np.asarray(values, dtype=np.float32).reshape(-1),
-        )
-    except (TypeError, ValueError, OverflowError):
+        return np.asarray(given, dtype=np.int64), np.asarray(numbers, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):  # an object among the values (a null is NaN: checked)
         return None
+
+
+def _sparse_part(items: Any, kinds: str) -> np.ndarray | None:
+    """A sparse vector's indices or values as an array whose dtype is of ``kinds``, else ``None``: a bool
+    or a text is no number, as dense vectors refuse them (``np.asarray`` reads True as 1, "3" as 3, and
+    [True, 0.5] as floats)."""
+    if isinstance(items, list | tuple) and any(
+        issubclass(t, bool | np.bool_ | str | bytes) for t in set(map(type, items))
+    ):
+        return None
+    array = np.asarray(items).reshape(-1)
+    return array if array.dtype.kind in kinds else None
 
 
 def columns_of(rows: Sequence[Row | NamedRow | Refused], namespace: str | None = None) -> Columns:
