@@ -36,16 +36,19 @@ requests in a row are accepted; the next throttle begins another. A throttle is 
 bucket's first tokens of throttles since the last accept, so one late reply (a request sent before a
 quota ran out for good) does not keep every later throttle free.
 
-Throttle backoff. A throttle waits far longer than a failed request (rate-limit windows are seconds
-to a minute): equal jitter from 0.5-1 s, doubling, each wait at most ``throttle_cap_s`` (the request's
-timeout, up to a minute): 15.5 s at least over the default 5 retries; or the server's hint
-(``Retry-After`` and kin), if longer. A hint says when the server may take a request again, not when
-its throttling ends: a cold or busy index throttled for seconds with a 50 ms or 1 s hint on every reply,
-and retries that waited the hint alone spent a request's attempts, and the budget (nothing accepted yet),
-within about 20 hints, failing a write the server then took whole. With the backoff, a request's fourth
-retry comes 7.5 s after its first throttle at the earliest, and the budget holds four retries for each
-request in flight (five at the default ``max_concurrency``), so at the default ``max_retries`` and
-``timeout_s`` throttling of less than the first 7.5 s of a write fails no row, whatever the hints say.
+Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
+that long while the server accepts some requests (a rate limit: its window's end, and a longer wait put
+the request behind the new ones, which took the next window's room). One that says nothing, and any
+throttle while none was accepted since the throttling began, waits far longer than a failed request
+(rate-limit windows are seconds to a minute): equal jitter from 0.5-1 s, doubling, each wait at most
+``throttle_cap_s`` (the request's timeout, up to a minute), or the hint if longer: 15.5 s at least over
+the default 5 retries. Before any accept a hint is no promise: a cold or busy index throttled every
+request for seconds with a 50 ms or 1 s hint, and retries that waited the hint alone spent their
+attempts, and the budget, within about 20 hints, failing a write the server then took whole. With the
+backoff, a request's fourth retry comes 7.5 s after its first throttle at the earliest, and the budget
+holds four retries for each request in flight (five at the default ``max_concurrency``), so at the
+default ``max_retries`` and ``timeout_s`` throttling of less than the first 7.5 s of a write fails no
+row, whatever the hints say; a quota spent for good fails after the same 20 retries as without a hint.
 
 Isolation budget. A batch the server refuses whole is split until exactly the refused rows
 are left (the engine's ``_isolate``); each request that costs is one token. The bucket starts
@@ -182,14 +185,12 @@ class Backoff:
         self.throttle_base_s, self.throttle_cap_s = throttle_base_s, throttle_cap_s
 
     def delay_after(self, attempt: int, exc: ConnectorError, *, answered: bool) -> float:
-        """Delay before retry ``attempt`` of a request that failed with ``exc``: never sooner than the
-        server's hint, a throttle waited out (``throttle_delay_s``, or its hint if longer: retries that
-        waited a short hint alone were all spent within a few seconds of throttling), and a host that
-        ``answered`` before and now cannot be reached given time to restart."""
+        """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
+        honoured, a throttle without one waited out (``throttle_delay_s``), and a host that ``answered``
+        before and now cannot be reached given time to restart."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-        if isinstance(exc, Throttled):
-            delay = self.throttle_delay_s(attempt)
-            return delay if hint is None else max(delay, min(hint, MAX_HINT_S))
+        if isinstance(exc, Throttled) and hint is None:
+            return self.throttle_delay_s(attempt)
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def throttle_delay_s(self, attempt: int) -> float:
@@ -338,6 +339,11 @@ class RetryRule:
         return True
 
     def delay_s(self, attempts: int, exc: ConnectorError, *, answered: bool) -> float:
+        """The backoff's delay; for a throttle while none was accepted since the throttling began, at least
+        the throttle backoff, whatever its hint: a cold or busy index gave short hints for seconds, and
+        retries that waited them alone failed the write (a rate limit that accepts some keeps its hint)."""
+        if isinstance(exc, Throttled) and not self._accepting:
+            return max(self.backoff.throttle_delay_s(attempts), exc.retry_after_s or 0.0)
         return self.backoff.delay_after(attempts, exc, answered=answered)
 
     @staticmethod

@@ -4,8 +4,8 @@ The server throttles every upsert for its first seconds, each reply with a short
 gRPC pushback), then accepts everything. Each throttled retry waited the hint alone, and with no request
 accepted yet each spent a token of the retry budget: the budget (about 20 retries) was gone within 20
 hints, so 3 s of throttling with a 50 ms hint, or 6 s with a 1 s hint, failed all or most of the rows of
-a write the server would have taken whole. A throttle now waits the throttle backoff (0.5-1, 1-2, 2-4 s...)
-or the hint, whichever is longer.
+a write the server would have taken whole. While none is accepted, a throttle now waits the throttle
+backoff (0.5-1, 1-2, 2-4 s...) or the hint, whichever is longer; once some are, the hint as it says.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.servers.pinecone_grpc import PineconeGrpcServer
 from tests.servers.pinecone_rest import PineconeRestServer
 from tests.servers.script import Fault, FaultScript, ServerState
 from vectordb.connector import Throttled, connect
-from vectordb.connector.limits import Backoff
+from vectordb.connector.limits import RetryRule
 from vectordb.connector.report import WriteReport
 
 pytestmark = pytest.mark.timeout(120)
@@ -77,7 +77,7 @@ def test_a_throttle_window_at_the_start_of_a_write_fails_no_row(
     state.set_script(FaultScript(dimension=4, retry_after_s=hint_s))
     report, elapsed = write_through(kind, state, max_concurrency, 3000)
     arrived = state.snapshot()
-    # old code: grpc 3 s / 50 ms FAILED 0/5000 (20 retries in 2.3 s); rest 6 s / 1 s PARTIAL 4000/5000
+    # old code, each case: FAILED 0/3000 (20 retries within 2.4 s at the 50 ms hint) or PARTIAL 2700-2800/3000
     assert report.ok and report.written == 3000, report
     assert arrived.ids() == {f"r{i}" for i in range(3000)}
     assert arrived.count("throttled") == report.throttled > 0
@@ -85,16 +85,20 @@ def test_a_throttle_window_at_the_start_of_a_write_fails_no_row(
     assert window_s <= elapsed < window_s + 20.0, (elapsed, report)
 
 
-def test_a_throttle_waits_the_longer_of_its_hint_and_the_throttle_backoff() -> None:
-    backoff = Backoff(rand=lambda: 0.0, throttle_cap_s=30.0)
-    short = Throttled("429", status=429, retry_after_s=0.05)
-    assert [backoff.delay_after(a, short, answered=True) for a in range(1, 6)] == pytest.approx(
-        [0.5, 1.0, 2.0, 4.0, 8.0]
-    )
-    long = Throttled("429", status=429, retry_after_s=3.0)
-    assert [backoff.delay_after(a, long, answered=True) for a in range(1, 6)] == pytest.approx(
-        [3.0, 3.0, 3.0, 4.0, 8.0]
-    )
-    # a hint past the cap is honoured (up to five minutes), as before
-    assert backoff.delay_after(1, Throttled("429", status=429, retry_after_s=90.0), answered=True) == 90.0
-    assert backoff.delay_after(1, Throttled("429", status=429, retry_after_s=1e9), answered=True) == 300.0
+def test_before_any_accept_a_throttle_waits_the_longer_of_its_hint_and_the_throttle_backoff() -> None:
+    rule = RetryRule(max_concurrency=4, max_retries=5, rand=lambda: 0.0, throttle_cap_s=30.0)
+    counts = WriteReport()
+
+    def waits(hint_s: float) -> list[float]:
+        throttled = Throttled("429", status=429, retry_after_s=hint_s)
+        assert rule.may_retry(throttled, attempts=1, epoch=rule.limit.epoch, now=0.0, counts=counts)
+        return [rule.delay_s(a, throttled, answered=True) for a in range(1, 6)]
+
+    # none accepted since the throttling began: a cold or busy index, or a quota spent for good
+    assert waits(0.05) == pytest.approx([0.5, 1.0, 2.0, 4.0, 8.0])
+    assert waits(3.0) == pytest.approx([3.0, 3.0, 3.0, 4.0, 8.0])
+    assert waits(90.0) == pytest.approx([90.0] * 5)  # a hint past the cap is honoured, as before
+    # the server accepts some: a rate limit, whose hint is its window's end, waited as it says
+    rule.on_success()
+    assert waits(0.05) == pytest.approx([0.05] * 5)
+    assert waits(1.0) == pytest.approx([1.0] * 5)
