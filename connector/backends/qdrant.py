@@ -40,7 +40,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected
+from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
 from ..ids import ORIGINAL_ID_KEY, converted, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
@@ -48,6 +48,7 @@ from ..report import BatchFailure
 from ..rows import DELETE, MultiVectors, RowBatch, RowRules
 from ..rows.checks import metadata_json
 from ..transports.base import Transport, WireReply, WireRequest
+from ..transports.http import error_for_status as http_error
 from . import sizing
 from .base import Backend, BatchOutcome, RequestLimits, left_out_problem
 from .integers import INT64, integer_outside
@@ -98,6 +99,8 @@ _NO_ROW_SHARD_KEY = (
     "collection without one); give the row a namespace (or the call one for rows without)"
 )
 GRPC_HEALTH_CHECK = "/qdrant.Qdrant/HealthCheck"
+# the statuses of a refused request (REST, gRPC): a delete in a missing shard key is read, not raised
+_REFUSED: frozenset[int | str] = frozenset({400, "INVALID_ARGUMENT"})
 _SHOWN_CHARS = '< > : " / \\ | ? * NUL and \\x1F'
 # a filter's key is a JSON path (qdrant/qdrant lib/segment/src/json_path/parse.rs): a key of these characters
 # as it is, any other in double quotes, which take every character but '"' and '\\' (no escapes)
@@ -725,7 +728,13 @@ class QdrantBackend(Backend[QdrantOptions]):
             if shard is not None:
                 doc["shard_key"] = shard
             request = WireRequest(f"POST {self._path}/points/delete?wait=true", orjson.dumps(doc))
-        self.control(transport, request)
+        if shard is not None:
+            request = dataclasses.replace(request, answers=_REFUSED)
+        reply = self.control(transport, request)
+        if reply.status in _REFUSED:
+            if self._no_such_shard_key(reply, shard):
+                return f"no point (shard key {shard!r} does not exist) in {self.describe()}"
+            raise self._refused(request, reply)
         where = f"namespace {namespace!r}" if namespace is not None else "every namespace"
         return f"every point in {where} of {self.describe()}"
 
@@ -790,10 +799,13 @@ class QdrantBackend(Backend[QdrantOptions]):
             # the failure it carries
             health = GRPC_HEALTH_CHECK if self.grpc else "GET /"
             return WireRequest(health, b"", context=no_shard_key)
-        # a delete before the collection is made (create=true): Qdrant's "doesn't exist" is read by outcome_of
+        # a delete before the collection is made (create=true): Qdrant's "doesn't exist" is read by outcome_of;
+        # so is a delete in a shard key the collection does not have (Qdrant refuses any update naming one)
         missing: frozenset[int | str] = (
             frozenset({"NOT_FOUND", 404}) if self._awaiting_create else frozenset()
         )
+        if self.options.namespace_mode == "shard_key":
+            missing |= _REFUSED
         if self.grpc:
             if batch.op == DELETE:
                 body = encode_grpc_delete(batch, self.collection, self.options)
@@ -819,7 +831,10 @@ class QdrantBackend(Backend[QdrantOptions]):
         if isinstance(request.context, BatchFailure):  # refused before sending: see request_for
             return BatchOutcome(written=0, failures=[request.context])
         if reply.status in request.answers:
-            self._deleted_nothing(reply)
+            if reply.status not in _REFUSED:
+                self._deleted_nothing(reply)
+            elif not self._no_such_shard_key(reply, batch.namespace):
+                raise self._refused(request, reply)
             return BatchOutcome(written=len(batch))
         try:
             refused = self._clock_rejected(reply)
@@ -836,6 +851,27 @@ class QdrantBackend(Backend[QdrantOptions]):
         if f"Collection `{self.collection}` doesn't exist" not in reply.body.decode("utf-8", "replace"):
             text = self.secrets.blank(reply.body.decode("utf-8", "replace"))[:500]
             raise NotFound(f"{self.describe()} delete: {reply.status}: {text}", status=reply.status)
+
+    def _no_such_shard_key(self, reply: WireReply, key: Any) -> bool:
+        """Whether a refused delete's reply is Qdrant's ``Shard key <key> not found`` (``split_by_shard``
+        refuses any update naming a shard key the collection does not have): nothing there to delete."""
+        text: Any = reply.body.decode("utf-8", "replace")
+        if not self.grpc:  # {"status": {"error": "Wrong input: Shard key us not found"}, ...}
+            try:
+                status = orjson.loads(reply.body).get("status")
+                text = status.get("error") if isinstance(status, dict) else None
+            except (ValueError, AttributeError):
+                return False
+        return isinstance(text, str) and key is not None and text.endswith(f"Shard key {key} not found")
+
+    def _refused(self, request: WireRequest, reply: WireReply) -> ServerError:
+        """The error the transport raises for a refusal the request let through (``answers``) that is not
+        the one awaited: the same type and words."""
+        where = f"{self.describe()} {request.method}"
+        if self.grpc:
+            text = reply.body.decode("utf-8", "replace")
+            return Rejected(f"{where}: {reply.status}: {text}", status=reply.status)
+        return http_error(int(reply.status), reply.body, where, reply.headers, secrets=self.secrets)
 
     def _clock_rejected(self, reply: WireReply) -> bool:
         """True if Qdrant refused the update as stale; raises if the body is not Qdrant's reply."""

@@ -39,7 +39,8 @@ its HTTP and gRPC statuses, ``OperationError``, ``segment::common::check_vector_
 - a missing collection: 404 / NOT_FOUND ``Not found: Collection `c` doesn't exist!``; an existing one
   created again: 409 / ALREADY_EXISTS ``Wrong input: Collection `c` already exists!``;
 - an unknown vector name: 400 ``Wrong input: Not existing vector name error: x``; an unknown shard
-  key: 400 ``Bad request: Shard key x not found``;
+  key: 400 ``Bad request: Shard key x not found`` (a delete's, as ``split_by_shard`` says it: 400 /
+  INVALID_ARGUMENT ``Wrong input: Shard key x not found``);
 - a wrong or missing ``api-key``: 401 / UNAUTHENTICATED, plain text as Qdrant's auth middleware says it.
 
 Faults come from the shared ``FaultScript`` (``script.py``), admitted by ``ServerState`` in the same
@@ -386,6 +387,8 @@ class QdrantStore:
             coll = self._collection(collection)
             if coll.custom_sharding and shard_key is None:  # split_by_shard: no ring for "no shard key"
                 raise QdrantError("bad_input", "Wrong input: Shard key not specified")
+            if coll.custom_sharding and shard_key not in coll.shard_keys:  # nor for a key not made
+                raise QdrantError("bad_input", f"Wrong input: Shard key {shard_key} not found")
             chosen = (
                 list(coll.points)
                 if ids is None
