@@ -58,6 +58,7 @@ null.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -314,7 +315,13 @@ def _as_of(kept: DataFrame, table: str, version: int | None) -> DataFrame:
 
 
 def _is_path(table: str) -> bool:
-    return "/" in table or ":" in table
+    """A path, not a name: a name ``spark.sql`` knows holds no ``/`` or ``:`` but in backquotes, as the SQL
+    name of a path table does (``delta.`/lake/docs` ``), which was quoted again as a path and failed."""
+    return ("/" in table or ":" in table) and not _QUOTED_NAME.fullmatch(table)
+
+
+# a table's SQL name whose last part is backquoted (delta.`/lake/docs`, catalog.db.`t:1`)
+_QUOTED_NAME = re.compile(r"(?:\w+\.)+`(?:[^`]|``)+`")
 
 
 def _semi_join(left: DataFrame, right: DataFrame, keys: list[str], null_safe: list[str]) -> DataFrame:

@@ -2,8 +2,9 @@
 of the null namespace (``tenant`` null: the write's namespace) and of ``t1``, overwritten at v1 (``a`` kept,
 ``b`` changed, ``c`` gone, ``d`` of ``t1`` kept), and the micro-batch that holds only v1's deletes (its inserts
 came in the micro-batch before). Writes to ``config["out"]`` what ``changes(batch, table=...,
-namespace_column="tenant")`` makes of it, for ``table`` as the path (the feed of v1 is read) and as a function
-from a version to the table (the table as of v1 is read): ``[id, tenant, change type, values]`` each.
+namespace_column="tenant")`` makes of it, for ``table`` as the path (the feed of v1 is read), as its SQL name
+(``delta.`PATH` ``) and as a function from a version to the table (the table as of v1 is read): ``[id, tenant,
+change type, values]`` each.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def main(config_path: str) -> None:
         return spark.read.format("delta").option("versionAsOf", version).load(table)
 
     out: dict[str, Any] = {}
-    for name, source in (("path", table), ("function", as_of)):
+    sql_name = "delta.`" + table.replace("`", "``") + "`"  # the path table's SQL name, as spark.sql reads it
+    for name, source in (("path", table), ("function", as_of), ("sql name", sql_name)):
         resolved = changes(deletes, table=source, namespace_column="tenant")
         out[name] = sorted(
             [r["id"], r["tenant"], r["_change_type"], list(r["values"])] for r in resolved.collect()

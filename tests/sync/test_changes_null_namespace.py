@@ -40,7 +40,8 @@ def test_ids_of_the_null_namespace_the_table_still_holds_are_upserted(tmp_path: 
         run.stdout.decode(errors="replace")[-3000:] + run.stderr.decode(errors="replace")[-3000:]
     )
     out = json.loads(out_file.read_text())
-    for source in ("path", "function"):  # the feed of v1, and the table as of v1
+    # the feed of v1 (by path, and by the SQL name, which was quoted again as a path and failed), the table as of v1
+    for source in ("path", "sql name", "function"):
         got = {(i, tenant): (op == "delete", values) for i, tenant, op, values in out[source]}
         assert got == {
             ("a", None): (False, [1.0, 2.0]),  # kept by the overwrite
