@@ -35,13 +35,14 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
 
+import msgspec
 import numpy as np
 import orjson
 
 from .. import protowire as pw
 from .. import speedups
 from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
-from ..ids import ORIGINAL_ID_KEY, converted, point_id
+from ..ids import MAX_UINT64, ORIGINAL_ID_KEY, converted, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
 from ..report import BatchFailure
@@ -69,6 +70,7 @@ GRPC_DELETE = "/qdrant.Points/Delete"
 GRPC_GET_COLLECTION = "/qdrant.Collections/Get"
 GRPC_CREATE_COLLECTION = "/qdrant.Collections/Create"
 GRPC_CREATE_SHARD_KEY = "/qdrant.Collections/CreateShardKey"
+GRPC_CLUSTER_INFO = "/qdrant.Collections/CollectionClusterInfo"
 
 DISTANCE = {"cosine": "Cosine", "euclidean": "Euclid", "dotproduct": "Dot"}
 _GRPC_DISTANCE = {"Cosine": 1, "Euclid": 2, "Dot": 3}
@@ -79,6 +81,7 @@ _CLOCK_REJECTED = 3  # UpdateStatus.ClockRejected: the update was refused, nothi
 # name has 1 to 255 characters, none of _NAME_CHARS to be created (a collection made before Qdrant 1.5 may
 # hold all but / and NUL, so only those are refused in a name that is there); a vector name at most 200 UTF-8
 # bytes and none of _NAME_CHARS to be created (Qdrant 1.18+); a vector 1 to 65,536 floats
+_DIGITS = re.compile(r"0|[1-9][0-9]{0,19}")  # an unsigned integer as Qdrant writes a numeric shard key
 _NAME_CHARS = '<>:"/\\|?*\0\x1f'
 _LEGACY_NAME_CHARS = "/\0"
 MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_536
@@ -136,6 +139,9 @@ class QdrantOptions(BackendOptions, kw_only=True, forbid_unknown_fields=True):
     original_id_key: str = ORIGINAL_ID_KEY  # payload key keeping an id that was turned into a UUID
     wait: bool = True  # false: Qdrant acknowledges before applying (use ordering for consistency)
     ordering: Literal["weak", "medium", "strong"] | None = None
+    # namespace_mode=shard_key: a namespace is sent as a text shard key, or as a number (Qdrant's keys are
+    # either); None: as the collection's keys are, read by check_target (a new collection's: text)
+    shard_key_type: Literal["text", "number"] | None = None
 
 
 def _check_sparse_name(options: QdrantOptions) -> None:
@@ -421,8 +427,13 @@ class QdrantBackend(Backend[QdrantOptions]):
         one (no option ``namespace`` or ``namespace_column``, no call namespace, rows that cannot carry one),
         raised at the first batch, before any row is sent."""
         opts = self.options
-        if opts.namespace_mode != "shard_key" or batch.namespace:
+        if opts.namespace_mode != "shard_key":
             return None
+        if batch.namespace:  # where the shard keys are numbers, one that is none fails its rows alone
+            problem = _number_problem(batch.namespace, opts)
+            return (
+                None if problem is None else batch.failure(range(len(batch)), problem, error_type="Invalid")
+            )
         if opts.namespace_column:
             reason = _NO_ROW_SHARD_KEY.format(what=f"option namespace_column {opts.namespace_column!r}: the")
         elif batch.own_namespaces:
@@ -667,10 +678,53 @@ class QdrantBackend(Backend[QdrantOptions]):
             if "already exists" not in str(exc):
                 raise
 
+    def _learn_shard_key_type(self, transport: Transport) -> None:
+        """Read whether the collection's shard keys are text or numbers (unless option shard_key_type says),
+        so that namespace "1" names key 1 in a collection made with numbers, and check option namespace
+        against it. Tasks get the kind the driver read (``resolved_options``)."""
+        opts = self.options
+        if opts.shard_key_type is None:
+            keys = self._shard_keys(transport)
+            kinds = {type(k) for k in keys}
+            if kinds == {int, str}:
+                shown = ", ".join(repr(k) for k in sorted(keys, key=str)[:6])
+                raise ConfigError(
+                    f"option shard_key_type: collection {self.collection!r} has shard keys of both kinds, text "
+                    f"and numbers ({shown}); say which kind the namespaces name (shard_key_type=text or number)"
+                )
+            self.options = opts = msgspec.structs.replace(
+                opts, shard_key_type="number" if kinds == {int} else "text"
+            )
+        problem = None if opts.namespace is None else _number_problem(opts.namespace, opts)
+        if problem is not None:
+            raise ConfigError(f"option namespace: {problem} of {self.describe()}")
+
+    def _shard_keys(self, transport: Transport) -> list[str | int]:
+        """The collection's shard keys, as Qdrant keeps them: text or numbers (its cluster info's shards)."""
+        keys: list[str | int] = []
+        if self.grpc:  # CollectionClusterInfoResponse{local_shards=3, remote_shards=4}: {shard_key=4}
+            body = pw.string_field(1, self.collection)
+            info = pw.FieldReader(self.control(transport, WireRequest(GRPC_CLUSTER_INFO, body)).body)
+            for field in (3, 4):
+                for shard in info.fields.get(field, []):
+                    key = pw.FieldReader(shard).message(4)  # ShardKey{keyword=1, number=2}
+                    if key is not None:
+                        keys.append(key.str(1) if 1 in key.fields else key.int(2))
+            return keys
+        reply = self.control(transport, WireRequest(f"GET {self._path}/cluster", b""))
+        result = orjson.loads(reply.body or b"{}").get("result") or {}
+        for shard in (result.get("local_shards") or []) + (result.get("remote_shards") or []):
+            key = shard.get("shard_key") if isinstance(shard, dict) else None
+            if isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool)):
+                keys.append(key)
+        return keys
+
     def _create_shard_keys(self, transport: Transport) -> None:
         """With ``create=true`` and ``namespace_mode=shard_key``: make option namespace's shard key, and keep
         the transport so that ``refuse`` makes any other namespace's (``write(namespace=...)``,
-        ``namespace_column``) before its first rows go."""
+        ``namespace_column``) before its first rows go. First, the kind of key the namespaces name."""
+        if self.options.namespace_mode == "shard_key":
+            self._learn_shard_key_type(transport)
         opts = self.options
         if not (opts.create and opts.namespace_mode == "shard_key"):
             return
@@ -688,13 +742,14 @@ class QdrantBackend(Backend[QdrantOptions]):
     def _create_shard_key(self, transport: Transport, key: str) -> None:
         if (
             self.grpc
-        ):  # CreateShardKeyRequest{collection_name=1, request=2 CreateShardKey{shard_key=1 {keyword=1}}}
-            inner = pw.len_field(1, pw.string_field(1, key))
+        ):  # CreateShardKeyRequest{collection_name=1, request=2 CreateShardKey{shard_key=1 ShardKey}}
+            inner = pw.len_field(1, _shard_key_field(shard_key_of(key, self.options)))
             request = WireRequest(
                 GRPC_CREATE_SHARD_KEY, pw.string_field(1, self.collection) + pw.len_field(2, inner)
             )
         else:
-            request = WireRequest(f"PUT {self._path}/shards", orjson.dumps({"shard_key": key}))
+            body = orjson.dumps({"shard_key": shard_key_of(key, self.options)})
+            request = WireRequest(f"PUT {self._path}/shards", body)
         try:
             self.control(transport, request)
         except Rejected as exc:
@@ -710,6 +765,9 @@ class QdrantBackend(Backend[QdrantOptions]):
             raise ConfigError(_NO_SHARD_KEY.format(what="a clear of every namespace (clear() without one)"))
         by_payload = namespace is not None and opts.namespace_mode == "payload"
         shard = namespace if namespace is not None and opts.namespace_mode == "shard_key" else None
+        problem = None if shard is None else _number_problem(shard, opts)
+        if problem is not None:
+            raise ConfigError(f"clear: {problem} of {self.describe()}")
         if self.grpc:
             condition = b""
             if by_payload:  # Filter{must=2 Condition}
@@ -718,7 +776,7 @@ class QdrantBackend(Backend[QdrantOptions]):
                 pw.string_field(1, self.collection)
                 + pw.varint_field(2, 1)
                 + pw.len_field(3, pw.len_field(2, condition))  # PointsSelector{filter=2}
-                + (pw.len_field(5, _shard_selector(shard)) if shard is not None else b"")
+                + (pw.len_field(5, _shard_selector(shard_key_of(shard, opts))) if shard is not None else b"")
             )
             request = WireRequest(GRPC_DELETE, body)
         else:
@@ -726,7 +784,7 @@ class QdrantBackend(Backend[QdrantOptions]):
             if by_payload:
                 doc["filter"] = {"must": [_json_namespace_condition(opts.namespace_key, namespace or "")]}
             if shard is not None:
-                doc["shard_key"] = shard
+                doc["shard_key"] = shard_key_of(shard, opts)
             request = WireRequest(f"POST {self._path}/points/delete?wait=true", orjson.dumps(doc))
         if shard is not None:
             request = dataclasses.replace(request, answers=_REFUSED)
@@ -743,7 +801,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         ``namespace_mode=shard_key`` they keep ``create``: a row's namespace (``namespace_column``) is a shard
         key a task may be the first to meet, and makes it (``_made_shard_key``; one made meanwhile is kept)."""
         if self.options.namespace_mode == "shard_key":
-            return {}
+            return {"shard_key_type": self.options.shard_key_type} if self.options.shard_key_type else {}
         return {"create": False}
 
     def fixed_dimension(self) -> int | None:
@@ -998,7 +1056,7 @@ def encode_json(batch: RowBatch, options: QdrantOptions) -> bytes:
             columns["payloads"] = payloads
         body = {"batch": columns}
     if options.namespace_mode == "shard_key" and batch.namespace:
-        body["shard_key"] = batch.namespace
+        body["shard_key"] = shard_key_of(batch.namespace, options)
     return metadata_json(body)  # payloads as every database's metadata: decimals as their text
 
 
@@ -1047,7 +1105,7 @@ def encode_json_delete(batch: RowBatch, options: QdrantOptions) -> bytes:
     else:
         body = {"points": ids}
     if options.namespace_mode == "shard_key" and batch.namespace:
-        body["shard_key"] = batch.namespace
+        body["shard_key"] = shard_key_of(batch.namespace, options)
     return orjson.dumps(body)
 
 
@@ -1085,7 +1143,7 @@ def encode_grpc(batch: RowBatch, collection: str, options: QdrantOptions) -> byt
     if options.ordering:
         tail += pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering]))
     if options.namespace_mode == "shard_key" and batch.namespace:
-        tail += pw.len_field(5, _shard_selector(batch.namespace))
+        tail += pw.len_field(5, _shard_selector(shard_key_of(batch.namespace, options)))
     if raw is not None and several is None and dense_name is None and batch.sparse is None:
         # one unnamed dense vector a point: every point is its id and payload, then the same Vectors header
         # and its row of the matrix, framed around the matrix in one pass (protowire.frame_rows)
@@ -1303,7 +1361,7 @@ def encode_grpc_delete(batch: RowBatch, collection: str, options: QdrantOptions)
     if options.ordering:
         parts.append(pw.len_field(4, pw.varint_field(1, _GRPC_ORDERING[options.ordering])))
     if options.namespace_mode == "shard_key" and batch.namespace:
-        parts.append(pw.len_field(5, _shard_selector(batch.namespace)))
+        parts.append(pw.len_field(5, _shard_selector(shard_key_of(batch.namespace, options))))
     return b"".join(parts)
 
 
@@ -1312,9 +1370,32 @@ def _map_entry(key: str, value: bytes) -> bytes:
     return pw.len_field(1, key.encode()) + pw.len_field(2, value)
 
 
-def _shard_selector(key: str) -> bytes:
-    """``ShardKeySelector{shard_keys=1 ShardKey{keyword=1}}``."""
-    return pw.len_field(1, pw.len_field(1, key.encode()))
+def _shard_selector(key: str | int) -> bytes:
+    """``ShardKeySelector{shard_keys=1 ShardKey}``."""
+    return pw.len_field(1, _shard_key_field(key))
+
+
+def _shard_key_field(key: str | int) -> bytes:
+    """A ``ShardKey{keyword=1 | number=2}``'s fields."""
+    return pw.varint_field(2, key) if isinstance(key, int) else pw.len_field(1, key.encode())
+
+
+def shard_key_of(namespace: str, options: QdrantOptions) -> str | int:
+    """The shard key a namespace names: its text, or with ``shard_key_type=number`` the number its digits
+    are (checked before: ``_number_problem``)."""
+    return int(namespace) if options.shard_key_type == "number" else namespace
+
+
+def _number_problem(namespace: str, options: QdrantOptions) -> str | None:
+    """Why ``namespace`` names no shard key where the keys are numbers (``shard_key_type=number``), or None."""
+    if options.shard_key_type != "number" or (
+        _DIGITS.fullmatch(namespace) is not None and int(namespace) <= MAX_UINT64
+    ):
+        return None
+    return (
+        f"namespace {namespace[:80]!r} is not an unsigned integer, and the shard keys are numbers "
+        "(option shard_key_type=number)"
+    )
 
 
 QDRANT_VALUE = pw.ValueFields(null=1, number=2, integer=3, string=4, boolean=5, struct=6, list=7)

@@ -39,6 +39,7 @@ from .qdrant_rest import (
     QdrantRestServer,
     QdrantStore,
     UpsertLog,
+    cluster_info,
     collection_info,
     collection_name_errors,
     fault_error,
@@ -200,6 +201,7 @@ class QdrantGrpcServer:
                         "Delete": unary(self._delete_collection),
                         "CollectionExists": unary(self._exists),
                         "CreateShardKey": unary(self._create_shard_key),
+                        "CollectionClusterInfo": unary(self._cluster_info),
                     },
                 ),
                 grpc.method_handlers_generic_handler("qdrant.Qdrant", {"HealthCheck": unary(self._health)}),
@@ -420,6 +422,28 @@ class QdrantGrpcServer:
             request.collection_name, key.keyword if key.WhichOneof("key") == "keyword" else key.number
         )
         return qg.CreateShardKeyResponse(result=True, time=0.0).SerializeToString()
+
+    def _cluster_info(self, body: bytes) -> bytes:
+        request = qg.CollectionClusterInfoRequest.FromString(body)
+        _check_name(request.collection_name)
+        info = cluster_info(self.store.describe(request.collection_name))
+        shards = []
+        for shard in info["local_shards"]:
+            key = shard.get("shard_key")
+            shard_key = (
+                None if key is None else qg.ShardKey(**{"keyword" if isinstance(key, str) else "number": key})
+            )
+            shards.append(
+                qg.LocalShardInfo(
+                    shard_id=shard["shard_id"],
+                    points_count=shard["points_count"],
+                    state=qg.ReplicaState.Active,
+                    shard_key=shard_key,
+                )
+            )
+        return qg.CollectionClusterInfoResponse(
+            peer_id=info["peer_id"], shard_count=info["shard_count"], local_shards=shards, time=0.0
+        ).SerializeToString()
 
     def _health(self, body: bytes) -> bytes:
         return qg.HealthCheckReply(

@@ -57,7 +57,7 @@ normalises those), so tests can compare float32 bytes.
 Routes: ``GET /``, ``GET|PUT|DELETE /collections/{c}``, ``GET /collections/{c}/exists``,
 ``PUT /collections/{c}/points`` (``PointsList`` or ``PointsBatch``; ``wait``, ``ordering``),
 ``POST /collections/{c}/points`` (retrieve), ``POST /collections/{c}/points/scroll``, ``POST /collections/{c}/points/count``,
-``POST /collections/{c}/points/delete``, ``PUT /collections/{c}/shards``.
+``POST /collections/{c}/points/delete``, ``PUT /collections/{c}/shards``, ``GET /collections/{c}/cluster``.
 """
 
 from __future__ import annotations
@@ -430,6 +430,28 @@ def payload_at(payload: dict[str, Any], key: str) -> Any:
     for name in filter_path(key):
         value = value.get(name) if isinstance(value, dict) else None
     return value
+
+
+def cluster_info(coll: StoredCollection) -> dict[str, Any]:
+    """``GET /collections/{c}/cluster`` as one Qdrant node answers it: a local shard a shard key (one for
+    auto sharding, without a key), each key a string or a number as it was made."""
+    keys: list[Any] = sorted(coll.shard_keys, key=lambda k: (isinstance(k, str), str(k)))
+    shards = [
+        {
+            "shard_id": i,
+            "points_count": sum(p.shard_key == k for p in coll.points.values()),
+            "state": "Active",
+        }
+        | ({"shard_key": k} if coll.custom_sharding else {})
+        for i, k in enumerate(keys if coll.custom_sharding else [None])
+    ]
+    return {
+        "peer_id": 1,
+        "shard_count": len(shards),
+        "local_shards": shards,
+        "remote_shards": [],
+        "shard_transfers": [],
+    }
 
 
 def _key(coll: StoredCollection, shard_key: Any, point_id: int | str) -> Any:
@@ -885,6 +907,8 @@ class _Handler(JsonHandler):
                 return store.delete_collection(name)
         elif rest == ["exists"] and verb == "GET":
             return {"exists": store.exists(name)}
+        elif rest == ["cluster"] and verb == "GET":
+            return cluster_info(store.describe(name))
         elif rest == ["shards"] and verb == "PUT":
             store.create_shard_key(name, orjson.loads(body)["shard_key"])
             return True
