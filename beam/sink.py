@@ -239,9 +239,10 @@ class WriteToVectorDB(beam.PTransform):
                 )
             bulk.check(self.options, bounded)
             job = new_job()
-        # the input's own boundedness too: batching="bounded" on a stream would reach WriteToText,
-        # which refuses unbounded input with Beam's own error about triggering_frequency
-        if self.options.on_error == "dead_letter" and not (bounded and pcoll.is_bounded):
+        # the input's boundedness, not the batching's: batching="bounded" on a stream would reach
+        # WriteToText, which refuses unbounded input with Beam's own error about triggering_frequency,
+        # and batching="unbounded" of bounded input (exact summaries) leaves its letters bounded
+        if self.options.on_error == "dead_letter" and not pcoll.is_bounded:
             raise ConfigError(
                 'option on_error="dead_letter" writes files, for bounded input only: with unbounded input '
                 'use on_error="report" and send result.failed (one dict per failed row: the row, its error '
@@ -305,15 +306,12 @@ class WriteToVectorDB(beam.PTransform):
             # a name of this run's own: files numbered alone were another run's too, so a clean re-run
             # erased earlier letters, and an earlier run's extra shards stayed among this run's
             self.dead_letter_prefix = f"{DEAD_LETTER_PREFIX}-{_run_name()}"
-            _ = (
-                failed
-                | "Dead letters as JSON" >> beam.Map(_json_line)
-                | "Write dead letters"
-                >> beam.io.WriteToText(
-                    FileSystems.join(str(self.options.dead_letter_path), self.dead_letter_prefix),
-                    file_name_suffix=".jsonl",
-                )
-            )
+            prefix = FileSystems.join(str(self.options.dead_letter_path), self.dead_letter_prefix)
+            lines = failed | "Dead letters as JSON" >> beam.Map(_json_line)
+            if bounded:
+                _ = lines | "Write dead letters" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
+            else:  # GroupIntoBatches' last batches may come after WriteToText's grouping closed (DirectRunner)
+                _ = lines | "Write dead letters" >> beam.ParDo(_LetterFiles(prefix))
         return WriteResult(reports, failed)
 
     def _write(self, job: str | None = None) -> beam.PTransform:
@@ -326,6 +324,28 @@ class WriteToVectorDB(beam.PTransform):
             .with_output_types(WriteReport, failed=dict[str, Any])
             .with_outputs("failed", main="written")
         )
+
+
+class _LetterFiles(beam.DoFn):
+    """A bundle's dead-letter lines in a file of its own (``<prefix>-<random>.jsonl``), written at the
+    bundle's end: no grouping step, which the DirectRunner closes before the batches ``GroupIntoBatches``
+    flushes last report their letters (it then fails the job)."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+
+    def start_bundle(self) -> None:
+        self._lines: list[str] = []
+
+    def process(self, line: str) -> Iterator[Any]:
+        self._lines.append(line)
+        yield from ()
+
+    def finish_bundle(self) -> None:
+        if self._lines:
+            with FileSystems.create(f"{self._prefix}-{uuid.uuid4().hex[:8]}.jsonl") as stream:
+                stream.write("".join(f"{line}\n" for line in self._lines).encode())
+            self._lines = []
 
 
 def _run_name() -> str:

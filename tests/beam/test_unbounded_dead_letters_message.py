@@ -1,4 +1,4 @@
-"""``on_error="dead_letter"`` with unbounded batching is refused with the advice itself: a pip user has no
+"""``on_error="dead_letter"`` with unbounded input is refused with the advice itself: a pip user has no
 checkout, so no example folder to be pointed to."""
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ def test_the_refusal_says_what_to_do_instead_without_naming_a_file_of_the_checko
         dead_letter_path=str(tmp_path / "dl"),
         batching="unbounded",
     )
-    with pytest.raises(ConfigError) as raised, beam.Pipeline() as pipeline:
-        _ = pipeline | beam.Create([{"id": "a", "values": [0.1, 0.2]}]) | sink
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    from apache_beam.testing.test_stream import TestStream
+
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    stream = TestStream().add_elements([{"id": "a", "values": [0.1, 0.2]}]).advance_watermark_to_infinity()
+    with pytest.raises(ConfigError) as raised, beam.Pipeline(options=options) as pipeline:
+        _ = pipeline | stream | sink
     message = str(raised.value)
     assert "examples/" not in message and "README" not in message
     assert 'on_error="report"' in message and "result.failed" in message
