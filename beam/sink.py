@@ -15,7 +15,9 @@ The steps, each one ``ParDo`` the runner fuses:
    ``BatchElements`` at a fixed size batches them: each element crosses one step of the runner, not
    two. Unbounded input goes through ``GroupIntoBatches.WithShardedKey`` (size- and time-bounded), in
    the global window: rows in other windows carry their own through it and each batch is split by
-   window again, so the same id in two windows lands in input order, not window by window.
+   window again, so the same id in two windows lands in input order, not window by window. An element
+   in several windows (sliding windows) is written once, in the first window the runner gives it
+   (``SlidingWindows``: the one that starts last), so its report and dead letter are there alone.
    Each batch then becomes one ``VectorBatch`` (one float32 buffer), with its own coder, so vectors
    never travel as Python lists. The client takes its rows as they are (``Columns``): no Arrow is
    built for it.
@@ -264,7 +266,7 @@ class WriteToVectorDB(beam.PTransform):
             # it fail) pickled: Beam's coder for other values would write a list of floats float by
             # float, about 4x the CPU of the whole write for 768-d vectors as lists
             # (on_error="fail" builds no letter: then the rows travel alone)
-            read_fn = _ReadFn(*fn_args)
+            read_fn = _ReadFn(*fn_args) if pcoll.windowing.is_default() else _WindowedReadFn(*fn_args)
             rows_type: Any = tuple[Row, bytes] if read_fn.letters else Row
             read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
                 rows_type, arrow=Any, refused=dict[str, Any]
@@ -406,8 +408,7 @@ class _AssembleInWindows(beam.DoFn):
 
     The same id twice lands in input order: before a row joins, the rows of other windows that hold its
     id's earlier occurrence are sent (the writer writes batches one after another, in the order they leave
-    here). One element in several windows (sliding windows) comes as one row per window, one after
-    another with its timestamp: those are one occurrence, and send nothing."""
+    here). An element in several windows (sliding windows) comes once, in its first (``_WindowedReadFn``)."""
 
     def __init__(self, rules: RowRules, letters: bool, columns: dict[str, str]) -> None:
         self._rules, self._letters, self._columns = rules, letters, columns
@@ -415,18 +416,12 @@ class _AssembleInWindows(beam.DoFn):
     def process(self, keyed: tuple[Any, list[tuple[Any, Any, Any]]]) -> Iterator[WindowedValue]:
         waiting: dict[Any, list[tuple[Any, Hashable]]] = {}  # window -> its reads and their keys, in order
         held: dict[Hashable, set[Any]] = {}  # each waiting row's key -> the windows whose rows hold it
-        last: tuple[Hashable, Any] | None = None  # the occurrence read last: its key and timestamp
-        copies: set[Any] = set()  # and its windows so far
-        for read, window, timestamp in keyed[1]:
+        for read, window, _ in keyed[1]:
             key = _row_key(self._rules, read[0] if self._letters else read)
-            if last == (key, timestamp) and window not in copies:  # the same element in another window
-                copies.add(window)
-            else:
-                before = held.get(key, set())
-                if before and before != {window}:  # alone in this window's rows, it lands before this one
-                    for earlier in list(before):
-                        yield self._batch(earlier, waiting.pop(earlier), held)
-                last, copies = (key, timestamp), {window}
+            before = held.get(key, set())
+            if before and before != {window}:  # alone in this window's rows, it lands before this one
+                for earlier in list(before):
+                    yield self._batch(earlier, waiting.pop(earlier), held)
             held.setdefault(key, set()).add(window)
             waiting.setdefault(window, []).append((read, key))
         for window, reads in waiting.items():
@@ -570,6 +565,43 @@ class _ReadFn(beam.DoFn):
         return row
 
 
+class _Copies:
+    """Tells the calls that are an element again, in another of its windows: an element in several
+    windows (sliding windows) reaches a DoFn that takes its window once per window, one call after
+    another with the same object. Its row is written, counted and dead-lettered once, in the first."""
+
+    def __init__(self) -> None:
+        self._element: Any = None
+        self._timestamp: Any = None
+        self._windows: set[Any] = set()
+
+    def is_copy(self, element: Any, window: Any, timestamp: Any) -> bool:
+        if element is self._element and timestamp == self._timestamp and window not in self._windows:
+            self._windows.add(window)
+            return True
+        self._element, self._timestamp, self._windows = element, timestamp, {window}
+        return False
+
+
+class _WindowedReadFn(_ReadFn):
+    """``_ReadFn`` for unbounded input in other windows: an element in several windows is read once, in
+    the first (see ``_Copies``)."""
+
+    def start_bundle(self) -> None:
+        super().start_bundle()
+        self._copies = _Copies()
+
+    def process(
+        self,
+        element: Any,
+        window: Any = beam.DoFn.WindowParam,
+        timestamp: Any = beam.DoFn.TimestampParam,
+    ) -> Iterable[Any]:
+        if self._copies.is_copy(element, window, timestamp):
+            return ()
+        return super().process(element)
+
+
 class _ReadAndBatchFn(_ReadFn):
     """Bounded input in the global window: reads as ``_ReadFn`` does and gathers the rows into batches of
     ``rows_per_batch`` itself, as ``BatchElements`` at a fixed size does, so that each element takes
@@ -611,6 +643,7 @@ class _WindowedReadAndBatchFn(_ReadFn):
     The same id twice in a bundle lands in input order, as in the global window: a row whose id (the
     database's key for it, in its namespace) waits in another window's batch sends that batch first.
     Batches are written one after another in the order they leave here, so the earlier row lands first.
+    An element in several windows is read once, in its first (``_Copies``).
     """
 
     def __init__(
@@ -623,8 +656,16 @@ class _WindowedReadAndBatchFn(_ReadFn):
         super().start_bundle()
         self._rows: dict[Any, list[tuple[Row, Mapping[str, Any] | None, Hashable]]] = {}
         self._held: dict[Hashable, Any] = {}  # each waiting row's key -> the window whose batch holds it
+        self._copies = _Copies()
 
-    def process(self, element: Any, window: Any = beam.DoFn.WindowParam) -> Iterable[Any]:
+    def process(
+        self,
+        element: Any,
+        window: Any = beam.DoFn.WindowParam,
+        timestamp: Any = beam.DoFn.TimestampParam,
+    ) -> Iterable[Any]:
+        if self._copies.is_copy(element, window, timestamp):
+            return ()
         row = self._row(element)
         if type(row) is list:
             return row
