@@ -85,6 +85,7 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 # ids joined by NULs, every one of them a canonical UUID / integer: their keys are themselves
+_HEX_NUL_HYPHEN = re.compile(r"[0-9a-f\x00-]*")
 _ALL_UUIDS = re.compile(r"(?:\x00[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})*\x00")
 _INTEGER = r"(?:-?[1-9][0-9]{0,39}|0)"  # as ``_number_key`` writes one (up to 40 digits)
 _ALL_INTEGERS = re.compile(rf"(?:\x00{_INTEGER})*\x00")
@@ -243,10 +244,10 @@ class RowRules:
     def _stored_ids(self, ids: list[Any], types: set[type]) -> list[Any]:
         """Each id as the UUID (or, with ``numeric_ids``, the unsigned integer) the database stores it
         under: natively where the speedups are built (a UUIDv5 is about a microsecond in Python)."""
-        if types == {str} and _ALL_UUIDS.fullmatch("\x00" + "\x00".join(ids) + "\x00") is not None:
+        if types == {str} and _all_canonical_uuids(ids):
             return ids  # canonical UUIDs already: their own keys
         if int in types and not self.numeric_ids:  # an integer is stored as its text's UUIDv5
-            ids = [str(i) if type(i) is int else i for i in ids]
+            ids = list(map(str, ids)) if types == {int} else [str(i) if type(i) is int else i for i in ids]
         native = _native_point_ids()
         if native is not None and type(ids) is list:
             return native(ids, self._key)  # hands any id but an exact int or str to _key
@@ -274,6 +275,21 @@ class RowRules:
         if isinstance(value, int) and type(value) is not bool:
             return str(value)
         return value  # refused by the checks (None, a float, ...), or hashed as it is
+
+
+def _all_canonical_uuids(ids: list[str]) -> bool:
+    """Every id is a UUID's canonical text (``8-4-4-4-12``, lower-case hex): told by counts on the ids joined
+    by NULs, in C, four times faster than a pattern: each id ends where a 36-character one would (NULs
+    there and nowhere else), holds its hyphens where a UUID does (and no other) and nothing but hex."""
+    n = len(ids)
+    joined = "\x00".join(ids)
+    return not ids or (
+        len(joined) == 37 * n - 1
+        and joined.count("\x00") == joined[36::37].count("\x00") == n - 1
+        and joined.count("-") == 4 * n
+        and all(joined[at::37].count("-") == n for at in (8, 13, 18, 23))
+        and _HEX_NUL_HYPHEN.fullmatch(joined) is not None
+    )
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from tests.servers.qdrant_grpc import QdrantServer
 from vectordb.connector import connect
 from vectordb.connector.backends.qdrant import QdrantBackend
 from vectordb.connector.backends.weaviate.backend import WeaviateBackend
-from vectordb.connector.ids import ID_NAMESPACE
+from vectordb.connector.ids import ID_NAMESPACE, as_uuid
 from vectordb.connector.rows import types
 from vectordb.connector.transports.base import forget_shared
 
@@ -92,3 +92,21 @@ def test_keys_are_the_ids_as_stored(native: bool, monkeypatch: pytest.MonkeyPatc
         uuids = [uuid5(str(i)) for i in range(3)]
         assert rules.row_keys(uuids) is uuids  # canonical UUIDs: no copy
         assert [rules.row_keys([i])[0] for i in ids] == rules.row_keys(ids)  # a key depends on its id alone
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [uuid5("a"), uuid5("b")[:-1]],  # one character short
+        [uuid5("a") + "0", uuid5("b")[1:]],  # the lengths add up, the ids do not
+        [uuid5("a").replace("-", "") + "----"],  # the hyphens elsewhere
+        [uuid5("a")[:8] + "g" + uuid5("a")[9:]],  # no hyphen, and no hex digit, at 8
+        [uuid5("a"), uuid5("b").upper()],
+        ["-" * 36],
+    ],
+)
+def test_only_canonical_uuids_are_their_own_keys(ids: list[str]) -> None:
+    """The fast path (every id a canonical UUID: keys without a copy) takes nothing else."""
+    for rules in (QdrantBackend.rules, WeaviateBackend.rules):
+        assert rules.row_keys(ids) == [as_uuid(i) for i in ids]
+    assert as_uuid(ids[-1]) != ids[-1]  # the last of each is no canonical UUID
