@@ -263,7 +263,9 @@ class Client:
             empty = self.embedding.check_schema(empty)
         prepare_arrow(empty, self.spec, self.backend.rules, DimensionState(self.options.dimension))
 
-    def prepare_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:
+    def prepare_target(
+        self, *, clear: bool = False, dense: bool = True, own_namespaces: bool = True
+    ) -> TargetPrepared:
         """A job's driver side, before any worker writes: check (with ``create=true`` make) the target,
         clear it when asked (option ``namespace``, or the whole target when rows carry their own), and
         return the options the workers should add, so each skips what was learnt here: the target's
@@ -272,10 +274,13 @@ class Client:
         A job's workers each see only their own rows, so none may decide the dimension of a collection
         the job creates (one partition holding one short row would make it for all): ``create=true``
         with ``dense`` rows and no ``dimension``, on a target that fixes none yet, is a ``ConfigError``
-        here, before any row is read."""
+        here, before any row is read. ``own_namespaces``: whether rows may name their own namespace (dict
+        rows, Beam elements); Spark's cannot, so a target that needs one for every row
+        (``Backend.needs_namespace``) with neither option ``namespace`` nor ``namespace_column`` is a
+        ``ConfigError`` before anything is cleared."""
         transport = self.backend.open_transport()
         if self.spec.named:
-            return self._prepare_named_target(transport, clear)
+            return self._prepare_named_target(transport, clear, own_namespaces)
         self.backend.check_target(transport, self.options.dimension)
         fixed = self.backend.fixed_dimension()
         if self.options.create and dense and self.options.dimension is None and fixed is None:
@@ -284,16 +289,13 @@ class Client:
                 "the rows of whichever task writes first decide it for the whole job (one short vector "
                 "could); state the vectors' length with option dimension"
             )
-        cleared = None
-        if clear:  # a backend that cannot clear raises its ConfigError here (Backend.clear_target)
-            namespace = None if self.options.namespace_column else self.options.namespace
-            cleared = self.backend.clear_target(transport, namespace)
+        cleared = self._cleared(transport, clear, own_namespaces)
         resolved = self.backend.resolved_options()
         if fixed is not None and self.options.dimension is None:
             resolved["dimension"] = fixed
         return TargetPrepared(resolved=resolved, cleared=cleared)
 
-    def _prepare_named_target(self, transport: Any, clear: bool) -> TargetPrepared:
+    def _prepare_named_target(self, transport: Any, clear: bool, own_namespaces: bool) -> TargetPrepared:
         """``prepare_target`` for named vectors: the same rule per name (no task's rows decide a name's
         dimension of a target the job creates), and every name's dimension the target fixes for the workers."""
         dimensions = {
@@ -307,15 +309,24 @@ class Client:
                 f"{', '.join(map(repr, unknown))} and create=true would let the rows of whichever task writes "
                 "first decide it for the whole job; state each name's, e.g. vector_dimensions='title:768'"
             )
-        cleared = None
-        if clear:
-            namespace = None if self.options.namespace_column else self.options.namespace
-            cleared = self.backend.clear_target(transport, namespace)
+        cleared = self._cleared(transport, clear, own_namespaces)
         resolved = self.backend.resolved_options()
         known = {name: value for name, value in dimensions.items() if value is not None}
         if known:
             resolved["vector_dimensions"] = known
         return TargetPrepared(resolved=resolved, cleared=cleared)
+
+    def _cleared(self, transport: Any, clear: bool, own_namespaces: bool) -> str | None:
+        """After the target check: refuse a write whose rows cannot name the namespace the target needs for
+        each, then clear when asked (what was cleared, for the log)."""
+        options = self.options
+        needed = None if own_namespaces else self.backend.needs_namespace()
+        if needed is not None and options.namespace is None and options.namespace_column is None:
+            raise ConfigError(f"option namespace: {needed}; give option namespace or namespace_column")
+        if not clear:  # a backend that cannot clear raises its ConfigError there (Backend.clear_target)
+            return None
+        namespace = None if options.namespace_column else options.namespace
+        return self.backend.clear_target(transport, namespace)
 
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
         """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.

@@ -83,11 +83,14 @@ class DriverPlan:
             self._change(**learnt)
         return dim
 
-    def ask_target(self, *, clear: bool = False, dense: bool = True) -> TargetPrepared:
+    def ask_target(
+        self, *, clear: bool = False, dense: bool = True, own_namespaces: bool = True
+    ) -> TargetPrepared:
         """Check (with ``create=true`` make) the target, clear it when asked, and add what was learnt to
-        ``options``; a target whose dimension is not the model's names the model."""
+        ``options``; a target whose dimension is not the model's names the model. ``own_namespaces``: as
+        ``Client.prepare_target``'s."""
         try:
-            prepared = self.client.prepare_target(clear=clear, dense=dense)
+            prepared = self.client.prepare_target(clear=clear, dense=dense, own_namespaces=own_namespaces)
         except DimensionMismatch as exc:
             if self.client.embedding is None:
                 if self.options.dimension is None and not self.options.vector_dimensions:

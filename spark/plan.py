@@ -97,7 +97,10 @@ def plan_write(
             dead_letters = Folder.parse(options.dead_letter_path or "", "dead_letter_path").check_writable()
         if spark_options.report_path:
             reports = Folder.parse(spark_options.report_path, "report_path").check_writable()
-        prepared = plan.ask_target(clear=overwrite, dense=client.spec.vector_column in schema.fieldNames())
+        # a DataFrame's rows name no namespace of their own: a target that needs one for each row is
+        # refused here rather than by every task alike
+        dense = client.spec.vector_column in schema.fieldNames()
+        prepared = plan.ask_target(clear=overwrite, dense=dense, own_namespaces=False)
         if prepared.cleared is not None:
             log_line(logging.INFO, f'mode("overwrite"): deleted {prepared.cleared} before writing')
         # what the driver learnt (a collection id, "already verified") spares every task the same calls

@@ -201,6 +201,12 @@ class Backend(ABC, Generic[OptionsT]):
         carry (Pinecone's identifier limits), and a failure for each other. Default: all rows."""
         return batch, []
 
+    def needs_namespace(self) -> str | None:
+        """Why every row must name a namespace (a Weaviate multi-tenant collection: its tenant), known once
+        ``check_target`` ran, or ``None``. A planner whose rows cannot carry their own (Spark's, without
+        ``namespace_column``) refuses such a write on its driver: each task would fail alike. Default: none."""
+        return None
+
     @property
     def supports_clear(self) -> bool:
         return type(self).clear_target is not Backend.clear_target

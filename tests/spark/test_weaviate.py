@@ -89,3 +89,25 @@ def test_spark_writes_weaviate_exactly_and_overwrite_clears_the_tenant(
     assert sorted(stored(weaviate_server, weaviate_collection, "docs")) == sorted(
         f"v{i}" for i in range(1000, 1020)
     )
+
+
+def test_a_multi_tenant_collection_without_a_tenant_option_is_refused_on_the_driver(
+    spark: Any, weaviate_server: WeaviateServer, weaviate_collection: str
+) -> None:
+    """A DataFrame's rows name no tenant of their own: with neither option namespace nor namespace_column, a
+    write into a multi-tenant collection is a ConfigError on the driver, before an overwrite clears anything
+    (every task failed alike, the overwrite having emptied every tenant)."""
+    import pytest
+    from pyspark.errors import PySparkException
+
+    table = vectors_table(20, 8)
+    save(spark, weaviate_server, weaviate_collection, table, "append")  # tenant "docs": multi-tenant
+    for mode in ("append", "overwrite"):
+        writer = spark.createDataFrame(table).write.format("vectordb").mode(mode)
+        writer = writer.option("uri", weaviate_server.uri(weaviate_collection))
+        writer = writer.option("grpc_port", str(weaviate_server.grpc_port)).option("allow_overwrite", "true")
+        with pytest.raises(PySparkException) as raised:
+            writer.save()
+        text = str(raised.value)
+        assert "ConfigError: option namespace: collection" in text and "is multi-tenant" in text, text[-2000:]
+    assert len(stored(weaviate_server, weaviate_collection, "docs")) == 20

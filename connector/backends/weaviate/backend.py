@@ -427,6 +427,12 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         if opts.namespace is not None:
             self._ensure_tenant(opts.namespace)
 
+    def needs_namespace(self) -> str | None:
+        target = self._target
+        if target is None or not target.multi_tenant:
+            return None
+        return f"collection {self.collection!r} is multi-tenant: each row needs a tenant name"
+
     def _tenancy_problem(self, batch: RowBatch) -> str | None:
         """Why the batch's rows cannot go to its namespace's tenant, or ``None``: no tenant name, none in a
         multi-tenant collection, one in a collection without multi-tenancy. Rows that name their own
