@@ -914,13 +914,15 @@ class QdrantBackend(Backend[QdrantOptions]):
         """Whether a refused delete's reply is Qdrant's ``Shard key <key> not found`` (``split_by_shard``
         refuses any update naming a shard key the collection does not have): nothing there to delete."""
         text: Any = reply.body.decode("utf-8", "replace")
-        if not self.grpc:  # {"status": {"error": "Wrong input: Shard key us not found"}, ...}
+        if not self.grpc:  # {"status": {"error": "Wrong input: Shard key \"us\" not found"}, ...}
             try:
                 status = orjson.loads(reply.body).get("status")
                 text = status.get("error") if isinstance(status, dict) else None
             except (ValueError, AttributeError):
                 return False
-        return isinstance(text, str) and key is not None and text.endswith(f"Shard key {key} not found")
+        # Qdrant shows a text key quoted (ShardKey's Display: Shard key "us" not found), a number bare
+        shown = (f'Shard key "{key}" not found', f"Shard key {key} not found")
+        return isinstance(text, str) and key is not None and text.endswith(shown)
 
     def _refused(self, request: WireRequest, reply: WireReply) -> ServerError:
         """The error the transport raises for a refusal the request let through (``answers``) that is not

@@ -38,9 +38,9 @@ def test_the_server_refuses_a_delete_in_a_shard_key_it_does_not_have(
 ) -> None:
     store = qdrant_module_server.store
     store.create_collection("sk_refuses", {"": (2, "Dot")}, set(), True)
-    with pytest.raises(QdrantError, match=r"^Wrong input: Shard key us not found$"):
+    with pytest.raises(QdrantError, match=r'^Wrong input: Shard key "us" not found$'):
         store.delete_points("sk_refuses", [1], [], "us")
-    with pytest.raises(QdrantError, match=r"^Wrong input: Shard key us not found$"):
+    with pytest.raises(QdrantError, match=r'^Wrong input: Shard key "us" not found$'):
         store.delete_points("sk_refuses", None, [], "us")
 
 
@@ -78,7 +78,7 @@ class OtherRefusal(QdrantStore):
     """Refuses every delete for another reason: that is still the rows' failure, in the transport's words."""
 
     def delete_points(self, collection: str, ids: Any, must: Any, shard_key: Any) -> None:
-        raise QdrantError("bad_input", "Wrong input: Shard key us not found in the moon phase")
+        raise QdrantError("bad_input", 'Wrong input: Shard key "us" not found in the moon phase')
 
 
 @pytest.mark.parametrize("transport", QDRANT_TRANSPORTS)
@@ -97,6 +97,6 @@ def test_another_refusal_of_a_delete_is_still_an_error(transport: str) -> None:
         if transport == "rest"
         else "/qdrant.Points/Delete"
     )
-    message = f"{where} {method}: {status}: Wrong input: Shard key us not found in the moon phase"
+    message = f'{where} {method}: {status}: Wrong input: Shard key "us" not found in the moon phase'
     assert report.failed == 1 and [f.error for f in report.failures] == [message], report
     assert str(raised.value) == message

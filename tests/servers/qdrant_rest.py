@@ -39,8 +39,8 @@ its HTTP and gRPC statuses, ``OperationError``, ``segment::common::check_vector_
 - a missing collection: 404 / NOT_FOUND ``Not found: Collection `c` doesn't exist!``; an existing one
   created again: 409 / ALREADY_EXISTS ``Wrong input: Collection `c` already exists!``;
 - an unknown vector name: 400 ``Wrong input: Not existing vector name error: x``; an unknown shard
-  key: 400 ``Bad request: Shard key x not found`` (a delete's, as ``split_by_shard`` says it: 400 /
-  INVALID_ARGUMENT ``Wrong input: Shard key x not found``);
+  key: 400 ``Bad request: Shard key "x" not found`` (a delete's, as ``split_by_shard`` says it: 400 /
+  INVALID_ARGUMENT ``Wrong input: Shard key "x" not found``; a text key quoted, a number bare);
 - a wrong or missing ``api-key``: 401 / UNAUTHENTICATED, plain text as Qdrant's auth middleware says it.
 
 Faults come from the shared ``FaultScript`` (``script.py``), admitted by ``ServerState`` in the same
@@ -135,6 +135,11 @@ HTTP_STATUS: dict[str, int] = {
     "throttled": 429,
     "unavailable": 503,
 }
+
+
+def shown_key(key: str | int) -> str:
+    """A shard key as Qdrant's messages show it (``ShardKey``'s Display): text quoted, a number bare."""
+    return f'"{key}"' if isinstance(key, str) else str(key)
 
 
 class QdrantError(Exception):
@@ -303,7 +308,7 @@ class QdrantStore:
             if not coll.custom_sharding:
                 raise QdrantError("bad_request", "Bad request: Shard key cannot be created for auto sharding")
             if key in coll.shard_keys:
-                raise QdrantError("bad_input", f"Wrong input: Shard key {key} already exists")
+                raise QdrantError("bad_input", f"Wrong input: Shard key {shown_key(key)} already exists")
             coll.shard_keys.add(key)
 
     # -- points ------------------------------------------------------------------------------------
@@ -334,7 +339,9 @@ class QdrantStore:
                         "Bad request: must specify shard key on collection with custom sharding",
                     )
                 if shard_key not in coll.shard_keys:
-                    raise QdrantError("bad_request", f"Bad request: Shard key {shard_key} not found")
+                    raise QdrantError(
+                        "bad_request", f"Bad request: Shard key {shown_key(shard_key)} not found"
+                    )
             elif shard_key is not None:
                 raise QdrantError(
                     "bad_request", "Bad request: Shard key selector is not allowed for auto sharding"
@@ -388,7 +395,7 @@ class QdrantStore:
             if coll.custom_sharding and shard_key is None:  # split_by_shard: no ring for "no shard key"
                 raise QdrantError("bad_input", "Wrong input: Shard key not specified")
             if coll.custom_sharding and shard_key not in coll.shard_keys:  # nor for a key not made
-                raise QdrantError("bad_input", f"Wrong input: Shard key {shard_key} not found")
+                raise QdrantError("bad_input", f"Wrong input: Shard key {shown_key(shard_key)} not found")
             chosen = (
                 list(coll.points)
                 if ids is None
