@@ -796,6 +796,11 @@ class QdrantBackend(Backend[QdrantOptions]):
         where = f"namespace {namespace!r}" if namespace is not None else "every namespace"
         return f"every point in {where} of {self.describe()}"
 
+    def needs_namespace(self) -> str | None:
+        if self.options.namespace_mode != "shard_key":
+            return None
+        return "namespace_mode=shard_key: Qdrant takes no update of a custom-sharded collection without a shard key"
+
     def resolved_options(self) -> dict[str, Any]:
         """The collection exists once the driver has checked it: tasks need not create it (no race). With
         ``namespace_mode=shard_key`` they keep ``create``: a row's namespace (``namespace_column``) is a shard

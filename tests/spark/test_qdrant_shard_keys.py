@@ -43,3 +43,26 @@ def test_spark_makes_each_namespace_columns_shard_key(
     assert store.describe(collection).shard_keys == {f"tenant-{k}" for k in range(4)}
     stored = store.points_by_shard(collection)
     assert sorted(stored) == sorted((f"tenant-{i % 4}", i) for i in range(40))
+
+
+def test_spark_without_a_namespace_in_shard_key_mode_is_refused_on_the_driver(
+    spark: Any, qdrant_session_server: QdrantServer
+) -> None:
+    """A DataFrame's rows name no shard key of their own: without option namespace or namespace_column the
+    driver refuses the write, where every task failed alike with the same ConfigError."""
+    from pyspark.errors import PySparkException
+
+    rows = pd.DataFrame({"id": [1, 2], "values": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]})
+    writer = (
+        spark.createDataFrame(rows)
+        .write.format("vectordb")
+        .option("uri", qdrant_session_server.uri("grpc", "spark_shards_none"))
+        .option("create", "true")
+        .option("dimension", "3")
+        .option("namespace_mode", "shard_key")
+    )
+    with pytest.raises(PySparkException) as raised:
+        writer.mode("append").save()
+    text = str(raised.value)
+    assert "Failed to initialize Python data source writer" in text, text[-2000:]
+    assert "ConfigError: option namespace: namespace_mode=shard_key" in text, text[-2000:]
