@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import functools
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,7 +108,7 @@ def _folded_ids(ids: list[str], fold: str, scale: int | None) -> list[Any]:
         return [ONE_KEY] * len(ids)
     joined = "\x00" + "\x00".join(ids) + "\x00"
     if fold == "case":
-        folded = joined.casefold()  # letter by letter: the same as each id's own
+        folded = case_key(joined)  # letter by letter: the same as each id's own
         return ids if folded == joined else folded.split("\x00")[1:-1]
     if fold == "spaces":
         return ids if " \x00" not in joined else [i.rstrip(" ") for i in ids]
@@ -125,7 +126,7 @@ def _folded_ids(ids: list[str], fold: str, scale: int | None) -> list[Any]:
 def _folded(text: str, fold: str, scale: int | None) -> str:
     """The key of an id's ``text`` under ``fold`` (``ID_FOLDS``)."""
     if fold == "case":
-        return text.casefold()
+        return case_key(text)
     if fold == "spaces":
         return text.rstrip(" ")
     if fold == "uuid":
@@ -141,7 +142,17 @@ def _folded(text: str, fold: str, scale: int | None) -> str:
     if as_uuid is not None:
         digits = as_uuid.replace("-", "")
         return (_number_key(digits, None) or as_uuid) if digits.isdigit() else as_uuid
-    return _number_key(text, None) or text.casefold()
+    return _number_key(text, None) or case_key(text)
+
+
+def case_key(text: str) -> str:
+    """A key no finer than PostgreSQL's ``lower()`` under any locale (citext compares so): case folded and,
+    beyond ASCII, without accents and other combining marks, since a locale may lower-case ``İ`` to ``i``
+    where ``casefold`` gives ``i̇``. Merging more than the database only makes rows wait for each other."""
+    folded = text.casefold()
+    if folded.isascii():
+        return folded
+    return "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
 
 
 def _uuid_key(text: str) -> str | None:
@@ -215,7 +226,7 @@ class RowRules:
         if not self.namespaced:
             return None
         if type(namespace) is str:
-            return namespace.casefold() if self.namespace_case else namespace
+            return case_key(namespace) if self.namespace_case else namespace
         return "" if namespace is None else repr(namespace)
 
     def row_keys(self, ids: list[Any]) -> list[Any]:
