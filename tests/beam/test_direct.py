@@ -277,15 +277,6 @@ def test_options_are_checked_when_the_pipeline_is_built() -> None:
         WriteToVectorDB("pinecone+grpc://my-index.svc.pinecone.io")
     with pytest.raises(ConfigError, match="batching"):
         WriteToVectorDB("pinecone+grpc://127.0.0.1:1", batching="sometimes")  # type: ignore[arg-type]
-    pipeline = beam.Pipeline(runner=FnApiRunner())
-    records = pipeline | beam.Create([{"id": "a", "values": [1.0]}])
-    with pytest.raises(ConfigError, match="unbounded"):
-        _ = records | WriteToVectorDB(
-            "pinecone+grpc://127.0.0.1:1",
-            batching="unbounded",
-            on_error="dead_letter",
-            dead_letter_path="/tmp/x",
-        )
 
 
 def test_element_of_another_type_fails_with_its_name(grpc_server: ServerHandle) -> None:
