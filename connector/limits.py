@@ -184,13 +184,17 @@ class Backoff:
         self.base_s, self.cap_s, self._rand, self.down_base_s = base_s, cap_s, rand, down_base_s
         self.throttle_base_s, self.throttle_cap_s = throttle_base_s, throttle_cap_s
 
-    def delay_after(self, attempt: int, exc: ConnectorError, *, answered: bool) -> float:
+    def delay_after(
+        self, attempt: int, exc: ConnectorError, *, answered: bool, accepting: bool = True
+    ) -> float:
         """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
         honoured, a throttle without one waited out (``throttle_delay_s``), and a host that ``answered``
-        before and now cannot be reached given time to restart."""
+        before and now cannot be reached given time to restart. A throttle while nothing was ``accepting``
+        since the throttling began waits at least the throttle backoff, whatever its hint: a cold or busy
+        server gave short hints for seconds, and retries that waited them alone failed the write."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-        if isinstance(exc, Throttled) and hint is None:
-            return self.throttle_delay_s(attempt)
+        if isinstance(exc, Throttled) and (hint is None or not accepting):
+            return max(self.throttle_delay_s(attempt), min(hint or 0.0, MAX_HINT_S))
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def throttle_delay_s(self, attempt: int) -> float:
@@ -342,9 +346,7 @@ class RetryRule:
         """The backoff's delay; for a throttle while none was accepted since the throttling began, at least
         the throttle backoff, whatever its hint: a cold or busy index gave short hints for seconds, and
         retries that waited them alone failed the write (a rate limit that accepts some keeps its hint)."""
-        if isinstance(exc, Throttled) and not self._accepting:
-            return max(self.backoff.throttle_delay_s(attempts), exc.retry_after_s or 0.0)
-        return self.backoff.delay_after(attempts, exc, answered=answered)
+        return self.backoff.delay_after(attempts, exc, answered=answered, accepting=self._accepting)
 
     @staticmethod
     def stops_stream(exc: ConnectorError, *, answered: bool) -> bool:

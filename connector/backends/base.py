@@ -271,7 +271,8 @@ class Backend(ABC, Generic[OptionsT]):
             except (ServerError, TransportError) as exc:
                 if not exc.retryable or exc.fatal or attempt > self.options.max_retries:
                     raise
-                time.sleep(backoff.delay_after(attempt, exc, answered=host.answered))
+                # one call: nothing of it was accepted since a throttle began (Backoff.delay_after)
+                time.sleep(backoff.delay_after(attempt, exc, answered=host.answered, accepting=False))
                 continue
             return result
 

@@ -102,3 +102,22 @@ def test_before_any_accept_a_throttle_waits_the_longer_of_its_hint_and_the_throt
     rule.on_success()
     assert waits(0.05) == pytest.approx([0.05] * 5)
     assert waits(1.0) == pytest.approx([1.0] * 5)
+
+
+def test_a_control_call_throttled_at_first_waits_the_throttle_backoff_whatever_its_hint() -> None:
+    """A control-plane call (a target check, a describe, Qdrant's shard keys) retried with a short hint waited
+    the hint alone, so it gave up after six attempts in under a second where the same throttling without a
+    hint, or the rows' requests, rode it out: a hint made the call less patient than none."""
+    from types import SimpleNamespace
+
+    from vectordb.connector.backends.base import Backend
+
+    started = time.monotonic()
+
+    def call() -> str:
+        if time.monotonic() - started < 2.0:  # a cold server, throttling with a 50 ms hint
+            raise Throttled("429 throttled", status=429, retry_after_s=0.05)
+        return "answered"
+
+    stub: Any = SimpleNamespace(options=SimpleNamespace(max_retries=5))
+    assert Backend.retried(stub, call, SimpleNamespace(answered=True)) == "answered"
