@@ -29,6 +29,7 @@ collection that is there may be older than those rules, and is written.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -41,7 +42,7 @@ import orjson
 
 from .. import protowire as pw
 from .. import speedups
-from ..errors import ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
+from ..errors import AuthError, ConfigError, DimensionMismatch, NotFound, Rejected, ServerError
 from ..ids import MAX_UINT64, ORIGINAL_ID_KEY, converted, point_id
 from ..jsonvec import json_rows
 from ..options import BackendOptions, collection_of, parse_uri
@@ -88,6 +89,7 @@ MAX_COLLECTION_NAME_CHARS, MAX_VECTOR_NAME_BYTES, MAX_DIMENSION = 255, 200, 65_5
 # a multi-vector's floats, all its vectors together (MAX_MULTIVECTOR_FLATTENED_LEN, release builds): Qdrant's
 # validation refuses the whole request for one such row, so it fails alone before sending
 MAX_MULTIVECTOR_FLOATS = 1024 * 1024
+logger = logging.getLogger("vectordb.connector.qdrant")
 # Qdrant applies no update of a custom-sharded collection without a shard key ("Shard key not specified")
 _NO_SHARD_KEY = (
     "option namespace_mode=shard_key: {what} names no shard key, and Qdrant takes no update of a "
@@ -684,7 +686,16 @@ class QdrantBackend(Backend[QdrantOptions]):
         against it. Tasks get the kind the driver read (``resolved_options``)."""
         opts = self.options
         if opts.shard_key_type is None:
-            keys = self._shard_keys(transport)
+            try:
+                keys = self._shard_keys(transport)
+            except AuthError as exc:  # a key for points only may not read the cluster info (Qdrant: 403)
+                logger.warning(
+                    "%s: cannot read the collection's shard keys (%s); namespaces go as text keys: set option "
+                    "shard_key_type=number if its keys are numbers",
+                    self.describe(),
+                    exc,
+                )
+                keys = []
             kinds = {type(k) for k in keys}
             if kinds == {int, str}:
                 shown = ", ".join(repr(k) for k in sorted(keys, key=str)[:6])
