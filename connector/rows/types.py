@@ -146,9 +146,10 @@ def _folded(text: str, fold: str, scale: int | None) -> str:
 
 
 def case_key(text: str) -> str:
-    """A key no finer than PostgreSQL's ``lower()`` under any locale (citext compares so): case folded and,
-    beyond ASCII, without accents and other combining marks, since a locale may lower-case ``İ`` to ``i``
-    where ``casefold`` gives ``i̇``. Merging more than the database only makes rows wait for each other."""
+    """A key no finer than PostgreSQL's ``lower()`` (citext compares so) under the usual locales: case folded
+    and, beyond ASCII, without accents and other combining marks, since a UTF-8 locale lower-cases ``İ`` to
+    ``i`` where ``casefold`` gives ``i̇``. Merging more than the database only makes rows wait for each other.
+    A Turkish collation's ``lower('I')``, dotless ``ı``, is not followed: ``ID`` and ``ıd`` keep two keys."""
     folded = text.casefold()
     if folded.isascii():
         return folded
