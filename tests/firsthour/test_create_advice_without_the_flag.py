@@ -51,15 +51,21 @@ def named_rows(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "advice"),
     [
-        ["--sample", "20", "--dim", "4", "--option", "create=false"],
-        ["--input", "{named}", "--option", "vector_columns=title:t,body:b"],  # create left unset
+        (
+            ["--sample", "20", "--dim", "4", "--option", "create=false"],
+            "collection 'missing' does not exist (option create=true makes it)",
+        ),
+        (  # create left unset: the job creates what is missing, and each name's dimension is the user's to say
+            ["--input", "{named}", "--option", "vector_columns=title:t,body:b"],
+            "option vector_dimensions: with create=true, state the length of 'title', 'body'",
+        ),
     ],
     ids=["create=false", "vector_columns"],
 )
 def test_vectordb_beam_without_no_create_keeps_the_apis_advice(
-    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str], advice: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from vectordb.beam.load import main
 
@@ -68,5 +74,5 @@ def test_vectordb_beam_without_no_create_keeps_the_apis_advice(
         assert main([*argv, "--uri", server.rest_uri("missing"), "--runner=FnApiRunner"]) == 2
         assert not server.store.exists("missing")
     (line,) = capsys.readouterr().err.splitlines()
-    assert "collection 'missing' does not exist (option create=true makes it)" in line
+    assert advice in line
     assert "--no_create" not in line
