@@ -57,6 +57,7 @@ def connect_missing() -> str | None:
 def spark() -> Iterator[Any]:
     """The shared classic session, with ``format("vectordb")`` registered (the dev install is editable)."""
     pytest.importorskip("pyspark")
+    from pyspark.errors import PySparkRuntimeError
     from pyspark.sql import SparkSession
 
     from vectordb.spark import register
@@ -72,13 +73,20 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
     )
-    if connect_missing() is None:
-        builder = (
-            builder.config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
-            .config("spark.connect.grpc.binding.address", "127.0.0.1")
-            .config("spark.connect.grpc.binding.port", str(free_port()))
+    connect = connect_missing() is None
+    if connect:
+        builder = builder.config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin").config(
+            "spark.connect.grpc.binding.address", "127.0.0.1"
         )
-    session = builder.getOrCreate()
+    for attempt in (1, 2):
+        if connect:  # a port found free may be taken before the JVM binds it, which then exits: once more
+            builder = builder.config("spark.connect.grpc.binding.port", str(free_port()))
+        try:
+            session = builder.getOrCreate()
+            break
+        except PySparkRuntimeError as exc:  # JAVA_GATEWAY_EXITED: the JVM did not start
+            if attempt == 2 or "JAVA_GATEWAY_EXITED" not in str(exc):
+                raise
     session.sparkContext.setLogLevel("ERROR")
     register(session)
     try:
