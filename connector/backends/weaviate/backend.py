@@ -26,7 +26,6 @@ __all__ = ["WeaviateBackend", "WeaviateOptions", "WeaviateTransport"]
 
 REST_PORT, GRPC_PORT = 8080, 50051
 BATCH_OBJECTS = "/weaviate.v1.Weaviate/BatchObjects"
-READY = "/v1/.well-known/ready"  # answers 200 with no body: a stand-in for a request refused before sending
 _CLASS_NAME = re.compile(r"^[A-Z][_0-9A-Za-z]{0,254}$")
 _VECTOR_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]{0,229}$")  # the server's TargetVectorNameRegex
 _PROPERTY_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,230}")  # the server's PropertyNameRegex, matched whole
@@ -847,14 +846,15 @@ class WeaviateBackend(Backend[WeaviateOptions]):
             # (MalformedReply) instead of an error no report accounts for stopping the write
             raise self.not_its_reply(reply, "a batch delete") from None
 
-    def _delete_request(self, batch: RowBatch) -> WireRequest:
-        """A batch delete of the rows' objects, by UUID, in their tenant. Rows whose tenant is at fault
-        (``_tenancy_problem``; the client's ``refuse`` step is for upserts only) fail alone: the server's
-        readiness call stands in, and ``outcome_of`` reads the failure it carries."""
+    def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
+        """Deletes whose tenant is at fault (``_tenancy_problem``) fail alone, unsent, as upserts do."""
         problem = self._tenancy_problem(batch)
-        if problem is not None:
-            failure = batch.failure(range(len(batch)), problem, error_type="Invalid")
-            return WireRequest(f"GET {READY}", b"", context=failure)
+        if problem is None:
+            return batch, []
+        return None, [batch.failure(range(len(batch)), problem, error_type="Invalid")]
+
+    def _delete_request(self, batch: RowBatch) -> WireRequest:
+        """A batch delete of the rows' objects, by UUID, in their tenant."""
         where = {"path": ["id"], "operator": "ContainsAny", "valueTextArray": uuids_of(batch.ids)}
         return self._batch_delete(batch.namespace, where)
 
@@ -863,8 +863,6 @@ class WeaviateBackend(Backend[WeaviateOptions]):
         that matched more objects than it tried (a server's ``QUERY_MAXIMUM_RESULTS``, 10,000 by default,
         caps a request) is followed by the same request until one tries all it matches; if one fails
         objects before that, the rows it does not name may remain, and none of them counts as deleted."""
-        if isinstance(request.context, BatchFailure):  # refused before sending: see _delete_request
-            return BatchOutcome(written=0, failures=[request.context])
         results = self._delete_results(reply)
         while _matched_more(results) and int(results.get("successful") or 0) and not results.get("failed"):
             results = self._delete_results(self._control(request))  # the objects still left
