@@ -333,9 +333,7 @@ class PgvectorBackend(Backend[PgvectorOptions]):
         layout = self.layout
         if batch.op == DELETE:  # DELETE … WHERE id = ANY(…) in the rows' namespace, one transaction
             sql, with_namespace = delete_ids_sql(layout, batch.namespace)
-            text = text_ids(batch.ids)
-            nul = _nul_ids(batch)  # left out here, failed alone by outcome_of (deletes skip refuse)
-            ids = array_literal([t for i, t in enumerate(text) if i not in nul] if nul else text)
+            ids = array_literal(text_ids(batch.ids))  # ids with a NUL failed in refuse_deletes
             params = (ids, batch.namespace or "") if with_namespace else (ids,)
             return _statement_request(f"DELETE {layout.table}", sql, params)
         setup, copy, apply = self._statements
@@ -390,18 +388,15 @@ class PgvectorBackend(Backend[PgvectorOptions]):
     def refuse_deletes(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
         """Deletes in a namespace of a table without a namespace column fail alone, as its upserts do: a
         delete never widens to every namespace, and ``delete_ids_sql``'s refusal stopped the whole write
-        for the rows of one (a dict row's or Beam element's own namespace)."""
+        for the rows of one (a dict row's or Beam element's own namespace). So do ids with a NUL
+        (``_nul_ids``), which would fail the statement whole."""
         if batch.namespace is not None and self.layout.namespace is None:
             reason = no_namespace_column(self.layout.table, batch.namespace)
             return None, [batch.failure(range(len(batch)), reason, error_type="Invalid")]
-        return batch, []
+        return batch.without(_nul_ids(batch))
 
     def outcome_of(self, batch: RowBatch, request: WireRequest, reply: WireReply) -> BatchOutcome:
         # the transaction committed: every row of the batch is in the table (or, deleted, not in it)
-        nul = _nul_ids(batch) if batch.op == DELETE else None
-        if nul:  # not in the statement (request_for)
-            _, failures = batch.without(nul)
-            return BatchOutcome(written=len(batch) - len(nul), failures=failures)
         return BatchOutcome(written=len(batch))
 
 
