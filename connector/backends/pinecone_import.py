@@ -463,52 +463,55 @@ def finish_import(
     started = time.monotonic()
     if staged.failed and options.on_error == "fail":
         raise refused_while_staging(staged, target)
-    mine = publish_staged(folder, job, attempts)  # what this run moved: the only files it may delete
     if staged.written == 0:
+        publish_staged(folder, job, attempts)  # nothing to move: drops the staging folder
         say(f"{job} into {target}: no rows to import")
         return staged
     imports = PineconeImports(cast(ImportHost, client.backend))
     error_mode = "abort" if options.on_error == "fail" else "continue"
     uri = source_uri(folder, options, job)
-    published, import_id = mine, None
-    asked = False
-    try:
-        if mine.missing:  # an earlier run may have moved them, even started their import
-            import_id = imports.find(uri)
-            published = _job_files(folder, job)
-        # an attempt may have staged nothing (a Beam bundle whose rows were all refused): only fewer rows in
-        # the files than the tasks staged proves the driver cannot see them (read only when files are missing)
-        if (
-            import_id is None
-            and (mine.missing or not mine)
-            and _published_rows(folder, published) < staged.written
-        ):
-            raise folder.not_shared(
-                "files",
-                (partition for partition, _ in mine.missing),
-                f"Nothing was imported and no row counts as written; what the driver did see is deleted, the "
-                f"rest stays where the tasks wrote it ({staging_dir(job, STAGED_FOR)}/ on the executors' own disks).",
-            )
-        if import_id is None:
+    # Looked up before anything moves: a run again for the job (a runner retrying this step, a Spark
+    # micro-batch replayed under its job name) must neither move files into the folder an import reads nor
+    # start a second import, which fails (its namespaces are the first's) and reports as failed the rows
+    # the first one imports.
+    import_id = imports.find(uri)
+    if import_id is not None:
+        say(f"{job} into {target}: import {import_id} of {uri} was started by an earlier run: following it")
+        try:
+            folder.discard(job, STAGED_FOR)  # this run's own staged files: the import reads the earlier run's
+        except StagingFailed as left:
+            logger.warning("%s: this run's staged files stay: %s", job, left)
+        published = _job_files(folder, job)
+    else:
+        mine = publish_staged(folder, job, attempts)  # what this run moved: the only files it may delete
+        published, asked = mine, False
+        try:
+            if mine.missing:  # an earlier run may have moved them, and stopped before the start
+                published = _job_files(folder, job)
+            # an attempt may have staged nothing (a Beam bundle whose rows were all refused): only fewer rows in
+            # the files than the tasks staged proves the driver cannot see them (read only when files are missing)
+            if (mine.missing or not mine) and _published_rows(folder, published) < staged.written:
+                raise folder.not_shared(
+                    "files",
+                    (partition for partition, _ in mine.missing),
+                    f"Nothing was imported and no row counts as written; what the driver did see is deleted, the "
+                    f"rest stays where the tasks wrote it ({staging_dir(job, STAGED_FOR)}/ on the executors' own "
+                    "disks).",
+                )
             _refuse_existing(imports.namespaces(), _namespaces(published), target)  # rows may name their own
             asked = True
             import_id = imports.start(uri, error_mode, getattr(options, "import_integration_id", None))
-        else:
-            say(
-                f"{job} into {target}: import {import_id} of {uri} was started by an earlier run: following it"
-            )
-    except ConnectorError as exc:
-        # No import reads the files this run published (it was never asked for, or Pinecone refused it) and
-        # a rerun stages anew: delete them. Not after an unclear failure (no answer, a 5xx), nor once the
-        # import started: an import may be reading them. Files an earlier run published stay: that run, not
-        # this one, knows whether an import reads them.
-        if not asked or (isinstance(exc, ServerError) and not exc.retryable):
-            try:
-                _delete_files(folder, job, mine)
-            except StagingFailed as left:  # the error to raise is the one above: only say what is left
-                logger.warning("%s: the published files stay: %s", job, left)
-        raise
-    if asked:
+        except ConnectorError as exc:
+            # No import reads the files this run published (it was never asked for, or Pinecone refused it)
+            # and a rerun stages anew: delete them. Not after an unclear failure (no answer, a 5xx), nor once
+            # the import started: an import may be reading them. Files an earlier run published stay: that
+            # run, not this one, knows whether an import reads them.
+            if not asked or (isinstance(exc, ServerError) and not exc.retryable):
+                try:
+                    _delete_files(folder, job, mine)
+                except StagingFailed as left:  # the error to raise is the one above: only say what is left
+                    logger.warning("%s: the published files stay: %s", job, left)
+            raise
         files = sum(len(v) for v in published.values())
         say(
             f"{job} into {target}: import {import_id} started: {staged.written} rows in {files} files, "
