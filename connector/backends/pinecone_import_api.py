@@ -182,9 +182,14 @@ class PineconeImports:
 
     def find(self, uri: str) -> str | None:
         """The id of an import of ``uri`` (each job's folder is its own), from ``list_imports``."""
+        from urllib.parse import quote
+
         token = ""
         while True:
-            path = "GET /bulk/imports?limit=100" + (f"&paginationToken={token}" if token else "")
+            # quoted: Pinecone's tokens are base64, whose '+' a query would read as a space, '/' and '=' too
+            path = "GET /bulk/imports?limit=100" + (
+                f"&paginationToken={quote(token, safe='')}" if token else ""
+            )
             page = self._call(path, None, _Listed)
             for status in page.data:
                 if status.uri.rstrip("/") == uri.rstrip("/"):
