@@ -3,8 +3,8 @@
 ``commit`` runs once per job (or micro-batch) after every task succeeded: the reports are merged,
 the dead-letter files of the attempts that succeeded are moved into place (and the rest deleted; one
 the driver cannot find fails the job, as ``dead_letter_path`` on each node's own disk would lose it),
-the report is written to ``report_path`` if given, one summary line is logged, and then the
-``on_error`` policy decides: ``fail`` raises ``WriteFailed`` (the job fails, with the counts and the
+the report is written to ``report_path`` if given (also when a bulk import fails the job: from the
+error's report), one summary line is logged, and then the ``on_error`` policy decides: ``fail`` raises ``WriteFailed`` (the job fails, with the counts and the
 first reasons), ``report`` and ``dead_letter`` let it succeed. ``abort`` cannot undo anything:
 upserts that reached the database stay there. It says how many rows the finished tasks wrote (or,
 for a bulk import, staged: a rerun of an import is not the idempotent upsert a rerun of upserts is).
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from vectordb.connector.bulk import bulk_path
+from vectordb.connector.errors import ConnectorError
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 from vectordb.connector.staging import Folder, StagingFailed, staging_dir
@@ -87,14 +88,28 @@ def commit_job(plan: WritePlan, messages: Sequence[object], job: str, *, again: 
     bulk = bulk_path(plan.options)
     if bulk is not None:  # the tasks staged files: the database imports them
         attempts = [(t.partition, t.attempt_id) for t in tasks if t.report.written]  # rows staged
-        report = bulk.finish(report, attempts, job, lambda m: log_line(logging.INFO, m))
-    line = _summary_line(plan, job, report, tasks, files)
+        try:
+            report = bulk.finish(report, attempts, job, lambda m: log_line(logging.INFO, m))
+        except ConnectorError as exc:  # refused rows under on_error=fail, an import that failed or ran on
+            if exc.report is not None:  # the job's account all the same: report_path and the log get it
+                try:
+                    _record(plan, job, exc.report, tasks, files)
+                except StagingFailed as unwritten:  # the error to raise is the one above
+                    log_line(logging.WARNING, f"{job}: its report was not written: {unwritten}")
+            raise
+    _record(plan, job, report, tasks, files)
+    return enforce(report, plan.options.on_error, plan.target)
+
+
+def _record(
+    plan: WritePlan, job: str, report: WriteReport, tasks: list[TaskReport], files: list[str]
+) -> None:
+    """The job's report to ``report_path`` (if given) and its summary line to the log."""
     if plan.reports is not None:
         plan.reports.write_bytes(
             f"{job}.json", msgspec.json.encode(_job_report(plan, job, report, tasks, files))
         )
-    log_line(logging.INFO if report.ok else logging.WARNING, line)
-    return enforce(report, plan.options.on_error, plan.target)
+    log_line(logging.INFO if report.ok else logging.WARNING, _summary_line(plan, job, report, tasks, files))
 
 
 def abort_job(plan: WritePlan, messages: Sequence[object], job: str) -> None:
