@@ -87,6 +87,9 @@ logger = logging.getLogger("vectordb.connector.pinecone_import")
 DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
 ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
+# the bytes of rows a task holds before writing them, across its namespaces (one row group each): without a cap
+# a task held up to ROW_GROUP_ROWS rows per namespace, ~400 MB of 1536-d vectors each
+PENDING_BYTES = 64 * 2**20
 STAGED_FOR = (
     "import"  # the purpose of the staging folder: never a dead-letter job's, in a folder given for both
 )
@@ -247,6 +250,7 @@ class ImportStager:
     files: dict[str, str] = field(default_factory=dict)  # namespace folder -> staged path
     _writers: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _pending: dict[str, list[pa.Table]] = field(default_factory=dict)  # request-sized pieces, one row group
+    _pending_bytes: int = 0  # of every namespace's pieces
 
     @property
     def spec(self) -> ColumnSpec:
@@ -293,16 +297,21 @@ class ImportStager:
         return report
 
     def _stage(self, directory: str, table: pa.Table) -> None:
-        """Rows come sized for requests; gather them into row groups of ``ROW_GROUP_ROWS``."""
+        """Rows come sized for requests; gather them into row groups of ``ROW_GROUP_ROWS``, holding at most
+        ``PENDING_BYTES`` in all: past it the namespace with the most bytes pending is written first."""
         pending = self._pending.setdefault(directory, [])
         pending.append(table)
+        self._pending_bytes += table.nbytes
         if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
             self._flush(directory)
+        while self._pending_bytes >= PENDING_BYTES:
+            self._flush(max(self._pending, key=lambda d: sum(t.nbytes for t in self._pending[d])))
 
     def _flush(self, directory: str) -> None:
         import pyarrow as pa
 
         pending = self._pending.pop(directory, [])
+        self._pending_bytes -= sum(t.nbytes for t in pending)
         if pending:
             writer = self._writer(directory)
             with self.folder.failing_as("write", self.files[directory]):
