@@ -356,7 +356,7 @@ class Dispatcher(Generic[U]):
                 limit, suspected = self.limit.limit, self._systemic.suspected
                 self._systemic.on_reply()
                 self._newest_answered = max(self._newest_answered, number)
-                self.retry.on_success()
+                self.retry.on_success(number)
                 error = None
                 if control is None:
                     try:
@@ -481,6 +481,7 @@ class Dispatcher(Generic[U]):
                 counts,
                 congested=congested,
                 answered=self.channel.answered,
+                sent=self._sent,
             )
 
     # -- isolation ----------------------------------------------------------------------------------

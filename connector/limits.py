@@ -24,8 +24,9 @@ host that answered before and now refuses connections or says it is unavailable 
 requests in flight spent the bucket within a few retries and every later one failed at once, so such a
 request keeps its attempts (its long waits bound the load) until one request has spent them all with
 none accepted since; then the host is down for good and its errors fail rows fast again. A
-throttle spends none while the server is accepting some requests (one was accepted since the
-throttling began): a rate limit says the server is there and will take the request later (AIMD
+throttle spends none while the server is accepting some requests (one sent after the throttling
+began was accepted: the reply of one sent before, a late reply, is no sign that the server takes
+requests now): a rate limit says the server is there and will take the request later (AIMD
 and the backoff slow the client down), and a burst of them drained the bucket the errors need, so
 throttled requests got one attempt. While every request is throttled and none accepted since the
 throttling began, each throttled retry spends a token as an error's does: a quota spent for good
@@ -42,10 +43,13 @@ the request behind the new ones, which took the next window's room). One that sa
 throttle while none was accepted since the throttling began, waits far longer than a failed request
 (rate-limit windows are seconds to a minute): equal jitter from 0.5-1 s, doubling, each wait at most
 ``throttle_cap_s`` (the request's timeout, up to a minute), or the hint if longer: 15.5 s at least over
-the default 5 retries. Before any accept a hint is no promise: a cold or busy index throttled every
-request for seconds with a 50 ms or 1 s hint, and retries that waited the hint alone spent their
-attempts, and the budget, within about 20 hints, failing a write the server then took whole. With the
-backoff, a request's fourth retry comes 7.5 s after its first throttle at the earliest, and the budget
+the default 5 retries. A late reply is no accept here either: at a limit of N requests per window
+the window's last accepts came back after its first throttle, and throttles retried at their 0 s hint
+spent their attempts before the window rolled. Before any accept a hint is no promise: a cold or busy
+index throttled every request for seconds with a 50 ms or 1 s hint, and retries that waited the hint
+alone spent their attempts, and the budget, within about 20 hints, failing a write the server then
+took whole. With the backoff, a request's fourth retry comes 7.5 s after its first throttle at the
+earliest, and the budget
 holds four retries for each request in flight (five at the default ``max_concurrency``), so at the
 default ``max_retries`` and ``timeout_s`` throttling of less than the first 7.5 s of a write fails no
 row, whatever the hints say; a quota spent for good fails after the same 20 retries as without a hint.
@@ -263,7 +267,8 @@ class RetryRule:
         self.backoff = Backoff(rand=rand, throttle_cap_s=throttle_cap_s)
         self.max_retries = max_retries
         self._throttling = False  # a throttle since the server last accepted requests freely
-        self._accepting = False  # and a request accepted since that throttling began
+        self._accepting = False  # and a request sent after that throttling began accepted since
+        self._began = 0  # attempts sent (numbered as sent) when the throttle that began it came back
         self._accepted_in_a_row = 0
         self._free_again = max(2, max_concurrency)  # accepted in a row: the throttling is over
         # throttles since the last request accepted that are still free: past them, one late reply (a request
@@ -274,24 +279,33 @@ class RetryRule:
         # one request's patience, and host-down errors spend the budget again (then fail fast)
         self._down_for_good = False
 
-    def on_success(self) -> None:
+    def on_success(self, number: int | None = None) -> None:
+        """A request accepted; ``number``: its attempt's, in the order attempts were sent (``None``: unknown,
+        taken as sent after any throttle). One sent before the throttle that began the throttling came back
+        (a late reply, or one sent with it, which the server may have taken first) says nothing of the
+        server accepting now: at a limit of N requests per window the window's last accepts came back
+        after its first throttle, and taken as "accepting" they had the throttled requests retried at a
+        hint of 0 s, which spent their attempts before the window rolled."""
         self.limit.on_success()
         self.budget.on_success()
         self._throttles_since_accepted = 0
         self._down_for_good = False
         if self._throttling:
-            self._accepting = True
+            if number is None or number > self._began:
+                self._accepting = True
             self._accepted_in_a_row += 1
             if self._accepted_in_a_row >= self._free_again:
                 self._throttling = self._accepting = False
 
-    def _throttle_is_free(self) -> bool:
-        """A throttle: free while the server accepted a request since the throttling began, and not more
-        throttles than the budget's first tokens came since the last one it accepted."""
+    def _throttle_is_free(self, sent: int | None) -> bool:
+        """A throttle (``sent`` attempts sent as it came back): free while the server accepted a request
+        sent after the throttling began, and not more throttles than the budget's first tokens came since
+        the last one it accepted."""
         self._accepted_in_a_row = 0
         self._throttles_since_accepted += 1
         if not self._throttling:
             self._throttling, self._accepting = True, False
+            self._began = sent or 0
         return self._accepting and self._throttles_since_accepted <= self._free_throttles
 
     def may_retry(
@@ -304,12 +318,14 @@ class RetryRule:
         *,
         congested: bool = True,
         answered: bool = False,
+        sent: int | None = None,
     ) -> bool:
         """After failed attempt number ``attempts`` (started in ``epoch``): a throttle lowers the limit,
         and so does a timeout unless it is isolated (``congested`` False: a request sent after it was
         answered first); no when the error is fatal or not retryable, the attempts are spent, or the
         retry budget is (spent by an error, and by a throttle while no request was accepted since the
-        throttling began). ``counts`` (the caller's report) counts the throttles and the retries.
+        throttling began). ``counts`` (the caller's report) counts the throttles and the retries;
+        ``sent``: how many attempts were sent so far, numbered in order (see ``on_success``).
 
         ``answered``: the host answered before; now it cannot be reached or says it is unavailable (a restart).
         With the budget spent, such a request still gets its attempts (their long waits are the load's
@@ -322,7 +338,7 @@ class RetryRule:
         if isinstance(exc, Throttled):
             counts.throttled += 1
             self.limit.on_congestion(epoch)
-            free = self._throttle_is_free()
+            free = self._throttle_is_free(sent)
         elif timed_out(exc) and congested:
             # a slow server's queue: requests past their timeout are served anyway, after the client gave
             # up on them; unlowered, the limit kept that queue full and every request timed out
