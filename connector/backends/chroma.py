@@ -13,6 +13,9 @@ space: cosine → ``cosine``, euclidean → ``l2``, dotproduct → ``ip``. Witho
 collection is a ``ConfigError``. ``max_concurrency`` defaults to 1 here: a single-node server
 writes through one SQLite log, and concurrent upserts there only queue (or stall, at 4).
 
+Options. ``document_column`` may not name a column another option reads (id, vector, namespace, op):
+those are never metadata, so no row would get its document.
+
 Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
 as base64 of their little-endian float32 bytes when the server says it takes them (what
 chromadb's own client sends: exact, and a third of the JSON size), else as JSON arrays
@@ -150,6 +153,7 @@ class ChromaBackend(Backend[ChromaOptions]):
         self.collection = _collection_name(uri.path, options.collection)
         if options.sparse_column:
             raise ConfigError("option sparse_column: chroma stores dense vectors only")
+        _check_document_column(options)
         self.tls = _tls(uri, options.tls)
         self.host, self.port = uri.host, uri.port or DEFAULT_PORT
         self.tenant, self.database = options.tenant, options.database
@@ -500,6 +504,29 @@ def _collection_name(path: str, option: str | None) -> str:
             "[a-zA-Z0-9._-], starting and ending with a letter or digit, no '..'"
         )
     return name
+
+
+def _check_document_column(options: ChromaOptions) -> None:
+    """The document is read from the row's metadata, and a column another option reads (the id, a vector,
+    the namespace, the op) is never metadata: every document would be left out, the write reporting OK."""
+    column = options.document_column
+    if column is None:
+        return
+    taken: list[tuple[str, str | None]] = [
+        ("namespace_column", options.namespace_column),
+        ("op_column", options.op_column),
+    ]
+    if not options.id_from:  # with id_from the id column is not read: its columns stay metadata
+        taken.append(("id_column", options.id_column))
+    # with vector_columns or multi_vector_columns vector_column is not read (chroma refuses those options)
+    if options.vector_columns is None and options.multi_vector_columns is None:
+        taken.append(("vector_column", options.vector_column))
+    for option, other in taken:
+        if other == column:
+            raise ConfigError(
+                f"option document_column: column {column!r} is option {option}'s, which is never metadata, so "
+                "no row would get a document; name another column (a copy of it, if that text is the document)"
+            )
 
 
 def _tls(uri: ParsedUri, option: bool | None) -> bool:
