@@ -13,8 +13,10 @@ space: cosine → ``cosine``, euclidean → ``l2``, dotproduct → ``ip``. Witho
 collection is a ``ConfigError``. ``max_concurrency`` defaults to 1 here: a single-node server
 writes through one SQLite log, and concurrent upserts there only queue (or stall, at 4).
 
-Options. ``document_column`` may not name a column another option reads (id, vector, namespace, op):
-those are never metadata, so no row would get its document.
+Options. The URI holds host, port and collection only: a query parameter (``?tenant=``) or a
+``user:password@`` is a ``ConfigError`` pointing to options ``tenant``, ``database`` and ``api_key`` (left
+alone, they were dropped without a word). ``document_column`` may not name a column another option reads
+(id, vector, namespace, op): those are never metadata, so no row would get its document.
 
 Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
 as base64 of their little-endian float32 bytes when the server says it takes them (what
@@ -72,7 +74,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import msgspec
 import numpy as np
@@ -150,6 +152,7 @@ class ChromaBackend(Backend[ChromaOptions]):
             )
         if not uri.host:
             raise ConfigError("option uri: chroma needs a host, e.g. chroma://127.0.0.1:8000/docs")
+        _check_uri_parts(options.uri, uri)
         self.collection = _collection_name(uri.path, options.collection)
         if options.sparse_column:
             raise ConfigError("option sparse_column: chroma stores dense vectors only")
@@ -490,6 +493,22 @@ class ChromaBackend(Backend[ChromaOptions]):
 
 # --------------------------------------------------------------------------------------------------
 # options
+
+
+def _check_uri_parts(text: str, uri: ParsedUri) -> None:
+    """A chroma URI is ``host[:port][/collection]``: a query parameter (``?tenant=``) or a ``user:password@``
+    would otherwise be dropped without a word, and the rows written to the default tenant and database, or
+    sent without the credentials meant for them. The message never quotes the URI: it may hold a password."""
+    if "@" in urlsplit(text).netloc:
+        raise ConfigError(
+            "option uri: chroma takes no user:password@ in the URI; give the token in option api_key (or "
+            "api_key_env), sent as x-chroma-token or, with auth_header=authorization, as a Bearer token"
+        )
+    if uri.query:
+        raise ConfigError(
+            f"option uri: chroma takes no query parameters (given: {', '.join(sorted(uri.query))}); use "
+            "options tenant and database, and api_key for a token"
+        )
 
 
 def _collection_name(path: str, option: str | None) -> str:
