@@ -30,11 +30,12 @@ with ``chroma:`` (the server drops them silently, and a non-string ``chroma:docu
 the local server's compactor panic, after which it fails every write until restarted);
 values other than str, int (64-bit), finite float, bool, null, or a non-empty list of
 strings, of bools or of numbers (nested objects, empty lists, NaN); more keys (the namespace key
-counted, the document not), or more list items summed over the row's lists, than the server's
-``max_batch_size`` (SQLite's bound variables: the server takes such a row, then its compaction fails
-and every later read or write of the collection answers 500, even after a restart). ``request_for`` leaves
-those rows out of the body and ``outcome_of`` reports them, so the rest of the batch lands
-(``refuse`` does the same before batching, for a client that calls it).
+counted, the document not), or more list items summed over the row's lists, than a local server's
+``max_batch_size``, 5,461 (SQLite's bound variables: the server takes such a row, then its compaction fails
+and every later read or write of the collection answers 500, even after a restart): one fixed limit, not
+the pre-flight's figure, which a Spark task never reads, so a row fails or lands whichever client sends
+it. ``request_for`` leaves those rows out of the body and ``outcome_of`` reports them, so the rest of the
+batch lands (``refuse`` does the same before batching, for a client that calls it).
 
 Namespaces. Chroma has none per row: a row's namespace is stored in its metadata under
 ``namespace_key`` (default ``namespace``), so it can be filtered with ``where``. Ids stay
@@ -473,20 +474,24 @@ class ChromaBackend(Backend[ChromaOptions]):
 
     def _too_many_values(self, metadata: dict[str, Any]) -> str | None:
         """Chroma stores each key and each list item as one SQLite bound variable: a row with more than
-        max_batch_size of either is accepted, then fails the collection's compaction, and every later
-        write or read of the collection answers 500, even after a restart."""
-        limit = self._server_max_rows or MAX_ROWS
+        the local server's max_batch_size (``MAX_ROWS``) of either is accepted, then fails the collection's
+        compaction, and every later write or read of the collection answers 500, even after a restart.
+
+        One fixed limit, not the pre-flight's figure: a Spark task asks no pre-flight, and the same row
+        must fail or land whichever client sends it. The bound is a local server's (SQLite's); a server
+        announcing another max_batch_size (Chroma Cloud's) limits requests by it, and keeps metadata limits
+        of its own, which this does not know."""
         keys = len(metadata) + (self.namespace_key not in metadata)  # the namespace key is always sent
-        if keys > limit:
+        if keys > MAX_ROWS:
             return (
-                f"metadata has {keys} keys (with {self.namespace_key!r}); the chroma server takes at most "
-                f"{limit} (its max_batch_size)"
+                f"metadata has {keys} keys (with {self.namespace_key!r}); a local chroma server takes at most "
+                f"{MAX_ROWS} (its max_batch_size), and chroma's SQLite compaction fails beyond it"
             )
         items = sum(len(v) for v in metadata.values() if isinstance(v, list | tuple | np.ndarray))
-        if items > limit:
+        if items > MAX_ROWS:
             return (
-                f"metadata lists hold {items} items in all; the chroma server takes at most {limit} "
-                "(its max_batch_size)"
+                f"metadata lists hold {items} items in all; a local chroma server takes at most {MAX_ROWS} "
+                "(its max_batch_size), and chroma's SQLite compaction fails beyond it"
             )
         return None
 
