@@ -13,8 +13,10 @@ succeeded (a Milvus status, Weaviate's per-object errors) blanks them with the s
 The rules:
 
 - every occurrence of a credential becomes ``***``, also trimmed (HTTP servers drop a header value's
-  surrounding whitespace, then echo it), with any of its characters percent-encoded (either case of
-  hex), JSON-escaped (``\\u0026``, ``\\/``) or an HTML entity, wrapped across lines, and in base64 (how
+  surrounding whitespace, then echo it), in either case (a server that lower-cases what it quotes), with
+  any of its characters percent-encoded (either case of hex), JSON-escaped (``\\u0026``, ``\\/``) or an
+  HTML entity, wrapped or folded across lines (the next line indented, a hyphen added at the break) or split
+  by a space a server put in, and in base64 (how
   Milvus sends its token), of the key alone or of a longer text holding it at any byte offset;
   ``"Bearer <key>"`` holds the key, so it is blanked with it. One pattern matches all of these, so
   blanking costs a scan of the text, and runs only on texts made of replies (errors, logs);
@@ -222,7 +224,7 @@ class _BlankLogs(logging.Filter):
         super().__init__()
         self._alive: weakref.WeakSet[Secrets] = weakref.WeakSet()  # gone with their transports
         self._lock = threading.Lock()
-        self._joined: tuple[frozenset[frozenset[str]], Secrets] | None = None
+        self._joined: tuple[frozenset[frozenset[tuple[str, bool]]], Secrets] | None = None
 
     def _all_alive(self) -> Secrets:
         """The credentials of every transport alive, as one ``Secrets`` (made again when they change)."""
@@ -265,10 +267,16 @@ def blank_logs(secrets: Secrets, *loggers: str) -> None:
 
 
 @functools.lru_cache(maxsize=64)  # clients made again with the same credentials compile it once
-def _pattern_of(forms: frozenset[str], masks: frozenset[str] = frozenset()) -> re.Pattern[str] | None:
+def _pattern_of(
+    forms: frozenset[tuple[str, bool]], masks: frozenset[str] = frozenset()
+) -> re.Pattern[str] | None:
     # masked forms first (they hold the key's first characters, which a short key may be), then the
     # longest first: a form that holds another (a key ``k`` within a key ``sk-…``) goes whole
-    spelled = [_spelled(form) for form in sorted(forms, key=len, reverse=True)]
+    spelled = [
+        branch
+        for form, cased in sorted(forms, key=lambda form: len(form[0]), reverse=True)
+        for branch in _spelled(form, cased)
+    ]
     alternatives = "|".join([*sorted(masks), *spelled])
     return re.compile(alternatives) if alternatives else None
 
@@ -287,9 +295,10 @@ def _masked(value: str) -> str | None:
     return f"{re.escape(value[:3])}{own}{_MASK_RUN}{own}{re.escape(value[-4:])}"
 
 
-# a line break where a server wrapped the text: as it is, or JSON-escaped
-_WRAP = r"(?:\r?\n|\\r?\\n)?"
-_HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;|&apos;"}
+# where a server wrapped or folded the text between two characters: line breaks (as they are, or JSON-escaped),
+# the next line's indent, a hyphen it added at the break, or a space or tab it put in
+_WRAP = r"(?:[- \t\r\n]|\\[rnt])*"
+_HTML_NAMED = {"&": ("&amp;",), "<": ("&lt;",), ">": ("&gt;",), '"': ("&quot;",), "'": ("&#39;", "&apos;")}
 _JSON_SHORT = {
     '"': '\\"',
     "\\": "\\\\",
@@ -302,22 +311,31 @@ _JSON_SHORT = {
 }
 
 
-def _spelled(form: str) -> str:
-    """A pattern matching ``form`` with each character in any spelling a server may give it, mixed as
-    servers mix them (Go's JSON escapes only ``&<>``; a page escapes only what HTML needs), and line
-    breaks between characters (a long value wrapped)."""
-    return _WRAP.join(_spellings(char) for char in form)
+def _spelled(form: str, cased: bool) -> list[str]:
+    """Patterns matching ``form`` with each character in any spelling a server may give it, mixed as
+    servers mix them (Go's JSON escapes only ``&<>``; a page escapes only what HTML needs), with ``cased``
+    a letter in either case (a server that echoes a key lower- or upper-cased), and a wrap between characters (a long
+    value wrapped or folded, ``_WRAP``).
+
+    One pattern for each spelling of the first character: when every branch of the pattern starts with a
+    literal character, the regex engine skips to the offsets where one may start; a class or a group
+    first has it try every branch at every offset (7 times slower on a 300-byte text)."""
+    rest = "".join(_WRAP + f"(?:{'|'.join(_spellings(char, cased))})" for char in form[1:])
+    return [first + rest for first in _spellings(form[0], cased)] if form else []
 
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 @functools.lru_cache(maxsize=1024)
-def _spellings(char: str) -> str:
-    """One character as sent, percent-encoded (either case of hex), JSON-escaped (``\\u0026``, ``\\/``),
-    or as an HTML entity (named, decimal or hex)."""
+def _spellings(char: str, cased: bool = False) -> tuple[str, ...]:
+    """One character as sent (with ``cased`` a letter in either case), percent-encoded (either case of hex),
+    JSON-escaped (``\\u0026``, ``\\/``), or as an HTML entity (named, decimal or hex): patterns, each
+    starting with a literal character."""
+    as_sent = (char, char.lower(), char.upper()) if cased else (char,)
+    chars = tuple(dict.fromkeys(c for c in as_sent if len(c) == 1))  # "ß".upper() is "SS": not one character
     if char in _UNRESERVED:  # no encoder escapes these; their other spellings only cost time
-        return char
+        return chars
     code = ord(char)
     units = [code] if code < 0x10000 else [0xD800 + ((code - 0x10000) >> 10), 0xDC00 + (code & 0x3FF)]
     ways = [
@@ -330,23 +348,23 @@ def _spellings(char: str) -> str:
         ways.append(r"\+")  # form encoding
     if char in _JSON_SHORT:
         ways.append(re.escape(_JSON_SHORT[char]))
-    if char in _HTML_NAMED:
-        ways.append(_HTML_NAMED[char])
-    ways.append(re.escape(char))  # last: a key ending in a backslash takes its JSON escape whole
-    return f"(?:{'|'.join(ways)})"
+    ways += _HTML_NAMED.get(char, ())
+    return (*ways, *map(re.escape, chars))  # last: a key ending in a backslash takes its JSON escape whole
 
 
 def _any_case(hex_digits: str) -> str:
-    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in hex_digits)
+    return "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in hex_digits)
 
 
 _MIN_BASE64_PIECE = 8  # shorter runs of base64 would blank unrelated text (and say little of a key)
 
 
-def _forms(value: str) -> set[str]:
-    """``value`` as a server may quote it: as sent (each character in any spelling, ``_spelled``), and in
-    base64, standard or URL-safe: of the value alone, or of a longer text holding it at any offset (a
-    header block, ``user:key``), where only the characters made of the value's bits alone are fixed."""
+def _forms(value: str) -> set[tuple[str, bool]]:
+    """``value`` as a server may quote it, each with whether its letters may come in either case: as sent
+    (each character in any spelling, ``_spelled``), and in base64, standard or URL-safe: of the value alone,
+    or of a longer text holding it at any offset (a header block, ``user:key``), where only the characters
+    made of the value's bits alone are fixed (in their case: base64 of the key in another case is another
+    text, and either case of each base64 letter would only make the pattern slow to compile)."""
     raw = value.encode("utf-8", "surrogatepass")
     forms = {value}
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
@@ -358,7 +376,7 @@ def _forms(value: str) -> set[str]:
             piece = text[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
             if len(piece) >= _MIN_BASE64_PIECE:
                 forms.add(piece)
-    return forms
+    return {(form, form == value) for form in forms}
 
 
 def _readable(read: Callable[[], str | None]) -> str | None:
