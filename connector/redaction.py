@@ -14,10 +14,12 @@ The rules:
 
 - every occurrence of a credential becomes ``***``, also trimmed (HTTP servers drop a header value's
   surrounding whitespace, then echo it), in either case (a server that lower-cases what it quotes), with
-  any of its characters percent-encoded (either case of hex), JSON-escaped (``\\u0026``, ``\\/``) or an
-  HTML entity, wrapped or folded across lines (the next line indented, a hyphen added at the break) or split
-  by a space a server put in, and in base64 (how
-  Milvus sends its token), of the key alone or of a longer text holding it at any byte offset;
+  any of its characters that encoders escape (all but ASCII letters, digits and ``-._~``) percent-encoded
+  (either case of hex), JSON-escaped (``\\u0026``, ``\\/``) or an HTML entity (a letter or digit so
+  spelled is not matched: no encoder writes one so, and matching it would make the pattern 10 times
+  longer and blanking twice as slow), wrapped or folded across lines (the next line indented, a hyphen
+  added at the break) or split by a space a server put in, and in base64 (how Milvus sends its token),
+  of the key alone or of a longer text holding it at any byte offset;
   ``"Bearer <key>"`` holds the key, so it is blanked with it. One pattern matches all of these, so
   blanking costs a scan of the text, and runs only on texts made of replies (errors, logs);
 - a key as servers that mask keys quote it (OpenAI: "Incorrect API key provided: sk-abc*****xyz9") is
