@@ -18,6 +18,9 @@ The steps, each one ``ParDo`` the runner fuses:
    window again, so the same id in two windows lands in input order, not window by window. An element
    in several windows (sliding windows) is written once, in the first window the runner gives it
    (``SlidingWindows``: the one that starts last), so its report and dead letter are there alone.
+   Windows that merge (``Sessions``) are merged as rows are batched, as a ``GroupByKey`` would merge
+   them, so a session's rows share batches; a batch's report and letters are in the merge of its rows'
+   windows, which a ``GroupByKey`` downstream merges into their session.
    Each batch then becomes one ``VectorBatch`` (one float32 buffer), with its own coder, so vectors
    never travel as Python lists. The client takes its rows as they are (``Columns``): no Arrow is
    built for it.
@@ -66,7 +69,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import PCollection, TaggedOutput
 from apache_beam.transforms.display import DisplayDataItem
-from apache_beam.transforms.window import GlobalWindows
+from apache_beam.transforms.window import GlobalWindows, WindowFn
 from apache_beam.utils.secret import Secret
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -256,7 +259,9 @@ class WriteToVectorDB(beam.PTransform):
             if pcoll.windowing.is_default():
                 read_fn: _ReadFn = _ReadAndBatchFn(*fn_args)
             else:
-                read_fn = _WindowedReadAndBatchFn(*fn_args, rules=self.rules)
+                read_fn = _WindowedReadAndBatchFn(
+                    *fn_args, rules=self.rules, windowfn=pcoll.windowing.windowfn
+                )
             read = pcoll | "Read and batch" >> beam.ParDo(read_fn).with_output_types(
                 VectorBatch, arrow=Any, refused=dict[str, Any]
             ).with_outputs("arrow", "refused", main="batches")
@@ -285,7 +290,9 @@ class WriteToVectorDB(beam.PTransform):
                 # GroupIntoBatches keeps a buffer per window, each flushed at its own time: the same id in
                 # two windows landed in window order, not input order. The rows are gathered in the global
                 # window, each with its own, and each gathered batch is split by window again
-                assemble = _AssembleInWindows(self.rules, read_fn.letters, _named_columns(self.reader))
+                assemble = _AssembleInWindows(
+                    self.rules, read_fn.letters, _named_columns(self.reader), pcoll.windowing.windowfn
+                )
                 batches = (
                     read.rows
                     | "Key"
@@ -404,44 +411,22 @@ class _InWindows(beam.ParDo):
 
 class _AssembleInWindows(beam.DoFn):
     """A batch gathered in the global window, its rows carrying their own windows → a ``VectorBatch`` per
-    window, each in its window at its end, as ``_WindowedReadAndBatchFn`` makes them.
+    window, each in its window at its end, as ``_WindowedReadAndBatchFn`` makes them (``_WindowRows``: the
+    same id twice lands in input order; windows of ``Sessions`` are merged). An element in several
+    windows (sliding windows) comes once, in its first (``_WindowedReadFn``)."""
 
-    The same id twice lands in input order: before a row joins, the rows of other windows that hold its
-    id's earlier occurrence are sent (the writer writes batches one after another, in the order they leave
-    here). An element in several windows (sliding windows) comes once, in its first (``_WindowedReadFn``)."""
-
-    def __init__(self, rules: RowRules, letters: bool, columns: dict[str, str]) -> None:
-        self._rules, self._letters, self._columns = rules, letters, columns
+    def __init__(self, rules: RowRules, letters: bool, columns: dict[str, str], windowfn: WindowFn) -> None:
+        self._rules, self._letters, self._columns, self._windowfn = rules, letters, columns, windowfn
 
     def process(self, keyed: tuple[Any, list[tuple[Any, Any, Any]]]) -> Iterator[WindowedValue]:
-        waiting: dict[Any, list[tuple[Any, Hashable]]] = {}  # window -> its reads and their keys, in order
-        held: dict[Hashable, set[Any]] = {}  # each waiting row's key -> the windows whose rows hold it
+        gathered = _WindowRows(self._windowfn, self._letters, self._columns)
         for read, window, _ in keyed[1]:
-            key = _row_key(self._rules, read[0] if self._letters else read)
-            before = held.get(key, set())
-            if before and before != {window}:  # alone in this window's rows, it lands before this one
-                for earlier in list(before):
-                    yield self._batch(earlier, waiting.pop(earlier), held)
-            held.setdefault(key, set()).add(window)
-            waiting.setdefault(window, []).append((read, key))
-        for window, reads in waiting.items():
-            yield self._batch(window, reads, held)
-
-    def _batch(
-        self, window: Any, reads: list[tuple[Any, Hashable]], held: dict[Hashable, set[Any]]
-    ) -> WindowedValue:
-        for _, key in reads:
-            windows = held.get(key)
-            if windows is not None:
-                windows.discard(window)
-                if not windows:
-                    del held[key]
-        if self._letters:
-            rows, records = zip(*(read for read, _ in reads), strict=True)
-            batch = assemble(rows, list(records), self._columns)  # records pickled by _ReadFn.process
-        else:
-            batch = assemble([read for read, _ in reads], None, self._columns)
-        return WindowedValue(batch, window.max_timestamp(), (window,))
+            row, record = read if self._letters else (read, None)  # records pickled by _ReadFn.process
+            earlier = gathered.add(window, row, record, _row_key(self._rules, row))[1]
+            if earlier is not None:
+                yield gathered.batch(earlier)
+        while gathered.waiting:
+            yield gathered.batch(next(iter(gathered.waiting)))
 
 
 def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[str, str]) -> VectorBatch:
@@ -584,8 +569,8 @@ class _Copies:
 
 
 class _WindowedReadFn(_ReadFn):
-    """``_ReadFn`` for unbounded input in other windows: an element in several windows is read once, in
-    the first (see ``_Copies``)."""
+    """``_ReadFn`` for input in other windows: an element in several windows is read once, in the first
+    (see ``_Copies``); ``_read_in`` reads it, knowing its window."""
 
     def start_bundle(self) -> None:
         super().start_bundle()
@@ -599,6 +584,9 @@ class _WindowedReadFn(_ReadFn):
     ) -> Iterable[Any]:
         if self._copies.is_copy(element, window, timestamp):
             return ()
+        return self._read_in(element, window)
+
+    def _read_in(self, element: Any, window: Any) -> Iterable[Any]:
         return super().process(element)
 
 
@@ -636,65 +624,135 @@ class _ReadAndBatchFn(_ReadFn):
         return GlobalWindows.windowed_value_at_end_of_window(assemble(rows, records, self._named_columns))
 
 
-class _WindowedReadAndBatchFn(_ReadFn):
-    """``_ReadAndBatchFn`` for input in other windows: a batch per window, as ``BatchElements`` keeps
-    them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end.
-
-    The same id twice in a bundle lands in input order, as in the global window: a row whose id (the
-    database's key for it, in its namespace) waits in another window's batch sends that batch first.
-    Batches are written one after another in the order they leave here, so the earlier row lands first.
-    An element in several windows is read once, in its first (``_Copies``).
-    """
+class _WindowedReadAndBatchFn(_WindowedReadFn):
+    """``_ReadAndBatchFn`` for bounded input in other windows: a batch per window, as ``BatchElements`` keeps
+    them (at most ``MAX_LIVE_WINDOWS`` at once: beyond, the largest goes), each at its window's end;
+    ``_WindowRows`` gathers them (the same id twice in a bundle lands in input order; windows of
+    ``Sessions`` are merged). Batches are written one after another in the order they leave here."""
 
     def __init__(
-        self, reader: ElementReader, on_error: str, target: str, rows_per_batch: int, *, rules: RowRules
+        self,
+        reader: ElementReader,
+        on_error: str,
+        target: str,
+        rows_per_batch: int,
+        *,
+        rules: RowRules,
+        windowfn: WindowFn,
     ) -> None:
         super().__init__(reader, on_error, target, rows_per_batch)
-        self._rules = rules
+        self._rules, self._windowfn = rules, windowfn
 
     def start_bundle(self) -> None:
         super().start_bundle()
-        self._rows: dict[Any, list[tuple[Row, Mapping[str, Any] | None, Hashable]]] = {}
-        self._held: dict[Hashable, Any] = {}  # each waiting row's key -> the window whose batch holds it
-        self._copies = _Copies()
+        self._gathered = _WindowRows(self._windowfn, self.letters, self._named_columns)
 
-    def process(
-        self,
-        element: Any,
-        window: Any = beam.DoFn.WindowParam,
-        timestamp: Any = beam.DoFn.TimestampParam,
-    ) -> Iterable[Any]:
-        if self._copies.is_copy(element, window, timestamp):
-            return ()
+    def _read_in(self, element: Any, window: Any) -> Iterable[Any]:
         row = self._row(element)
         if type(row) is list:
             return row
-        key = self._key(row)  # type: ignore[arg-type]
-        held = self._held.get(key)
-        out = [] if held is None or held == window else [self._batch(held)]
-        self._held[key] = window
-        rows = self._rows.setdefault(window, [])
-        rows.append((row, self._record(element) if self.letters else None, key))  # type: ignore[arg-type]
-        if len(rows) >= self._rows_per_batch:
-            out.append(self._batch(window))
-        elif len(self._rows) > MAX_LIVE_WINDOWS:
-            out.append(self._batch(max(self._rows, key=lambda w: len(self._rows[w]))))
+        gathered = self._gathered
+        record = self._record(element) if self.letters else None
+        window, earlier = gathered.add(window, row, record, _row_key(self._rules, row))  # type: ignore[arg-type]
+        out = [] if earlier is None else [gathered.batch(earlier)]
+        waiting = gathered.waiting
+        if len(waiting[window].reads) >= self._rows_per_batch:
+            out.append(gathered.batch(window))
+        elif len(waiting) > MAX_LIVE_WINDOWS:
+            out.append(gathered.batch(max(waiting, key=lambda w: len(waiting[w].reads))))
         return out
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        while self._rows:
-            yield self._batch(next(iter(self._rows)))
+        while self._gathered.waiting:
+            yield self._gathered.batch(next(iter(self._gathered.waiting)))
         yield from super().finish_bundle()
 
-    def _key(self, row: Row | NamedRow) -> Hashable:
-        return _row_key(self._rules, row)
 
-    def _batch(self, window: Any) -> WindowedValue:
-        rows, records, keys = zip(*self._rows.pop(window), strict=True)
-        for key in keys:  # every key held here maps to this window: a key that moved flushed it first
-            self._held.pop(key, None)
-        batch = assemble(rows, list(records) if self.letters else None, self._named_columns)
+class _Waiting:
+    """The rows of one window waiting for their batch: ``(order, row, record, key)`` in input order."""
+
+    __slots__ = ("reads", "window")
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.reads: list[tuple[int, Row | NamedRow, Any, Hashable]] = []
+
+
+class _WindowRows:
+    """Rows waiting for their batches, a batch per window: what ``_WindowedReadAndBatchFn`` and
+    ``_AssembleInWindows`` gather.
+
+    The same id twice lands in input order, as in the global window: a row whose key (``_row_key``: the
+    database's key for its id, in its namespace) waits in another window's rows sends that window's batch
+    first (``add`` says which). Windows of a merging ``WindowFn`` (``Sessions``) are merged as rows join,
+    as a ``GroupByKey`` merges them: until then each element is alone in its window [t, t + gap), and a
+    batch per such window was a request per row. A batch's window is then the merge of its rows' (a part
+    of their session, into which a ``GroupByKey`` downstream merges it), its rows in input order.
+    """
+
+    def __init__(self, windowfn: WindowFn, letters: bool, columns: dict[str, str]) -> None:
+        self.waiting: dict[Any, _Waiting] = {}  # window -> its rows
+        self._held: dict[Hashable, _Waiting] = {}  # each waiting row's key -> the rows that hold it
+        self._merging = windowfn if windowfn.is_merging() else None
+        self._letters, self._columns = letters, columns
+        self._order = 0
+
+    def add(self, window: Any, row: Row | NamedRow, record: Any, key: Hashable) -> tuple[Any, Any]:
+        """Puts a row in ``window``'s rows; returns the window it waits in (merged) and the window whose
+        batch must be sent before it, holding an earlier row of its key (``None``: none)."""
+        if self._merging is not None and window not in self.waiting:
+            window = self._merge(window)
+        waiting = self.waiting.get(window)
+        if waiting is None:
+            waiting = self.waiting[window] = _Waiting(window)
+        held = self._held.get(key)
+        self._held[key] = waiting
+        self._order += 1
+        waiting.reads.append((self._order, row, record, key))
+        return window, None if held is None or held is waiting else held.window
+
+    def batch(self, window: Any) -> WindowedValue:
+        """The batch of ``window``'s rows, in the window at its end; the rows no longer wait."""
+        waiting = self.waiting.pop(window)
+        for _, _, _, key in waiting.reads:
+            if self._held.get(key) is waiting:
+                del self._held[key]
+        _, rows, records, _ = zip(*waiting.reads, strict=True)
+        batch = assemble(rows, list(records) if self._letters else None, self._columns)
         return WindowedValue(batch, window.max_timestamp(), (window,))
+
+    def _merge(self, window: Any) -> Any:
+        """Merges ``window`` and the waiting windows it joins; returns the window it is now part of."""
+        context = _Merges([*self.waiting, window])
+        assert self._merging is not None
+        self._merging.merge(context)
+        for windows, merged in context.merges:
+            parts = [self.waiting.pop(w) for w in windows if w in self.waiting]
+            if parts:  # the largest takes the others' rows: its keys stay held by it
+                parts.sort(key=lambda part: len(part.reads), reverse=True)
+                into = parts[0]
+                for part in parts[1:]:
+                    into.reads += part.reads
+                    for read in part.reads:
+                        self._held[read[3]] = into
+                if len(parts) > 1:
+                    into.reads.sort(key=lambda read: read[0])  # input order
+                into.window = merged
+                self.waiting[merged] = into
+            if window in windows:
+                window = merged
+        return window
+
+
+class _Merges(WindowFn.MergeContext):
+    """What ``WindowFn.merge`` merges: each group of windows and the window they become."""
+
+    def __init__(self, windows: list[Any]) -> None:
+        super().__init__(windows)
+        self.merges: list[tuple[list[Any], Any]] = []
+
+    def merge(self, to_be_merged: Iterable[Any], merge_result: Any) -> None:
+        self.merges.append((list(to_be_merged), merge_result))
 
 
 class _Pending(NamedTuple):
