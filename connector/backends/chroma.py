@@ -15,8 +15,10 @@ writes through one SQLite log, and concurrent upserts there only queue (or stall
 
 Options. The URI holds host, port and collection only: a query parameter (``?tenant=``) or a
 ``user:password@`` is a ``ConfigError`` pointing to options ``tenant``, ``database`` and ``api_key`` (left
-alone, they were dropped without a word). ``document_column`` may not name a column another option reads
-(id, vector, namespace, op): those are never metadata, so no row would get its document.
+alone, they were dropped without a word). A collection that cannot be found or created because the
+tenant or the database does not exist says which, naming the option. ``document_column`` may not name a
+column another option reads (id, vector, namespace, op): those are never metadata, so no row would get its
+document.
 
 Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
 as base64 of their little-endian float32 bytes when the server says it takes them (what
@@ -301,11 +303,17 @@ class ChromaBackend(Backend[ChromaOptions]):
         try:
             found = self._get_json(transport, f"GET {self._prefix}/{quote(self.collection, safe='')}")
         except NotFound as exc:
-            if self.options.collection_id is not None:  # an id says the collection exists: never create one
-                raise ConfigError(f"option collection_id: {where} does not exist ({exc})") from None
-            if not self.options.create:
+            # an id says the collection exists: never create one
+            pinned = self.options.collection_id is not None
+            if self.options.create and not pinned:
+                found = self._create_collection(transport, where)  # names a missing tenant or database
+            else:
+                missing = self._missing_scope(transport)  # create=true would not help there: say so
+                if missing is not None:
+                    raise ConfigError(f"{where} cannot be found: {missing}") from None
+                if pinned:
+                    raise ConfigError(f"option collection_id: {where} does not exist ({exc})") from None
                 raise ConfigError(f"{where} does not exist; set create=true to create it ({exc})") from None
-            found = self._create_collection(transport, where)
         return _Collection(id=str(found["id"]), dimension=found.get("dimension"))
 
     def _create_collection(self, transport: Transport, where: str) -> Any:
@@ -313,8 +321,32 @@ class ChromaBackend(Backend[ChromaOptions]):
         body = {"name": self.collection, "configuration": {"hnsw": {"space": space}}, "get_or_create": True}
         try:
             return self._get_json(transport, f"POST {self._prefix}", orjson.dumps(body))
-        except Rejected as exc:  # e.g. "Database [x] does not exist"
-            raise ConfigError(f"cannot create {where}: {exc}") from None
+        except Rejected as exc:  # e.g. "Database [x] does not exist", said of a missing tenant too
+            missing = self._missing_scope(transport)
+            said = str(exc) if missing is None else f"{missing} (the server said: {exc})"
+            raise ConfigError(f"cannot create {where}: {said}") from None
+
+    def _missing_scope(self, transport: Transport) -> str | None:
+        """Which of options tenant and database names nothing on the server, or ``None``: the server
+        says only that the collection does not exist, or blames the database for a missing tenant. Only
+        asked after a failure; an answer other than 404 (a token without admin rights) tells nothing."""
+        tenant = f"{API}/tenants/{quote(self.tenant, safe='')}"
+        checks = (
+            ("tenant", tenant, f"chroma tenant {self.tenant!r} does not exist"),
+            (
+                "database",
+                f"{tenant}/databases/{quote(self.database, safe='')}",
+                f"chroma database {self.database!r} does not exist in tenant {self.tenant!r}",
+            ),
+        )
+        for option, path, problem in checks:
+            try:
+                self._get_json(transport, f"GET {path}")
+            except NotFound:
+                return f"option {option}: {problem}; create it first (chromadb's AdminClient.create_{option})"
+            except ConnectorError:
+                return None
+        return None
 
     def clear_target(self, transport: Transport, namespace: str | None) -> str:
         """Delete every row of the collection, or of ``namespace`` in it, a page at a time.
