@@ -87,6 +87,7 @@ logger = logging.getLogger("vectordb.connector.pinecone_import")
 DEFAULT_NAMESPACE_DIR = "__default__"  # Pinecone's folder name for the default namespace
 TERMINAL = frozenset({"Completed", "Failed", "Cancelled"})
 ROW_GROUP_ROWS = 65_536  # rows of a staged file's row group
+NAME_MAX_BYTES = 255  # of a file or folder name on a local filesystem (ext4, XFS) and the usual mounts
 # the bytes of rows a task holds before writing them, across its namespaces (one row group each): without a cap
 # a task held up to ROW_GROUP_ROWS rows per namespace, ~400 MB of 1536-d vectors each
 PENDING_BYTES = 64 * 2**20
@@ -147,11 +148,19 @@ def _namespace_name(directory: str) -> str:
     return "" if directory == DEFAULT_NAMESPACE_DIR else directory
 
 
-def _namespace_problem(namespace: str | None) -> str | None:
+def _namespace_problem(namespace: str | None, folder: Folder) -> str | None:
+    """Why ``namespace`` cannot be a folder of an import in ``folder``, or ``None``."""
     if namespace and ("/" in namespace or namespace in (".", "..") or namespace.startswith(STAGING)):
         return (
             f"namespace {namespace!r} cannot be a folder of an import (no '/', '.', '..', '{STAGING}*'); "
             "use write_mode=upsert for such namespaces"
+        )
+    size = len(namespace.encode()) if namespace else 0
+    if folder.scheme == "file" and size > NAME_MAX_BYTES:  # Pinecone takes up to 512: an upsert writes it
+        shown = namespace[:32] + "..." if namespace and len(namespace) > 32 else namespace
+        return (
+            f"namespace {shown!r} ({size} bytes) cannot be a folder of an import in a local folder, whose names "
+            f"hold at most {NAME_MAX_BYTES} bytes; use write_mode=upsert for such namespaces"
         )
     return None
 
@@ -279,7 +288,7 @@ class ImportStager:
                         batch.failure(range(len(batch)), IMPORT_CANNOT_DELETE, error_type="Invalid")
                     )
                     continue
-                problem = _namespace_problem(batch.namespace)
+                problem = _namespace_problem(batch.namespace, self.folder)
                 if problem is not None:
                     refused.append(batch.failure(range(len(batch)), problem, error_type="Invalid"))
                     continue
@@ -367,11 +376,11 @@ def check_import(client: Client, *, streaming: bool = False, overwrite: bool = F
             'option write_mode=import: mode("overwrite") is not supported (Pinecone imports only into '
             'namespaces that do not exist yet); use mode("append") with a new namespace'
         )
+    folder = import_folder(options)
     if options.namespace is not None:
-        problem = _namespace_problem(options.namespace)
+        problem = _namespace_problem(options.namespace, folder)
         if problem is not None:
             raise ConfigError(f"option namespace: {problem}")
-    folder = import_folder(options)
     _refuse_shared_with_letters(folder, options)
     source_uri(folder, options, "job")  # an Azure folder needs import_source_uri: say so now
     _refuse_unreadable_source(folder, options, cast(ImportHost, client.backend).host)
