@@ -39,7 +39,9 @@ quota ran out for good) does not keep every later throttle free.
 
 Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
 that long while the server accepts some requests (a rate limit: its window's end, and a longer wait put
-the request behind the new ones, which took the next window's room). One that says nothing, and any
+the request behind the new ones, which took the next window's room). One that says nothing (or 0 s:
+no window's end; retried at once, a request spent its attempts within a window of a few requests that
+the throttling outlasted, as fewer than ``max(2, ceiling)`` accepts in a row do not end it), and any
 throttle while none was accepted since the throttling began, waits far longer than a failed request
 (rate-limit windows are seconds to a minute): equal jitter from 0.5-1 s, doubling, each wait at most
 ``throttle_cap_s`` (the request's timeout, up to a minute), or the hint if longer: 15.5 s at least over
@@ -192,12 +194,12 @@ class Backoff:
         self, attempt: int, exc: ConnectorError, *, answered: bool, accepting: bool = True
     ) -> float:
         """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
-        honoured, a throttle without one waited out (``throttle_delay_s``), and a host that ``answered``
+        honoured, a throttle without one (or with 0 s) waited out (``throttle_delay_s``), and a host that ``answered``
         before and now cannot be reached given time to restart. A throttle while nothing was ``accepting``
         since the throttling began waits at least the throttle backoff, whatever its hint: a cold or busy
         server gave short hints for seconds, and retries that waited them alone failed the write."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-        if isinstance(exc, Throttled) and (hint is None or not accepting):
+        if isinstance(exc, Throttled) and (not hint or not accepting):
             return max(self.throttle_delay_s(attempt), min(hint or 0.0, MAX_HINT_S))
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
