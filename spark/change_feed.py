@@ -129,6 +129,7 @@ def changes(
     """
     keys = [id_column] if isinstance(id_column, str) else list(id_column)
     _check(df, keys, op_column, namespace_column, num_partitions)
+    _check_table(table)
     # a row is what the index keys it by: its id, and its namespace where the sink has namespace_column;
     # a null namespace is a namespace (the write's), so it matches itself where a null id matches nothing
     namespace = [] if namespace_column is None or namespace_column in keys else [namespace_column]
@@ -410,6 +411,24 @@ def _check_columns(kept: DataFrame, snapshot: DataFrame, table: str | Callable[[
             f"changes(): the table has no column {', '.join(map(repr, missing))} of the change feed; "
             "apply changes() to the feed's own columns and derive others after it"
         )
+
+
+def _check_table(table: object) -> None:
+    """``table=`` is a path, a name or a function: a DataFrame (no version of it can be read) would be taken
+    for a name and fail inside Spark, naming nothing."""
+    if table is None or isinstance(table, str) or (callable(table) and not _is_dataframe(table)):
+        return
+    raise ConfigError(
+        f"changes(): table= takes a Delta table's path or name, or a function from a version to the table as "
+        f"of it (lambda version: spark.read.option('versionAsOf', version).table(name)), not a "
+        f"{type(table).__name__}"
+    )
+
+
+def _is_dataframe(value: object) -> bool:
+    from pyspark.sql import DataFrame
+
+    return isinstance(value, DataFrame)
 
 
 def _check(

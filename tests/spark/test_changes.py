@@ -261,6 +261,17 @@ def test_what_is_not_a_change_feed_is_a_config_error(
     assert message in str(raised.value)
 
 
+@pytest.mark.parametrize("table", ["dataframe", 7])
+def test_a_table_that_is_no_path_name_or_function_is_refused_naming_table(spark: Any, table: Any) -> None:
+    feed = spark.createDataFrame([("a", "insert", 1)], "id string, _change_type string, _commit_version long")
+    given = feed if table == "dataframe" else table
+    with pytest.raises(
+        ConfigError, match=r"^changes\(\): table= takes a Delta table's path or name"
+    ) as raised:
+        changes(feed, table=given)
+    assert type(given).__name__ in str(raised.value)
+
+
 def test_a_stream_is_refused_with_where_to_call_it(spark: Any) -> None:
     stream = (
         spark.readStream.format("rate")
