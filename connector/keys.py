@@ -15,6 +15,7 @@ import socket
 from .errors import ConfigError
 
 __all__ = [
+    "CONTAINER_SCHEMES",
     "NOT_A_VARIABLE",
     "key_from",
     "looks_like_variable",
@@ -69,7 +70,6 @@ def shown_variable(name: str) -> str:
 # "qdrant//"), or nothing ("user:pw@host"; "qdrant:user:pw@host", where which is the user is unknowable, so
 # the password starts at the first ":")
 _BEFORE_USERINFO = re.compile(r"[^/?#@:]*(?::/+|/+)")
-_WORD = re.compile(r"\S+")
 # a query parameter whose name says it holds a credential (password=, api_key=, token=, sig=, Azure
 # Functions' code=, auth=, ...)
 _SECRET_WORDS = r"key|secret|token|passw|sig|credential|code|auth"
@@ -80,6 +80,18 @@ SECRET_IN_QUERY = re.compile(
     rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)([^&;\s]*(?:&[^=&;\s]*(?=[&;\s]|$))*)",
     re.IGNORECASE,
 )
+# a URI as ``without_password`` reads it, a word but where a password holds a space or a tab (PostgreSQL
+# takes one): a user-info (scheme, user, ":") runs on across spaces and tabs to the first "@" on its line,
+# and a secret parameter's value to the next "&" or ";", else to the end of its line
+_URI = re.compile(
+    r"(?=\S)(?:[^/?#@:\s]*(?::/+|/+)[^/?#@:\s]*:[^@\r\n]*@)?"
+    rf"(?:\S*?[?&;][^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=[^&;\r\n]*(?:&[^=&;\r\n]*(?=[&;\r\n]|$))*)?\S*",
+    re.IGNORECASE,
+)
+# a user alone (``qdrant://KEY@host``: a key pasted as the user); not in ABFS and WASB URIs, where it
+# names a container (``abfss://container@account.dfs.core.windows.net``; ``staging.refuse_credentials``)
+_BARE_USER = re.compile(r"([^/?#@:\s]*)(?::/+|/+)([^/?#@:\s]+)@")
+CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 
 
 def split_password(uri: str) -> tuple[str, str, str] | None:
@@ -102,18 +114,23 @@ def split_password(uri: str) -> tuple[str, str, str] | None:
 
 def without_password(uri: str) -> str:
     """``uri`` with any password (``user:pw@``, or a parameter such as ``password=``, ``api_key=`` or
-    ``token=``) shown as ``***``, also in a URI too malformed to parse: the one that needs quoting in an
-    error is the mistyped one. An ``@`` may be a user-info's end or a query password's character
-    (``?password=a@b``): what either reading calls a password is blanked, as one run where they overlap."""
-    return _WORD.sub(_blanked_word, uri)
+    ``token=``) and a user alone (``KEY@host``) shown as ``***``, also in a URI too malformed to parse: the
+    one that needs quoting in an error is the mistyped one; and a password holding a space or a tab whole
+    (``_URI``). An ``@`` may be a user-info's end or a query password's character (``?password=a@b``): what
+    either reading calls a password is blanked, as one run where they overlap."""
+    return _URI.sub(_blanked_word, uri)
 
 
 def _blanked_word(word: re.Match[str]) -> str:
     text = word.group()
-    spans = [(m.start(2), m.end(2)) for m in SECRET_IN_QUERY.finditer(text) if m.end(2) > m.start(2)]
-    split = split_password(text)
+    # spaces and tabs within a URI's run (``_URI``) are a password's: read as its characters
+    probe = text.replace(" ", "\0").replace("\t", "\0")
+    spans = [(m.start(2), m.end(2)) for m in SECRET_IN_QUERY.finditer(probe) if m.end(2) > m.start(2)]
+    split = split_password(probe)
     if split is not None:
         spans.append((len(split[0]), len(split[0]) + len(split[1])))
+    elif (user := _BARE_USER.match(probe)) is not None and user[1].lower() not in CONTAINER_SCHEMES:
+        spans.append(user.span(2))
     merged: list[list[int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

@@ -23,8 +23,7 @@ PASSWORD = "UriPass-123"
         ("qdrant://u:p@ss@db:6333/docs", "qdrant://u:***@db:6333/docs"),  # an unescaped @ in it
         ("u:p@s@s@db", "u:***@db"),
         ("postgresql://db/x?password=pw&table=t", "postgresql://db/x?password=***&table=t"),
-        # nothing to blank: no password, or an @ that is not the host's
-        ("qdrant://user@db:6333/docs", "qdrant://user@db:6333/docs"),
+        ("qdrant://user@db:6333/docs", "qdrant://***@db:6333/docs"),  # a user alone: a key pasted as one
         # an @ in a path after a port reads as the host's: a password may hold an unencoded "/", so a
         # piece of a path is blanked rather than a piece of a password shown
         ("qdrant://db:6333/docs@2", "qdrant://db:***@2"),

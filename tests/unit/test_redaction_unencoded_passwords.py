@@ -54,7 +54,7 @@ def test_a_password_with_unencoded_characters_is_blanked_whole(
         ("uri 'qdrant://u:a#b@h/docs' and 'chroma://u:c?d@h'", "uri 'qdrant://u:***@h/docs' and 'chroma://u:***@h'"),
         # an @ in a path after a port reads as the host's: a piece of the path blanked, never of a password
         ("qdrant://db:6333/docs@2", "qdrant://db:***@2"),
-        ("qdrant://user@db:6333/docs", "qdrant://user@db:6333/docs"),  # no password
+        ("qdrant://user@db:6333/docs", "qdrant://***@db:6333/docs"),  # a user alone: a key pasted as one
         ("milvus+lite:///data/v@1.db", "milvus+lite:///data/v@1.db"),
     ],
 )  # fmt: skip
@@ -119,7 +119,10 @@ def test_a_query_password_with_an_unencoded_ampersand_is_blanked_whole(pieces: l
     and a server quoting the tail alone was not blanked."""
     password = "&".join(pieces)
     uri = f"postgresql://loader@/app?host=/tmp&password={password}{after}"
-    assert without_password(uri) == f"postgresql://loader@/app?host=/tmp&password=***{after}"
+    # a user alone is blanked too (a key pasted as one); in a URI a password runs on across a space (PostgreSQL
+    # reads "a b" as one): what follows on the line goes with it
+    kept = "" if after.startswith(" ") else after
+    assert without_password(uri) == f"postgresql://***@/app?host=/tmp&password=***{kept}"
     found = uri_passwords(uri)
     assert password in found and all(piece in found for piece in pieces)
     assert not any(piece in Secrets(*found).blank(f"could not use {uri}: {pieces[-1]}") for piece in pieces)
