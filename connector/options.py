@@ -4,7 +4,9 @@ Options arrive as strings from Spark (keys lower-cased) and as Python values fro
 ``connect()``. ``parse_options`` validates them once, on the driver, and raises one
 ``ConfigError`` naming the option at fault; the parsed Struct is what travels to executors.
 Each backend extends ``BackendOptions`` with its own fields. Credentials are masked in
-``repr`` and never appear in error messages.
+``repr`` and never appear in error messages. Only PostgreSQL reads credentials from its URI: elsewhere a
+``user:password@``, a user alone, or a query parameter whose name says it holds one (``api_key=``,
+``token=``) is refused by ``parse_uri``, pointing to option ``api_key``.
 
 Strings are read by the field's type, alike in every engine: a value for a number, a boolean or a
 choice is trimmed (Spark passes ``" 10 "`` as it was typed), a choice and a boolean case-folded
@@ -587,6 +589,11 @@ def parse_uri(uri: str) -> ParsedUri:
         raise ConfigError(f"option uri: bad port in {without_password(uri)!r}") from None
     if not database:
         raise ConfigError(f"option uri: no scheme in {without_password(uri)!r}")
+    query = dict(parse_qsl(parts.query))
+    if database not in _USERINFO_DATABASES:
+        _refuse_credentials(
+            database, "@" in parts.netloc, [name for name in query if SECRET_PARAMETER.search(name)]
+        )
     return ParsedUri(
         scheme=scheme,
         database=database,
@@ -594,8 +601,30 @@ def parse_uri(uri: str) -> ParsedUri:
         host=parts.hostname or "",
         port=port,
         path=parts.path.strip("/"),
-        query=dict(parse_qsl(parts.query)),
+        query=query,
     )
+
+
+# the databases whose URI carries credentials (PostgreSQL's user:password@, ?password=): the others take
+# theirs in option api_key, and read none from the URI
+_USERINFO_DATABASES = frozenset({"postgresql", "postgres"})
+
+
+def _refuse_credentials(database: str, userinfo: bool, secret_parameters: list[str]) -> None:
+    """A credential in a URI that reads none (``pinecone://user:KEY@host``, ``qdrant://KEY@host``,
+    ``milvus://root:Milvus@host``, ``?api_key=``) would be dropped without a word, every request then
+    refused for a missing key: a ``ConfigError`` naming option uri and where the credential goes, never
+    quoting it."""
+    where = (
+        "give the token in option api_key (or api_key_env), a user and password as one token 'user:password'"
+    )
+    if userinfo:
+        raise ConfigError(f"option uri: {database} takes no user:password@ in the URI; {where}")
+    if secret_parameters:
+        raise ConfigError(
+            f"option uri: {database} reads no credential from the URI's query ({', '.join(secret_parameters)}); "
+            f"{where}"
+        )
 
 
 def collection_of(
