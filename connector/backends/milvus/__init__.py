@@ -17,7 +17,13 @@ names work. ``create=true`` makes a missing collection the way pymilvus's quick 
 ``id``, FloatVector ``vector``, dynamic field on, AUTOINDEX with the option's metric, loaded);
 option ``index_type`` is one Milvus has for a float vector (trimmed, any case), else a ``ConfigError``.
 The key type follows the data (the first batch's ids all integers → INT64, else VarChar(512)) unless option ``id_type``
-fixes it, so a missing collection is created with the first batch, when ids and dimension are known.
+fixes it, so a missing collection is created with the first batch, when ids and dimension are known. Those field
+names are the quick setup's whatever options id_column and vector_column say: metadata named ``id``, ``vector``
+(or ``sparse``, when it makes one) is a ``ConfigError`` before anything is made (option metadata_columns, or the
+first batch's metadata when it is made with that batch). The collection's name must follow Milvus's documented
+rule (a letter or ``_``, then letters, digits or ``_``; at most 255), else a ``ConfigError`` naming option
+collection (or uri) before any call: Milvus Lite took names a Milvus refuses. Option ``sparse_column`` into a
+collection with no sparse field is a ``ConfigError`` listing its vector fields.
 
 Named vectors (option ``vector_columns``): each name is a FloatVector field of that name, each encoded
 from its name's float32 matrix as the single vector is. ``check_named_target`` checks each name's field
@@ -30,10 +36,11 @@ field per name instead of ``vector``, each with its own index (``index_type``, `
 Milvus Lite 3.2, the embedded server, does not store (it drops struct array fields from a schema).
 
 Namespaces: if the collection has a partition-key field, the namespace is written into it (a row whose
-own value differs fails alone); otherwise it names a partition, if it follows the rule every Milvus
-takes (letters, digits and ``_``, at most 255: Milvus Lite checks none and makes a directory of it;
-option ``namespace`` otherwise is a ``ConfigError``, a ``namespace_column`` value fails its rows alone,
-as does a CreatePartition refusal), created the first time it is seen (Milvus allows 1024 partitions
+own value differs fails alone; option ``namespace`` longer than a VarChar key's max_length is a
+``ConfigError``, a longer per-call or per-row namespace fails its rows, saying it is the namespace);
+otherwise it names a partition, if it follows the rule every Milvus takes (letters, digits and ``_``, at
+most 255: Milvus Lite checks none and makes a directory of it; option ``namespace`` otherwise is a
+``ConfigError``, a ``namespace_column`` value fails its rows alone, as does a CreatePartition refusal), created the first time it is seen (Milvus allows 1024 partitions
 per collection by default: for many tenants give the collection a partition key). Creating the
 collection and new partitions are the only calls outside ``check_target``; they run on the
 encoding thread, once, before the first request that needs them.

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -61,7 +61,11 @@ FLOAT_INDEX_TYPES = frozenset(
 )
 DATABASE_NOT_FOUND = 800  # Status code (merr) of a call in a database that does not exist
 NOT_LOADED = 101  # Status code of a query on a released collection (legacy CollectionNotLoaded; Milvus 101)
-FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")  # Milvus's rule for a field's name
+# Milvus's documented rule for a collection's or a field's name (milvus.io "Limits"; proxy
+# validateCollectionNameOrAlias): a letter or _, then letters, digits or _, at most 255 (MaxNameLength's
+# default). Milvus Lite checks less ("bad-name", "1abc", "sp ace" made collections no Milvus takes)
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+NAME_RULE = "a letter or _, then letters, digits or _; at most 255 characters"
 # a partition name every Milvus takes (proxy validatePartitionTag: letters, digits, '_', at most 255; a
 # first digit passes its check, '$' and '-' only some versions'); Milvus Lite checks none, and makes a
 # directory of the name: "../../x" one outside the collection, 300 characters "File name too long"
@@ -128,6 +132,14 @@ class MilvusBackend(Backend[MilvusOptions]):
         if not self.collection:
             raise ConfigError(
                 "option uri: milvus needs a collection: milvus://host:19530/COLLECTION or option collection"
+            )
+        if not NAME.fullmatch(self.collection):
+            # checked here, not left to CreateCollection: its refusal was a Rejected naming no option, and
+            # Milvus Lite made collections of names a Milvus refuses, or ran into its own path rules ("a/b")
+            option = "collection" if options.collection else "uri"
+            raise ConfigError(
+                f"option {option}: {self.collection[:100]!r}{'...' if len(self.collection) > 100 else ''} "
+                f"({len(self.collection)} characters) is not a Milvus collection name ({NAME_RULE})"
             )
         # named vectors (option vector_columns): each name is a FloatVector field of that name
         self._names = tuple(options.vector_columns or {})
@@ -206,16 +218,13 @@ class MilvusBackend(Backend[MilvusOptions]):
         if layout is None:
             self._create_pending = True
             self._check_namespace_option()
+            self._check_created_names(self.options.metadata_columns or (), self._makes_sparse)
             id_type = self.options.id_type
             if dimension is None or id_type == "auto":
                 return  # made with the first batch, whose ids and dimension say what it needs
             layout = self._create(dimension, key_int64=id_type == "int64", sparse=self._makes_sparse)
         self._check_layout(layout, dimension)
-        self._check_unfilled(layout)
-        self._layout = layout
-        self._check_namespace_option()
-        if self.lite_server:
-            self._load_if_released()
+        self._accept(layout)
 
     def fixed_dimension(self) -> int | None:
         return None if self._layout is None else self._layout.dim
@@ -249,16 +258,63 @@ class MilvusBackend(Backend[MilvusOptions]):
             self._check_field_names()
             self._create_pending = True
             self._check_namespace_option()
+            self._check_created_names(self.options.metadata_columns or (), self._makes_sparse)
             if self.options.id_type == "auto":
                 return dict(self._named_dims)
             layout = self._create(None, key_int64=self.options.id_type == "int64", sparse=self._makes_sparse)
         self._check_named_layout(layout, self.options.vector_dimensions or {}, "vector_dimensions")
+        self._accept(layout)
+        return {name: dim for name, dim in layout.named if dim is not None}
+
+    def _accept(self, layout: Layout) -> None:
+        """The checks every write makes of the collection it writes into, existing or just made; then its
+        layout is the write's."""
+        self._check_sparse_option(layout)
         self._check_unfilled(layout)
         self._layout = layout
         self._check_namespace_option()
         if self.lite_server:
             self._load_if_released()
-        return {name: dim for name, dim in layout.named if dim is not None}
+
+    def _check_sparse_option(self, layout: Layout) -> None:
+        """Option ``sparse_column`` into a collection with no sparse field a write fills is a ``ConfigError``:
+        every row holding a sparse vector failed alone, each saying the same, and the others were written
+        without theirs."""
+        if self.options.sparse_column is None or layout.sparse is not None:
+            return
+        filled = [name for name in (layout.vector, *(n for n, _ in layout.named)) if name]
+        others = [name for name in layout.vector_fields if name not in filled]
+        listed = ", ".join(map(repr, filled))
+        if others:
+            listed += f"; filled by the server or left out: {', '.join(map(repr, others))}"
+        raise ConfigError(
+            f"option sparse_column: milvus collection {self.collection!r} has no SparseFloatVector field for "
+            f"it (its vector fields: {listed or 'none'}); write without option sparse_column, or into a "
+            "collection with a SparseFloatVector field"
+        )
+
+    def _check_created_names(self, columns: Iterable[str], sparse: bool) -> None:
+        """create=true names the new collection's fields as pymilvus's quick setup does (key ``id``, vector
+        ``vector``, ``sparse``), whatever options id_column and vector_column say: metadata of one of those
+        names is a ``ConfigError`` before anything is made. Made anyway, every row holding it failed in the
+        new collection (its value taken for that field). A name of option vector_columns is the user's own
+        choice of field name: metadata of that name fails its rows alone (``wire._split_metadata``)."""
+        made = {"id": "key"} if self._names else {"id": "key", "vector": "vector"}
+        if sparse:
+            made["sparse"] = "sparse vector"
+        clashes = [name for name in dict.fromkeys(columns) if name in made]
+        if not clashes:
+            return
+        listed = ", ".join(repr(name) for name in clashes)
+        fields = ", ".join(f"{what} {name!r}" for name, what in made.items())
+        plural = "s" if len(clashes) > 1 else ""
+        raise ConfigError(
+            f"option metadata_columns: column{plural} {listed} would be metadata, but create=true makes milvus "
+            f"collection {self.collection!r} with fields named as pymilvus's quick setup names them ({fields}), "
+            "whatever options id_column and vector_column say, so no row holding it could be stored: leave the "
+            f"column{plural} out (option metadata_columns) or rename {'them' if plural else 'it'}, or create "
+            "the collection yourself; nothing was created"
+        )
 
     def _server_is_lite(self) -> bool:
         """Whether the server is Milvus Lite, which deletes a key in every partition whatever a Delete's
@@ -303,6 +359,9 @@ class MilvusBackend(Backend[MilvusOptions]):
         if why and (namespace or self.options.namespace_column):
             option = "namespace_column" if self.options.namespace_column else "namespace"
             raise ConfigError(f"option {option}: {why}")
+        why = namespace_length_problem(self._layout, namespace) if self._layout and namespace else None
+        if why:
+            raise ConfigError(f"option {why}")
 
     def _check_field_names(self) -> None:
         """Names create=true can make a field of: Milvus's rule, and not a field the collection has anyway."""
@@ -311,8 +370,8 @@ class MilvusBackend(Backend[MilvusOptions]):
             why = None
             if name in taken:
                 why = "is the key's, the sparse vector's or the dynamic field's"
-            elif not FIELD_NAME.fullmatch(name):
-                why = "is not a Milvus field name (a letter or _, then letters, digits or _; at most 255)"
+            elif not NAME.fullmatch(name):
+                why = f"is not a Milvus field name ({NAME_RULE})"
             if why:
                 raise ConfigError(
                     f"option vector_columns: name {name!r} {why}: create=true makes a field of each name"
@@ -478,6 +537,8 @@ class MilvusBackend(Backend[MilvusOptions]):
             id_type == "auto" and bool(batch.ids) and all(type(i) is int for i in batch.ids)
         )
         sparse = self._makes_sparse or _has_sparse(batch)
+        keys = (key for metadata in batch.metadata or () if metadata for key in metadata)
+        self._check_created_names(keys, sparse)  # the input's metadata columns, seen for the first time
         layout = self._create(batch.dimension, key_int64=key_int64, sparse=sparse)
         if self._names:
             self._check_named_layout(layout, self._named_dims, "vector_columns")
@@ -599,7 +660,9 @@ class MilvusBackend(Backend[MilvusOptions]):
             return self._delete_request(batch)
         layout = self._layout_for(batch)
         partition = None
-        why = partition_key_problem(layout) if batch.namespace else None
+        why = None
+        if batch.namespace:
+            why = partition_key_problem(layout) or namespace_length_problem(layout, batch.namespace)
         if why:  # a namespace given per call or per row: its rows fail as option namespace is refused
             return self._refused(batch, "Invalid", why)
         if batch.namespace and layout.partition_key is None:
@@ -756,6 +819,20 @@ def partition_key_problem(layout: Layout) -> str | None:
         f"milvus collection {layout.collection!r} stores the namespace in its partition key {field.describe()}, "
         f"which takes no namespace (only a VarChar one does): write without namespace, with {field.name!r} "
         "as metadata"
+    )
+
+
+def namespace_length_problem(layout: Layout, namespace: str) -> str | None:
+    """Why ``namespace`` is too long for the collection's VarChar partition key field, or ``None``: an
+    upsert's rows each failed saying the field holds fewer characters, never that the value was the
+    namespace. A delete or clear by it needs none of this: no row can hold it."""
+    field = next((f for f in layout.scalars if f.name == layout.partition_key), None)
+    if field is None or field.max_length is None or len(namespace) <= field.max_length:
+        return None  # Milvus counts characters
+    return (
+        f"namespace {namespace[:100]!r}{'...' if len(namespace) > 100 else ''} has {len(namespace)} characters; "
+        f"milvus collection {layout.collection!r} stores the namespace in its partition key {field.describe()}, "
+        f"which holds at most {field.max_length}"
     )
 
 

@@ -360,13 +360,21 @@ def _split_metadata(
                 f"metadata key {DYNAMIC_FIELD!r} is the name of Milvus's dynamic field, which holds the other "
                 "keys: rename the column, or leave it out (option metadata_columns)",
             )
-        clash = next((k for k in md if k in taken), None) if md else None
-        if clash is not None:
+        clashes = [k for k in md if k in taken] if md else []
+        if len(clashes) == 1:
             _add_reason(
                 reasons,
                 row,
-                f"metadata key {clash!r} is the name of collection {layout.collection}'s field {clash!r} (its "
-                "key or a vector): rename the column, or leave it out (option metadata_columns)",
+                f"metadata key {clashes[0]!r} is the name of collection {layout.collection}'s field "
+                f"{clashes[0]!r} (its key or a vector): rename the column, or leave it out (option metadata_columns)",
+            )
+        elif clashes:  # each named: fixing the first earned the next failure, one write per key
+            listed = ", ".join(map(repr, clashes))
+            _add_reason(
+                reasons,
+                row,
+                f"metadata keys {listed} are the names of collection {layout.collection}'s fields {listed} "
+                "(its key or a vector): rename the columns, or leave them out (option metadata_columns)",
             )
     if not layout.scalars:
         meta = [_json(md) if md else b"{}" for md in rows] if layout.dynamic else []
