@@ -15,10 +15,11 @@ writes through one SQLite log, and concurrent upserts there only queue (or stall
 
 Options. The URI holds host, port and collection only: a query parameter (``?tenant=``) or a
 ``user:password@`` is a ``ConfigError`` pointing to options ``tenant``, ``database`` and ``api_key`` (left
-alone, they were dropped without a word). A collection that cannot be found or created because the
-tenant or the database does not exist says which, naming the option. ``document_column`` may not name a
-column another option reads (id, vector, namespace, op): those are never metadata, so no row would get its
-document.
+alone, they were dropped without a word). ``tenant`` and ``database`` are checked against the server's
+rules (a tenant name has 3 characters or more; a database name is a collection name), and a collection
+that cannot be found or created because the tenant or the database does not exist says which, naming the
+option. ``document_column`` may not name a column another option reads (id, vector, namespace, op): those
+are never metadata, so no row would get its document.
 
 Body. ``{"ids", "embeddings", "metadatas"?, "documents"?}``, written by orjson. Vectors go
 as base64 of their little-endian float32 bytes when the server says it takes them (what
@@ -101,8 +102,9 @@ DEFAULT_PORT = 8000
 SPACE_OF_METRIC = {"cosine": "cosine", "euclidean": "l2", "dotproduct": "ip"}
 # The local server's pre-flight max_batch_size (SQLite's 32766 bound variables / 6 per record).
 MAX_ROWS = 5461
-# Collection names: 3–512 of [a-zA-Z0-9._-], starting and ending with a letter or digit.
+# Collection and database names: 3–512 of [a-zA-Z0-9._-], starting and ending with a letter or digit.
 _NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
+_NAME_RULE = "3–512 characters from [a-zA-Z0-9._-], starting and ending with a letter or digit, no '..'"
 _WIDE = "is an integer beyond 64 bits"
 _STORABLE = (
     "Chroma stores str, int, float, bool, or a non-empty list of strings, of bools or of numbers "
@@ -157,6 +159,7 @@ class ChromaBackend(Backend[ChromaOptions]):
             raise ConfigError("option uri: chroma needs a host, e.g. chroma://127.0.0.1:8000/docs")
         _check_uri_parts(options.uri, uri)
         self.collection = _collection_name(uri.path, options.collection)
+        _check_tenant_database(options.tenant, options.database)
         if options.sparse_column:
             raise ConfigError("option sparse_column: chroma stores dense vectors only")
         _check_document_column(options)
@@ -554,12 +557,23 @@ def _collection_name(path: str, option: str | None) -> str:
         raise ConfigError(
             "option uri: chroma needs a collection, e.g. chroma://127.0.0.1:8000/docs (or option collection)"
         )
-    if not _NAME.fullmatch(name) or ".." in name:
-        raise ConfigError(
-            f"option collection: {name!r} is not a chroma collection name: 3–512 characters from "
-            "[a-zA-Z0-9._-], starting and ending with a letter or digit, no '..'"
-        )
+    if not _is_name(name):
+        raise ConfigError(f"option collection: {name!r} is not a chroma collection name: {_NAME_RULE}")
     return name
+
+
+def _is_name(name: str) -> bool:
+    """The server's rule for collection and database names (``_NAME_RULE``)."""
+    return _NAME.fullmatch(name) is not None and ".." not in name
+
+
+def _check_tenant_database(tenant: str, database: str) -> None:
+    """The server's rules (chroma 1.5): a tenant name has at least 3 characters, any; a database name is
+    a collection name. The server's own refusal (an HTTP 400 at the first request) names neither option."""
+    if len(tenant) < 3:
+        raise ConfigError(f"option tenant: {tenant!r} is not a chroma tenant name: at least 3 characters")
+    if not _is_name(database):
+        raise ConfigError(f"option database: {database!r} is not a chroma database name: {_NAME_RULE}")
 
 
 def _check_document_column(options: ChromaOptions) -> None:

@@ -459,12 +459,12 @@ def test_api_key_goes_in_the_chosen_header(
     recorder: Recorder, auth_header: str, header: str, value: str
 ) -> None:
     uri, seen, _ = recorder
-    report = write(uri, rows(2), api_key="s3cret", auth_header=auth_header, tenant="t1", database="d1")
+    report = write(uri, rows(2), api_key="s3cret", auth_header=auth_header, tenant="t01", database="d01")
     assert report.ok, report
     assert [request for request, _ in seen] == [
         "GET /api/v2/pre-flight-checks",
-        "GET /api/v2/tenants/t1/databases/d1/collections/recorded",
-        "POST /api/v2/tenants/t1/databases/d1/collections/4c1b7f0e-0000-4000-8000-000000000001/upsert",
+        "GET /api/v2/tenants/t01/databases/d01/collections/recorded",
+        "POST /api/v2/tenants/t01/databases/d01/collections/4c1b7f0e-0000-4000-8000-000000000001/upsert",
     ]
     assert all(headers.get(header) == value for _, headers in seen)
 
