@@ -5,8 +5,9 @@ instead of taking millions of upsert requests. The write happens in three steps,
 belongs:
 
 1. On the driver, before any task (``check_import``): the write can be an import (a batch write,
-   not streaming, not ``overwrite``), the store can be written (a local folder, such as a mount, only
-   with ``import_source_uri``: Pinecone reads object storage), and the target namespace does not exist
+   not streaming, not ``overwrite``), the store can be written (a local folder, such as a mount, or a
+   scheme Pinecone does not read, such as ``s3a://`` or ``hdfs://``, only with ``import_source_uri``:
+   Pinecone reads ``s3://``, ``gs://`` and Azure's ``https://``), and the target namespace does not exist
    yet: Pinecone imports only into namespaces that do not exist.
 2. In each task (``ImportStager``): rows pass the same checks as upserts (ids, dimension, finite
    values, sparse vectors, metadata size); refused rows are failures of the task's report (dead
@@ -98,6 +99,7 @@ IMPORT_CANNOT_DELETE = "a bulk import adds rows and cannot delete them: write de
 
 
 IMPORT_POLL_S = 15.0  # import_poll_s's default
+PINECONE_READS = ("s3", "gs", "https")  # the schemes of the folders Pinecone imports from (https: Azure's)
 # options that only a bulk import reads: given with write_mode=upsert they are a mistake, not a no-op
 _IMPORT_ONLY = ("import_uri", "import_source_uri", "import_integration_id", "import_timeout_s")
 
@@ -182,13 +184,20 @@ def source_uri(folder: Folder, options: BackendOptions, job: str) -> str:
     given = getattr(options, "import_source_uri", None)
     if given:
         return f"{given.rstrip('/')}/{job}/"
-    if folder.scheme in ("az", "abfs", "abfss"):
+    if folder.scheme in ("az", "abfs", "abfss", "wasb", "wasbs"):
         raise ConfigError(
             "option import_source_uri: Pinecone names an Azure folder by its https:// URL; give it, e.g. "
             "import_source_uri=https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX"
         )
-    if folder.scheme == "file":
+    if folder.scheme == "file":  # check_import refuses it unless the index host is loopback (the tests')
         return f"file://{folder.uri}/{job}/"
+    if folder.scheme not in PINECONE_READS:  # staged, then refused at the start: refuse on the driver
+        raise ConfigError(
+            f"option import_source_uri: Pinecone reads only s3://, gs:// and Azure's https:// folders, and "
+            f"import_uri {folder.shown!r} is {folder.scheme}://; give the same folder as Pinecone names it, e.g. "
+            "import_source_uri=s3://my-bucket/pinecone-imports (for s3a://my-bucket/pinecone-imports), or set "
+            "import_uri to an s3:// or gs:// folder"
+        )
     return f"{folder.shown}/{job}/"
 
 

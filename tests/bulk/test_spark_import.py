@@ -174,7 +174,9 @@ def test_an_import_uri_the_driver_cannot_see_fails_the_job_and_imports_nothing(
     df = spark.createDataFrame(table(400).to_pandas()).repartition(2)
     raw = options(index_host, s3_store, prefix, on_error="report", report_path=str(reports))
     with pytest.raises(Exception) as info:
-        save(df, {**raw, "import_uri": f"mock://{tmp_path}/imports"})
+        # import_source_uri: Pinecone cannot read mock://, which the driver refuses without it
+        source = f"s3://{s3_store.bucket}/{prefix}"
+        save(df, {**raw, "import_uri": f"mock://{tmp_path}/imports", "import_source_uri": source})
     message = str(info.value)
     assert (
         "option import_uri: the driver cannot see the files the tasks staged under import_uri" in message
