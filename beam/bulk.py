@@ -6,11 +6,14 @@ The same three steps as the Spark writer, in Beam's terms, naming no database:
    stream), so the database must be reachable from where the pipeline is built;
 2. ``_StageFn`` replaces the upsert DoFn: each bundle's rows are prepared as for upserts (refused
    rows go to ``failed``, as dead letters) and staged in the bundle's own files, named after a random
-   bundle number; at the end of the bundle it emits that number;
+   bundle number; at the end of the bundle it emits that number. A refused row does not fail its bundle,
+   even under ``on_error=fail``: as Spark's tasks, bundles only stage and report;
 3. ``FinishImport`` waits for every bundle (a global side input), and the path publishes the staged
    files of the bundles that succeeded (a retried bundle's abandoned files are deleted with the
    staging folder), imports them, waits, and emits the write's one ``WriteReport``, applying
-   ``on_error``. A runner retries the step when it fails (an import that outlasts ``import_timeout_s``,
+   ``on_error``. Under ``on_error=fail`` rows refused while staging fail the write there, before any
+   import, with every row counted, and the job's staged files are deleted (Spark's ``abort``): a bundle
+   could do neither, as it sees only its own rows and other bundles may still be staging theirs. A runner retries the step when it fails (an import that outlasts ``import_timeout_s``,
    a lost connection): the path's ``finish`` may run again, so a second run follows the import the first
    started (found by its folder) and neither publishes nor starts again, nor deletes what it reads.
 
@@ -33,8 +36,9 @@ from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from vectordb.connector.bulk import BulkPath, Stager, bulk_path, refused_while_staging
+from vectordb.connector.bulk import BulkPath, Stager, bulk_path
 from vectordb.connector.client import Client
+from vectordb.connector.errors import WriteFailed
 from vectordb.connector.options import BackendOptions
 from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
@@ -95,8 +99,6 @@ class _StageFn(beam.DoFn):
         self._counts.add("staged", report.written)
         for name in STAGED_COUNTERS:
             self._counts.add(name, getattr(report, name))
-        if report.failed and self._options.on_error == "fail":  # before any import: nothing landed
-            raise refused_while_staging(report, self._target)
         where = WindowedValue(None, timestamp, (window,))
         yield where.with_value(report)
         for letter in batch.dead_letters(report, self._client.spec):
@@ -165,7 +167,11 @@ def _import(
     """The staging's merged report and the import's; safe for the runner to run again (see above)."""
     bulk = bulk_path(options)
     assert bulk is not None
-    return staged, bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)
+    try:
+        return staged, bulk.finish(staged, [(b, 0) for b in bundles], job, logger.info)
+    except WriteFailed:  # rows refused while staging (on_error=fail): nothing was published or imported
+        bulk.abort(job)  # the same answer whenever the runner retries this step: drop the staged files
+        raise
 
 
 class _CountImportFn(beam.DoFn):
