@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import logging
 import re
 import threading
@@ -300,6 +301,7 @@ def _masked(value: str) -> str | None:
 # where a server wrapped or folded the text between two characters: line breaks (as they are, or JSON-escaped),
 # the next line's indent, a hyphen it added at the break, or a space or tab it put in
 _WRAP = r"(?:[- \t\r\n]|\\[rnt])*"
+_BREAK = r"(?:\r?\n|\\r?\\n)?"
 _HTML_NAMED = {"&": ("&amp;",), "<": ("&lt;",), ">": ("&gt;",), '"': ("&quot;",), "'": ("&#39;", "&apos;")}
 _JSON_SHORT = {
     '"': '\\"',
@@ -322,7 +324,11 @@ def _spelled(form: str, cased: bool) -> list[str]:
     One pattern for each spelling of the first character: when every branch of the pattern starts with a
     literal character, the regex engine skips to the offsets where one may start; a class or a group
     first has it try every branch at every offset (7 times slower on a 300-byte text)."""
-    rest = "".join(_WRAP + f"(?:{'|'.join(_spellings(char, cased))})" for char in form[1:])
+    rest = ""
+    for before, char in itertools.pairwise(form):
+        # beside a space of the key's own, a line break only: "key  k" would match from its first space
+        wrap = _BREAK if before.isspace() or char.isspace() else _WRAP
+        rest += wrap + f"(?:{'|'.join(_spellings(char, cased))})"
     return [first + rest for first in _spellings(form[0], cased)] if form else []
 
 
