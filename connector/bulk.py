@@ -21,6 +21,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .policy import NOT_IMPORTED
+
 if TYPE_CHECKING:
     from .client import Client
     from .errors import WriteFailed
@@ -105,7 +107,7 @@ def refused_while_staging(staged: WriteReport, target: str) -> WriteFailed:
                 ids=(),
                 error=f"{staged.written} staged rows were not imported: rows refused while staging stopped the "
                 "import under on_error=fail",
-                error_type="NotImported",
+                error_type=NOT_IMPORTED,
                 unnamed=staged.written,
             )
         )

@@ -56,6 +56,7 @@ import msgspec
 from ..bulk import refused_while_staging
 from ..errors import ConfigError, ConnectorError, DeadlineExceeded, ServerError
 from ..options import BackendOptions, is_loopback_host
+from ..policy import NOT_IMPORTED
 from ..report import BatchFailure, WriteReport
 from ..rows.ops import DELETE
 from ..staging import STAGING, Folder, Published, StagingFailed, refuse_credentials, staged_name, staging_dir
@@ -753,7 +754,7 @@ def _imported(
             reason += f"; their ids could not be read back ({exc})"
         else:
             if len(ids) == missing:
-                report.failures.append(BatchFailure(ids=ids, error=reason, error_type="NotImported"))
+                report.failures.append(BatchFailure(ids=ids, error=reason, error_type=NOT_IMPORTED))
                 return report
             reason += f"; the staged files hold {len(ids)} rows, not {missing}, so they are not named"
     else:
@@ -762,7 +763,7 @@ def _imported(
             "named. Writing the same rows again with write_mode=upsert is safe (an upsert by id replaces "
             "a row already imported); another import needs namespaces that do not exist yet"
         )
-    report.failures.append(BatchFailure(ids=(), error=reason, error_type="NotImported", unnamed=missing))
+    report.failures.append(BatchFailure(ids=(), error=reason, error_type=NOT_IMPORTED, unnamed=missing))
     return report
 
 
