@@ -185,7 +185,7 @@ class BackendOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         """The embedding options' rules across fields."""
         from .embedding.options import WRITER_OPTIONS
 
-        given = [name for name in (*WRITER_OPTIONS, "text_column") if getattr(self, name) is not None]
+        given = [name for name in (*WRITER_OPTIONS, *_EMBED_FIELDS) if getattr(self, name) is not None]
         if self.embed_url is None:
             raise ConfigError(
                 f"option {given[0]} needs option embed_url (and embed_model, text_column): the embedding "

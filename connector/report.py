@@ -39,7 +39,8 @@ class BatchFailure(msgspec.Struct, frozen=True, kw_only=True):
     # (``STOPPED``) for rows read but never sent because the write stopped on a fatal error
     error_type: str = "Rejected"
     retryable: bool = False
-    attempts: int = 0  # sends of the last request holding these rows (not isolation's larger ones); 0 = never sent
+    # sends of the last request holding these rows (not isolation's larger ones before it); 0 = never sent
+    attempts: int = 0
     # rows that failed without the server saying which (a bulk import that skipped records): counted, not named
     unnamed: int = 0
     # what the rows were for: "upsert", or "delete" (option op_column, Client.delete); "upsert" also for

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConnectorError
-from .keys import SECRET_PARAMETER, split_password
+from .keys import CONTAINER_SCHEMES, SECRET_PARAMETER, split_password
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -49,7 +49,6 @@ __all__ = [
 STAGING = "_temporary"
 _ATTEMPT_FILE = re.compile(r"part-(\d+)-attempt-(\d+)\.parquet$")
 _S3_QUERY = frozenset({"endpoint_override", "scheme", "region"})
-_CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})  # container@account: no credential
 
 
 class StagingFailed(ConnectorError, OSError):
@@ -341,7 +340,7 @@ def refuse_credentials(uri: str, option: str) -> None:
     parts = urlsplit(uri)
     secret = [k for k, _ in parse_qsl(parts.query) if SECRET_PARAMETER.search(k)]
     password = _holds_password(uri)
-    user = "@" in parts.netloc and parts.scheme.lower() not in _CONTAINER_SCHEMES
+    user = "@" in parts.netloc and parts.scheme.lower() not in CONTAINER_SCHEMES
     if password or user or secret:
         raise ConfigError(
             f"option {option}: holds a credential (user:password@, or a query parameter such as "

@@ -78,7 +78,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import msgspec
 import numpy as np
@@ -157,7 +157,7 @@ class ChromaBackend(Backend[ChromaOptions]):
             )
         if not uri.host:
             raise ConfigError("option uri: chroma needs a host, e.g. chroma://127.0.0.1:8000/docs")
-        _check_uri_parts(options.uri, uri)
+        _check_query(uri)
         self.collection = _collection_name(uri.path, options.collection)
         _check_tenant_database(options.tenant, options.database)
         if options.sparse_column:
@@ -535,15 +535,10 @@ class ChromaBackend(Backend[ChromaOptions]):
 # options
 
 
-def _check_uri_parts(text: str, uri: ParsedUri) -> None:
-    """A chroma URI is ``host[:port][/collection]``: a query parameter (``?tenant=``) or a ``user:password@``
-    would otherwise be dropped without a word, and the rows written to the default tenant and database, or
-    sent without the credentials meant for them. The message never quotes the URI: it may hold a password."""
-    if "@" in urlsplit(text).netloc:
-        raise ConfigError(
-            "option uri: chroma takes no user:password@ in the URI; give the token in option api_key (or "
-            "api_key_env), sent as x-chroma-token or, with auth_header=authorization, as a Bearer token"
-        )
+def _check_query(uri: ParsedUri) -> None:
+    """A chroma URI is ``host[:port][/collection]``: a query parameter (``?tenant=``) would otherwise be
+    dropped without a word, and the rows written to the default tenant and database (``parse_uri`` refuses a
+    ``user:password@``). Parameters are named, never their values."""
     if uri.query:
         raise ConfigError(
             f"option uri: chroma takes no query parameters (given: {', '.join(sorted(uri.query))}); use "

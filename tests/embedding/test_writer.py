@@ -261,6 +261,8 @@ def test_embed_dimensions_is_the_writes_dimension(
     [
         ({"text_column": "text"}, "option text_column needs option embed_url"),
         ({"embed_batch_size": 10}, "option embed_batch_size needs option embed_url"),
+        # the driver's probe sets it; given alone, it was an IndexError naming no option
+        ({"embed_model_answered": "m"}, "option embed_model_answered needs option embed_url"),
         (
             {"embed_url": "http://127.0.0.1:9", "text_column": "t"},
             "option embed_url needs option embed_model",
