@@ -53,7 +53,12 @@ def _runner(name: str) -> tuple[Any, Any]:
         pytest.skip("no prism binary: go install github.com/apache/beam/sdks/v2/go/cmd/prism@v<beam version>")
     from apache_beam.runners.portability.prism_runner import PrismRunner
 
-    return PrismRunner(), PipelineOptions([], prism_location=binary, environment_type="LOOPBACK")
+    # not Beam's shared Prism job server: a DirectRunner earlier in the process (tests/beam/test_direct.py) made
+    # it without prism_location, and it would try to download the binary
+    options = PipelineOptions(
+        [], prism_location=binary, environment_type="LOOPBACK", experiments=["disable_prism_server_singleton"]
+    )
+    return PrismRunner(), options
 
 
 class _PerSession(beam.DoFn):
