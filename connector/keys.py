@@ -92,6 +92,8 @@ _URI = re.compile(
 # names a container (``abfss://container@account.dfs.core.windows.net``; ``staging.refuse_credentials``)
 _BARE_USER = re.compile(r"([^/?#@:\s]*)(?::/+|/+)([^/?#@:\s]+)@")
 CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
+# a PostgreSQL URI's user alone is a role's name (only PostgreSQL's URIs may carry credentials): shown
+_ROLE_SCHEMES = frozenset({"postgresql", "postgres"})
 
 
 def split_password(uri: str) -> tuple[str, str, str] | None:
@@ -129,7 +131,9 @@ def _blanked_word(word: re.Match[str]) -> str:
     split = split_password(probe)
     if split is not None:
         spans.append((len(split[0]), len(split[0]) + len(split[1])))
-    elif (user := _BARE_USER.match(probe)) is not None and user[1].lower() not in CONTAINER_SCHEMES:
+    elif (user := _BARE_USER.match(probe)) is not None and user[
+        1
+    ].lower() not in CONTAINER_SCHEMES | _ROLE_SCHEMES:
         spans.append(user.span(2))
     merged: list[list[int]] = []
     for start, end in sorted(spans):

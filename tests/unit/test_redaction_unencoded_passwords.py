@@ -119,10 +119,10 @@ def test_a_query_password_with_an_unencoded_ampersand_is_blanked_whole(pieces: l
     and a server quoting the tail alone was not blanked."""
     password = "&".join(pieces)
     uri = f"postgresql://loader@/app?host=/tmp&password={password}{after}"
-    # a user alone is blanked too (a key pasted as one); in a URI a password runs on across a space (PostgreSQL
-    # reads "a b" as one): what follows on the line goes with it
+    # a PostgreSQL role alone is a name, shown; in a URI a password runs on across a space (PostgreSQL reads
+    # "a b" as one): what follows on the line goes with it
     kept = "" if after.startswith(" ") else after
-    assert without_password(uri) == f"postgresql://***@/app?host=/tmp&password=***{kept}"
+    assert without_password(uri) == f"postgresql://loader@/app?host=/tmp&password=***{kept}"
     found = uri_passwords(uri)
     assert password in found and all(piece in found for piece in pieces)
     assert not any(piece in Secrets(*found).blank(f"could not use {uri}: {pieces[-1]}") for piece in pieces)

@@ -50,6 +50,9 @@ def test_a_password_holding_spaces_or_tabs_is_blanked_whole(
         ("s3://bucket/a@b/dead", "s3://bucket/a@b/dead"),
         ("milvus+lite:///data/v@1.db", "milvus+lite:///data/v@1.db"),
         ("write to admin@example.com", "write to admin@example.com"),
+        # a PostgreSQL role alone is a name (its URIs alone carry credentials, as user:password@)
+        ("postgresql://loader@db:5432/app?table=t", "postgresql://loader@db:5432/app?table=t"),
+        ("postgres://loader@db/app", "postgres://loader@db/app"),
         (
             "log: api_key=abc more words",
             "log: api_key=*** more words",
