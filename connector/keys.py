@@ -17,6 +17,7 @@ from .errors import ConfigError
 __all__ = [
     "CONTAINER_SCHEMES",
     "NOT_A_VARIABLE",
+    "USERINFO_SCHEMES",
     "key_from",
     "looks_like_variable",
     "shown_variable",
@@ -92,8 +93,9 @@ _URI = re.compile(
 # names a container (``abfss://container@account.dfs.core.windows.net``; ``staging.refuse_credentials``)
 _BARE_USER = re.compile(r"([^/?#@:\s]*)(?::/+|/+)([^/?#@:\s]+)@")
 CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
-# a PostgreSQL URI's user alone is a role's name (only PostgreSQL's URIs may carry credentials): shown
-_ROLE_SCHEMES = frozenset({"postgresql", "postgres"})
+# the schemes whose URI carries credentials (PostgreSQL's user:password@, ?password=; options.parse_uri refuses
+# them in any other), and whose user alone is a role's name, shown
+USERINFO_SCHEMES = frozenset({"postgresql", "postgres"})
 
 
 def split_password(uri: str) -> tuple[str, str, str] | None:
@@ -133,7 +135,7 @@ def _blanked_word(word: re.Match[str]) -> str:
         spans.append((len(split[0]), len(split[0]) + len(split[1])))
     elif (user := _BARE_USER.match(probe)) is not None and user[
         1
-    ].lower() not in CONTAINER_SCHEMES | _ROLE_SCHEMES:
+    ].lower() not in CONTAINER_SCHEMES | USERINFO_SCHEMES:
         spans.append(user.span(2))
     merged: list[list[int]] = []
     for start, end in sorted(spans):

@@ -25,7 +25,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from .errors import ConfigError
-from .keys import SECRET_PARAMETER, key_from, looks_like_variable, without_password
+from .keys import SECRET_PARAMETER, USERINFO_SCHEMES, key_from, looks_like_variable, without_password
 from .limits import MAX_EMBED_INPUTS
 from .redaction import caught, returned
 
@@ -590,7 +590,7 @@ def parse_uri(uri: str) -> ParsedUri:
     if not database:
         raise ConfigError(f"option uri: no scheme in {without_password(uri)!r}")
     query = dict(parse_qsl(parts.query))
-    if database not in _USERINFO_DATABASES:
+    if database not in USERINFO_SCHEMES:  # the others take credentials in api_key
         _refuse_credentials(
             database, "@" in parts.netloc, [name for name in query if SECRET_PARAMETER.search(name)]
         )
@@ -603,11 +603,6 @@ def parse_uri(uri: str) -> ParsedUri:
         path=parts.path.strip("/"),
         query=query,
     )
-
-
-# the databases whose URI carries credentials (PostgreSQL's user:password@, ?password=): the others take
-# theirs in option api_key, and read none from the URI
-_USERINFO_DATABASES = frozenset({"postgresql", "postgres"})
 
 
 def _refuse_credentials(database: str, userinfo: bool, secret_parameters: list[str]) -> None:
