@@ -425,8 +425,7 @@ class _AssembleInWindows(beam.DoFn):
             earlier = gathered.add(window, row, record, _row_key(self._rules, row))[1]
             if earlier is not None:
                 yield gathered.batch(earlier)
-        while gathered.waiting:
-            yield gathered.batch(next(iter(gathered.waiting)))
+        yield from gathered.drain()
 
 
 def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[str, str]) -> VectorBatch:
@@ -663,8 +662,7 @@ class _WindowedReadAndBatchFn(_WindowedReadFn):
         return out
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        while self._gathered.waiting:
-            yield self._gathered.batch(next(iter(self._gathered.waiting)))
+        yield from self._gathered.drain()
         yield from super().finish_bundle()
 
 
@@ -710,6 +708,11 @@ class _WindowRows:
         self._order += 1
         waiting.reads.append((self._order, row, record, key))
         return window, None if held is None or held is waiting else held.window
+
+    def drain(self) -> Iterator[WindowedValue]:
+        """Every waiting window's batch, in the order the windows began waiting."""
+        while self.waiting:
+            yield self.batch(next(iter(self.waiting)))
 
     def batch(self, window: Any) -> WindowedValue:
         """The batch of ``window``'s rows, in the window at its end; the rows no longer wait."""
