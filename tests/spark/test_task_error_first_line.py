@@ -151,4 +151,6 @@ def test_a_bug_in_a_task_keeps_its_traceback(spark: Any, grpc_server: ServerHand
     text = str(caught.value)
     assert "Traceback (most recent call last)" in text and "AttributeError" in text, text
     assert "in write_task" in text, text  # the task's own error, not one from abort()
-    assert grpc_server.arrived().requests == []
+    # a task of an earlier test, cancelled when its stage failed, can still send with that test's key after
+    # the server was reset; this write sends no key
+    assert [r for r in grpc_server.arrived().requests if r.api_key != KEY] == []
