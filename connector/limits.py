@@ -39,7 +39,9 @@ quota ran out for good) does not keep every later throttle free.
 
 Throttle backoff. A throttle whose reply says when to come back (``Retry-After`` and kin) waits
 that long while the server accepts some requests (a rate limit: its window's end, and a longer wait put
-the request behind the new ones, which took the next window's room). One that says nothing (or 0 s:
+the request behind the new ones, which took the next window's room); the same request throttled again
+after waiting it waits at least the throttle backoff of its attempt before (0.5-1, 1-2 s...): a hint
+shorter than the window (50 ms from a window of a second) spent six attempts within 0.3 s. One that says nothing (or 0 s:
 no window's end; retried at once, a request spent its attempts within a window of a few requests that
 the throttling outlasted, as fewer than ``max(2, ceiling)`` accepts in a row do not end it), and any
 throttle while none was accepted since the throttling began, waits far longer than a failed request
@@ -194,13 +196,18 @@ class Backoff:
         self, attempt: int, exc: ConnectorError, *, answered: bool, accepting: bool = True
     ) -> float:
         """Delay before retry ``attempt`` of a request that failed with ``exc``: the server's hint
-        honoured, a throttle without one (or with 0 s) waited out (``throttle_delay_s``), and a host that ``answered``
-        before and now cannot be reached given time to restart. A throttle while nothing was ``accepting``
+        honoured (a throttle's first retry waits it alone; a later one at least the throttle backoff of the
+        attempt before), a throttle without one (or with 0 s) waited out (``throttle_delay_s``), and a host
+        that ``answered`` before and now cannot be reached given time to restart. A throttle while nothing was ``accepting``
         since the throttling began waits at least the throttle backoff, whatever its hint: a cold or busy
         server gave short hints for seconds, and retries that waited them alone failed the write."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
         if isinstance(exc, Throttled) and (not hint or not accepting):
             return max(self.throttle_delay_s(attempt), min(hint or 0.0, MAX_HINT_S))
+        if isinstance(exc, Throttled) and hint and attempt > 1:
+            # throttled again after waiting its hint: the hint proved short (a 50 ms hint from a window of a
+            # second had six attempts spent within 0.3 s), so from here it is a floor under the throttle backoff
+            return max(self.throttle_delay_s(attempt - 1), min(hint, MAX_HINT_S))
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def throttle_delay_s(self, attempt: int) -> float:

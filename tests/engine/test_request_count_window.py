@@ -58,15 +58,30 @@ def rows(n: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("kind", "per_window", "window_s", "n"),
-    [("rest", 12, 2.0, 5000), ("grpc", 12, 2.0, 5000), ("rest", 3, 1.0, 3000), ("grpc", 3, 1.0, 3000)],
-    ids=["rest-12-per-2s", "grpc-12-per-2s", "rest-3-per-1s", "grpc-3-per-1s"],
+    ("kind", "per_window", "window_s", "n", "hint_s"),
+    [
+        ("rest", 12, 2.0, 5000, 0.0),
+        ("grpc", 12, 2.0, 5000, 0.0),
+        ("rest", 3, 1.0, 3000, 0.0),
+        ("grpc", 3, 1.0, 3000, 0.0),
+        ("rest", 2, 1.0, 1500, 0.05),
+        ("grpc", 2, 1.0, 1500, 0.05),
+    ],
+    ids=[
+        "rest-12-per-2s",
+        "grpc-12-per-2s",
+        "rest-3-per-1s",
+        "grpc-3-per-1s",
+        "rest-2-per-1s-hint",
+        "grpc-2-per-1s-hint",
+    ],
 )
 def test_a_limit_of_requests_per_window_fails_no_row(
-    kind: str, per_window: int, window_s: float, n: int
+    kind: str, per_window: int, window_s: float, n: int, hint_s: float
 ) -> None:
+    """``hint_s`` 0.05: a hint shorter than the window, which the same request met again after waiting it."""
     state = RequestsPerWindow(per_window, window_s)
-    state.set_script(FaultScript(dimension=4, retry_after_s=0.0, accept_delay_s=0.05))
+    state.set_script(FaultScript(dimension=4, retry_after_s=hint_s, accept_delay_s=0.05))
     server: PineconeGrpcServer | PineconeRestServer
     server = PineconeGrpcServer(0, state) if kind == "grpc" else PineconeRestServer(0, state)
     with server:
@@ -78,7 +93,8 @@ def test_a_limit_of_requests_per_window_fails_no_row(
     arrived = state.snapshot()
     # old code: 12 per 2 s PARTIAL 4700-4900/5000 in most runs (a batch throttled 6 times within one window);
     # 3 per 1 s (fewer than the 4 accepts in a row that end a throttling), with late replies no accepts:
-    # PARTIAL 2500-2900/3000 in most runs, the throttles after the window's accepts retried at the 0 s hint
+    # PARTIAL 2500-2900/3000 in most runs, the throttles after the window's accepts retried at the 0 s hint;
+    # 2 per 1 s with a 50 ms hint, each retry waiting the hint alone: PARTIAL, six attempts within 0.3 s
     assert report.ok and report.written == n, report
     assert arrived.ids() == {f"r{i}" for i in range(n)}
     assert arrived.count("throttled") == report.throttled > 0
@@ -94,7 +110,7 @@ def test_an_accept_sent_before_the_throttling_began_does_not_make_throttles_wait
     rule.on_success(11)  # a late reply: sent before the throttle came back
     assert rule.delay_s(2, throttled, answered=True) == pytest.approx(1.0)  # the throttle backoff
     rule.on_success(13)  # sent after it: the server takes requests again
-    assert rule.delay_s(2, throttled, answered=True) == pytest.approx(0.05)  # the hint, as a rate limit says
+    assert rule.delay_s(1, throttled, answered=True) == pytest.approx(0.05)  # the hint, as a rate limit says
     # a hint of 0 s names no window's end: waited out as a throttle without one, accepts or not
     assert rule.delay_s(2, Throttled("429", status=429, retry_after_s=0.0), answered=True) == pytest.approx(
         1.0

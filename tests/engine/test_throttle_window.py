@@ -98,10 +98,12 @@ def test_before_any_accept_a_throttle_waits_the_longer_of_its_hint_and_the_throt
     assert waits(0.05) == pytest.approx([0.5, 1.0, 2.0, 4.0, 8.0])
     assert waits(3.0) == pytest.approx([3.0, 3.0, 3.0, 4.0, 8.0])
     assert waits(90.0) == pytest.approx([90.0] * 5)  # a hint past the cap is honoured, as before
-    # the server accepts some: a rate limit, whose hint is its window's end, waited as it says
+    # the server accepts some: a rate limit, whose hint is its window's end, waited as it says; the same
+    # request throttled again after waiting it waits at least the throttle backoff of its attempt before
     rule.on_success()
-    assert waits(0.05) == pytest.approx([0.05] * 5)
-    assert waits(1.0) == pytest.approx([1.0] * 5)
+    assert waits(0.05) == pytest.approx([0.05, 0.5, 1.0, 2.0, 4.0])
+    assert waits(1.0) == pytest.approx([1.0, 1.0, 1.0, 2.0, 4.0])
+    assert waits(3.0) == pytest.approx([3.0, 3.0, 3.0, 3.0, 4.0])
 
 
 def test_a_control_call_throttled_at_first_waits_the_throttle_backoff_whatever_its_hint() -> None:
