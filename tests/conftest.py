@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hypothesis import settings
+
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "proto" / "gen"
 if str(GENERATED) not in sys.path:
@@ -18,3 +20,8 @@ pytest_plugins = [
     "tests.integration.chroma_server",  # chroma_server, chroma_client, chroma_collection
     "tests.integration.weaviate_server",  # weaviate_server, weaviate_key_server, weaviate_collection
 ]
+
+# No per-example deadline: one example that a full run's garbage collection or a loaded machine paused past
+# Hypothesis's 200 ms failed the test as "unreliable timings" (tests that time something bound it themselves)
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")

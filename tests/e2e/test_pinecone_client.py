@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import time
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from tests.net import closed_port
 from tests.servers.fixtures import ServerHandle, start_server
 from vectordb.connector import AuthError, Client, ConfigError, ConnectError, WriteFailed, connect
 from vectordb.connector.client import resolve_options
@@ -194,15 +194,13 @@ def test_rows_of_another_dimension_than_the_index_fail_before_any_is_sent(server
 
 
 def test_unreachable_host_fails_fast_with_a_clear_error() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # bound but not listening: connections are refused
-        for scheme in ("pinecone+grpc", "pinecone"):
-            started = time.monotonic()
-            with (
-                connect(f"{scheme}://127.0.0.1:{port}", max_retries=2) as client,
-                pytest.raises(ConnectError) as info,
-            ):
-                client.upsert([{"id": "a", "values": [1.0, 2.0]}])
-            assert "cannot connect" in str(info.value)
-            assert time.monotonic() - started < 10
+    port = closed_port()  # refused, and never a port an earlier server answered on (waited as a restart)
+    for scheme in ("pinecone+grpc", "pinecone"):
+        started = time.monotonic()
+        with (
+            connect(f"{scheme}://127.0.0.1:{port}", max_retries=2) as client,
+            pytest.raises(ConnectError) as info,
+        ):
+            client.upsert([{"id": "a", "values": [1.0, 2.0]}])
+        assert "cannot connect" in str(info.value)
+        assert time.monotonic() - started < 10

@@ -80,7 +80,7 @@ def test_a_server_that_answered_then_hangs_stops_the_write_soon() -> None:
     assert f"the last {retries + 1} sent alone" in text, text
     assert "raise option timeout_s" in text, text
     # the threshold's timeouts (each batch in flight spends its attempts), then the ones still in flight end
-    bound = (retries + 2) * TIMEOUT_S + 2.0
+    bound = (retries + 2) * TIMEOUT_S + 8.0  # old code: about 35 s; room for a loaded machine
     assert elapsed < bound, f"{elapsed:.1f} s, bound {bound:.1f} s; {error.report!r}"
     assert arrived <= 1 + threshold + concurrency, arrived
     report = error.report
@@ -96,12 +96,11 @@ def test_a_server_that_answered_then_hangs_stops_the_write_soon() -> None:
 
 def test_a_slow_server_that_still_answers_is_not_stopped() -> None:
     """Every batch's first attempt gets no reply in time and its retry is answered: many timeouts in
-    all, never two in a row, so the write goes on and every row lands."""
+    all, never two in a row, so the write goes on and every row lands. A timeout of 1 s: an answered retry
+    that a loaded machine delayed past 0.3 s made two in a row."""
     with serve(lambda seq: seq % 2 == 0) as (server, state):
         uri = f"pinecone://127.0.0.1:{server.port}"
-        with connect(
-            uri, verify=False, timeout_s=TIMEOUT_S, batch_size=10, max_concurrency=1, max_retries=1
-        ) as c:
+        with connect(uri, verify=False, timeout_s=1.0, batch_size=10, max_concurrency=1, max_retries=1) as c:
             assert c.upsert(rows(10)).ok  # seq 1: answered
             report = c.upsert(rows(100, start=10))  # 10 batches: 10 timeouts, threshold 2
         stored = state.snapshot().namespaces
@@ -133,6 +132,6 @@ def test_a_server_whose_connections_then_time_out_stops_the_write_soon() -> None
         forget_shared()
     report = raised.value.report
     assert report is not None and report.stopped, raised.value
-    assert elapsed < (retries + 2) * TIMEOUT_S + 2.0, f"{elapsed:.1f} s; {report!r}"
+    assert elapsed < (retries + 2) * TIMEOUT_S + 8.0, f"{elapsed:.1f} s; {report!r}"  # old code: ~35 s
     kinds = {f.error_type for f in report.failures}
     assert kinds <= {"ConnectTimeout", STOPPED} and "ConnectTimeout" in kinds, report

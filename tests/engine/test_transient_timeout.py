@@ -24,7 +24,11 @@ pytestmark = pytest.mark.timeout(120)
 
 CEILING = 32
 EVERY = 30
-FAST_S, SLOW_S, TIMEOUT_S = 0.05, 0.6, 0.3
+FAST_S, SLOW_S, TIMEOUT_S = (
+    0.05,
+    2.0,
+    1.0,
+)  # fast requests 20 times within the timeout, on a loaded machine too
 
 
 class Spiky(ServerState):

@@ -821,10 +821,15 @@ def test_hpack_stays_silent_after_the_application_configures_logging(
                 call(t, b"x")
             assert KEY not in str(raised.value)
             if round_ == 0:
+                caplog.set_level(logging.DEBUG)  # first: caplog restores the root's level it finds, not DEBUG
                 logging.config.dictConfig(
                     {"version": 1, "disable_existing_loggers": False, "root": {"level": "DEBUG"}}
                 )
-                caplog.set_level(logging.DEBUG)
+                logging.getLogger().addHandler(
+                    caplog.handler
+                )  # dictConfig removed the root's, the capture's too
+    logging.getLogger("tests.probe").debug("probe")  # the capture still sees DEBUG records after dictConfig
+    assert [r for r in caplog.records if r.getMessage() == "probe"], "the check below would check nothing"
     assert not [r for r in caplog.records if KEY in r.getMessage()] and not failures
 
 
