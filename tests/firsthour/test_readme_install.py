@@ -55,6 +55,7 @@ def readme_spark_example() -> str:
     return found.group(1)
 
 
+@pytest.mark.timeout(1200)  # a venv, an install, the native module's Rust build (LTO), then Spark: 240 s loaded
 def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) -> None:
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java (the README's set-up assumes Java 17)")

@@ -201,7 +201,7 @@ def test_statement_timeout_is_a_deadline(pg_server: PgServer, pg_table: str) -> 
     started = time.monotonic()
     with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=0) as client:
         report = client.write(rows_of(2))
-    assert time.monotonic() - started < 1.8  # the server cancelled the statement: no 2 s sleep
+    assert time.monotonic() - started < 3.5  # the server cancelled the statement: not 2 rows' 2 s sleeps
     assert report.written == 0 and report.failures[0].error_type == "ServerTimedOut"
     assert "57014" in report.failures[0].error and report.failures[0].retryable
     # the server rolled the statement back: nothing may be stored, unlike a reply that never came
@@ -466,15 +466,16 @@ def test_clear_waits_for_a_lock_no_longer_than_timeout_s(pg_server: PgServer, pg
     """A reader's open transaction holds the table: TRUNCATE gives up after timeout_s instead of queueing
     (and, with no retries left, the clear fails with the reason)."""
     _make_table(pg_server, pg_table)
+    with connect(pg_server.uri(pg_table)) as setup:  # the rows written without the 0.3 s limit under test
+        assert setup.write(rows_of(4)).ok
     with connect(pg_server.uri(pg_table), timeout_s=0.3, max_retries=0) as client:
-        assert client.write(rows_of(4)).ok
         with pg_server.connect() as reader:
             with reader.transaction():
                 reader.execute(f'SELECT count(*) FROM "{pg_table}"').fetchall()  # ACCESS SHARE until the end
                 started = time.monotonic()
                 with pytest.raises(Unavailable) as caught:
                     client.clear()
-                assert time.monotonic() - started < 2.0
+                assert time.monotonic() - started < 5.0  # gave up, not queued behind the reader
             assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
             assert len(read_rows(pg_server, pg_table)) == 4  # nothing was cleared
             assert client.clear() == f"all rows of table {pg_table}"  # the pooled connection is fine
@@ -487,18 +488,18 @@ def test_deleting_a_namespace_behind_a_row_lock_gives_up_after_timeout_s(
 ) -> None:
     """Deletes, like every statement, wait for a lock at most timeout_s: a held row fails the clear with why."""
     uri = pg_server.uri(pg_table)
-    with connect(uri, create=True, namespace="a", timeout_s=0.3, max_retries=0) as client:
-        assert client.upsert(rows_of(3), namespace="a").written == 3
-        with pg_server.connect() as other:
-            with other.transaction():
-                other.execute(f'SELECT id FROM "{pg_table}" WHERE id = %s FOR UPDATE', ("g1",)).fetchall()
-                started = time.monotonic()
-                with pytest.raises(Unavailable) as caught:
-                    client.clear("a")
-                assert time.monotonic() - started < 2.0
-            assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
-            assert len(read_rows(pg_server, pg_table)) == 3  # the DELETE rolled back whole
-            assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
+    with connect(uri, create=True, namespace="a") as setup:  # the rows written without the 0.3 s limit
+        assert setup.upsert(rows_of(3), namespace="a").written == 3
+    with connect(uri, namespace="a", timeout_s=0.3, max_retries=0) as client, pg_server.connect() as other:
+        with other.transaction():
+            other.execute(f'SELECT id FROM "{pg_table}" WHERE id = %s FOR UPDATE', ("g1",)).fetchall()
+            started = time.monotonic()
+            with pytest.raises(Unavailable) as caught:
+                client.clear("a")
+            assert time.monotonic() - started < 5.0  # gave up, not queued behind the lock
+        assert "55P03" in str(caught.value) and f"cannot clear table {pg_table}" in str(caught.value)
+        assert len(read_rows(pg_server, pg_table)) == 3  # the DELETE rolled back whole
+        assert client.clear("a") == f"namespace 'a' of table {pg_table} (3 rows)"
 
 
 def test_a_clear_held_up_by_a_lock_is_retried_like_a_write(pg_server: PgServer, pg_table: str) -> None:
@@ -512,9 +513,11 @@ def test_a_clear_held_up_by_a_lock_is_retried_like_a_write(pg_server: PgServer, 
         transaction.__enter__()
         reader.execute(f'SELECT count(*) FROM "{pg_table}"').fetchall()  # ACCESS SHARE until it ends
         release = threading.Timer(0.8, lambda: (transaction.__exit__(None, None, None), reader.close()))
+        started = (
+            time.monotonic()
+        )  # before the timer starts: the reader holds the lock 0.8 s from here at least
         release.start()
         try:
-            started = time.monotonic()
             assert client.clear() == f"all rows of table {pg_table}"
             assert time.monotonic() - started > 0.6  # it did wait for the reader, through retries
         finally:
@@ -646,7 +649,7 @@ def test_bad_password_is_an_auth_error_at_once(pg_server: PgServer, pg_table: st
     uri = pg_server.uri(pg_table, user=LOADER, password="wrong-Pw")
     with connect(uri, create=True) as client, pytest.raises(AuthError) as caught:
         client.write(rows_of(50))
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # at once: no retries of a refused password (each waits seconds)
     assert "password authentication failed" in str(caught.value) and "wrong-Pw" not in str(caught.value)
     deadline = time.monotonic() + 2
     while _failed_logins(pg_server) == before and time.monotonic() < deadline:
@@ -682,7 +685,7 @@ def test_unreachable_server_is_a_connect_error(pg_server: PgServer) -> None:
         started = time.monotonic()  # retried as any control call is: max_retries=0 keeps it to one try
         with connect(uri, max_retries=0) as client, pytest.raises(ConnectError):
             client.write(rows_of(2))
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < 5.0
 
 
 def test_uri_parsing_strips_table_and_masks_passwords() -> None:

@@ -28,7 +28,7 @@ from vectordb.connector.transports.base import forget_shared
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 DIM = 8
 NO_TENANT = r"^option namespace: .*no Weaviate tenant"

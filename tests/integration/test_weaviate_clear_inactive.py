@@ -14,7 +14,7 @@ from vectordb.connector import ConfigError, connect
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 TENANTS = ["t1", "t2", "t3", "t4"]
 

@@ -14,7 +14,7 @@ from vectordb.connector import connect
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 SCHEMA = pa.schema([("id", pa.string()), ("values", pa.list_(pa.float32())), ("tags", pa.list_(pa.int64()))])
 

@@ -23,7 +23,7 @@ from vectordb.connector.planner import DriverPlan
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 DENSE = {"title": 8, "body": 5}  # name -> dimension
 MULTI = {"colbert": 4}  # name -> the length of each of its vectors

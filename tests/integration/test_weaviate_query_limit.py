@@ -24,7 +24,7 @@ from vectordb.connector.transports.base import WireReply
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 QUERY_LIMIT = 100  # below the connector's 1,000 ids a delete request
 

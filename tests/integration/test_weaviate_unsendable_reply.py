@@ -19,7 +19,7 @@ from vectordb.connector import connect
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 
 @pytest.mark.parametrize("key", ["ключ", "été", "Größe", "has-dash", "k" * 232])

@@ -17,7 +17,7 @@ from vectordb.connector import connect
 if TYPE_CHECKING:
     from tests.integration.weaviate_server import WeaviateServer
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(120, func_only=True)  # the server starts in setup, its own limits
 
 UUID = "6f1c2f0e-9a3b-4c7d-8e2f-1a2b3c4d5e6f"
 SPELLINGS = {
