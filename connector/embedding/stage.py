@@ -63,7 +63,7 @@ from ..rows.chunks import count_rows
 from ..rows.dicts import DictReader
 from ..rows.floats import json_vector
 from ..rows.ops import CODES, DELETE, UPSERT, DeleteMark, arrow_ops, op_of
-from ..rows.text import checked_text, is_text
+from ..rows.text import checked_text, is_text, without_views
 from .client import PROBE_TEXT, WINDOW_PER_SLOT, EmbeddingClient
 from .options import EmbedOptions
 from .result import EmbeddedChunk, InputFailure
@@ -377,6 +377,7 @@ class EmbeddingStage:
             raise ConfigError(
                 f"option text_column: no column {self.text_column!r} in the input (columns: {', '.join(names)})"
             )
+        batch = without_views(batch)  # rows are taken from it, and Arrow takes no view
         text = batch.column(self.text_column)
         if not is_text(text.type):
             raise ConfigError(

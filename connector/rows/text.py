@@ -12,12 +12,13 @@ there would be stored as it is once the letter is written again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["checked_text", "is_text", "not_utf8_reason", "readable_pylist"]
+__all__ = ["checked_text", "is_text", "not_utf8_reason", "readable_pylist", "without_views"]
 
 
 def not_utf8_reason(column: str) -> str:
@@ -98,31 +99,72 @@ def is_text(typ: pa.DataType) -> bool:
     return bool(pt.is_string(typ) or pt.is_large_string(typ) or pt.is_string_view(typ))
 
 
+def without_views(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with each ``string_view`` or ``binary_view`` at any depth the large type of the same values:
+    Arrow has no ``take`` for views, and the embedding stage takes rows (a view column failed the whole
+    write with ``ArrowNotImplementedError``)."""
+    import pyarrow as pa
+
+    types = [_viewless(field.type) for field in batch.schema]
+    if all(typ == field.type for typ, field in zip(types, batch.schema, strict=True)):
+        return batch
+    columns = [column.cast(typ) for column, typ in zip(batch.columns, types, strict=True)]
+    return pa.RecordBatch.from_arrays(
+        columns,
+        schema=pa.schema(
+            [field.with_type(typ) for field, typ in zip(batch.schema, types, strict=True)],
+            batch.schema.metadata,
+        ),
+    )
+
+
+def _viewless(typ: pa.DataType) -> pa.DataType:
+    """``typ`` with each view type at any depth its large type."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    def leaf(typ: pa.DataType) -> pa.DataType:
+        if pt.is_string_view(typ):
+            return pa.large_string()
+        return pa.large_binary() if pt.is_binary_view(typ) else typ
+
+    return _each_leaf(typ, leaf)
+
+
 def _as_binary(typ: pa.DataType) -> pa.DataType:
     """``typ`` with each text type at any depth the binary type of the same layout (a cast that copies
     nothing and checks nothing)."""
     import pyarrow as pa
     import pyarrow.types as pt
 
-    if pt.is_string(typ):
-        return pa.binary()
-    if pt.is_large_string(typ):
-        return pa.large_binary()
-    if pt.is_string_view(typ):
-        return pa.binary_view()
+    def leaf(typ: pa.DataType) -> pa.DataType:
+        if pt.is_string(typ):
+            return pa.binary()
+        if pt.is_large_string(typ):
+            return pa.large_binary()
+        return pa.binary_view() if pt.is_string_view(typ) else typ
+
+    return _each_leaf(typ, leaf)
+
+
+def _each_leaf(typ: pa.DataType, leaf: Callable[[pa.DataType], pa.DataType]) -> pa.DataType:
+    """``typ`` with ``leaf`` applied to each type inside its structs, maps and lists, at any depth."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
     if pt.is_struct(typ):
-        return pa.struct([field.with_type(_as_binary(field.type)) for field in typ])
+        return pa.struct([field.with_type(_each_leaf(field.type, leaf)) for field in typ])
     if pt.is_map(typ):
         return pa.map_(
-            typ.key_field.with_type(_as_binary(typ.key_type)),
-            typ.item_field.with_type(_as_binary(typ.item_type)),
+            typ.key_field.with_type(_each_leaf(typ.key_type, leaf)),
+            typ.item_field.with_type(_each_leaf(typ.item_type, leaf)),
         )
     if pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ):
-        field = typ.value_field.with_type(_as_binary(typ.value_type))
+        field = typ.value_field.with_type(_each_leaf(typ.value_type, leaf))
         if pt.is_fixed_size_list(typ):
             return pa.list_(field, typ.list_size)
         return pa.large_list(field) if pt.is_large_list(typ) else pa.list_(field)
-    return typ
+    return leaf(typ)
 
 
 def _decoded(value: Any, typ: pa.DataType, bad: list[bool], keep_bytes: bool = False) -> Any:
