@@ -46,7 +46,6 @@ from ..errors import (
     ConfigError,
     ConnectorError,
     DimensionMismatch,
-    NotFound,
     ServerError,
     TransportError,
     Unavailable,
@@ -240,10 +239,7 @@ class EmbeddingStage:
         it starts (``AuthError``, ``NotFound``, a ``ConfigError`` quoting a refusal), each naming the
         write's option at fault: the key's, or the model's (a 404 may also be a wrong ``embed_url``). The
         model its reply names is kept in ``model_answered``, for the workers' replies to name."""
-        try:
-            result = self.client.embed([PROBE_TEXT])  # an AuthError names the key's option already
-        except NotFound as exc:
-            raise NotFound(f"option embed_model (or embed_url): {exc}", status=exc.status) from None
+        result = self.client.embed([PROBE_TEXT])  # an AuthError or a NotFound names its option already
         if result.failures:
             raise _probe_error(result.failures[0])
         self.model_answered = self.client.model_answered

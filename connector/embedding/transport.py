@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ..errors import AuthError, ConfigError, ConnectorError
+from ..errors import AuthError, ConfigError, ConnectorError, NotFound
 from ..redaction import Secrets, blank_logs, detached, returned
 from ..transports.base import host_of
 from ..transports.http import TRACE_LOGGERS, ServerPool, error_for_status
@@ -55,7 +55,7 @@ class EmbeddingTransport:
         }
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._url = f"{parts.scheme}://{netloc}{path}"
-        request = _request(path, headers, api_key)
+        request = _request(path, headers, api_key, key_option)
         del api_key  # this frame raises the error of a key HTTP cannot carry: it must not hold the key
         if isinstance(request, ConfigError):
             try:
@@ -93,6 +93,8 @@ class EmbeddingTransport:
             error = error_for_status(status, data, self.where, headers, secrets=self.secrets)
             if isinstance(error, AuthError):  # a wrong key, or its account out of quota
                 return AuthError(f"option {self.key_option}: {error}", status=status)
+            if isinstance(error, NotFound):  # no such model, or no endpoint at this path
+                return NotFound(f"option embed_model (or embed_url): {error}", status=status)
             return error
         return data
 
@@ -102,14 +104,16 @@ class EmbeddingTransport:
 
 
 def _request(
-    path: str, headers: dict[str, str], api_key: str | None
+    path: str, headers: dict[str, str], api_key: str | None, key_option: str
 ) -> tuple[bytes, dict[str, str]] | ConfigError:
     """The request's head and its headers for httpx (no ``Host``), the key among them; or the error of a
-    key HTTP cannot carry, returned without the frames that held the key."""
+    key HTTP cannot carry (naming ``key_option``, or ``embed_url`` for its path), returned without the frames
+    that held the key."""
     if api_key:
         headers = headers | {"Authorization": f"Bearer {api_key}"}
     try:
         head = request_head("POST", path, headers)
     except ConfigError as exc:  # raised where the request's lines, the key in them, are locals
-        return detached(exc)
+        option = key_option if str(exc).startswith("Authorization:") else "embed_url"
+        return detached(ConfigError(f"option {option}: {exc}"))
     return head, {name: value for name, value in headers.items() if name != "Host"}
