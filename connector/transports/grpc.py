@@ -92,7 +92,14 @@ class GrpcTransport:
         self._scheme = header_block([(":method", "POST"), (":scheme", "https" if tls else "http")])
         fixed = [(":authority", target), ("content-type", "application/grpc"), ("te", "trailers")]
         fixed.append(("user-agent", USER_AGENT))
-        self._fixed = header_block(fixed) + header_block(list(metadata), frozenset(n for n, _ in metadata))
+        keyed = _metadata_block(metadata, secrets)
+        del metadata  # this frame raises the error of a key gRPC cannot carry: it must not hold the key
+        if isinstance(keyed, ConfigError):
+            try:
+                raise keyed
+            finally:
+                del keyed  # held by this frame, the raised error would be a cycle through it
+        self._fixed = header_block(fixed) + keyed
         self._paths: dict[str, bytes] = {}  # each method's :path field
         self._timeouts: dict[float, bytes] = {}  # each timeout's grpc-timeout field
 
@@ -204,3 +211,16 @@ def _shown_pushback(pushback: str | None, retry_after_s: float | None) -> str:
 def _is_connect_failure(details: str) -> bool:
     text = details.lower()
     return "failed to connect" in text or "connection refused" in text or "dns resolution failed" in text
+
+
+def _metadata_block(metadata: tuple[tuple[str, str], ...], secrets: Secrets) -> bytes | ConfigError:
+    """The call metadata's header block (never indexed: it holds the key); or the error of a value gRPC
+    cannot carry, naming option ``api_key`` when the value holds the key (``gRPC metadata api-key: ...``
+    alone named none), returned without the frames that held it."""
+    try:
+        return header_block(list(metadata), frozenset(n for n, _ in metadata))
+    except ConfigError as exc:
+        name = str(exc).removeprefix("gRPC metadata ").partition(":")[0]
+        if any(n == name and secrets.blank(v) != v for n, v in metadata):
+            return detached(ConfigError(f"option api_key (or api_key_env): {exc}"))
+        return detached(exc)

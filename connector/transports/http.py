@@ -21,6 +21,7 @@ import orjson
 
 from ..errors import (
     AuthError,
+    ConfigError,
     ConnectError,
     ConnectorError,
     ConnectTimeout,
@@ -278,8 +279,15 @@ class HttpTransport:
     def _framed_as(
         self, verb: str, path: str, headers: dict[str, tuple[str, str]]
     ) -> tuple[bytes, dict[str, str]]:
-        """The request head (``ConnectionPool``'s) and the headers but ``Host`` (an httpx client's)."""
-        head = request_head(verb, self._prefix + path, dict(headers.values()))
+        """The request head (``ConnectionPool``'s) and the headers but ``Host`` (an httpx client's). A key
+        HTTP cannot carry names its option: the header's name alone (``Api-Key: a line break ...``) named none."""
+        try:
+            head = request_head(verb, self._prefix + path, dict(headers.values()))
+        except ConfigError as exc:  # raised on: ``_exchange`` detaches it from the frames that hold the key
+            name = str(exc).partition(":")[0]
+            if not any(n == name and self._secrets.blank(v) != v for n, v in headers.values()):
+                raise
+            raise ConfigError(f"option api_key (or api_key_env): {exc}") from None
         return head, {name: value for key, (name, value) in headers.items() if key != "host"}
 
     def close(self) -> None:
