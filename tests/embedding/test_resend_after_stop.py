@@ -32,7 +32,7 @@ class MalformedAfterRefusal(EmbeddingsServer):
         if b"alpha" in body:
             self.alpha_requests += 1
             await self._refused.wait()
-            await asyncio.sleep(0.3)  # the client reads the 401 and stops meanwhile
+            await asyncio.sleep(1.0)  # the client reads the 401 and stops meanwhile (a loaded machine too)
             _, reply = self._answer(headers, body, Fault.short(), False)
         elif b"beta" in body:
             _, reply = self._answer(headers, body, Fault.error(401), False)
