@@ -411,7 +411,7 @@ def _spellings(char: str, cased: bool = False) -> tuple[str, ...]:
     as_sent = (char, char.lower(), char.upper()) if cased else (char,)
     chars = tuple(dict.fromkeys(c for c in as_sent if len(c) == 1))  # "ß".upper() is "SS": not one character
     if char in _UNRESERVED:  # no encoder escapes these; their other spellings only cost time
-        return chars
+        return tuple(map(re.escape, chars))  # a "." as it is would match any character
     code = ord(char)
     units = [code] if code < 0x10000 else [0xD800 + ((code - 0x10000) >> 10), 0xDC00 + (code & 0x3FF)]
     ways = [
