@@ -21,6 +21,11 @@ scalar: over many rows a walk into lists and dicts costs more than pickle. The c
 what a plain row pays for this, done in C where it can be (a call per value would cost more than the
 value's encoding). A delete's metadata is a ``DeleteMark``, which msgpack would write as a plain ``{}`` (an upsert with no vector): the wire says
 which rows are deletes and decoding puts the marks back.
+
+Dead letters (the sink's ``failed`` and ``refused`` outputs) and ``vectordb-beam``'s parsed JSON Lines records
+are typed ``EXACT``: ``Any`` to Beam's type checks, carried by ``ExactCoder``, pickled. Beam's coders for
+``dict[str, Any]`` and ``Any`` write text as strict UTF-8, so a row holding a lone surrogate, which the sink
+fails alone, stopped the pipeline.
 """
 
 from __future__ import annotations
@@ -32,13 +37,14 @@ from typing import Any
 import msgspec
 import numpy as np
 from apache_beam.coders import Coder, registry
+from apache_beam.typehints.typehints import AnyTypeConstraint
 
 from vectordb.connector.rows.ops import DeleteMark
 
 from .batch import VectorBatch
 from .elements import NamedRow, Row
 
-__all__ = ["RowCoder", "VectorBatchCoder", "register"]
+__all__ = ["EXACT", "ExactCoder", "RowCoder", "VectorBatchCoder", "register"]
 
 
 # Buffers are memoryviews both ways: encoded from numpy without a copy, decoded as views of the input.
@@ -335,6 +341,36 @@ class VectorBatchCoder(Coder):
         return hash(type(self))
 
 
+class _Exact(AnyTypeConstraint):
+    """``Any`` to Beam's type checks, the type ``ExactCoder`` is registered for."""
+
+
+EXACT = _Exact()  # the type of dead letters, and of JSON Lines records as parsed
+
+
+class ExactCoder(Coder):
+    """A value ↔ bytes, pickled (protocol 5), given back as it went in: text with a lone surrogate, which
+    UTF-8 cannot carry, an int beyond 64 bits, as ``RowCoder``'s fields that msgpack cannot carry."""
+
+    def encode(self, value: Any) -> bytes:
+        return pickle.dumps(value, protocol=5)
+
+    def decode(self, encoded: bytes) -> Any:
+        return pickle.loads(encoded)  # written by encode above, in this pipeline
+
+    def is_deterministic(self) -> bool:
+        return False
+
+    def to_type_hint(self) -> Any:
+        return EXACT
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
 def _arrow_bytes(batch: Any) -> bytes:
     import pyarrow as pa
 
@@ -352,6 +388,7 @@ def _arrow_batch(data: bytes) -> Any:
 
 
 def register() -> None:
-    """Make Beam use these coders for PCollections typed ``Row`` / ``VectorBatch``."""
+    """Make Beam use these coders for PCollections typed ``Row`` / ``VectorBatch`` / ``EXACT``."""
     registry.register_coder(Row, RowCoder)
     registry.register_coder(VectorBatch, VectorBatchCoder)
+    registry.register_coder(_Exact, ExactCoder)

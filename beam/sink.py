@@ -56,6 +56,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime
+import json
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable, Iterator, Mapping
@@ -84,7 +85,7 @@ from vectordb.connector.report import BatchFailure, WriteReport
 from vectordb.connector.rows import RowRules, arrow_batches, is_arrow
 
 from .batch import VectorBatch, assemble
-from .coders import register
+from .coders import EXACT, register
 from .elements import ElementReader, NamedRow, Refusal, Row, as_mapping
 
 __all__ = ["BundleCounts", "WriteResult", "WriteToVectorDB"]
@@ -263,7 +264,7 @@ class WriteToVectorDB(beam.PTransform):
                     *fn_args, rules=self.rules, windowfn=pcoll.windowing.windowfn
                 )
             read = pcoll | "Read and batch" >> beam.ParDo(read_fn).with_output_types(
-                VectorBatch, arrow=Any, refused=dict[str, Any]
+                VectorBatch, arrow=Any, refused=EXACT
             ).with_outputs("arrow", "refused", main="batches")
             batches = read.batches
         else:
@@ -274,7 +275,7 @@ class WriteToVectorDB(beam.PTransform):
             read_fn = _ReadFn(*fn_args) if pcoll.windowing.is_default() else _WindowedReadFn(*fn_args)
             rows_type: Any = tuple[Row, bytes] if read_fn.letters else Row
             read = pcoll | "Read" >> beam.ParDo(read_fn).with_output_types(
-                rows_type, arrow=Any, refused=dict[str, Any]
+                rows_type, arrow=Any, refused=EXACT
             ).with_outputs("arrow", "refused", main="rows")
             gather = beam.GroupIntoBatches.WithShardedKey(self.rows_per_batch, self.max_buffering_s)
             if pcoll.windowing.is_default():
@@ -311,6 +312,8 @@ class WriteToVectorDB(beam.PTransform):
             staged = (written.staged, written_arrow.staged) | "Staged" >> beam.Flatten()
             reports = (reports, staged) | "Import" >> bulk.FinishImport(self.options, self.target, job)
         failed = (read.refused, written.failed, written_arrow.failed) | "Failed" >> beam.Flatten()
+        # Beam merges its inputs' types into a dict's, whose coder refuses text with a lone surrogate
+        failed.element_type = EXACT
         if self.options.on_error == "dead_letter":
             # a name of this run's own: files numbered alone were another run's too, so a clean re-run
             # erased earlier letters, and an earlier run's extra shards stayed among this run's
@@ -330,7 +333,7 @@ class WriteToVectorDB(beam.PTransform):
             return stage_fn(self.options, self.target, job)
         return (
             beam.ParDo(_WriteFn(self.options, self.target, self.secret))
-            .with_output_types(WriteReport, failed=dict[str, Any])
+            .with_output_types(WriteReport, failed=EXACT)
             .with_outputs("failed", main="written")
         )
 
@@ -440,7 +443,23 @@ def _assemble_rows(keyed: tuple[Any, list[Row]], columns: dict[str, str]) -> Vec
 def _json_line(letter: dict[str, Any]) -> str:
     # bytes as base64, the letter saying so (json_letter): as default=str's "b'...'" text, a letter read
     # back and written again stored that text, or wrote a binary id as another row
-    return orjson.dumps(json_letter(letter), default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    jsonable = json_letter(letter)
+    try:
+        return orjson.dumps(jsonable, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    except TypeError:  # a lone surrogate or an int beyond 64 bits, which orjson refuses
+        return orjson.dumps(_as_json(jsonable), default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` with its texts and ints as the stdlib's ``json`` writes them (a lone surrogate as
+    ``"\\ud800"``, an int beyond 64 bits as its digits), which it and ``vectordb-beam`` read back as they were."""
+    if isinstance(value, Mapping):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return orjson.Fragment(json.dumps(value))
+    return value
 
 
 def _with_secret(options: BackendOptions, secret: Secret | None, *, fetch: bool = True) -> BackendOptions:
