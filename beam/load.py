@@ -58,6 +58,7 @@ import argparse
 import codecs
 import contextlib
 import itertools
+import json
 import logging
 import os
 import re
@@ -84,6 +85,7 @@ from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOpt
 from apache_beam.runners.runner import PipelineResult
 from apache_beam.utils.secret import Secret
 
+from vectordb.beam.coders import EXACT
 from vectordb.beam.elements import Refusal, refused_line
 from vectordb.beam.sink import COUNTERS, DEAD_LETTER_PREFIX, METRICS_NAMESPACE, WriteResult, WriteToVectorDB
 from vectordb.connector.backends.registry import canonical_uri
@@ -672,7 +674,7 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
             records = (
                 lines
                 | "Skip blank lines" >> beam.Filter(has_text)
-                | "Parse" >> beam.MapTuple(parse_line, args.partitions)
+                | "Parse" >> beam.MapTuple(parse_line, args.partitions).with_output_types(EXACT)
             )
     elif input_format(args) == "parquet":
         records = pipeline | "Read Parquet" >> beam.io.ReadFromParquetBatched(args.input)  # Arrow tables
@@ -681,7 +683,7 @@ def build(pipeline: beam.Pipeline, args: argparse.Namespace, sink: WriteToVector
         # not UTF-8 stopped the whole job with its trace
         read = beam.io.ReadFromTextWithFilename(args.input, coder=coders.BytesCoder())
         lines = pipeline | "Read JSON Lines" >> read | "Skip blank lines" >> beam.Filter(has_text)
-        records = lines | "Parse" >> beam.MapTuple(parse_line)
+        records = lines | "Parse" >> beam.MapTuple(parse_line).with_output_types(EXACT)
     return records | "Write" >> sink
 
 
@@ -698,17 +700,37 @@ def parse_line(path: str, line: bytes, partitions: Mapping[str, Mapping[str, Any
     which do not know their first line's number."""
     line = line.removeprefix(codecs.BOM_UTF8)  # a file's first, as some editors write it: Spark reads past it
     try:
-        record = orjson.loads(line.decode())
+        text = line.decode()
     except UnicodeDecodeError as exc:
         return _refused(path, line.decode(errors="backslashreplace"), f"the line is not valid UTF-8: {exc}")
+    try:
+        record = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        # orjson's position is within the line, whose own "line 1" would read as the file's first
-        where = str(exc).replace(": line 1 column ", ": column ")
-        return _refused(path, line.decode(), f"the line is not JSON: {where}")
+        record = _with_lone_surrogate(text, exc)
+        if record is None:
+            # orjson's position is within the line, whose own "line 1" would read as the file's first
+            where = str(exc).replace(": line 1 column ", ": column ")
+            return _refused(path, text, f"the line is not JSON: {where}")
     values = partitions.get(path) if partitions else None
     if values and isinstance(record, dict):
         record.update(values)  # the folder's value wins over a key of the same name, as in Spark
     return record
+
+
+def _with_lone_surrogate(text: str, refused: orjson.JSONDecodeError) -> Any:
+    """The record of a JSON line whose text escapes a lone surrogate (``"\\ud800"``): JSON, which orjson
+    refuses and the stdlib's ``json`` reads, so the row fails alone with its id, for that text, as in
+    Python, rather than as a line that is not JSON; ``None`` for a line ``refused`` for anything else."""
+    if "surrogate" not in str(refused):
+        return None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN, Infinity: the stdlib's extension, which orjson refuses
 
 
 def _refused(path: str, line: str, reason: str) -> Refusal:
@@ -914,7 +936,8 @@ def _failed_reasons(found: Counter[tuple[str, str, str]]) -> list[tuple[str, int
         for (error_type, error), rows in letters.items()
         if rows
     ]
-    return WriteReport(failures=failures).reasons()
+    # all of them: the summary shows the first and says how many it leaves out
+    return WriteReport(failures=failures).reasons(len(failures))
 
 
 @contextlib.contextmanager

@@ -533,6 +533,9 @@ def _connector_error_class(module: str, name: str) -> type[ConnectorError] | Non
     return found if isinstance(found, type) and issubclass(found, ConnectorError) else None
 
 
+SHOWN_REASONS = 5  # failure reasons a summary shows, each on a line of its own
+
+
 def summary(
     counts: Mapping[str, int],
     *,
@@ -553,7 +556,8 @@ def summary(
         wall_s: the job's time from the start of the write.
         stage_s: the write stage alone, where the engine measures it (Spark).
         tasks: the number of tasks that reported (Spark).
-        reasons: ``(reason, rows)`` of the failures, most frequent first; the first five are shown.
+        reasons: ``(reason, rows)`` of the failures, most frequent first; the first five are shown, and
+            a line says how many rows and reasons are left out.
         dead_letters: the files failed rows were written to.
     """
     n = {name: int(counts.get(name, 0)) for name in ("written", "failed", "requests", "retries", "throttled")}
@@ -583,7 +587,17 @@ def summary(
             f"embedded: {embed['embedded']:,} rows in {embed['embed_requests']:,} requests, "
             f"{embed['embed_retries']:,} retries, {embed['embed_throttled']:,} throttled"
         )
-    lines += [f"failed:   {rows:,} x {reason}" for reason, rows in reasons[:5]]
+    lines += [f"failed:   {rows:,} x {reason}" for reason, rows in reasons[:SHOWN_REASONS]]
+    if len(reasons) > SHOWN_REASONS:  # said, not dropped: the rows and reasons the lines above leave out
+        more = n["failed"] - sum(rows for _, rows in reasons[:SHOWN_REASONS])
+        # a job keeps its most common reasons only (Spark's report: 10): then some rows are in none listed
+        at_least = "at least " if sum(rows for _, rows in reasons) < n["failed"] else ""
+        others = len(reasons) - SHOWN_REASONS
+        where = ": see the dead letters" if dead_letters else ""
+        lines.append(
+            f"failed:   {more:,} more row{'s' * (more != 1)}, for {at_least}{others:,} more "
+            f"reason{'s' * (others != 1 or bool(at_least))}{where}"
+        )
     if dead_letters:
         files = "1 file" if len(dead_letters) == 1 else f"{len(dead_letters)} files"
         lines.append(f"dead letters: {files}, e.g. {dead_letters[0]}")
