@@ -76,9 +76,10 @@ _BEFORE_USERINFO = re.compile(r"[^/?#@:]*(?::/+|/+)")
 _SECRET_WORDS = r"key|secret|token|passw|sig|credential|code|auth"
 SECRET_PARAMETER = re.compile(_SECRET_WORDS, re.IGNORECASE)
 # its value runs on across an unencoded "&" whose piece holds no "=" (``password=Xy7&Tail&table=t``): a
-# password's, as PostgreSQL reads it, not a parameter of its own
+# password's, as PostgreSQL reads it, not a parameter of its own; a name holds no "?", "/" or "@" (a user
+# named ``token`` made ``postgresql://token:pw@host/app?table=`` a secret parameter's name, and blanked the table)
 SECRET_IN_QUERY = re.compile(
-    rf"((?:^|[?&;\s])[^=&;\s?]*(?:{_SECRET_WORDS})[^=&;\s]*=)([^&;\s]*(?:&[^=&;\s]*(?=[&;\s]|$))*)",
+    rf"((?:^|[?&;\s])[^=&;\s?/@]*(?:{_SECRET_WORDS})[^=&;\s?/@]*=)([^&;\s]*(?:&[^=&;\s]*(?=[&;\s]|$))*)",
     re.IGNORECASE,
 )
 # a URI as ``without_password`` reads it, a word but where a password holds a space or a tab (PostgreSQL

@@ -33,6 +33,7 @@ HOSTS = st.sampled_from(["127.0.0.1:9", "db.example.com", "db:5432", "[::1]:6334
 @example(scheme="qdrant", user="user", password="Xq7#LmN2pass", host="127.0.0.1:9")
 @example(scheme="qdrant", user="user", password="Xq7?LmN2pass", host="127.0.0.1:9")
 @example(scheme="qdrant", user="u", password="p@ss/w:rd#%41?ü€😀", host="db:5432")
+@example(scheme="postgresql", user="token", password=":", host="127.0.0.1:9")  # not ?table= as a token's name
 def test_a_password_with_unencoded_characters_is_blanked_whole(
     scheme: str, user: str, password: str, host: str
 ) -> None:
