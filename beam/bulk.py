@@ -44,6 +44,7 @@ from vectordb.connector.policy import enforce
 from vectordb.connector.report import WriteReport
 
 from .batch import VectorBatch
+from .coders import EXACT
 from .sink import COUNTERS, BundleCounts
 
 __all__ = ["FinishImport", "check", "stage_fn"]
@@ -64,7 +65,7 @@ def stage_fn(options: BackendOptions, target: str, job: str) -> beam.PTransform:
     """The ``Write`` step of an import: reports on the main output, ``failed`` and ``staged`` tagged."""
     return (
         beam.ParDo(_StageFn(options, target, job))
-        .with_output_types(WriteReport, failed=dict[str, Any], staged=int)
+        .with_output_types(WriteReport, failed=EXACT, staged=int)
         .with_outputs("failed", "staged", main="written")
     )
 

@@ -1,7 +1,7 @@
 """README: "A text holding a lone surrogate fails alone, unsent (InvalidInput), in Python and Beam". A Beam
 Chunk whose text held one stopped the pipeline (``UnicodeEncodeError ... surrogates not allowed`` in
 ``WriteToVectorDB/Write``): the sink failed the row, then Beam's coder for ``dict[str, Any]`` wrote its
-letter as strict UTF-8. Now letters travel in ``LetterCoder``: the row is on ``failed`` with its reason and
+letter as strict UTF-8. Now letters travel in ``ExactCoder``: the row is on ``failed`` with its reason and
 its text as given, the other row is stored, and ``dead_letter_path`` files hold the text as JSON's escape.
 """
 

@@ -138,3 +138,33 @@ def test_a_staging_bundle_the_runner_retries_counts_its_rows_once(
     assert len(index_host.state.snapshot().namespaces["docs"]) == 299
     got = counters(run)
     assert (got.get("written"), got.get("failed"), got.get("staged")) == (299, 1, 299), got
+
+
+def test_a_row_whose_letter_holds_a_lone_surrogate_fails_alone(
+    index_host: PineconeImportServer, s3_store: S3Store, prefix: str
+) -> None:
+    """A Chunk whose metadata holds a lone surrogate is refused by staging; its letter (the text as given)
+    stopped the pipeline in Beam's coder for ``dict[str, Any]``, which writes strict UTF-8."""
+    from apache_beam.ml.rag.types import Chunk, Content, Embedding
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    lone = "lone \ud800 surrogate"
+    chunks = [
+        Chunk(
+            id=f"c{i}",
+            index=i,
+            content=Content(text=f"text {i}"),
+            embedding=Embedding(dense_embedding=[0.5] * DIM),
+        )
+        for i in range(3)
+    ]
+    chunks[1].metadata = {"title": lone}
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        result = (
+            p | beam.Create(chunks, reshuffle=False) | sink(index_host, s3_store, prefix, on_error="report")
+        )
+        assert_that(result.written | beam.Map(summary), equal_to([(2, 1)]), label="one report")
+        assert_that(
+            result.failed | beam.Map(lambda d: (d["id"], repr(lone) in repr(d))), equal_to([("c1", True)])
+        )
+    assert set(index_host.state.snapshot().namespaces["docs"]) == {"c0", "c2"}
