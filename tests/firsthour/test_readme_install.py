@@ -55,7 +55,8 @@ def readme_spark_example() -> str:
     return found.group(1)
 
 
-@pytest.mark.timeout(1200)  # a venv, an install, the native module's Rust build (LTO), then Spark: 240 s loaded
+# a venv, an install, the native module's Rust build (LTO), then Spark: 240 s on a loaded machine
+@pytest.mark.timeout(1200)
 def test_the_readme_spark_example_works_after_the_readme_set_up(tmp_path: Path) -> None:
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java (the README's set-up assumes Java 17)")
