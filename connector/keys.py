@@ -97,6 +97,7 @@ CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 # the schemes whose URI carries credentials (PostgreSQL's user:password@, ?password=; options.parse_uri refuses
 # them in any other), and whose user alone is a role's name, shown
 USERINFO_SCHEMES = frozenset({"postgresql", "postgres"})
+_USER_SHOWN = CONTAINER_SCHEMES | USERINFO_SCHEMES  # a user alone there is a container's or a role's name
 
 
 def split_password(uri: str) -> tuple[str, str, str] | None:
@@ -134,9 +135,7 @@ def _blanked_word(word: re.Match[str]) -> str:
     split = split_password(probe)
     if split is not None:
         spans.append((len(split[0]), len(split[0]) + len(split[1])))
-    elif (user := _BARE_USER.match(probe)) is not None and user[
-        1
-    ].lower() not in CONTAINER_SCHEMES | USERINFO_SCHEMES:
+    elif (user := _BARE_USER.match(probe)) is not None and user[1].lower() not in _USER_SHOWN:
         spans.append(user.span(2))
     merged: list[list[int]] = []
     for start, end in sorted(spans):

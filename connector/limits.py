@@ -202,12 +202,13 @@ class Backoff:
         since the throttling began waits at least the throttle backoff, whatever its hint: a cold or busy
         server gave short hints for seconds, and retries that waited them alone failed the write."""
         hint = exc.retry_after_s if isinstance(exc, ServerError) else None
-        if isinstance(exc, Throttled) and (not hint or not accepting):
-            return max(self.throttle_delay_s(attempt), min(hint or 0.0, MAX_HINT_S))
-        if isinstance(exc, Throttled) and hint and attempt > 1:
-            # throttled again after waiting its hint: the hint proved short (a 50 ms hint from a window of a
-            # second had six attempts spent within 0.3 s), so from here it is a floor under the throttle backoff
-            return max(self.throttle_delay_s(attempt - 1), min(hint, MAX_HINT_S))
+        if isinstance(exc, Throttled):
+            if not hint or not accepting:
+                return max(self.throttle_delay_s(attempt), min(hint or 0.0, MAX_HINT_S))
+            if attempt > 1:
+                # throttled again after waiting its hint: the hint proved short (a 50 ms hint from a window of a
+                # second had six attempts spent within 0.3 s), so from here it is a floor under the throttle backoff
+                return max(self.throttle_delay_s(attempt - 1), min(hint, MAX_HINT_S))
         return self.delay_s(attempt, hint, host_down=answered and isinstance(exc, ConnectError | Unavailable))
 
     def throttle_delay_s(self, attempt: int) -> float:

@@ -55,7 +55,7 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -66,7 +66,16 @@ if TYPE_CHECKING:
     from .embedding.options import EmbedOptions
     from .options import BackendOptions
 
-__all__ = ["BLANK", "Secrets", "blank_logs", "caught", "detached", "uri_passwords", "without_frames"]
+__all__ = [
+    "BLANK",
+    "Secrets",
+    "blank_logs",
+    "caught",
+    "detached",
+    "key_refused",
+    "uri_passwords",
+    "without_frames",
+]
 
 BLANK = "***"
 E = TypeVar("E", bound=BaseException)
@@ -197,6 +206,21 @@ def returned(outcome: T | BaseException) -> T:
         finally:
             del outcome
     return outcome
+
+
+def key_refused(
+    error: ConfigError,
+    fields: Iterable[tuple[str, str]],
+    secrets: Secrets,
+    option: str = "api_key (or api_key_env)",
+) -> ConfigError | None:
+    """``error``, of a header or gRPC metadata field no request can carry (its text starts with the field's
+    name), naming ``option`` when that field's value holds a credential: the field's name alone (``Api-Key: a
+    line break ...``) names nothing a user wrote. None when the field holds none."""
+    name = str(error).removeprefix("gRPC metadata ").partition(":")[0]
+    if any(field == name and secrets.blank(value) != value for field, value in fields):
+        return ConfigError(f"option {option}: {error}")
+    return None
 
 
 def detached(error: E) -> E:

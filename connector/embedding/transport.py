@@ -17,7 +17,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..errors import AuthError, ConfigError, ConnectorError, NotFound
-from ..redaction import Secrets, blank_logs, detached, returned
+from ..redaction import Secrets, blank_logs, detached, key_refused, returned
 from ..transports.base import host_of
 from ..transports.http import TRACE_LOGGERS, ServerPool, error_for_status
 from ..transports.http1 import request_head
@@ -55,7 +55,7 @@ class EmbeddingTransport:
         }
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._url = f"{parts.scheme}://{netloc}{path}"
-        request = _request(path, headers, api_key, key_option)
+        request = _request(path, headers, api_key, key_option, secrets)
         del api_key  # this frame raises the error of a key HTTP cannot carry: it must not hold the key
         if isinstance(request, ConfigError):
             try:
@@ -104,7 +104,7 @@ class EmbeddingTransport:
 
 
 def _request(
-    path: str, headers: dict[str, str], api_key: str | None, key_option: str
+    path: str, headers: dict[str, str], api_key: str | None, key_option: str, secrets: Secrets
 ) -> tuple[bytes, dict[str, str]] | ConfigError:
     """The request's head and its headers for httpx (no ``Host``), the key among them; or the error of a
     key HTTP cannot carry (naming ``key_option``, or ``embed_url`` for its path), returned without the frames
@@ -114,6 +114,7 @@ def _request(
     try:
         head = request_head("POST", path, headers)
     except ConfigError as exc:  # raised where the request's lines, the key in them, are locals
-        option = key_option if str(exc).startswith("Authorization:") else "embed_url"
-        return detached(ConfigError(f"option {option}: {exc}"))
+        return detached(
+            key_refused(exc, headers.items(), secrets, key_option) or ConfigError(f"option embed_url: {exc}")
+        )
     return head, {name: value for name, value in headers.items() if name != "Host"}

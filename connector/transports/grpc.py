@@ -28,7 +28,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, detached, returned
+from ..redaction import Secrets, detached, key_refused, returned
 from .base import WireReply, WireRequest, host_of, shared
 from .http import parse_retry_after
 from .http2 import MAX_SEND_BYTES, Http2Pool, StreamRefused, grpc_timeout, header_block
@@ -220,7 +220,4 @@ def _metadata_block(metadata: tuple[tuple[str, str], ...], secrets: Secrets) -> 
     try:
         return header_block(list(metadata), frozenset(n for n, _ in metadata))
     except ConfigError as exc:
-        name = str(exc).removeprefix("gRPC metadata ").partition(":")[0]
-        if any(n == name and secrets.blank(v) != v for n, v in metadata):
-            return detached(ConfigError(f"option api_key (or api_key_env): {exc}"))
-        return detached(exc)
+        return detached(key_refused(exc, metadata, secrets) or exc)

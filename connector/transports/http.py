@@ -33,7 +33,7 @@ from ..errors import (
     TransportError,
     Unavailable,
 )
-from ..redaction import Secrets, blank_logs, detached, returned
+from ..redaction import Secrets, blank_logs, detached, key_refused, returned
 from .base import WireReply, WireRequest, host_of, shared
 from .http1 import ConnectionPool, request_head
 
@@ -284,10 +284,10 @@ class HttpTransport:
         try:
             head = request_head(verb, self._prefix + path, dict(headers.values()))
         except ConfigError as exc:  # raised on: ``_exchange`` detaches it from the frames that hold the key
-            name = str(exc).partition(":")[0]
-            if not any(n == name and self._secrets.blank(v) != v for n, v in headers.values()):
+            named = key_refused(exc, headers.values(), self._secrets)
+            if named is None:
                 raise
-            raise ConfigError(f"option api_key (or api_key_env): {exc}") from None
+            raise named from None
         return head, {name: value for key, (name, value) in headers.items() if key != "host"}
 
     def close(self) -> None:
