@@ -432,8 +432,7 @@ def _spellings(char: str, cased: bool = False) -> tuple[str, ...]:
     """One character as sent (with ``cased`` a letter in either case), percent-encoded (either case of hex),
     JSON-escaped (``\\u0026``, ``\\/``), or as an HTML entity (named, decimal or hex): patterns, each
     starting with a literal character."""
-    as_sent = (char, char.lower(), char.upper()) if cased else (char,)
-    chars = tuple(dict.fromkeys(c for c in as_sent if len(c) == 1))  # "ß".upper() is "SS": not one character
+    chars = _cases(char) if cased else (char,)
     if char in _UNRESERVED:  # no encoder escapes these; their other spellings only cost time
         return tuple(map(re.escape, chars))  # a "." as it is would match any character
     code = ord(char)
