@@ -77,7 +77,6 @@ def s3_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Store]:
 
 
 def minio_store(binary: str, data: Path) -> Iterator[S3Store]:
-    port = free_port()
     env = {
         **os.environ,
         "MINIO_ROOT_USER": os.environ["AWS_ACCESS_KEY_ID"],
@@ -86,26 +85,38 @@ def minio_store(binary: str, data: Path) -> Iterator[S3Store]:
         "MINIO_UPDATE": "off",
     }
     log = data / "minio.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [binary, "server", str(data / "store"), "--address", f"127.0.0.1:{port}", "--quiet"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    for attempt in range(3):  # another process may take the probed port before MinIO binds it
+        port = free_port()
+        with open(log, "ab") as out:
+            server = subprocess.Popen(
+                [binary, "server", str(data / "store"), "--address", f"127.0.0.1:{port}", "--quiet"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        if _started(server, port):
+            break
+        stop_process(server, grace_s=20)
+        if attempt == 2:
+            pytest.fail(
+                f"MinIO did not start on 127.0.0.1:{port}:\n{log.read_text(errors='replace')[-2000:]}"
+            )
     try:
-        deadline = time.monotonic() + 60
-        while not _live(port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"MinIO did not start on 127.0.0.1:{port}:\n{log.read_text(errors='replace')[-2000:]}"
-                )
-            time.sleep(0.2)
         store = S3Store(endpoint=f"127.0.0.1:{port}", bucket="vectors", server="minio")
         store.fs().create_dir(store.bucket)
         yield store
     finally:
         stop_process(server, grace_s=20)
+
+
+def _started(server: subprocess.Popen[bytes], port: int) -> bool:
+    """MinIO answers its liveness check within a minute, or ``False`` once it has exited (a port taken)."""
+    deadline = time.monotonic() + 60
+    while not _live(port):
+        if server.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def _live(port: int) -> bool:

@@ -125,22 +125,24 @@ class LiteProcess:
         found = str(command) if command.exists() else shutil.which("milvus-lite")
         if found is None:
             pytest.skip("the milvus-lite command is missing: pip install milvus-lite")
-        if not self.port:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                self.port = int(probe.getsockname()[1])
-        args = [found, "server", "--data-dir", str(self.data_dir), "--host", "127.0.0.1"]
-        with (self.data_dir.parent / "milvus-lite.log").open("ab") as log:
-            self._proc = subprocess.Popen(
-                [*args, "--port", str(self.port), "--max-workers", "1"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        if not self._answers(START_TIMEOUT_S):
+        first = not self.port  # only a first start retries: another process may take the probed port
+        for _ in range(3 if first else 1):
+            if first:
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", 0))
+                    self.port = int(probe.getsockname()[1])
+            args = [found, "server", "--data-dir", str(self.data_dir), "--host", "127.0.0.1"]
+            with (self.data_dir.parent / "milvus-lite.log").open("ab") as log:
+                self._proc = subprocess.Popen(
+                    [*args, "--port", str(self.port), "--max-workers", "1"],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                )
+            if self._answers(START_TIMEOUT_S):
+                return self.address
             self.stop()
-            pytest.fail(f"milvus-lite server did not answer on {self.address} within {START_TIMEOUT_S} s")
-        return self.address
+        pytest.fail(f"milvus-lite server did not answer on {self.address} within {START_TIMEOUT_S} s")
 
     def _answers(self, timeout_s: float) -> bool:
         import grpc
