@@ -112,42 +112,61 @@ def connect_server(events: Path) -> Iterator[tuple[str, str, str]]:
     ``events``; yields its ``sc://`` URL, its UI's URL and the REST API base of its one application."""
     import pyspark
 
-    port, ui_port = free_port(), free_port()
-    conf = {
-        "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.ui.port": str(ui_port),
-        "spark.ui.showConsoleProgress": "false",
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": str(events),
-        "spark.eventLog.compress": "false",
-    }
-    command = [os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")]
-    command += ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[2]"]
-    for name, value in conf.items():
-        command += ["--conf", f"{name}={value}"]
-    server = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
+    for attempt in range(
+        3
+    ):  # another process may take a probed port before the JVM binds it, which then exits
+        port, ui_port = free_port(), free_port()
+        conf = {
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(port),
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.ui.port": str(ui_port),
+            "spark.ui.showConsoleProgress": "false",
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": str(events),
+            "spark.eventLog.compress": "false",
+            "spark.port.maxRetries": "0",  # a UI port taken: exit (and start again here), not bind the next one
+        }
+        command = [os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")]
+        command += [
+            "--class",
+            "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--master",
+            "local[2]",
+        ]
+        for name, value in conf.items():
+            command += ["--conf", f"{name}={value}"]
+        server = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         ui = f"http://127.0.0.1:{ui_port}"
         api = f"{ui}/api/v1/applications"
-        deadline = time.monotonic() + 180
-        while True:
-            try:  # the UI answers "Spark is starting up" before it has an application
-                apps = json.loads(fetch(api))
-                socket.create_connection(("127.0.0.1", port), timeout=5).close()
-                break
-            except (OSError, ValueError):
-                assert server.poll() is None, "the Spark Connect server exited"
-                assert time.monotonic() < deadline, "the Spark Connect server did not start"
-                time.sleep(1)
+        apps = _started(server, port, api)
+        if apps is not None or attempt == 2:
+            break
+    assert apps is not None, "the Spark Connect server exited"
+    try:
         yield f"sc://127.0.0.1:{port}", ui, f"{api}/{apps[0]['id']}"
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # its shutdown hook closes the event log
         server.wait(timeout=120)
+
+
+def _started(server: subprocess.Popen[bytes], port: int, api: str) -> Any:
+    """The server's applications once its UI lists one and its Connect port accepts, or ``None`` if it
+    exited first (a port taken)."""
+    deadline = time.monotonic() + 180
+    while True:
+        try:  # the UI answers "Spark is starting up" before it has an application
+            apps = json.loads(fetch(api))
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return apps
+        except (OSError, ValueError):
+            if server.poll() is not None:
+                return None
+            assert time.monotonic() < deadline, "the Spark Connect server did not start"
+            time.sleep(1)
 
 
 def fetch(url: str) -> str:
