@@ -38,7 +38,9 @@ Bytes stay bytes, the row's own: a binary column's, and Arrow text that is not U
 letters as dicts, so a letter written again fails as its row did instead of storing text made up for it.
 JSON text has no bytes: ``json_letter`` (Beam's ``dead_letter_path`` files) writes each as
 ``{"base64": "..."}`` and says so in the letter (``"bytes_as": "base64"``, after the reason; a row column
-of that name gets the ``row_`` prefix), and ``rows_from_letters`` gives the bytes back.
+of that name gets the ``row_`` prefix), and ``rows_from_letters`` gives the bytes back. ``json_line`` is
+a letter as one line of such a file: text UTF-8 cannot carry (a lone surrogate, ``"\\ud800"``), in a
+value or a key, as JSON's escape, which ``json.loads`` reads back as it was.
 
 A failure a database reply named by id alone (no positions) is matched to the first row of the input
 with that id that no other letter holds, in input order. Rows a failure only counts (``unnamed``)
@@ -48,13 +50,16 @@ have no letter.
 from __future__ import annotations
 
 import base64
+import json
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import orjson
 
 from .errors import ConfigError
+from .options import all_utf8
 from .report import BatchFailure, WriteReport
 from .rows import Columns, ColumnSpec, input_chunks, is_arrow, reported_ids
 from .rows.chunks import is_pandas, pandas_table
@@ -69,6 +74,7 @@ __all__ = [
     "REASON_FIELDS",
     "dead_letters",
     "json_letter",
+    "json_line",
     "letter_with_row",
     "row_columns",
     "rows_from_letters",
@@ -267,6 +273,40 @@ def json_letter(letter: Mapping[str, Any]) -> dict[str, Any]:
         return dict(letter)
     reason = {name: values.pop(name) for name in REASON_FIELDS if name in values}
     return {**reason, BYTES_FIELD: _BASE64, **values}
+
+
+def json_line(letter: Mapping[str, Any]) -> str:
+    """``letter`` as one line of JSON text, as ``dead_letter_path`` files hold it: ``json_letter``'s form,
+    written by orjson (a numpy array as a list, NaN and infinity as ``null``, any other value JSON has no
+    form for as its ``str``). What orjson refuses is written as the stdlib's ``json`` writes it, which
+    ``json.loads`` and ``vectordb-beam`` read back as it was: text holding a lone surrogate as its escape
+    (``"\\ud800"``), a key's as a value's, and an int beyond 64 bits as its digits; a key that is not
+    text (a metadata dict's ``1``) as its ``str``, as a letter's own keys are (``letter_with_row``)."""
+    jsonable = json_letter(letter)
+    try:
+        return _orjson_text(jsonable)
+    except TypeError:  # a lone surrogate, an int beyond 64 bits, a key that is not text
+        return _orjson_text(_escaped(jsonable))
+
+
+def _orjson_text(value: Any) -> str:
+    return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with its texts and ints as ``orjson.Fragment``s of the stdlib's ``json`` text, and a
+    mapping with a key orjson cannot write (it writes keys itself) as a ``Fragment`` of its whole text."""
+    if isinstance(value, Mapping):
+        mapping = {key: _escaped(item) for key, item in value.items()}
+        if all(type(key) is str for key in mapping) and all_utf8(list(mapping)):
+            return mapping
+        items = (f"{json.dumps(str(key))}:{_orjson_text(item)}" for key, item in mapping.items())
+        return orjson.Fragment("{" + ",".join(items) + "}")
+    if isinstance(value, list | tuple):
+        return [_escaped(item) for item in value]
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return orjson.Fragment(json.dumps(value))
+    return value
 
 
 def _tagged(value: Any, found: list[bool]) -> Any:
