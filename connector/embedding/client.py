@@ -9,7 +9,9 @@ texts is sent and accounted for, and keeps what is the embedding stream's own:
   request may span chunks), and starts one only when the AIMD limit has a free slot and fewer
   than ``WINDOW_PER_SLOT × max_concurrency`` requests wait to be handed over, so memory stays
   bounded however long the input and however slow the consumer.
-- A sender decodes the reply straight into one float32 matrix. A request the server refuses (400
+- A sender decodes the reply straight into one float32 matrix. An item of the reply that is no vector
+  like its others (a null, a list of another length) fails its input alone, as a vector holding NaN does,
+  and the others are kept. A request the server refuses (400
   and kin) is split until exactly the refused inputs are left, whatever the messages say (an
   OpenAI-compatible server may or may not name the input); each refused input fails alone with the
   server's reason and the others are embedded.
@@ -34,7 +36,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,23 +331,36 @@ class EmbeddingClient:
         """The endpoint has answered once, in this process (its transport's ``Host``)."""
         return self._transport.host.answered
 
-    def send(self, unit: _Unit) -> tuple[np.ndarray, np.ndarray | None]:
-        """The reply's matrix, and the rows of it that are not finite (``None``: all are), found here, on
-        the sender thread, not under the lock ``accepted`` holds."""
+    def send(self, unit: _Unit) -> tuple[np.ndarray, dict[int, str]]:
+        """The reply's matrix, and its rows that are no vector, with why (the reply's faults: an item
+        that is none; a vector that is not finite), found here, on the sender thread, not under the lock
+        ``accepted`` holds."""
         stop = unit.request.stop
         if stop is not None and stop.is_set():
             raise _StreamClosed("not sent: the embedding stream was closed on an error")
         self._sending.stop = stop  # for the wait before a retry of it, on this thread (_pause)
-        matrix = self._send_checked(unit.part.texts)
-        return matrix, _non_finite_rows(matrix)
+        matrix, _, faults = self._send_checked(unit.part.texts)
+        return matrix, self._faulty_rows(matrix, faults)
 
-    def _send_checked(self, texts: list[str]) -> np.ndarray:
-        """A reply of one vector per text, of the stream's dimension. A malformed one is sent again once:
-        malformed again, it is fatal while no reply was well-formed (the server does not speak the
-        protocol; one naming another model than the probe's does), and after well-formed ones it fails
-        these texts alone (one null item, one short list: a fault of that reply, as a NaN vector is of its
-        row, not a reason to drop the whole write; another model's: a gateway's fallback). Not sent again
-        once the stream stopped (a fatal error, or closed on one): nothing is sent after a stop."""
+    def _faulty_rows(self, matrix: np.ndarray, faults: Mapping[int, str]) -> dict[int, str]:
+        """The rows of ``matrix`` that are no vector, and why: the reply's faults (their rows are NaN),
+        and the rows holding a NaN or an infinity (a float over float32's range)."""
+        faulty = dict(faults)
+        non_finite = _non_finite_rows(matrix)
+        if non_finite is not None:
+            message = f"{self._transport.where}: the embedding server returned a non-finite vector"
+            for k in non_finite.tolist():
+                faulty.setdefault(k, message)
+        return faulty
+
+    def _send_checked(self, texts: list[str]) -> Decoded:
+        """A reply of one item per text, of the stream's dimension; its items that are no vector (a null,
+        a list of another length) are its faults, whose inputs ``accepted`` fails alone. A reply malformed
+        as a whole is sent again once: malformed again, it is fatal while no reply was well-formed (the
+        server does not speak the protocol; one naming another model than the probe's does), and after
+        well-formed ones it fails these texts alone (an extra item, vectors of another dimension: a fault
+        of that reply, not a reason to drop the whole write; another model's: a gateway's fallback). Not
+        sent again once the stream stopped (a fatal error, or closed on one): nothing is sent after a stop."""
         try:
             return self._well_formed(texts)
         except MalformedReply as exc:
@@ -366,11 +381,13 @@ class EmbeddingClient:
         stop = getattr(self._sending, "stop", None)
         return self.dispatch.fatal is not None or (stop is not None and stop.is_set())
 
-    def _well_formed(self, texts: list[str]) -> np.ndarray:
+    def _well_formed(self, texts: list[str]) -> Decoded:
         """A reply of the stream's dimension naming the stream's model (or none): a gateway that falls back
         to another model of the same length (LiteLLM, Portkey) names it, and its vectors are of another
-        space, which the index would hold beside the first model's with nothing to tell them apart."""
-        matrix, model = self._send(texts)
+        space, which the index would hold beside the first model's with nothing to tell them apart. Items
+        of it that are no vector are its ``faults``: the dimension is that of its vectors."""
+        decoded = self._send(texts)
+        matrix, model = decoded.matrix, decoded.model
         with self._cond:
             if self._dim is None:
                 self._dim = matrix.shape[1]
@@ -388,7 +405,7 @@ class EmbeddingClient:
             if model is not None and self._model is None:
                 self._model = model
             self._replied_well = True
-        return matrix
+        return decoded
 
     def _shown(self, model: str) -> str:
         """A model's name as an error quotes it: a reply's text, so credentials blanked, and cut short."""
@@ -413,21 +430,20 @@ class EmbeddingClient:
                 self._cond.wait(left)
 
     def accepted(
-        self, unit: _Unit, outcome: tuple[np.ndarray, np.ndarray | None]
+        self, unit: _Unit, outcome: tuple[np.ndarray, dict[int, str]]
     ) -> tuple[bool, ConnectorError | None]:
-        """Keep the reply's vectors; a vector that is not finite (NaN, infinity: a float over float32's
-        range) fails its input alone, as a reply the server got wrong, never a vector handed on."""
-        matrix, non_finite = outcome  # of the stream's dimension (_well_formed)
+        """Keep the reply's vectors; a row that is no vector (an item the reply got wrong, a vector that
+        is not finite) fails its input alone, as a reply the server got wrong, never a vector handed on."""
+        matrix, faulty = outcome  # of the stream's dimension (_well_formed)
         indices = unit.part.indices
-        if non_finite is not None:
-            message = f"{self._transport.where}: the embedding server returned a non-finite vector"
+        if faulty:
             unit.request.failures.extend(
                 InputFailure(index=indices[k], error_type="MalformedReply", message=message, attempts=1)
-                for k in non_finite.tolist()
+                for k, message in faulty.items()
             )
-            self.stats.failed += len(non_finite)
+            self.stats.failed += len(faulty)
             keep = np.ones(len(indices), dtype=bool)
-            keep[non_finite] = False
+            keep[list(faulty)] = False
             indices, matrix = (
                 [i for i, kept in zip(indices, keep.tolist(), strict=True) if kept],
                 matrix[keep],

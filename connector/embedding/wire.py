@@ -9,10 +9,19 @@ made), and the vectors are joined into one buffer viewed as an ``(n, d)`` matrix
 made: about 2.3 µs per 768-d vector here, against 3.8 µs through orjson and pybase64 and 28 µs for a
 float reply, which makes Python floats and one ``numpy.array`` call (parsing the numbers with
 ``numpy.fromstring`` or pyarrow's JSON reader measured two to three times slower). Items are placed by
-their ``index``, whatever order they come in; a reply that does not hold exactly one vector per input,
-all of one length, is ``MalformedReply``. The client sends such a request again once; malformed again,
-it is fatal while no reply was well-formed (a server that does not speak the protocol will not start
-to), and after well-formed ones it fails that request's inputs alone.
+their ``index``, whatever order they come in; a reply that does not hold exactly one item per input,
+indexed ``0..n-1``, is ``MalformedReply``, and so is one whose items are not vectors of one form and
+length. The client sends such a request again once; malformed again, it is fatal while no reply was
+well-formed (a server that does not speak the protocol will not start to), and after well-formed ones it
+fails that request's inputs alone.
+
+Where the reply is whole and only some items are no vector like the reply's others (a ``null``, a
+number, a list holding a string, bad base64, a list of another length or form), the others are taken
+and those items are the reply's ``faults``, each naming its ``$.data[k]``, its index and why; the client
+fails those inputs alone, as it does a vector holding NaN. The reply's form and length are those of most
+of its vectors: a tie between two (one vector of 768 numbers and one of 767) names no item at fault, and
+a reply with no vector at all is malformed whole. The native decoder takes no such reply (it gives
+``None``): these rules are the Python decoder's alone, so both give the same outcome.
 
 A reply names its ``model`` (OpenAI's, and every gateway's): both decoders hand it back with the matrix
 (``Decoded``), ``None`` where there is none or it is not a string, so the client can refuse a reply from
@@ -26,7 +35,8 @@ of a reply, an error's or a malformed one's, has the credentials in use blanked 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import collections
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
@@ -90,14 +100,28 @@ class _Reply(msgspec.Struct):
     model: object = None  # a name, if a string: anything else is none, as a missing one is
 
 
+class _LooseItem(msgspec.Struct):
+    index: int
+    embedding: msgspec.Raw = msgspec.Raw()  # read on its own: one item's fault is that item's
+
+
+class _LooseReply(msgspec.Struct):
+    data: list[_LooseItem]
+    model: object = None
+
+
 _REPLY = msgspec.json.Decoder(_Reply)
+_LOOSE_REPLY = msgspec.json.Decoder(_LooseReply)
+_EMBEDDING = msgspec.json.Decoder(bytes | list[float])
 
 
 class Decoded(NamedTuple):
-    """A reply's ``(count, d)`` float32 matrix and the model it names (``None``: none named)."""
+    """A reply's ``(count, d)`` float32 matrix, the model it names (``None``: none named), and its
+    ``faults``: the inputs whose item was no vector like the others (their rows are NaN), and why."""
 
     matrix: np.ndarray
     model: str | None
+    faults: Mapping[int, str] = {}  # read only: the default is shared
 
 
 def decode(
@@ -127,7 +151,7 @@ def decode_reply(
     *,
     secrets: Secrets,
 ) -> np.ndarray:
-    """``decode``'s matrix alone."""
+    """``decode``'s matrix alone (the rows of its faults are NaN)."""
     return decode(body, count, where, python_lock, secrets=secrets).matrix
 
 
@@ -144,15 +168,84 @@ def _decode_native(body: bytes, count: int) -> Decoded | None:
 
 def _decode_python(body: bytes, count: int, where: str, secrets: Secrets) -> Decoded:
     """msgspec's decoding, holding Python's lock: every reply, and the one place that says why a
-    reply is malformed."""
+    reply, or an item of it, is malformed."""
     try:
         reply = _REPLY.decode(body)
     except (msgspec.DecodeError, RecursionError) as exc:  # not JSON, not an embeddings list, too deep
-        raise MalformedReply(
+        whole = MalformedReply(
             f"{where}: the reply is not an embeddings list ({secrets.blank(str(exc))}): {_start(body, secrets)}"
-        ) from None
+        )
+    else:
+        model = reply.model if isinstance(reply.model, str) else None
+        try:
+            return Decoded(_matrix(reply.data, count, where, body, secrets), model)
+        except MalformedReply as exc:
+            whole = exc
+    return _with_faults(body, count, where, whole, secrets)  # or raises ``whole``
+
+
+def _with_faults(body: bytes, count: int, where: str, whole: MalformedReply, secrets: Secrets) -> Decoded:
+    """A reply whose items are one per input, indexed ``0..count-1``, most of them vectors of one form
+    and length: those vectors, and the other items as faults (their rows NaN). Raises ``whole`` (the
+    strict decoder's error) for any other reply: one malformed as a whole, none of whose items is a
+    vector, or whose vectors tie between two lengths (no item can be named at fault)."""
+    try:
+        reply = _LOOSE_REPLY.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        raise whole from None
+    if len(reply.data) != count or sorted(item.index for item in reply.data) != list(range(count)):
+        raise whole
+    vectors: dict[int, tuple[str, np.ndarray]] = {}  # by index: form ("base64" or "numbers") and vector
+    faults: dict[int, str] = {}
+    for item in reply.data:
+        read = _vector(item.embedding)
+        if isinstance(read, str):
+            faults[item.index] = read
+        else:
+            vectors[item.index] = read
+    shapes = collections.Counter((form, len(vector)) for form, vector in vectors.values())
+    ranked = shapes.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        raise whole
+    (form, d), _ = ranked[0]
+    matrix = np.full((count, d), np.nan, dtype=np.float32)
+    for index, (its_form, vector) in vectors.items():
+        if its_form != form:
+            faults[index] = f"{_FORMS[its_form]}, where the reply's others are {_FORMS[form]}"
+        elif len(vector) != d:
+            faults[index] = f"a vector of {len(vector)} numbers, where the reply's others have {d}"
+        else:
+            matrix[index] = vector
+    if not faults:  # every item a vector: the reply's fault is not one of its items'
+        raise whole
+    at = {item.index: k for k, item in enumerate(reply.data)}
     model = reply.model if isinstance(reply.model, str) else None
-    return Decoded(_matrix(reply.data, count, where, body, secrets), model)
+    said = {
+        index: f"{where}: the reply's $.data[{at[index]}] (index {index}) is no vector: {secrets.blank(why)}"
+        for index, why in sorted(faults.items())
+    }
+    return Decoded(matrix, model, said)
+
+
+_FORMS = {"base64": "base64", "numbers": "a list of numbers"}
+
+
+def _vector(raw: msgspec.Raw) -> tuple[str, np.ndarray] | str:
+    """One item's embedding as its form and float32 vector, or why it is none."""
+    if not len(raw):
+        return 'no "embedding" field'
+    try:
+        value = _EMBEDDING.decode(raw)
+    except msgspec.DecodeError as exc:
+        return "null" if bytes(raw) == b"null" else str(exc)
+    if isinstance(value, bytes):
+        if not value or len(value) % 4:
+            return f"base64 of {len(value)} bytes, not whole float32s"
+        return "base64", np.frombuffer(value, dtype="<f4")
+    if not value:
+        return "an empty list"
+    with np.errstate(over="ignore"):  # a number over float32's range is infinity: the client fails its input
+        return "numbers", np.array(value, dtype=np.float32)
 
 
 def _matrix(data: list[_Item], count: int, where: str, body: bytes, secrets: Secrets) -> np.ndarray:

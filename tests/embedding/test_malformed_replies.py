@@ -1,10 +1,11 @@
 """A malformed embeddings reply after well-formed ones fails its request's inputs, not the write.
 
-One reply with a null item, an extra item, or vectors of another dimension was ``MalformedReply``,
+One reply with null items, an extra item, or vectors of another dimension was ``MalformedReply``,
 fatal: the whole write stopped and the inputs already embedded were dropped, while a NaN vector fails
 only its row. Now the request is sent again once; malformed again, its inputs fail (not retryable, the
 reason quoting the reply's start), and the stream goes on. Before any reply was well-formed, a reply
-malformed twice is still fatal: the server does not speak the protocol.
+malformed twice is still fatal: the server does not speak the protocol. (A reply in which some items
+only are no vector, beside vectors, fails those items' inputs alone: ``test_null_embedding``.)
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ POISON = "poison text"  # a text whose requests the server always answers malfor
 Spoil = Callable[[dict[str, Any]], None]
 
 
-def null_item(doc: dict[str, Any]) -> None:
-    doc["data"][-1]["embedding"] = None
+def null_items(doc: dict[str, Any]) -> None:
+    for item in doc["data"]:  # every item: with one null only, the others are taken (test_null_embedding)
+        item["embedding"] = None
 
 
 def extra_item(doc: dict[str, Any]) -> None:
@@ -44,7 +46,7 @@ def other_dimension(doc: dict[str, Any]) -> None:
 
 
 SPOILS: dict[str, Spoil] = {
-    "null item": null_item,
+    "null items": null_items,
     "extra item": extra_item,
     "other dimension": other_dimension,
 }
@@ -211,7 +213,7 @@ def test_a_reply_malformed_twice_after_well_formed_ones_fails_its_inputs_alone(s
 def test_a_server_whose_replies_are_malformed_from_the_start_stops_the_stream() -> None:
     options = {"model": EMBED_MODEL, "api_key": DEFAULT_KEY, "batch_size": 8, "max_concurrency": 1}
     with (
-        Spoiling(null_item) as server,
+        Spoiling(null_items) as server,
         EmbeddingClient(parse_embed_options(options | {"url": server.url})) as client,
         pytest.raises(MalformedReply, match="not an embeddings list"),
     ):

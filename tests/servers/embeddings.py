@@ -30,6 +30,8 @@ holding others up, ``accept_delay_s`` to those answered with vectors only (refus
 left as ``throttle_hint`` says (``"none"``: no hint, as a proxy's or gateway's 429 may have).
 ``base64="refuse"`` answers base64 requests with 400 (a server without base64), ``"ignore"``
 answers them with floats; ``shuffle`` lists the items last to first (their ``index`` is right);
+``null_for`` answers ``"embedding": null`` for each of these texts, every time, in a reply whose other
+items are right (a server or proxy that fails one input inside a 200);
 ``idle_timeout_s`` closes a keep-alive connection that sat idle that long (as uvicorn does after
 5 s), so a client's next request on it meets a closed socket.
 
@@ -226,6 +228,7 @@ class EmbeddingsServer:
         throttle_s: float = 0.0,
         throttle_hint: ThrottleHint = "none",
         out_of_quota: bool = False,
+        null_for: Sequence[str] = (),
     ) -> None:
         self.port = port
         self.api_key = api_key
@@ -235,6 +238,7 @@ class EmbeddingsServer:
         self.accept_delay_s = accept_delay_s  # more for a request answered with vectors: refusals come faster
         self.quota, self.quota_retry_after_s = quota, quota_retry_after_s
         self.shuffle = shuffle
+        self.null_for = frozenset(null_for)  # texts answered with a null embedding
         self.max_request_tokens = max_request_tokens
         self.idle_timeout_s = idle_timeout_s
         # 429 for every request in the first throttle_s seconds after the first one, the time left said
@@ -559,6 +563,9 @@ class EmbeddingsServer:
                 % (i, orjson.dumps(row, option=orjson.OPT_SERIALIZE_NUMPY))
                 for i, row in enumerate(vectors)
             ]
+        for i, text in enumerate(texts):
+            if text in self.null_for:
+                items[i] = b'{"object":"embedding","index":%d,"embedding":null}' % i
         if self.shuffle:
             items.reverse()
         if short:
