@@ -122,7 +122,7 @@ def _parsed(raw: Mapping[str, str], schema: StructType) -> tuple[BackendOptions,
 
     connector_raw, adapter_raw = split_options(raw)
     spark_options = parse_spark_options(adapter_raw)
-    options = _id_type_from_schema(resolve_options(connector_raw), schema)
+    options = _metadata_from_schema(_id_type_from_schema(resolve_options(connector_raw), schema), schema)
     _per_task_budget(options, spark_options)
     return options, spark_options
 
@@ -173,6 +173,24 @@ def _id_type_from_schema(options: BackendOptions, schema: StructType) -> Backend
         else:
             return options
     return msgspec.structs.replace(options, id_type=resolved)
+
+
+def _metadata_from_schema(options: BackendOptions, schema: StructType) -> BackendOptions:
+    """Option ``metadata_columns`` left to its default (every column the write does not use otherwise)
+    resolved to the schema's columns, as each task's reader will take them, with ``create=true``.
+
+    The target is asked before any task, and a collection create=true makes may have fields a metadata
+    column must not be named like (Milvus's ``id``, ``vector``, ``sparse``): the check sees the option,
+    which was empty by default, so the collection was made and every row failed in every task. Resolved
+    here, the check refuses the column by name before anything is made.
+    """
+    from vectordb.connector.client import column_spec
+    from vectordb.connector.rows.arrow import _metadata_columns
+
+    if options.metadata_columns is not None or not options.create:
+        return options
+    names = _metadata_columns(schema.fieldNames(), column_spec(options))
+    return msgspec.structs.replace(options, metadata_columns=names) if names else options
 
 
 def _embed_credential(options: BackendOptions) -> BackendOptions:
