@@ -47,8 +47,9 @@ refused give letters of one shape, so a fixed letter goes back through the sink 
 core's ``dead_letters`` over the batch's elements (each row travels with its element as read),
 which finds each row by its position in the batch, whatever its id. The files of option
 ``dead_letter_path`` (``dead-letters-<run>-00000-of-00001.jsonl``, ``<run>`` the UTC time and a random part
-made when the pipeline is built, so no run overwrites or mixes with another's) hold one letter a line as ``json_letter`` writes it: bytes as base64, the letter
-saying so, so ``rows_from_letters`` of a line read with ``json.loads`` gives the row its bytes back.
+made when the pipeline is built, so no run overwrites or mixes with another's) hold one letter a line as ``json_line`` writes it: bytes as base64, the letter
+saying so, and text holding a lone surrogate (in a value or a key) as JSON's escape, so ``rows_from_letters`` of a line read with
+``json.loads`` gives the row back as it came.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime
-import json
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable, Iterator, Mapping
@@ -65,7 +65,6 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 import apache_beam as beam
 import msgspec
-import orjson
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import PCollection, TaggedOutput
@@ -76,7 +75,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
-from vectordb.connector.dead_letters import json_letter
+from vectordb.connector.dead_letters import json_line
 from vectordb.connector.errors import ConfigError, ConnectorError
 from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
@@ -319,7 +318,7 @@ class WriteToVectorDB(beam.PTransform):
             # erased earlier letters, and an earlier run's extra shards stayed among this run's
             self.dead_letter_prefix = f"{DEAD_LETTER_PREFIX}-{_run_name()}"
             prefix = FileSystems.join(str(self.options.dead_letter_path), self.dead_letter_prefix)
-            lines = failed | "Dead letters as JSON" >> beam.Map(_json_line)
+            lines = failed | "Dead letters as JSON" >> beam.Map(json_line)
             if bounded:
                 _ = lines | "Write dead letters" >> beam.io.WriteToText(prefix, file_name_suffix=".jsonl")
             else:  # GroupIntoBatches' last batches may come after WriteToText's grouping closed (DirectRunner)
@@ -438,28 +437,6 @@ def _assemble_values(keyed: tuple[Any, list[tuple[Row, bytes]]], columns: dict[s
 
 def _assemble_rows(keyed: tuple[Any, list[Row]], columns: dict[str, str]) -> VectorBatch:
     return assemble(keyed[1], None, columns)  # on_error="fail": no letters, so no elements
-
-
-def _json_line(letter: dict[str, Any]) -> str:
-    # bytes as base64, the letter saying so (json_letter): as default=str's "b'...'" text, a letter read
-    # back and written again stored that text, or wrote a binary id as another row
-    jsonable = json_letter(letter)
-    try:
-        return orjson.dumps(jsonable, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
-    except TypeError:  # a lone surrogate or an int beyond 64 bits, which orjson refuses
-        return orjson.dumps(_as_json(jsonable), default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
-
-
-def _as_json(value: Any) -> Any:
-    """``value`` with its texts and ints as the stdlib's ``json`` writes them (a lone surrogate as
-    ``"\\ud800"``, an int beyond 64 bits as its digits), which it and ``vectordb-beam`` read back as they were."""
-    if isinstance(value, Mapping):
-        return {key: _as_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_as_json(item) for item in value]
-    if isinstance(value, str | int) and not isinstance(value, bool):
-        return orjson.Fragment(json.dumps(value))
-    return value
 
 
 def _with_secret(options: BackendOptions, secret: Secret | None, *, fetch: bool = True) -> BackendOptions:

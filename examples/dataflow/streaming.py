@@ -19,7 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.utils.secret import GcpSecret
 
 from vectordb.beam import WriteToVectorDB
-from vectordb.connector.dead_letters import json_letter
+from vectordb.connector.dead_letters import json_line
 
 
 class StreamingIngestOptions(PipelineOptions):  # type: ignore[misc]
@@ -36,10 +36,11 @@ class StreamingIngestOptions(PipelineOptions):  # type: ignore[misc]
 
 
 def letter_message(letter: dict[str, Any]) -> bytes:
-    """A failed row's letter as a Pub/Sub message: JSON with its bytes as base64 (``json_letter``), so
-    ``rows_from_letters(json.loads(message))`` gives the row back with them; ``default=str`` alone wrote
-    bytes as their Python literal (``"b'\\x00\\x01'"``), stored as text when the row is written again."""
-    return json.dumps(json_letter(letter), default=str).encode()
+    """A failed row's letter as a Pub/Sub message, as the sink writes its ``dead_letter_path`` files
+    (``json_line``): bytes as base64, so ``rows_from_letters(json.loads(message))`` gives the row back with
+    them (``json.dumps(letter, default=str)`` wrote bytes as their Python literal, stored as text when the
+    row is written again), and text holding a lone surrogate as JSON's escape."""
+    return json_line(letter).encode()
 
 
 def run(argv: Sequence[str] | None = None) -> None:
