@@ -273,6 +273,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         # or found through it; refuse() makes each namespace's key the first time a batch brings it
         self._shard_transport: Transport | None = None
         self._shard_keys_made: set[str] = set()
+        self._made = False  # this write's create=true made the collection (for _unheld_sparse's advice)
 
     def describe(self) -> str:
         return f"{'qdrant+grpc' if self.grpc else 'qdrant'}://{self.host}:{self.port}/{self.collection}"
@@ -395,7 +396,8 @@ class QdrantBackend(Backend[QdrantOptions]):
         return fixed
 
     def refuse(self, batch: RowBatch) -> tuple[RowBatch | None, list[BatchFailure]]:
-        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more, and with
+        """Every row but those with a multi-vector of ``MAX_MULTIVECTOR_FLOATS`` floats or more, those
+        carrying a sparse vector the collection has no sparse vector to hold (``_unheld_sparse``), and with
         ``namespace_mode=shard_key`` those whose namespace cell names no shard key. With option
         ``op_column`` (a write that may only delete, which erases no vector), ``check_target`` lets a write of
         the one dense vector into a collection with other vectors through: its upserts are refused here."""
@@ -412,6 +414,10 @@ class QdrantBackend(Backend[QdrantOptions]):
         if batch.namespace:  # create=true, namespace_mode=shard_key: its shard key, before its first rows
             self._made_shard_key(batch.namespace)
         reasons = self._payload_key_problems(batch)
+        unheld = self._unheld_sparse() if batch.sparse is not None else None
+        if unheld is not None and batch.sparse is not None:
+            for i in (i for i, sparse in enumerate(batch.sparse) if sparse is not None):
+                reasons.setdefault(i, unheld)
         for name, multi in batch.multi_vectors.items():  # a row Qdrant's validation would refuse
             floats = multi.counts() * multi.dim
             for i in np.flatnonzero(floats >= MAX_MULTIVECTOR_FLOATS).tolist():
@@ -421,6 +427,38 @@ class QdrantBackend(Backend[QdrantOptions]):
                     f"{MAX_MULTIVECTOR_FLOATS:,} (its vectors times their length)",
                 )
         return batch.without(reasons)
+
+    def _unheld_sparse(self) -> str | None:
+        """Why a row carrying a sparse vector fails, where the collection has no sparse vector
+        ``sparse_vector_name`` to hold it, or None. Without option ``sparse_column`` dict rows (``sparse_values``)
+        and Beam elements (a Chunk's ``sparse_embedding``) still carry one, which the encoders send under that
+        name: Qdrant refused every such row with "Not existing vector name error: sparse", which says
+        nothing of the option or the collection."""
+        opts, target = self.options, self._target
+        name = opts.sparse_vector_name
+        if target is None or name in target.sparse_names:
+            return None
+        key = opts.sparse_column or "sparse_values"
+        source = (
+            f"option sparse_column {key!r}"
+            if opts.sparse_column
+            else f"{key!r}: a dict row's key, a Beam Chunk's sparse_embedding"
+        )
+        if self._made:
+            fix = (
+                f"this write's create=true made it without one, as it does unless option sparse_column names "
+                f"the rows' sparse key: delete the collection and write again with sparse_column={key!r}"
+            )
+        else:
+            fix = (
+                "name a sparse vector it has with option sparse_vector_name, or write into a collection made "
+                f"with one (create=true makes it when option sparse_column names the rows' sparse key, "
+                f"sparse_column={key!r})"
+            )
+        return (
+            f"the row carries a sparse vector ({source}), and collection {self.collection!r} has no sparse "
+            f"vector {name!r} to hold it (its sparse vectors: {sorted(target.sparse_names) or 'none'}); {fix}"
+        )
 
     def _no_shard_key(self, batch: RowBatch) -> BatchFailure | None:
         """With ``namespace_mode=shard_key``, a batch of no namespace: the failure of its rows alone where
@@ -625,7 +663,17 @@ class QdrantBackend(Backend[QdrantOptions]):
         self, transport: Transport, dimension: int | None, named: dict[str, int] | None = None
     ) -> None:
         """Make the collection: one unnamed (or ``vector_name``) vector of ``dimension``, or with ``named``
-        every named vector of a write with several (multi-vector names with ``multivector_config``)."""
+        every named vector of a write with several (multi-vector names with ``multivector_config``).
+
+        The sparse vector ``sparse_vector_name`` is made when option ``sparse_column`` is given (Milvus's
+        ``_makes_sparse`` rule): what the driver and every task know alike. Not whenever rows might carry
+        one: a collection that has a sparse vector is one every later write must fill
+        (``_check_none_left_out``: an upsert replaces a point whole), so a dense-only write made with it would
+        be refused right after the create and on every later run. Not by the rows of the batch that happens
+        to come first: the create runs before any row is read where the dimension is stated (Spark's and
+        Beam's drivers, option ``dimension``), and Beam's workers race to make it. Rows that carry a sparse
+        vector without the option (dict rows' ``sparse_values``, a Chunk's ``sparse_embedding``) then fail
+        alone before sending, saying so (``_unheld_sparse``)."""
         opts = self.options
         distance = DISTANCE[opts.metric]
         sparse = [opts.sparse_vector_name] if opts.sparse_column else []
@@ -679,6 +727,7 @@ class QdrantBackend(Backend[QdrantOptions]):
         except Rejected as exc:  # made meanwhile by another task (409 / ALREADY_EXISTS): use it
             if "already exists" not in str(exc):
                 raise
+        self._made = True
 
     def _learn_shard_key_type(self, transport: Transport) -> None:
         """Read whether the collection's shard keys are text or numbers (unless option shard_key_type says),
