@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigError
-from .checks import assemble
+from .checks import NameFaults, assemble
 from .floats import excerpt, json_multi_vector, json_vector
 from .ops import CODES, DELETE, arrow_ops
 from .text import checked_text, is_text
@@ -112,6 +112,7 @@ def prepare_arrow(
     else:  # deletes only need no vectors (option op_column): an upsert among them fails as "null vector"
         flat, offsets, nulls = np.zeros(0, np.float32), np.zeros(n + 1, np.int64), np.ones(n, bool)
     named = {}
+    faults: dict[int, list[tuple[str, str]]] = {}  # row -> (name, reason) of each name it failed under
     for name, column in spec.vector_columns:
         if column in names:
             *dense, bad_vectors = vector_column_floats(
@@ -123,14 +124,18 @@ def prepare_arrow(
                 f"vector {name!r} (column {column!r})",
             )
             named[name] = DenseColumn(*dense)
-            refused = {**_upserts_only(bad_vectors, deletes), **refused}
+            for row, reason in _upserts_only(bad_vectors, deletes).items():
+                faults.setdefault(row, []).append((name, reason))
     multi = {}
     for name, column in spec.multi_vector_columns:
         if column in names:
             multi[name], bad_vectors = _arrow_multi_vectors(
                 batch.column(column), column, n, f"multi-vector {name!r} (column {column!r})"
             )
-            refused = {**_upserts_only(bad_vectors, deletes), **refused}
+            for row, reason in _upserts_only(bad_vectors, deletes).items():
+                faults.setdefault(row, []).append((name, reason))
+    if faults:  # one reason a row, every name's in the columns' order; the checks add the rest's
+        refused = {**{row: NameFaults.joined(found) for row, found in faults.items()}, **refused}
     sparse = _arrow_sparse(batch, spec.sparse_column) if spec.sparse_column else None
     meta_cols = _metadata_columns(names, spec)
     metadata = None

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import is_
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import orjson
@@ -36,7 +36,25 @@ from .types import (
     ranges,
 )
 
-__all__ = ["assemble", "iso_duration", "metadata_json", "metadata_json_len", "metadata_size"]
+__all__ = ["NameFaults", "assemble", "iso_duration", "metadata_json", "metadata_json_len", "metadata_size"]
+
+
+class NameFaults(str):
+    """A reader's reason for a row it could read but under some vector names (``names``): every such
+    name's reason, joined by "; " in the columns' order. The checks add theirs about everything else
+    of the row (its other names, its metadata), so the row fails once with every reason."""
+
+    names: frozenset[str]
+
+    def __new__(cls, reason: str, names: Iterable[str] = ()) -> NameFaults:
+        self = super().__new__(cls, reason)
+        self.names = frozenset(names)
+        return self
+
+    @classmethod
+    def joined(cls, faults: Sequence[tuple[str, str]]) -> NameFaults:
+        """The reason of a row's (name, reason) faults, in the order given."""
+        return cls("; ".join(reason for _, reason in faults), (name for name, _ in faults))
 
 
 def assemble(
@@ -56,20 +74,27 @@ def assemble(
     if positions is None:
         positions = np.arange(n, dtype=np.int64)
     reasons: dict[int, str] = dict(refused or {})
-    read_refused = set(reasons)  # a reader's reason stands alone: what it could not read is not checked
+    read_refused = set(reasons)  # a reader's reason stands alone: what it could not read is not checked,
+    # but for a row it could read but under some names: the checks' reasons about the rest are added
+    read_names = {row: reason.names for row, reason in reasons.items() if type(reason) is NameFaults}
+    for read in read_names:
+        reasons[read] = str(reasons[read])  # reports and letters hold plain text
     lengths = np.diff(cols.offsets)
     deletes = np.zeros(n, dtype=bool) if ops is None else ops == CODES[DELETE]
     upserts = ~deletes
 
-    def refuse(rows: Iterable[int], reason: str) -> None:
+    def refuse(rows: Iterable[int], reason: str, name: str | None = None) -> None:
         """Every check's reason for a row, joined: a row wrong under several names (or in its vectors and
-        its metadata) says so at once, not one fix at a time."""
+        its metadata) says so at once, not one fix at a time (``name``: the vector name the reason is
+        about; none about a name its reader refused, whose vector it could not read)."""
         for i in rows:
             row = int(i)
             had = reasons.get(row)
             if had is None:
                 reasons[row] = reason
-            elif row not in read_refused and had != reason:
+            elif had != reason and (
+                row not in read_refused or ((names := read_names.get(row)) is not None and name not in names)
+            ):
                 reasons[row] = f"{had}; {reason}"
 
     # each row's key as the database knows it (``RowRules.row_keys``): a repeated key goes in generations
@@ -207,6 +232,12 @@ def assemble(
     )
 
 
+class _Refuse(Protocol):
+    """``assemble``'s ``refuse``: a check's reason for rows (``name``: the vector name it is about)."""
+
+    def __call__(self, rows: Iterable[int], reason: str, name: str | None = None, /) -> None: ...
+
+
 def _in_column(column: str | None, reason: str) -> str:
     """``reason`` naming the input column it is about, when known."""
     return reason if column is None else f"column {column!r}: {reason}"
@@ -220,9 +251,7 @@ def _unrefused(n: int, reasons: Mapping[int, str]) -> np.ndarray:
     return out
 
 
-def _check_named(
-    cols: Columns, dim: DimensionState, upserts: np.ndarray, refuse: Callable[[Iterable[int], str], None]
-) -> None:
+def _check_named(cols: Columns, dim: DimensionState, upserts: np.ndarray, refuse: _Refuse) -> None:
     """Every name's vectors of every upsert row: present, of the name's dimension (learnt per name by the
     dimension rule), finite; a multi-vector also non-empty, with no null vector and vectors of one length.
     A row failing under any name fails whole, each failing name in its reason (and its column, where known;
@@ -231,13 +260,13 @@ def _check_named(
     for name, dense in cols.named.items():
         lengths = np.diff(dense.offsets)
         null = (dense.nulls | (lengths == 0)) & upserts
-        refuse(np.flatnonzero(null), f"vector {name!r} is null")
+        refuse(np.flatnonzero(null), f"vector {name!r} is null", name)
         shapes[name] = (lengths, upserts & ~null)
     for name, multi in cols.multi.items():
         shapes[name] = _multi_shapes(name, multi, upserts, refuse)
     for name in dim.named:
         if name not in shapes:  # rows that came without it (Columns made elsewhere)
-            refuse(np.flatnonzero(upserts), f"no vector {name!r} in the row")
+            refuse(np.flatnonzero(upserts), f"no vector {name!r} in the row", name)
     dim.learn_named({name: lengths[ok] for name, (lengths, ok) in shapes.items()})
     for name, (lengths, ok) in shapes.items():
         expected = dim.named.get(name)
@@ -251,6 +280,7 @@ def _check_named(
                     f"multi-vector {name!r} holds {got}-dimensional vectors; expected {expected}"
                     if is_multi
                     else f"vector {name!r} has {got} dimensions; expected {expected}",
+                    name,
                 )
             ok = ok & ~wrong
         column = cols.named_columns.get(name)
@@ -260,14 +290,16 @@ def _check_named(
             finite = _finite_multi(multi, len(ok))
             for row in np.flatnonzero(ok & ~finite):  # the few bad rows: which vector, and where in it
                 j, at = _first_not_finite(multi, int(row))
-                refuse([int(row)], f"multi-vector {named}: vector {j} has NaN or infinity at index {at}")
+                refuse(
+                    [int(row)], f"multi-vector {named}: vector {j} has NaN or infinity at index {at}", name
+                )
         else:
             dense = cols.named[name]
             finite = _finite_rows(dense.flat, dense.offsets, ok)
             for row in np.flatnonzero(ok & ~finite):
                 values = dense.flat[int(dense.offsets[row]) : int(dense.offsets[row + 1])]
                 at = int(np.flatnonzero(~np.isfinite(values))[0])
-                refuse([int(row)], f"vector {named} has NaN or infinity at index {at}")
+                refuse([int(row)], f"vector {named} has NaN or infinity at index {at}", name)
 
 
 def _first_not_finite(multi: MultiColumn, row: int) -> tuple[int, int]:
@@ -282,7 +314,7 @@ def _first_not_finite(multi: MultiColumn, row: int) -> tuple[int, int]:
 
 
 def _multi_shapes(
-    name: str, multi: MultiColumn, upserts: np.ndarray, refuse: Callable[[Iterable[int], str], None]
+    name: str, multi: MultiColumn, upserts: np.ndarray, refuse: _Refuse
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's vector length and whether its shape is sound (present, non-empty, no null or empty
     vector, one length); rows with an unsound shape are refused here. An empty vector (``[[]]``) fails its
@@ -290,9 +322,9 @@ def _multi_shapes(
     n = len(multi.nulls)
     counts = np.diff(multi.outer)
     null = multi.nulls & upserts
-    refuse(np.flatnonzero(null), f"multi-vector {name!r} is null")
+    refuse(np.flatnonzero(null), f"multi-vector {name!r} is null", name)
     empty = (counts == 0) & upserts & ~null
-    refuse(np.flatnonzero(empty), f"multi-vector {name!r} is empty")
+    refuse(np.flatnonzero(empty), f"multi-vector {name!r} is empty", name)
     ok = upserts & ~null & ~empty
     row_length = np.zeros(n, dtype=np.int64)
     spans = np.flatnonzero(counts > 0)  # every non-empty row, null or not: each its own segment below
@@ -307,7 +339,7 @@ def _multi_shapes(
             for k in np.flatnonzero(flags):
                 row = int(spans[k])
                 if ok[row]:
-                    refuse([row], f"multi-vector {name!r} holds {reason}")
+                    refuse([row], f"multi-vector {name!r} holds {reason}", name)
                     ok[row] = False
         for k in np.flatnonzero(shortest != longest):
             row = int(spans[k])
@@ -316,6 +348,7 @@ def _multi_shapes(
                     [row],
                     f"multi-vector {name!r} holds vectors of different lengths "
                     f"({int(shortest[k])} to {int(longest[k])})",
+                    name,
                 )
                 ok[row] = False
     return row_length, ok

@@ -10,7 +10,8 @@ Python floats. It refuses only what cannot become a row at all; every other chec
 With options ``vector_columns``/``multi_vector_columns`` a mapping's vectors are named: each is read
 under its column's key (a multi-vector as a sequence of vectors, a 2-d array, or JSON text read as
 Arrow's reader reads it), each vector through the same float32 conversion as the single one, and the row
-is a ``NamedRow``.
+is a ``NamedRow``. A row that cannot be read under some names is refused naming each of them
+(``checks.NameFaults``), its row kept so that the checks add what is wrong under its other names.
 
 With ``op_key`` (option ``op_column``) each mapping says what it is for (``ops``). A delete is read
 as its id and namespace alone, its metadata a ``DeleteMark``: that is how ``Columns`` carry a row's op
@@ -30,7 +31,7 @@ import numpy as np
 import orjson
 
 from ..errors import ConfigError
-from .checks import assemble
+from .checks import NameFaults, assemble
 from .floats import excerpt, float32_vector, json_multi_vector, vector_problem
 from .ops import CODES, DELETE, DeleteMark, bad_op, op_of
 from .text import not_utf8_reason
@@ -87,10 +88,13 @@ class NamedRow(NamedTuple):
 
 
 class Refused(NamedTuple):
-    """A mapping that cannot become a row, and why."""
+    """A mapping that cannot become a row, and why; one read but under some vector names holds its row
+    (those names' vectors ``None``) and the names (``NameFaults``), so the checks name its other faults."""
 
     id: Any
     reason: str
+    row: NamedRow | None = None
+    names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,13 +225,14 @@ class DictReader:
             return row
         get = record.get
         row_id = row.id
+        faults: list[tuple[str, str]] = []  # every name's: the row fails once, naming them all
         vectors: dict[str, np.ndarray | None] = {}
         for name, key in self.vector_columns:
             value = get(key)
             vector = None if value is None else _dense(value)
             if vector is None and value is not None and not _blank(value):
-                return Refused(
-                    row_id, named_reason(f"vector {name!r} (column {key!r})", vector_problem(value))
+                faults.append(
+                    (name, named_reason(f"vector {name!r} (column {key!r})", vector_problem(value)))
                 )
             vectors[name] = vector
         multi: dict[str, MultiRow | None] = {}
@@ -235,9 +240,14 @@ class DictReader:
             value = get(key)
             read = None if value is None or _blank(value) else _multi(value)
             if isinstance(read, str):
-                return Refused(row_id, f"multi-vector {name!r} (column {key!r}){read}")
+                faults.append((name, f"multi-vector {name!r} (column {key!r}){read}"))
+                read = None
             multi[name] = read
-        return NamedRow(row_id, None, row.sparse, row.metadata, row.namespace, vectors, multi)
+        named = NamedRow(row_id, None, row.sparse, row.metadata, row.namespace, vectors, multi)
+        if faults:  # plain text: a Beam element's letter holds it as it is
+            reason = NameFaults.joined(faults)
+            return Refused(row_id, str(reason), named, reason.names)
+        return named
 
     def _metadata(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.metadata_columns is None and record.get("metadata") is None:  # the usual cases
@@ -502,8 +512,13 @@ def read_dicts(
     checks the columns (``check_input_columns``) before ``prepare_columns`` reads."""
     reader = DictReader.from_spec(spec, namespace)
     read_row = reader.read_named if spec.named else reader.read_record
-    read = [read_row(r) for r in rows]
-    refused = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
+    read: list[Row | NamedRow | Refused] = [read_row(r) for r in rows]
+    refused: dict[int, str] = {i: r.reason for i, r in enumerate(read) if type(r) is Refused}
+    for i in refused:  # a row read but under some names: checked for the rest, with its reason's names
+        row = read[i]
+        if type(row) is Refused and row.row is not None:
+            refused[i] = NameFaults(row.reason, row.names)
+            read[i] = row.row
     cols = columns_of(read, namespace)
     cols.named_columns = dict(spec.vector_columns + spec.multi_vector_columns)
     return cols, refused
