@@ -10,14 +10,24 @@ first write.
 Deletes take the same path: with option ``op_column`` a write's rows say which are upserts and which
 deletes (``rows.ops``), and ``Client.delete(ids)`` writes delete rows made from ids. They are prepared,
 batched (one op per batch), sent by the engine, retried, isolated and reported as upserts are.
+
+``on_error="dead_letter"``: ``upsert`` and ``delete`` write the failed rows' letters (``dead_letters``, one
+``json_line`` a line) to a file of their own in ``dead_letter_path``, ``dead-letters-<UTC time>-<random>.jsonl``
+(the name Beam's sink gives a run's, so no write overwrites or joins another's), before they return, and
+return a ``LetteredReport`` naming it; a write whose rows all landed writes none. The folder is made and
+probed when the client is made by ``connect`` (else at its first ``upsert`` or ``delete``), before any row is
+sent: one that cannot be written is a ``ConfigError`` naming the option. ``write`` applies no policy and
+writes no letters: Spark's tasks and Beam's sink call it and keep their letters their own way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import itertools
 import threading
-from collections.abc import Generator, Iterable, Iterator, Mapping
+import uuid
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +63,18 @@ if TYPE_CHECKING:
     from .bulk import BulkPath
     from .embedding.stage import EmbeddingStage
     from .engine import Engine
+    from .staging import Folder
 
-__all__ = ["Client", "TargetPrepared", "column_spec", "connect", "load_backend", "resolve_options"]
+__all__ = [
+    "Client",
+    "LetteredReport",
+    "TargetPrepared",
+    "column_spec",
+    "connect",
+    "letter_file_name",
+    "load_backend",
+    "resolve_options",
+]
 
 DELETE_ROWS = 1000  # ids per delete request by default (a database that takes fewer: its limit)
 # Client.delete prepares its ids in chunks of this many requests' worth: a chunk's checks (each id's
@@ -115,7 +135,25 @@ def _connect(raw: dict[str, Any]) -> Client:
     client = Client(parsed)
     if client.embedding is not None:
         client.embedding.options.credential()  # embed_api_key_env, read now like api_key_env
+    client.letter_folder()  # dead_letter_path made and probed now, as api_key_env is read now
     return client
+
+
+class LetteredReport(WriteReport, kw_only=True):
+    """A ``WriteReport`` of a plain-client ``upsert`` or ``delete`` with ``on_error="dead_letter"`` whose failed
+    rows' letters were written: ``dead_letter_file`` is that file; the summary (and so the repr) names it."""
+
+    dead_letter_file: str
+    dead_letters: int  # letters in the file: the failed rows, but for rows a failure only counts
+
+    def summary(self) -> str:
+        return f"{super().summary()}; {self.dead_letters} dead letters in {self.dead_letter_file}"
+
+
+def letter_file_name() -> str:
+    """One write's letter file in ``dead_letter_path``: UTC time (names sort by write), then random, as Beam's
+    sink names a run's files, so no write overwrites or joins an earlier one's."""
+    return f"dead-letters-{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}.jsonl"
 
 
 def column_spec(options: BackendOptions) -> ColumnSpec:
@@ -190,6 +228,7 @@ class Client:
             resolve_named=self._agree_named_dimensions,
         )
         self._target_checked = False
+        self._letters: Folder | None = None  # dead_letter_path once probed (``letter_folder``)
         self._engine: Engine | None = None
         self._writing = threading.Lock()
         self._writer: int | None = None  # the thread whose write is under way
@@ -328,8 +367,29 @@ class Client:
         namespace = None if options.namespace_column else options.namespace
         return self.backend.clear_target(transport, namespace)
 
+    def letter_folder(self) -> Folder | None:
+        """Option ``dead_letter_path`` with ``on_error="dead_letter"``, made and probed once (``None`` with
+        the other policies): a folder that cannot be written is a ``ConfigError`` naming the option."""
+        if self.options.on_error != "dead_letter":
+            return None
+        if self._letters is None:
+            from .staging import Folder
+
+            given = Folder.parse(
+                str(self.options.dead_letter_path),
+                "dead_letter_path",
+                max_retries=self.options.max_retries,
+                timeout_s=self.options.timeout_s,
+            )
+            self._letters = given.check_writable()
+        return self._letters
+
     def upsert(self, data: Any, namespace: str | None = None) -> WriteReport:
-        """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``.
+        """Write ``data`` and apply ``on_error``: with ``"fail"`` any failed row raises ``WriteFailed``;
+        with ``"dead_letter"`` the failed rows' letters are written to ``dead_letter_path`` first (a
+        ``LetteredReport`` names the file; see the module docstring). ``data`` that can be read again (a
+        Table, a list, a DataFrame) gives letters holding their rows; a one-pass iterator's hold the reason
+        and id alone.
 
         Args:
             data: a ``pyarrow.Table`` or ``RecordBatch``, an iterable of them, or an iterable of dicts
@@ -337,7 +397,7 @@ class Client:
                 or ``rows.Columns`` (read as they are: the column options do not apply).
             namespace: overrides option ``namespace`` for this call.
         """
-        return enforce(self.write(data, namespace), self.options.on_error, self.backend.describe())
+        return self._applied(data, namespace, lambda: self.write(data, namespace))
 
     def delete(self, ids: Iterable[Any], namespace: str | None = None) -> WriteReport:
         """Delete ``ids`` from the target and apply ``on_error``, as ``upsert`` does; an id that is not
@@ -350,7 +410,10 @@ class Client:
             namespace: overrides option ``namespace`` for this call.
 
         Returns:
-            The ``WriteReport``: ``deleted`` rows, and failures (``op="delete"``) naming the ids.
+            The ``WriteReport``: ``deleted`` rows, and failures (``op="delete"``) naming the ids. With
+            ``on_error="dead_letter"`` each failed id's letter (``"op": "delete"`` where the ids came as a
+            list of at most ``max_delete_rows * DELETE_CHUNK_REQUESTS``; more, or an iterator, are read once
+            and their letters hold the reason and id alone) goes to ``dead_letter_path``, as ``upsert``'s do.
         """
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             raise ConfigError("delete() takes an iterable of ids, not a single id: wrap it in a list")
@@ -365,12 +428,52 @@ class Client:
         else:  # read as sent: a generator of many ids is never held whole
             source = iter(ids)
             rows = (delete_rows(chunk) for chunk in iter(lambda: list(itertools.islice(source, step)), []))
-        return enforce(self.write(rows, namespace), self.options.on_error, self.backend.describe())
+        return self._applied(rows, namespace, lambda: self.write(rows, namespace))
+
+    def _applied(self, data: Any, namespace: str | None, write: Callable[[], WriteReport]) -> WriteReport:
+        """``write()`` under ``on_error``, for ``upsert`` and ``delete``: with ``"dead_letter"`` the folder is
+        probed before any row is sent, and the failed rows' letters are written before this returns, or
+        raises (a write stopped part way: the failures before the stop, the error's note naming the file)."""
+        folder = self.letter_folder()
+        try:
+            report = write()
+        except ConnectorError as exc:
+            if folder is not None and exc.report is not None and exc.report.failures:
+                exc.report = self._posted(folder, data, exc.report, namespace)
+                exc.add_note(f"vectordb: the rows that failed before the stop: {exc.report.summary()}")
+            raise
+        if folder is not None and report.failures:
+            report = self._posted(folder, data, report, namespace)
+        return enforce(report, self.options.on_error, self.backend.describe())
+
+    def _posted(
+        self, folder: Folder, data: Any, report: WriteReport, namespace: str | None
+    ) -> LetteredReport:
+        """``report``'s failed rows' letters as JSON Lines in a new file of ``folder``; the report naming it.
+        A file that cannot be written raises ``StagingFailed`` (naming the option), carrying ``report``:
+        the rows that landed are stored."""
+        from .dead_letters import json_line
+        from .rows.text import readable_pylist
+        from .staging import StagingFailed
+
+        letters = self.dead_letters(data, report, namespace)
+        if not isinstance(letters, list):  # a pyarrow.Table: text that is not UTF-8 as its bytes
+            letters = readable_pylist(letters)
+        name = letter_file_name()
+        try:
+            folder.write_bytes(name, "".join(f"{json_line(letter)}\n" for letter in letters).encode())
+        except StagingFailed as exc:
+            exc.report = report
+            raise
+        fields = msgspec.structs.asdict(report)  # the file as given: a URI keeps its scheme
+        return LetteredReport(**fields, dead_letter_file=f"{folder.shown}/{name}", dead_letters=len(letters))
 
     def write(self, data: Any, namespace: str | None = None) -> WriteReport:
-        """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise. A write
-        started while another runs on this client waits for it; one started from inside another (its
-        input calling ``write``) would wait forever, and is an error."""
+        """Write ``data`` (as for ``upsert``) and return the report; failed rows do not raise, and no policy
+        applies: with ``on_error="dead_letter"`` no letters are written (``upsert`` writes them;
+        ``dead_letters(data, report)`` gives them). A write started while another runs on this client waits
+        for it; one started from inside another (its input calling ``write``) would wait forever, and is
+        an error."""
         self._outside_a_write("write")
         with self._writing:
             self._writer = threading.get_ident()
