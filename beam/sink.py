@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import datetime
 import pickle
 import uuid
 from collections.abc import Hashable, Iterable, Iterator, Mapping
@@ -75,7 +74,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from vectordb.connector.bulk import bulk_path, new_job
 from vectordb.connector.client import Client, resolve_options
-from vectordb.connector.dead_letters import json_line
+from vectordb.connector.dead_letters import LETTER_FILES, json_line, letter_files_of_a_run
 from vectordb.connector.errors import ConfigError, ConnectorError
 from vectordb.connector.options import BackendOptions, convert_options
 from vectordb.connector.planner import DriverPlan
@@ -107,7 +106,7 @@ COUNTERS = (
 )
 MAX_PENDING = 2  # batches per DoFn waiting or being written: bounds memory, keeps the sender busy
 # files in dead_letter_path, a run's own: dead-letters-20261127T103000Z-1a2b3c4d-00000-of-00001.jsonl
-DEAD_LETTER_PREFIX = "dead-letters"
+DEAD_LETTER_PREFIX = LETTER_FILES
 SHARD_KEY = 0  # GroupIntoBatches needs keys; WithShardedKey spreads this one over the workers
 MAX_LIVE_WINDOWS = 10  # batches being filled at once in windowed bounded input (BatchElements' limit)
 
@@ -316,7 +315,7 @@ class WriteToVectorDB(beam.PTransform):
         if self.options.on_error == "dead_letter":
             # a name of this run's own: files numbered alone were another run's too, so a clean re-run
             # erased earlier letters, and an earlier run's extra shards stayed among this run's
-            self.dead_letter_prefix = f"{DEAD_LETTER_PREFIX}-{_run_name()}"
+            self.dead_letter_prefix = letter_files_of_a_run()
             prefix = FileSystems.join(str(self.options.dead_letter_path), self.dead_letter_prefix)
             lines = failed | "Dead letters as JSON" >> beam.Map(json_line)
             if bounded:
@@ -357,11 +356,6 @@ class _LetterFiles(beam.DoFn):
             with FileSystems.create(f"{self._prefix}-{uuid.uuid4().hex[:8]}.jsonl") as stream:
                 stream.write("".join(f"{line}\n" for line in self._lines).encode())
             self._lines = []
-
-
-def _run_name() -> str:
-    """A run's own name, in its files' names: UTC time (names sort by run), then random."""
-    return f"{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 def _check_text_is_read(options: BackendOptions) -> None:

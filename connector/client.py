@@ -23,10 +23,8 @@ writes no letters: Spark's tasks and Beam's sink call it and keep their letters 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import itertools
 import threading
-import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,7 +69,6 @@ __all__ = [
     "TargetPrepared",
     "column_spec",
     "connect",
-    "letter_file_name",
     "load_backend",
     "resolve_options",
 ]
@@ -148,12 +145,6 @@ class LetteredReport(WriteReport, kw_only=True):
 
     def summary(self) -> str:
         return f"{super().summary()}; {self.dead_letters} dead letters in {self.dead_letter_file}"
-
-
-def letter_file_name() -> str:
-    """One write's letter file in ``dead_letter_path``: UTC time (names sort by write), then random, as Beam's
-    sink names a run's files, so no write overwrites or joins an earlier one's."""
-    return f"dead-letters-{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}.jsonl"
 
 
 def column_spec(options: BackendOptions) -> ColumnSpec:
@@ -452,14 +443,14 @@ class Client:
         """``report``'s failed rows' letters as JSON Lines in a new file of ``folder``; the report naming it.
         A file that cannot be written raises ``StagingFailed`` (naming the option), carrying ``report``:
         the rows that landed are stored."""
-        from .dead_letters import json_line
+        from .dead_letters import json_line, letter_files_of_a_run
         from .rows.text import readable_pylist
         from .staging import StagingFailed
 
         letters = self.dead_letters(data, report, namespace)
         if not isinstance(letters, list):  # a pyarrow.Table: text that is not UTF-8 as its bytes
             letters = readable_pylist(letters)
-        name = letter_file_name()
+        name = f"{letter_files_of_a_run()}.jsonl"
         try:
             folder.write_bytes(name, "".join(f"{json_line(letter)}\n" for letter in letters).encode())
         except StagingFailed as exc:

@@ -50,7 +50,9 @@ have no letter.
 from __future__ import annotations
 
 import base64
+import datetime
 import json
+import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -71,20 +73,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BYTES_FIELD",
+    "LETTER_FILES",
     "REASON_FIELDS",
     "dead_letters",
     "json_letter",
     "json_line",
+    "letter_files_of_a_run",
     "letter_with_row",
     "row_columns",
     "rows_from_letters",
 ]
 
 REASON_FIELDS = ("id", "error", "error_type", "retryable", "attempts")
+LETTER_FILES = "dead-letters"  # the names of letter files (JSON Lines) in option dead_letter_path begin so
 BYTES_FIELD = "bytes_as"  # in a letter made JSON text (json_letter): how its bytes are kept
 _BASE64 = "base64"
 _DICT = "dict"
 _LETTER_FIELDS = (*REASON_FIELDS, BYTES_FIELD)
+
+
+def letter_files_of_a_run() -> str:
+    """The start of one run's (a Beam pipeline's, a plain client's write's) letter file names in
+    ``dead_letter_path``: ``dead-letters-<UTC time>-<random>``, so names sort by run and no run overwrites or
+    joins another's files."""
+    return f"{LETTER_FILES}-{datetime.datetime.now(datetime.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 class _Letter(NamedTuple):
