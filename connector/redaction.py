@@ -22,17 +22,24 @@ The rules:
   of the key alone or of a longer text holding it at any byte offset;
   ``"Bearer <key>"`` holds the key, so it is blanked with it. One pattern matches all of these, so
   blanking costs a scan of the text, and runs only on texts made of replies (errors, logs);
-- parts of a credential of 12 characters or more, as servers quote them, are blanked too: as servers that
-  mask keys quote it (OpenAI: "Incorrect API key provided: sk-abc*****xyz9"), in either case: its first 3
-  characters (and any more of its own), a run of ``*``, ``…`` or ``...``, and its last 4; a prefix of 8
-  characters or more (and any more of its own) and such a run ("sk-proj-Zq8vL2mN...", in either case); and,
-  as sent, a prefix or a suffix of two thirds of it or more, 8 characters at least (a message the server cut
-  mid-key, a key missing its first or last character). Such a prefix or suffix is blanked where it is a word of
-  its own (not "postgres" in "postgresql://" for a password ``postgres123!``), and a prefix before a mask or
-  alone holds the credential's first character that is not a letter, a suffix its last: one of letters only
-  may be an ordinary word ("user postgres"), and blanking it would tell how the credential starts. These
-  branches are in the one pattern; the suffixes start with many characters, so the engine stops at more
-  offsets: blanking a 300-byte text costs 1.5 to 3 times what whole forms alone do (~12 us for one key);
+- parts of a credential of 12 characters or more, as servers quote them, are blanked too, all in either case
+  (a server that upper- or lower-cases what it quotes): as servers that mask keys quote it (OpenAI: "Incorrect
+  API key provided: sk-abc*****xyz9"): its first 3 characters (and any more of its own), a mask run, and its
+  last 4; a mask run of 4 or more and its last 4 (and any more of its own before them: "****wxyz",
+  "...kW0aE", "…W0aE"); a prefix of 8 characters or more (and any more of its own) and a mask run
+  ("sk-proj-Zq8vL2mN..."); and a prefix or a suffix of two thirds of it or more, 8 characters at least (a
+  message the server cut mid-key, a key missing its first or last character). A mask run is 3 or more of
+  ``*``, ``#`` or ``•``, each as it is, percent-encoded (``%2A``, as a URL or a form field quotes it) or
+  JSON-escaped (``\\u002a``), or an ellipsis (``...``, ``…``, ``%E2%80%A6``, ``\\u2026``), or 6 or more ``X``
+  (fewer are words: "XXL", "xx"), and any of these after it ("****..."); a key's last 4 characters after
+  fewer than 4 (``***wxyz``) or after nothing are not blanked: ordinary words end so too. A suffix after a
+  mask, and a prefix or a suffix alone, is blanked where it is a word of its own (not "postgres" in
+  "postgresql://" for a password ``postgres123!``), and a prefix before a mask or alone holds the credential's
+  first character that is not a letter, a suffix alone its last: one of letters only may be an ordinary word
+  ("user postgres"), and blanking it would tell how the credential starts. These branches are in the one
+  pattern, grouped under their first character (``_alternatives``); those starting with a mask or a suffix
+  have the engine stop at more offsets: blanking a 300-byte text costs 1.5 to 3 times what whole forms alone
+  do (~12 to 16 us for one key, ~30 to 40 us for three credentials);
 - blank before shortening: a message cut first can keep a piece of a key that no longer matches;
 - a credential this process cannot read (an unset ``embed_api_key_env``) was not sent from here,
   so nothing here can echo it;
@@ -311,35 +318,90 @@ def _pattern_of(
     ranked = [(len(form), _WHOLE, branch) for form, cased in forms for branch in _spelled(form, cased)]
     ranked += parts
     ranked.sort(key=lambda part: (-part[0], -part[1]))
-    alternatives = "|".join(branch for _, _, branch in ranked)
+    alternatives = _alternatives([branch for _, _, branch in ranked])
     return re.compile(alternatives) if alternatives else None
+
+
+# a branch's first character where it is a literal one: escaped (``\*``) or as it is, not quantified
+_FIRST_LITERAL = re.compile(r"(?:\\(\W)|([^\\()\[\]|.^$*+?{}]))(?![*+?{])")
+
+
+def _alternatives(branches: list[str]) -> str:
+    """``branches`` as one alternation, in their order, those starting with the same literal character under it
+    once (``a(?:b|c)`` for ``ab|ac``). At an offset the regex engine tries the branches one after another; so it
+    tests each first character once (blanking with three credentials costs about half). Branches starting
+    with different characters never match at the same offset, so the order that matters (the longest first)
+    holds, as every branch starts with a literal character (``_spelled``)."""
+    groups: dict[str, list[str]] = {}
+    for branch in branches:
+        first = _FIRST_LITERAL.match(branch)
+        start = re.escape(first[1] or first[2]) if first else ""
+        groups.setdefault(start, []).append(branch[first.end() :] if first else branch)
+    return "|".join(
+        start + (f"(?:{'|'.join(rests)})" if len(rests) > 1 else rests[0]) for start, rests in groups.items()
+    )
 
 
 _MIN_MASKED_KEY = 12  # shorter credentials: what a mask or a cut shows is most of them, or common words
 _MIN_PIECE = 8  # a piece of a credential shorter than this says little of it, and may be a word
-_MASK_RUN = r"(?:\*{3,}|…+|\.{3,})"  # what a server puts for the hidden part: asterisks, an ellipsis
+# what a server puts for the hidden part of a key, each spelling starting with a literal character (``_spelled``):
+# a character that hides one of the key's (``*``, ``#``, ``•``), an ellipsis (``…`` or ``...``), each as it is,
+# percent-encoded (as a URL or a form field quotes it) or JSON-escaped; or a run of 6 ``X`` (fewer are words: "XXL")
+_HIDING = (r"\*", "%2[aA]", r"\\u002[aA]", "#", "•", "%[eE]2%80%[aA]2", r"\\u2022")
+_ELLIPSES = ("…", "%[eE]2%80%[aA]6", r"\\u2026")
+_MIN_X_MASK = 6
+_X_RUN = f"(?:[Xx]{{{_MIN_X_MASK - 1},}}+|[Xx]{{{_MIN_X_MASK - 1},64}})"
+# more of a run after its start, in any order ("****..."); taken whole (possessive), so a long run costs one scan
+_MASK_GOES_ON = "(?:" + "|".join((*_HIDING, *_ELLIPSES, r"\.\.\.+")) + ")*+"
+
+
+def _run_start(unit: str, before: tuple[str, ...] = (*_HIDING, *_ELLIPSES, r"\.\.\.")) -> str:
+    """``unit`` where no mask goes on before it: a run is tried from its first character only (tried from each,
+    a run of n characters would cost n scans of the rest of it)."""
+    return unit + "".join(f"(?<!{mask}{unit})" for mask in before)
+
+
+def _mask_runs(hidden: int) -> list[str]:
+    """Patterns of a mask run that hides ``hidden`` characters or more (an ellipsis: any number), one per way it
+    may start, each with a literal character first: a branch of the one pattern that starts with a mask has the
+    regex engine stop only where one may start (``_spelled``)."""
+    repeated = f"(?:{'|'.join(_HIDING)}){{{hidden - 1}}}"
+    return [
+        *(_run_start(hiding) + repeated + _MASK_GOES_ON for hiding in _HIDING),
+        *(_run_start(ellipsis) + _MASK_GOES_ON for ellipsis in _ELLIPSES),
+        _run_start(r"\.\.\.", (*_HIDING, *_ELLIPSES, r"\.")) + r"\.*+" + _MASK_GOES_ON,
+        # from any of its first 7 characters (those before a mask may be the key's own x); whole, or of up to 64
+        # (the key's characters after it may start with an x): each start tries at most 64 lengths
+        *(_run_start(x, (f"[Xx]{{{_MIN_X_MASK}}}",)) + _X_RUN for x in "Xx"),
+    ]
+
+
+# after a part of the key a server shows: a run of 3 or more; before its end alone, of 4 or more
+_MASK_RUN = f"(?:{'|'.join(_mask_runs(3))})"
+_MASK_BEFORE_SUFFIX = _mask_runs(4)
 # the order of a credential's forms in the pattern (``_pattern_of``); a mask before what holds its first part
-_MASKED, _MASKED_PREFIX, _WHOLE, _PIECE = 3, 2, 1, 0
+_MASKED, _MASKED_PREFIX, _MASKED_SUFFIX, _WHOLE, _PIECE = 4, 3, 2, 1, 0
 # where a piece starts or ends, the text does too: not in the middle of a word ("postgres" in "postgresql")
 _WORD_ENDS = r"(?!(?<=\w)\w)"
 
 
 def _parts(value: str) -> list[tuple[int, int, str]]:
     """Patterns for parts of ``value`` a server may quote, for credentials of 12 characters or more, each
-    with its rank in the pattern: as servers that mask keys quote it, in either case (OpenAI: ``sk-abc****xyz9``):
-    its first 3 characters, maybe more of its own, a run of ``*``, ``…`` or ``...``, maybe more of its own,
-    and its last 4; or a prefix of 8 characters or more (and more of its own) and a mask run
-    (``sk-proj-Zq8v...``); and, as sent, a prefix or a suffix of two thirds of it or more, 8 characters at
-    least, as a word of its own (a message cut mid-key, a key missing a character). A prefix or a suffix
-    shows a character other than a letter: one of letters alone may be a word ("postgres" of a password
-    ``postgres123!``, in "user postgres"), and blanking it would also tell how the credential starts."""
+    with its rank in the pattern, all in either case: as servers that mask keys quote it (OpenAI:
+    ``sk-abc****xyz9``): its first 3 characters, maybe more of its own, a mask run (``_mask_runs``), maybe more of
+    its own, and its last 4; a mask run of 4 or more, maybe more of its own, and its last 4 (``****wxyz``,
+    ``...kW0aE``); or a prefix of 8 characters or more (and more of its own) and a mask run (``sk-proj-Zq8v...``);
+    and a prefix or a suffix of two thirds of it or more, 8 characters at least, as a word of its own (a message
+    cut mid-key, a key missing a character). A prefix or a suffix shows a character other than a letter: one of
+    letters alone may be a word ("postgres" of a password ``postgres123!``, in "user postgres"), and blanking it
+    would also tell how the credential starts."""
     if len(value) < _MIN_MASKED_KEY:
         return []
-    own = "[" + "".join(sorted(map(re.escape, _cases(value)))) + "]*"
-    masked = [
-        (len(value), _MASKED, p)
-        for p in _either_case(value[:3], own + _MASK_RUN + own + _in_either_case(value[-4:]))
-    ]
+    # at most as many as it has: no more to try where a long run of them does not end as the credential does
+    own = "[" + "".join(sorted(map(re.escape, _cases(value)))) + f"]{{0,{len(value)}}}"
+    end = own + _in_either_case(value[-4:])
+    masked = [(len(value), _MASKED, p) for p in _either_case(value[:3], own + _MASK_RUN + end)]
+    masked += [(len(value), _MASKED_SUFFIX, mask + end + _WORD_ENDS) for mask in _MASK_BEFORE_SUFFIX]
     # a prefix holds the first character that is not a letter, a suffix the last
     not_letters = [at for at, char in enumerate(value) if not char.isalpha()]
     if not not_letters:
@@ -357,19 +419,28 @@ def _parts(value: str) -> list[tuple[int, int, str]]:
     if shortest_prefix <= len(value):
         longer = ""  # more of the key, up to all of it: each character only after the one before it
         for char in reversed(value[shortest_prefix:]):
-            longer = f"(?:{re.escape(char)}{longer})?"
-        pieces.append((len(value), _PIECE, _starting_a_word(value[:shortest_prefix]) + longer + _WORD_ENDS))
+            longer = f"(?:{_in_either_case(char)}{longer})?"
+        pieces += [
+            (len(value), _PIECE, p) for p in _starting_a_word(value[:shortest_prefix], longer + _WORD_ENDS)
+        ]
     pieces += [
-        (size, _PIECE, _starting_a_word(value[-size:]) + _WORD_ENDS)
+        (size, _PIECE, p)
         for size in range(shortest_suffix, len(value))
+        for p in _starting_a_word(value[-size:], _WORD_ENDS)
     ]
     return masked + pieces
 
 
-def _starting_a_word(text: str) -> str:
-    """A pattern for ``text`` where no word goes on before it; a literal character first (``_spelled``)."""
-    first = re.escape(text[0])
-    return first + (f"(?<!\\w{first})" if re.match(r"\w", text[0]) else "") + re.escape(text[1:])
+def _starting_a_word(text: str, then: str) -> list[str]:
+    """Patterns for ``text`` in either case followed by ``then``, where no word goes on before it; one per case of
+    its first character, so each starts with a literal one (``_spelled``)."""
+    return [
+        re.escape(first)
+        + (f"(?<!\\w{re.escape(first)})" if re.match(r"\w", first) else "")
+        + _in_either_case(text[1:])
+        + then
+        for first in _cases(text[0])
+    ]
 
 
 def _either_case(text: str, then: str) -> list[str]:
