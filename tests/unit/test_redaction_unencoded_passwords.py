@@ -7,6 +7,7 @@ take the user-info up to the last ``@``."""
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -34,6 +35,7 @@ HOSTS = st.sampled_from(["127.0.0.1:9", "db.example.com", "db:5432", "[::1]:6334
 @example(scheme="qdrant", user="user", password="Xq7?LmN2pass", host="127.0.0.1:9")
 @example(scheme="qdrant", user="u", password="p@ss/w:rd#%41?ü€😀", host="db:5432")
 @example(scheme="postgresql", user="token", password=":", host="127.0.0.1:9")  # not ?table= as a token's name
+@example(scheme="postgresql", user="0", password=":*", host="127.0.0.1:9")  # ":*" of the mask's own ":***"
 def test_a_password_with_unencoded_characters_is_blanked_whole(
     scheme: str, user: str, password: str, host: str
 ) -> None:
@@ -43,7 +45,8 @@ def test_a_password_with_unencoded_characters_is_blanked_whole(
     assert password in found
     quoted = f"could not connect to {uri} (password {password!r}, {password})"
     shown = Secrets(*found).blank(quoted)
-    assert password not in shown and "***" in shown
+    # the masks as one character: a password ending in "*" would be found in a mask's "***" next to its text
+    assert password not in re.sub(r"\*{3,}", "\0", shown) and "***" in shown
 
 
 @pytest.mark.parametrize(
