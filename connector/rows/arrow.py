@@ -463,7 +463,7 @@ def _arrow_multi_vectors(
     refused: dict[int, str] = {}
     if values.null_count:
         flat = values.to_numpy(zero_copy_only=False).astype(np.float32)  # nulls → NaN, refused below
-        refused = _null_inner_elements(values, starts, outer, vector)
+        refused = _null_inner_elements(values, starts, lengths, outer, nulls, vector)
     elif values.type == pa.float32():
         flat = values.to_numpy(zero_copy_only=True)
     else:
@@ -501,12 +501,22 @@ def _json_multi_vectors(texts: list[str | None], vector: str) -> tuple[MultiColu
 
 
 def _null_inner_elements(
-    values: pa.Array, starts: np.ndarray, outer: np.ndarray, vector: str
+    values: pa.Array,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    outer: np.ndarray,
+    row_nulls: np.ndarray,
+    vector: str,
 ) -> dict[int, str]:
-    """Each row whose multi-vector holds a null element: the first one, by its vector's index and its own."""
+    """Each row whose multi-vector holds a null element: the first one, by its vector's index and its own.
+    A null row's or null vector's span of ``values`` may hold anything (Arrow never reads it): its nulls
+    are not the row's (``lengths``: 0 for a null vector; ``row_nulls``: the null rows), which the checks
+    refuse as null or as holding a null vector."""
     at = np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))
     inner = np.searchsorted(starts, at, side="right") - 1  # the inner vector each null is in
     rows = np.searchsorted(outer, inner, side="right") - 1
+    held = (at < starts[inner] + lengths[inner]) & ~row_nulls[rows]
+    at, inner, rows = at[held], inner[held], rows[held]
     rows, first = np.unique(rows, return_index=True)
     return {
         int(row): f"{vector}: vector {int(inner[k] - outer[row])} has a null element at index "
