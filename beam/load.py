@@ -9,6 +9,7 @@
         --option embed_api_key_env=OPENAI_API_KEY                   # text in, vectors out
     vectordb-beam --input 'gs://bucket/embeddings/*.parquet' --uri … --runner=DataflowRunner \\
         --project=P --region=R --temp_location=gs://bucket/tmp    # any Beam pipeline option
+        # gs://: pip install 'apache-beam[gcp]' (s3://: [aws], azfs://: [azure]), Beam's file system for it
 
 (``python -m vectordb.beam.load`` is the same command.)
 
@@ -105,6 +106,7 @@ from vectordb.connector.cli import (
     refuse_earlier_letters,
     refuse_json_array,
     refuse_target_as_input,
+    refused_options,
     run_command,
     spark_reads,
     summary,
@@ -293,6 +295,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
         longer = [flag for flag in ours if flag.replace("-", "_").startswith(name.replace("-", "_"))]
         meant = f": did you mean {' or '.join(longer)}?" if longer else ""
         own.error(f"unrecognized argument {name}: neither a flag of {PROG} nor a Beam pipeline option{meant}")
+    refused = refused_options(args.option, ours)  # a key given as --option api_key=… among them
+    if refused is not None:
+        own.error(refused)
     return args, rest
 
 
@@ -349,7 +354,9 @@ def sink_parameters(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
 
 def connector_options(args: argparse.Namespace) -> dict[str, Any]:
     """The connector's options: ``--option`` pairs, ``--collection``, ``--api_key_secret``, the policy of
-    ``--dead_letters``, and ``create`` with the dimension where the job knows it (``--sample``, ``--dim``)."""
+    ``--dead_letters``, and ``create`` with the dimension where the job knows it (``--sample``, ``--dim``,
+    the input's vectors); where it sets option ``dimension``, ``args.dimension_from`` says from what, in
+    the user's words (``run_command``)."""
     options: dict[str, Any] = dict(option_pairs(args.option))
     if args.collection:
         options.setdefault("collection", args.collection)
@@ -365,7 +372,9 @@ def connector_options(args: argparse.Namespace) -> dict[str, Any]:
         return options
     if args.sample is not None or args.dim is not None:
         options.setdefault("create", "true")
-        options.setdefault("dimension", str(args.dim or SAMPLE_DIM))
+        if "dimension" not in options:  # the command's: a mismatch names the flag (run_command)
+            options["dimension"] = str(args.dim or SAMPLE_DIM)
+            args.dimension_from = "the sample's vectors (--dim {n})" if args.sample else "--dim {n}"
     elif not {"embed_url", "dimension", "vector_dimensions"}.isdisjoint(options):
         options.setdefault("create", "true")  # the model's, the option's or each name's dimension
     elif "create" not in options and not {"vector_columns", "multi_vector_columns"}.isdisjoint(options):
@@ -377,6 +386,7 @@ def connector_options(args: argparse.Namespace) -> dict[str, Any]:
         column = options.get("vector_column", "values")
         files = getattr(args, "files", None)
         options["dimension"] = str(input_dimension(args.input, input_format(args), column, files))
+        args.dimension_from = "the input's vectors (most of length {n})"
     return options
 
 
@@ -739,14 +749,41 @@ def _refused(path: str, line: str, reason: str) -> Refusal:
     return refused
 
 
+# the Beam extra that brings the file system of each store Beam reads
+BEAM_STORES = {"gs": "gcp", "s3": "aws", "azfs": "azure", "hdfs": "hadoop"}
+
+
 def check_input(pattern: str) -> None:
-    """``ConfigError`` for an ``--input`` that matches no file: Beam's own refusal is a page of trace."""
+    """Refuse an ``--input`` that matches no file, or that Beam cannot list: Beam's own refusal is a page
+    of trace. Only an empty match is "nothing matches": a store whose file system is not installed (the
+    ``gs://`` of the help without ``apache-beam[gcp]``), or a listing refused (permission, credentials),
+    says so, in Beam's words.
+
+    Raises:
+        ConfigError: naming ``--input`` (its password blanked) and, where Beam could not list it, Beam's
+            reason, blanked of the input's credentials (``Secrets``): Beam quotes the path.
+    """
+    from vectordb.connector.redaction import Secrets, uri_passwords
+
+    shown = repr(without_password(pattern))
     try:
         found = FileSystems.match([pattern])[0].metadata_list
-    except Exception:  # BeamIOError (no such folder, a store it cannot list): none found
-        found = []
+    except Exception as exc:  # ValueError: no file system for the scheme; BeamIOError: the listing failed
+        reason = Secrets(*uri_passwords(pattern)).blank(" ".join(str(exc).split()))
+        if not reason.startswith(("Unable to get filesystem", "Unable to get the Filesystem")):
+            raise ConfigError(f"--input {shown}: Beam cannot list it: {reason}") from None
+        scheme = pattern.partition("://")[0].lower()
+        extra = BEAM_STORES.get(scheme)
+        how = (
+            f"pip install 'apache-beam[{extra}]'"
+            if extra
+            else f"it reads {', '.join(f'{store}://' for store in BEAM_STORES)} and local paths"
+        )
+        raise ConfigError(
+            f"--input {shown}: Beam has no file system for {scheme}:// here: {how} (Beam: {reason})"
+        ) from None
     if not found:
-        raise ConfigError(f"--input: nothing matches {without_password(pattern)!r}")
+        raise ConfigError(f"--input: nothing matches {shown}")
 
 
 def check_parquet_schemas(
@@ -978,6 +1015,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         debug=args.debug,
         policy_hint=POLICY_HINT,
         no_create=args.no_create,
+        dimension_from=lambda: getattr(args, "dimension_from", None),  # set by connector_options
     )
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "flag_advice",
     "folder_files",
     "keep_hint",
+    "key_advice",
     "left_out_by_spark",
     "load_command",
     "local_files",
@@ -68,6 +69,7 @@ __all__ = [
     "refuse_earlier_letters",
     "refuse_json_array",
     "refuse_target_as_input",
+    "refused_options",
     "run_command",
     "running_as",
     "spark_reads",
@@ -236,23 +238,32 @@ SECRET_FLAGS = {
 }
 
 
+def key_advice(option: str, flags: Sequence[str]) -> str:
+    """What a command with ``flags`` says of ``option``, a credential (one the connector keeps secret:
+    ``options._SECRET_FIELDS``) typed in its command line, as a flag or as ``--option``: the flags (or
+    the ``_env`` option) that take its place. A password or a token is option ``api_key``'s to hold."""
+    held = option if option in SECRET_FLAGS else "api_key"
+    (env, _), _ = SECRET_FLAGS[held]
+    ways = [] if env in flags else [f"--option {held}_env=NAME"]
+    ways += [f"{flag} {value}" for flag, value in SECRET_FLAGS[held] if flag in flags]
+    holds = "" if held == option else f" (option {held} holds a {option})"
+    return (
+        f"a key is not given in the command line (ps and the shell's history show it){holds}: give "
+        f"{' or '.join(ways)}, NAME the environment variable holding it"
+    )
+
+
 def flag_advice(name: str, flags: Sequence[str]) -> str | None:
     """The parser's error for ``name``, a ``--flag`` the command does not take, where a guess helps: a
     connector option's name goes in ``--option NAME=VALUE``; a misspelling of one of the command's
     ``flags`` (``-`` and ``_`` alike), or of a connector option, is suggested; else ``None``. A flag's own
     spelling comes first: ``vectordb-load`` has ``--namespace``, ``vectordb-beam`` only the option."""
-    from .options import BackendOptions
+    from .options import _SECRET_FIELDS, BackendOptions
 
     options = BackendOptions.__struct_fields__
-    option = name.removeprefix("--").replace("-", "_")
-    if option in SECRET_FLAGS:  # a key in a command line shows in ps and the shell's history
-        (env, _), _ = SECRET_FLAGS[option]
-        ways = [] if env in flags else [f"--option {option}_env=NAME"]
-        ways += [f"{flag} {value}" for flag, value in SECRET_FLAGS[option] if flag in flags]
-        return (
-            f"unrecognized argument {name}: a key is not given in the command line (ps and the shell's "
-            f"history show it): give {' or '.join(ways)}, NAME the environment variable holding it"
-        )
+    option = name.removeprefix("--").replace("-", "_").lower()
+    if option in _SECRET_FIELDS:  # a key in a command line shows in ps and the shell's history
+        return f"unrecognized argument {name}: {key_advice(option, flags)}"
     if option in options:  # vectordb-load's --id-column given to vectordb-beam, --batch-size to either
         return f"unrecognized argument {name}: a connector option goes in --option {option}=VALUE"
 
@@ -270,14 +281,21 @@ def flag_advice(name: str, flags: Sequence[str]) -> str | None:
     return None
 
 
-def option_pairs(items: Sequence[str]) -> dict[str, str]:
+def option_pairs(items: Sequence[str], flags: Sequence[str] = ()) -> dict[str, str]:
     """``--option KEY=VALUE``s as a dict (the key trimmed); an item with no ``=`` or no key is a
-    ``ConfigError`` that does not quote it: a key pasted there (``api_key:sk-…``) would be shown."""
-    from .options import BackendOptions
+    ``ConfigError`` that does not quote it: a key pasted there (``api_key:sk-…``) would be shown.
+
+    A credential (``api_key``, ``embed_api_key``, ``password``, ``token``: the options the connector keeps
+    secret) is refused, as the command refuses ``--api-key``: a key in a command line shows in ps and the
+    shell's history for the whole run. The error names the command's ``flags`` that take its place
+    (``key_advice``), and never the value."""
+    from .options import _SECRET_FIELDS, BackendOptions
 
     options = {}
     for item in items:
         key, sep, value = item.partition("=")
+        if key.strip().lower() in _SECRET_FIELDS:  # Spark lower-cases option keys: API_KEY is api_key
+            raise ConfigError(f"--option {key.strip()}: {key_advice(key.strip().lower(), flags)}")
         if not sep and item.strip() in BackendOptions.__struct_fields__:  # an option's name: no secret
             raise ConfigError(f"--option {item.strip()} has no value: give --option {item.strip()}=VALUE")
         if not sep or not key.strip():
@@ -286,6 +304,16 @@ def option_pairs(items: Sequence[str]) -> dict[str, str]:
             )
         options[key.strip()] = value
     return options
+
+
+def refused_options(items: Sequence[str], flags: Sequence[str]) -> str | None:
+    """The parser's error for ``--option``s that ``option_pairs`` refuses (a key among them, an item with
+    no ``KEY=``), else ``None``: both commands check them with their flags, before anything runs."""
+    try:
+        option_pairs(items, flags)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def refuse_json_array(path: str, stream: IO[bytes]) -> None:
@@ -415,6 +443,7 @@ def run_command(
     debug: bool = False,
     policy_hint: str | None = None,
     no_create: bool = False,
+    dimension_from: Callable[[], str | None] | None = None,
 ) -> int:
     """Run ``job`` and return its exit status; a ``ConnectorError`` becomes one line on stderr.
 
@@ -422,6 +451,9 @@ def run_command(
     API's ``on_error`` words in a ``WriteFailed``'s line. ``no_create``: the command's ``--no-create``
     flag was given, so a ``ConfigError``'s advice to set ``create=true`` says to drop the flag; without
     it the advice stands (``create`` was left unset, or given as ``--option create=false``).
+    ``dimension_from``: where the command took the dimension it set as option ``dimension`` (``"--dim
+    {n}"``, ``"the input's vectors (most of length {n})"``), once the job knows, else ``None``: a
+    ``DimensionMismatch``'s line names that, not an option the user never set.
 
     Returns:
         ``job()``'s status; 2 for a ``ConnectorError``, 1 for ``WriteFailed`` (rows failed, as a
@@ -449,6 +481,7 @@ def run_command(
         if no_create and issubclass(kind, ConfigError):
             line = _command_advice(prog, line)
         if issubclass(kind, DimensionMismatch):  # the commands' usual second run: the sample's collection
+            line = _dimension_given(line, dimension_from() if dimension_from is not None else None)
             line += "; write to another collection (--collection NAME) or database (--uri)"
         if debug:
             traceback.print_exception(exc)
@@ -475,6 +508,14 @@ def _command_advice(prog: str, line: str) -> str:
     for api, command in _CREATE_ADVICE:
         line = line.replace(api, command.format(flag=flag))
     return line
+
+
+def _dimension_given(line: str, given: str | None) -> str:
+    """``line`` naming ``given`` (a template of ``{n}``, the dimension) where the client's words name option
+    ``dimension``, which the command set from ``given``: the user set no such option."""
+    if given is None:
+        return line
+    return re.sub(r"option dimension \((\d+)\)", lambda found: given.format(n=found[1]), line, count=1)
 
 
 def _interrupted(prog: str) -> int:

@@ -3,7 +3,8 @@
     vectordb-load --sample 10000 --dim 384                          # into ./vectors.db (Milvus Lite)
     vectordb-load --input embeddings.parquet --uri pinecone+grpc://my-index.svc.pinecone.io \\
         --api-key-env PINECONE_API_KEY --namespace docs
-    vectordb-load --input s3://bucket/embeddings/ --uri milvus://milvus:19530/docs --master spark://host:7077
+    vectordb-load --input s3a://bucket/embeddings/ --uri milvus://milvus:19530/docs --master spark://host:7077
+        # s3a://: hadoop-aws's jar on Spark's classpath (spark.jars, --packages); gs://, abfss://: their connectors
     vectordb-load --input docs.jsonl --text-column text --embed-url https://api.openai.com \\
         --embed-model text-embedding-3-small --embed-api-key-env OPENAI_API_KEY    # text in, vectors out
 
@@ -64,6 +65,7 @@ from vectordb.connector.cli import (
     option_pairs,
     refuse_earlier_letters,
     refuse_json_array,
+    refused_options,
     run_command,
     summary,
     unrecognized,
@@ -173,6 +175,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(advice)
     if rest:
         parser.error(unrecognized(rest))
+    refused = refused_options(args.option, ours)  # a key given as --option api_key=… among them
+    if refused is not None:
+        parser.error(refused)
     if args.sample is not None and (args.sample < 1 or args.dim < 1):
         parser.error("--sample and --dim must be positive")
     embedding_given = [name for name in EMBED_ARGS if getattr(args, name) is not None]
@@ -644,7 +649,8 @@ def named_vectors(extra: dict[str, str]) -> bool:
 
 def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[str, str]:
     """The write's options: the command's (``command_options``) and, where the job creates the
-    collection with no dimension given, the input's (``common_dimension``)."""
+    collection with no dimension given, the input's (``common_dimension``) or the sample's, which
+    ``args.dimension_from`` then names in the user's words (``run_command``)."""
     options = command_options(args, report_dir)
     extra = extra_options(args)
     if not args.no_create and not (
@@ -653,6 +659,11 @@ def writer_options(args: argparse.Namespace, df: Any, report_dir: str) -> dict[s
         # the dimension lets the driver create (or check) the collection before any task starts
         options["dimension"] = str(
             args.dim if args.sample is not None else common_dimension(df, args.vector_column)
+        )
+        # a mismatch names it in the user's words, not as an option they never set (run_command)
+        sample = args.sample is not None
+        args.dimension_from = (
+            "the sample's vectors (--dim {n})" if sample else "the input's vectors (most of length {n})"
         )
     return options
 
@@ -781,7 +792,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command: parse ``argv`` (default: the command line), load, return the exit status."""
     args = parse_args(argv)
     return run_command(
-        PROG, lambda: load(args), debug=args.debug, policy_hint=POLICY_HINT, no_create=args.no_create
+        PROG,
+        lambda: load(args),
+        debug=args.debug,
+        policy_hint=POLICY_HINT,
+        no_create=args.no_create,
+        dimension_from=lambda: getattr(args, "dimension_from", None),  # set by writer_options
     )
 
 

@@ -111,7 +111,10 @@ def test_files_the_writer_reads_pass_the_check_and_a_bad_row_fails_alone(
 
 
 def test_parquet_text_without_vectors_passes_the_check_with_the_embedding_options(
-    rest_server: ServerHandle, tmp_path: Path, embeddings_server: EmbeddingsServer
+    rest_server: ServerHandle,
+    tmp_path: Path,
+    embeddings_server: EmbeddingsServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The embedding stage adds the vector column: the check must see the batch as the stage hands it on."""
     texts = [words(i) for i in range(6)]
@@ -119,7 +122,8 @@ def test_parquet_text_without_vectors_passes_the_check_with_the_embedding_option
     pq.write_table(pa.table({"id": [f"t{i}" for i in range(6)], "text": texts}), source)
     argv = [f"--input={source}", f"--uri={rest_server.uri}", "--no_create", "--option=text_column=text"]
     argv += [f"--option=embed_url={embeddings_server.url}", f"--option=embed_model={DEFAULT_MODEL}"]
-    assert main([*argv, f"--option=embed_api_key={DEFAULT_KEY}"]) == 0
+    monkeypatch.setenv("VDB_TEST_EMBED_KEY", DEFAULT_KEY)  # a key is refused in the command line
+    assert main([*argv, "--option=embed_api_key_env=VDB_TEST_EMBED_KEY"]) == 0
     expected = expected_vectors(texts)
     arrived = rest_server.arrived()
     assert [arrived.vector(f"t{i}").values_f32 for i in range(6)] == [v.tobytes() for v in expected]

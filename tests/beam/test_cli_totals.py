@@ -61,6 +61,7 @@ def test_an_error_in_an_unbounded_write_is_one_line_without_the_runners_traces(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The BundleBasedDirectRunner (``--batching unbounded``) logs each failed attempt's trace from its
     executor: about 500 lines of stderr around the one line."""
@@ -68,7 +69,8 @@ def test_an_error_in_an_unbounded_write_is_one_line_without_the_runners_traces(
     source = tmp_path / "in.jsonl"
     write_input(source)
     argv = [f"--input={source}", f"--uri={rest_server.uri}", "--batching=unbounded", "--no_create"]
-    assert main([*argv, "--option=on_error=report", "--option=api_key=sk-another"]) == 2
+    monkeypatch.setenv("VDB_TEST_KEY", "sk-another")  # a key is refused in the command line
+    assert main([*argv, "--option=on_error=report", "--option=api_key_env=VDB_TEST_KEY"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("vectordb-beam: AuthError: ") and line.endswith("(--debug shows the trace)")
     assert not [

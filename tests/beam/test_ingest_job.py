@@ -134,12 +134,14 @@ def test_an_error_in_the_pipeline_is_one_line_too(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A ``ConnectorError`` raised on a worker (a key the server refuses) comes back through the runner:
     one line still, and the runner does not log its trace either."""
     grpc_server.script(api_key="sk-the-right-one")
     argv = ["--sample", "20", "--dim", "4", "--uri", grpc_server.uri, "--no_create", "--runner=FnApiRunner"]
-    argv += ["--option", "api_key=sk-another"]
+    monkeypatch.setenv("VDB_TEST_KEY", "sk-another")  # a key is refused in the command line
+    argv += ["--option", "api_key_env=VDB_TEST_KEY"]
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("vectordb-beam: AuthError: ") and line.endswith("(--debug shows the trace)")
@@ -294,10 +296,14 @@ def test_input_or_sample_is_required(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_text_files_to_the_database_through_the_embedding_options(
-    grpc_server: ServerHandle, tmp_path: Path, embeddings_server: EmbeddingsServer
+    grpc_server: ServerHandle,
+    tmp_path: Path,
+    embeddings_server: EmbeddingsServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The embedding options go through ``--option`` like any other: JSON Lines text in, the model's
     vectors stored, the text the model refused a dead letter with its reason."""
+    monkeypatch.setenv("VDB_TEST_EMBED_KEY", DEFAULT_KEY)
     texts = [words(i) for i in range(60)]
     texts[17] = too_long(17)
     source = tmp_path / "texts.jsonl"
@@ -312,7 +318,7 @@ def test_text_files_to_the_database_through_the_embedding_options(
             "--option=text_column=text",
             f"--option=embed_url={embeddings_server.url}",
             f"--option=embed_model={DEFAULT_MODEL}",
-            f"--option=embed_api_key={DEFAULT_KEY}",
+            "--option=embed_api_key_env=VDB_TEST_EMBED_KEY",  # a key is refused in the command line
             "--option=embed_batch_size=8",
             "--no_create",  # the server's index exists
             f"--dead_letters={dead}",
@@ -361,9 +367,10 @@ def test_an_input_that_matches_nothing_is_one_line_and_status_2(
 
 @pytest.mark.parametrize("policy", ["report", "dead_letters", "fail"])
 def test_an_import_that_lands_part_of_the_rows_says_so_and_exits_1(
-    policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``write_mode=import``: the summary is the import's (it printed 0 of 0 rows and exited 0)."""
+    monkeypatch.setenv("VDB_TEST_KEY", "k")  # a key is refused in the command line
     rows = [{"id": f"b{i}", "values": [0.5, 0.25, float(i), 1.0]} for i in range(N)]
     if policy == "report":
         rows[9]["values"] = [0.5, 0.25]  # refused while staging (under "fail" the staging step would fail)
@@ -382,7 +389,7 @@ def test_an_import_that_lands_part_of_the_rows_says_so_and_exits_1(
             f"--input={source}",
             f"--uri={host.uri}",
             "--no_create",
-            *["--option=api_key=k", "--option=namespace=docs", "--option=write_mode=import"],
+            *["--option=api_key_env=VDB_TEST_KEY", "--option=namespace=docs", "--option=write_mode=import"],
             f"--option=import_uri=file://{tmp_path / 'staged'}",
             "--option=import_poll_s=0.05",
             *flags,

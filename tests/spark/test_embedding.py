@@ -7,6 +7,7 @@ row's text; the rows whose text it refused are exactly the dead letters, with it
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
 __all__ = ["embeddings_server"]
+
+# the key through --embed-api-key-env (the command refuses --option embed_api_key=KEY: a key in a command line
+# shows in ps), its variable set at import, before any JVM starts: the data source's driver code runs in a
+# Python worker the JVM started, which sees only the variables set before it
+os.environ.setdefault("VDB_TEST_EMBED_KEY", DEFAULT_KEY)
 
 MODEL = "test-embed-64"
 
@@ -198,10 +204,10 @@ def test_ingest_job_embeds_jsonl_and_parquet_text_into_milvus_lite(
     second = pa.table({"id": [f"p{i}" for i in range(200)], "text": [words(1000 + i) for i in range(200)]})
     pq.write_table(second, tmp_path / "more.parquet")
     common = ["--uri", milvus_lite.uri, "--collection", collection_name, "--text-column", "text"]
-    # the key as a plain option: the data source's driver code runs in a Python worker the JVM
-    # started before this test could set an environment variable for --embed-api-key-env
+    # the key's variable, set at import (VDB_TEST_EMBED_KEY): the data source's driver code runs in a Python
+    # worker the JVM started before this test could set it
     common += ["--embed-url", embeddings_server.url, "--embed-model", MODEL]
-    common += ["--option", f"embed_api_key={DEFAULT_KEY}"]
+    common += ["--embed-api-key-env", "VDB_TEST_EMBED_KEY"]
 
     assert main(["--input", str(jsonl), "--on-error", "report", *common]) == 1  # two texts refused
     out = capsys.readouterr().out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from tests.integration.milvus_server import LiteServer
 
 __all__ = ["embeddings_server"]
+
+# the key through --embed-api-key-env (the command refuses --option embed_api_key=KEY: a key in a command line
+# shows in ps), its variable set at import, before any JVM starts: the data source's driver code runs in a
+# Python worker the JVM started, which sees only the variables set before it
+os.environ.setdefault("VDB_TEST_EMBED_KEY", DEFAULT_KEY)
 
 MODEL = "test-embed-64"
 OWN = [round(0.01 * k, 2) for k in range(64)]
@@ -47,7 +53,7 @@ def test_vectordb_load_reads_csv_vector_text_strictly_with_the_text_column(
     letters = tmp_path / "letters"
     argv = ["--input", str(source), "--uri", milvus_lite.uri, "--collection", collection_name]
     argv += ["--text-column", "text", "--embed-url", embeddings_server.url, "--embed-model", MODEL]
-    argv += ["--option", f"embed_api_key={DEFAULT_KEY}"]
+    argv += ["--embed-api-key-env", "VDB_TEST_EMBED_KEY"]  # set at import, above
     argv += ["--on-error", "dead_letter", "--dead-letter-path", str(letters)]
     assert main(argv) == 1  # two rows failed
     assert "written:  2 of 4 rows (2 failed)" in capsys.readouterr().out
