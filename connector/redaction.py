@@ -92,7 +92,7 @@ T = TypeVar("T")
 class Secrets:
     """The credentials in use; ``blank(text)`` is ``text`` without any of them. Empty: blanks nothing."""
 
-    __slots__ = ("__weakref__", "_forms", "_parts", "_pattern")
+    __slots__ = ("__weakref__", "_forms", "_made", "_parts", "_pattern")
 
     def __init__(self, *values: str | None) -> None:
         # the key trimmed too: HTTP servers drop a field value's surrounding whitespace (a key pasted with
@@ -100,7 +100,10 @@ class Secrets:
         kept_values = {kept for value in values if value for kept in {value, value.strip()} if kept}
         self._forms = frozenset(form for kept in kept_values for form in _forms(kept))
         self._parts = frozenset(part for kept in kept_values for part in _parts(kept))
-        self._pattern = _pattern_of(self._forms, self._parts)
+        # compiled at the first text blanked (about 50-150 ms for one key): a write that fails nothing and logs
+        # nothing of a server's never pays it
+        self._pattern: re.Pattern[str] | None = None
+        self._made = False
 
     @classmethod
     def of(cls, options: BackendOptions | EmbedOptions) -> Secrets:
@@ -132,17 +135,18 @@ class Secrets:
         joined = cls()
         joined._forms = frozenset().union(*(secrets._forms for secrets in many))
         joined._parts = frozenset().union(*(secrets._parts for secrets in many))
-        joined._pattern = _pattern_of(joined._forms, joined._parts)
         return joined
 
     def blank(self, text: str) -> str:
         """``text`` with every credential (and its encoded forms) shown as ``***``."""
-        if self._pattern is None or not text:
+        if not text or not self:
             return text
-        return self._pattern.sub(BLANK, text)
+        if not self._made:  # two threads may both compile it: the same pattern (``_pattern_of`` caches it)
+            self._pattern, self._made = _pattern_of(self._forms, self._parts), True
+        return text if self._pattern is None else self._pattern.sub(BLANK, text)
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._forms or self._parts)
 
     def __repr__(self) -> str:
         return "Secrets(***)" if self else "Secrets()"
