@@ -1022,6 +1022,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     """Run the pipeline; 1 when rows failed. Raises ``ConnectorError``."""
     uri = canonical_uri(args.uri)  # the embedded default's folder, resolved here, not on workers
+    options = PipelineOptions(list(beam_args))
+    # the input is listed and read here before the pipeline runs: a store's own options (--s3_endpoint_url,
+    # --s3_region_name…) must reach Beam's file systems first, which the pipeline would give them only later
+    FileSystems.set_options(options)
     check_embedded_default(
         uri
     )  # a worker starts the server: said now, not from a worker once the pipeline runs
@@ -1036,7 +1040,6 @@ def load(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     check_dead_letter_folder(args, dead_letter_folder(sink))
     if args.input is not None and args.input_format == "parquet":
         check_parquet_schemas(args.input, sink, args.files, args.partitions)
-    options = PipelineOptions(list(beam_args))
     standard = options.view_as(StandardOptions)
     if not standard.runner:
         standard.runner = "DirectRunner"

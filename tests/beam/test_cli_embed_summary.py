@@ -18,12 +18,20 @@ from vectordb.beam.load import main
 
 @pytest.mark.parametrize("runner", ["DirectRunner", "FnApiRunner"])
 def test_the_summary_says_the_embedding_endpoints_traffic(
-    runner: str, grpc_server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runner: str,
+    grpc_server: ServerHandle,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = tmp_path / "texts.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in ROWS.to_pylist()))
     with faulty() as server:  # two 429s and a 503 before it answers
         options = embedding_options(server, embed_batch_size=50, batch_size=200)
+        monkeypatch.setenv(
+            "VDB_TEST_EMBED_KEY", options.pop("embed_api_key")
+        )  # a key is refused in the command line
+        options["embed_api_key_env"] = "VDB_TEST_EMBED_KEY"
         argv = [f"--input={source}", f"--uri={grpc_server.uri}", "--no_create", f"--runner={runner}"]
         assert main([*argv, *(f"--option={k}={v}" for k, v in options.items())]) == 0
         statuses = dict(server.stats.statuses)
