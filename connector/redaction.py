@@ -425,32 +425,27 @@ def _parts(value: str) -> list[tuple[int, int, str]]:
         for char in reversed(value[shortest_prefix:]):
             longer = f"(?:{_in_either_case(char)}{longer})?"
         pieces += [
-            (len(value), _PIECE, p) for p in _starting_a_word(value[:shortest_prefix], longer + _WORD_ENDS)
+            (len(value), _PIECE, p)
+            for p in _either_case(value[:shortest_prefix], longer + _WORD_ENDS, starting_a_word=True)
         ]
     pieces += [
         (size, _PIECE, p)
         for size in range(shortest_suffix, len(value))
-        for p in _starting_a_word(value[-size:], _WORD_ENDS)
+        for p in _either_case(value[-size:], _WORD_ENDS, starting_a_word=True)
     ]
     return masked + pieces
 
 
-def _starting_a_word(text: str, then: str) -> list[str]:
-    """Patterns for ``text`` in either case followed by ``then``, where no word goes on before it; one per case of
-    its first character, so each starts with a literal one (``_spelled``)."""
+def _either_case(text: str, then: str, *, starting_a_word: bool = False) -> list[str]:
+    """Patterns for ``text`` in either case followed by ``then`` (with ``starting_a_word``, where no word goes on
+    before it); one per case of its first character, so each starts with a literal one (``_spelled``)."""
     return [
         re.escape(first)
-        + (f"(?<!\\w{re.escape(first)})" if re.match(r"\w", first) else "")
+        + (f"(?<!\\w{re.escape(first)})" if starting_a_word and re.match(r"\w", first) else "")
         + _in_either_case(text[1:])
         + then
         for first in _cases(text[0])
     ]
-
-
-def _either_case(text: str, then: str) -> list[str]:
-    """Patterns for ``text`` in either case followed by ``then``; one per case of its first character, so each
-    starts with a literal one (``_spelled``)."""
-    return [re.escape(first) + _in_either_case(text[1:]) + then for first in _cases(text[0])]
 
 
 def _in_either_case(text: str) -> str:
