@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -388,7 +388,7 @@ class Client:
                 or ``rows.Columns`` (read as they are: the column options do not apply).
             namespace: overrides option ``namespace`` for this call.
         """
-        return self._applied(data, namespace, lambda: self.write(data, namespace))
+        return self._applied(data, namespace)
 
     def delete(self, ids: Iterable[Any], namespace: str | None = None) -> WriteReport:
         """Delete ``ids`` from the target and apply ``on_error``, as ``upsert`` does; an id that is not
@@ -419,15 +419,15 @@ class Client:
         else:  # read as sent: a generator of many ids is never held whole
             source = iter(ids)
             rows = (delete_rows(chunk) for chunk in iter(lambda: list(itertools.islice(source, step)), []))
-        return self._applied(rows, namespace, lambda: self.write(rows, namespace))
+        return self._applied(rows, namespace)
 
-    def _applied(self, data: Any, namespace: str | None, write: Callable[[], WriteReport]) -> WriteReport:
-        """``write()`` under ``on_error``, for ``upsert`` and ``delete``: with ``"dead_letter"`` the folder is
+    def _applied(self, data: Any, namespace: str | None) -> WriteReport:
+        """``write(data, namespace)`` under ``on_error``, for ``upsert`` and ``delete``: with ``"dead_letter"`` the folder is
         probed before any row is sent, and the failed rows' letters are written before this returns, or
         raises (a write stopped part way: the failures before the stop, the error's note naming the file)."""
         folder = self.letter_folder()
         try:
-            report = write()
+            report = self.write(data, namespace)
         except ConnectorError as exc:
             if folder is not None and exc.report is not None and exc.report.failures:
                 exc.report = self._posted(folder, data, exc.report, namespace)
